@@ -1,0 +1,58 @@
+"""The ``abt`` command: one module per subcommand, errors for people at this one place."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from agent_backtest.cli import ingest, schema, show, units
+from agent_backtest.formats import InputError
+
+app = typer.Typer(
+    name="abt",
+    help="agent-backtest: what a change to an LLM agent would have done on its recorded traces.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+USER_ERROR = 2
+INTERRUPTED = 130
+
+
+def friendly_errors(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn a user mistake into one line on stderr and exit code 2, never a traceback."""
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except InputError as exc:
+            Console(stderr=True, highlight=False, soft_wrap=True).print(
+                f"abt: error: {exc}", markup=False
+            )
+            raise typer.Exit(USER_ERROR) from None
+        except KeyboardInterrupt:
+            Console(stderr=True).print("abt: interrupted", markup=False)
+            raise typer.Exit(INTERRUPTED) from None
+
+    return run
+
+
+for name, function in (
+    ("ingest", ingest.ingest),
+    ("units", units.units),
+    ("show", show.show),
+    ("schema", schema.schema),
+):
+    app.command(name)(friendly_errors(function))
+
+
+def main() -> None:
+    """Entry point of the ``abt`` and ``agent-backtest`` console scripts."""
+    sys.exit(app())

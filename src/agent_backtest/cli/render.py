@@ -1,0 +1,79 @@
+"""Terminal tables shared by the reading commands."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from agent_backtest.formats import InputSummary
+
+
+def input_report(
+    summary: InputSummary, units: Counter[str], unit_skips: Counter[str]
+) -> dict[str, Any]:
+    """What was read from one input, as plain data (the ``--json`` report and the table)."""
+    return {
+        "file": summary.file,
+        "format": summary.format,
+        "sessions": summary.sessions,
+        "duplicate_sessions": summary.duplicate_sessions,
+        "steps": dict(sorted(summary.steps.items())),
+        "units": dict(sorted(units.items())),
+        "skips": dict(sorted((summary.skips.counts + unit_skips).items())),
+        "reconstructed": summary.llm_steps_reconstructed,
+        "without_tool_definitions": summary.llm_steps_without_tools,
+        "tools_supplied": summary.llm_steps_tools_supplied,
+        "skip_examples": [
+            {"reason": s.reason, "location": s.location, "detail": s.detail}
+            for s in summary.skips.examples
+        ],
+    }
+
+
+def print_input_table(console: Console, reports: list[dict[str, Any]]) -> None:
+    """A block per input: format, sessions, steps and units by kind, skips by reason, flags."""
+    for report in reports:
+        console.print(f"[bold]{escape(report['file'])}[/bold]  ({report['format']})")
+        rows = [
+            ("sessions", _sessions(report)),
+            ("steps", _counts(report["steps"]) or "none"),
+            ("units", _counts(report["units"]) or "none"),
+            ("skipped", _counts(report["skips"]) or "none"),
+            *(("note", flag) for flag in _flags(report)),
+        ]
+        for label, value in rows:
+            console.print(f"  {label:<9} {escape(value)}")
+        for example in report["skip_examples"]:
+            console.print(
+                escape(
+                    f"  skipped   {example['reason']} at {example['location']}: {example['detail']}"
+                )
+            )
+
+
+def _sessions(report: dict[str, Any]) -> str:
+    text = str(report["sessions"])
+    if report["duplicate_sessions"]:
+        text += f" (+{report['duplicate_sessions']} duplicates ignored)"
+    return text
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return " · ".join(f"{name} {count}" for name, count in counts.items())
+
+
+def _flags(report: dict[str, Any]) -> list[str]:
+    flags = []
+    if report["reconstructed"]:
+        flags.append(f"{report['reconstructed']} LLM steps rebuilt from server-side history")
+    if report["without_tool_definitions"]:
+        flags.append(
+            f"{report['without_tool_definitions']} LLM steps lack their tool "
+            "definitions (the trace did not record them; --tools supplies them)"
+        )
+    if report["tools_supplied"]:
+        flags.append(f"{report['tools_supplied']} LLM steps use tool definitions from --tools")
+    return flags

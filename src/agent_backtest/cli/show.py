@@ -1,0 +1,241 @@
+"""``abt show``: a readable view of a session or a unit, as the model saw it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated
+
+import orjson
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from agent_backtest.cli.options import (
+    FormatOption,
+    RecordedModelOption,
+    ToolsOption,
+    session_stream,
+)
+from agent_backtest.formats import InputError
+from agent_backtest.formats.jsonio import iter_json_lines
+from agent_backtest.trace import LLMRequest, LLMResponse, Message, Session, Step, ToolCall
+from agent_backtest.units import UNIT_SCHEMA, Unit
+
+ROLE_STYLES = {
+    "system": "magenta",
+    "developer": "magenta",
+    "user": "green",
+    "assistant": "cyan",
+    "tool": "yellow",
+}
+
+
+def show(
+    file: Annotated[
+        Path,
+        typer.Argument(
+            metavar="FILE",
+            help="A trace file in any supported format, or a units JSONL.",
+            show_default=False,
+        ),
+    ],
+    session: Annotated[
+        str | None, typer.Option("--session", metavar="ID", help="Show this session.")
+    ] = None,
+    unit: Annotated[
+        str | None, typer.Option("--unit", metavar="ID", help="Show this unit (units files).")
+    ] = None,
+    format: FormatOption = None,
+    tools: ToolsOption = None,
+    recorded_model: RecordedModelOption = None,
+) -> None:
+    """Show a session (turns, messages, tool calls, timing) or a unit (request and golden).
+
+    With several sessions or units and no id, list them.
+    """
+    console = Console(highlight=False)
+    if _is_units_file(file):
+        _show_units(console, file, unit or None, session)
+        return
+    if unit:
+        raise InputError(file, None, "--unit needs a units file (from abt units)")
+    stream = session_stream([file], format, tools, recorded_model, strict=False)
+    sessions = (s for s in stream if session is None or s.id == session)
+    first = next(sessions, None)
+    if first is None:
+        where = f"no session {session!r}" if session else "no sessions"
+        raise InputError(file, None, f"{where}; run abt show {file} to list them")
+    second = next(sessions, None)
+    if second is None or session is not None:
+        print_session(console, first)
+        return
+    _list_sessions(console, [first, second, *sessions])
+
+
+def _is_units_file(file: Path) -> bool:
+    try:
+        with file.open("rb") as handle:
+            return f'"{UNIT_SCHEMA}"'.encode() in handle.readline()
+    except OSError as exc:
+        raise InputError(file, None, f"cannot open: {exc.strerror}") from None
+
+
+def _read_units(file: Path) -> Iterator[Unit]:
+    for number, value in iter_json_lines(file):
+        try:
+            yield Unit.model_validate(value)
+        except ValidationError as exc:
+            raise InputError(
+                file, f"line {number}", f"not a unit record: {exc.errors()[0]['msg']}"
+            ) from None
+
+
+def _show_units(console: Console, file: Path, unit_id: str | None, session: str | None) -> None:
+    units = [
+        u
+        for u in _read_units(file)
+        if (unit_id is None or u.unit_id == unit_id)
+        and (session is None or u.session_id == session)
+    ]
+    if not units:
+        raise InputError(file, None, "no matching unit; run abt show on the file to list them")
+    if len(units) == 1 or unit_id is not None:
+        print_unit(console, units[0])
+        return
+    table = Table("unit", "session", "turn", "node", "kind", "golden", show_edge=False)
+    for unit in units:
+        table.add_row(
+            unit.unit_id,
+            unit.session_id,
+            str(unit.turn_index),
+            unit.node or "",
+            unit.kind,
+            escape(_answer_summary(unit.golden.message)),
+        )
+    console.print(table)
+    console.print(f"{len(units)} units; abt show {file} --unit ID shows one", markup=False)
+
+
+def _list_sessions(console: Console, sessions: list[Session]) -> None:
+    table = Table("session", "turns", "steps", "llm steps", "started", show_edge=False)
+    for session in sessions:
+        steps = session.steps()
+        started = min((s.started_at for s in steps if s.started_at), default=None)
+        table.add_row(
+            escape(session.id),
+            str(len(session.turns)),
+            str(len(steps)),
+            str(sum(s.kind == "llm" for s in steps)),
+            started.isoformat() if started else "not recorded",
+        )
+    console.print(table)
+    console.print(f"{len(sessions)} sessions; abt show FILE --session ID shows one", markup=False)
+
+
+def print_session(console: Console, session: Session) -> None:
+    """A session turn by turn: the user's words, each step with its timing, the answer."""
+    source = f" from {session.source.file} ({session.source.format})" if session.source else ""
+    console.print(f"[bold]session {escape(session.id)}[/bold]{escape(source)}")
+    for turn in session.turns:
+        console.rule(f"turn {turn.index}" + (f" · topic {turn.topic}" if turn.topic else ""))
+        if turn.user_input is not None:
+            console.print(f"[green]user:[/green] {escape(turn.user_input)}")
+        for step in turn.steps:
+            _print_step(console, step)
+        if turn.agent_output is not None:
+            console.print(f"[cyan]agent:[/cyan] {escape(turn.agent_output)}")
+
+
+def _print_step(console: Console, step: Step) -> None:
+    header = f"  [{step.kind}] {step.name or step.id}  {_timing(step)}"
+    if step.status == "error":
+        header += f"  error: {step.error or ''}"
+    console.print(escape(header), style="dim" if step.kind == "other" else None)
+    if step.llm is not None:
+        request = step.llm.request
+        model = request.model or "model not recorded"
+        tools = "tools not recorded" if request.tools is None else f"{len(request.tools)} tools"
+        flags = " · rebuilt from server-side history" if step.llm.reconstructed else ""
+        console.print(escape(f"    {model} · {len(request.messages)} messages · {tools}{flags}"))
+        if step.llm.response is not None:
+            console.print("    → " + escape(_answer_summary(step.llm.response.message)))
+    if step.tool is not None:
+        arguments = orjson.dumps(step.tool.arguments).decode()
+        outcome = f"error: {step.tool.error}" if step.tool.error else _short(step.tool.result)
+        console.print(escape(f"    {step.tool.name}({arguments}) → {outcome}"))
+
+
+def print_unit(console: Console, unit: Unit) -> None:
+    """A unit: where it comes from, the request as the model saw it, and the golden answer."""
+    console.print(
+        f"[bold]unit {unit.unit_id}[/bold] · {unit.kind} · session "
+        f"{escape(unit.session_id)} turn {unit.turn_index} node "
+        f"{escape(unit.node or '—')}"
+    )
+    _print_request(console, unit.request)
+    console.rule("golden (production's answer)")
+    _print_response(console, unit.golden)
+
+
+def _print_request(console: Console, request: LLMRequest) -> None:
+    console.print(
+        escape(
+            f"model {request.model or 'not recorded'} · params "
+            f"{orjson.dumps(request.params).decode()}"
+        )
+    )
+    if request.tools is None:
+        console.print("tools: not recorded in the trace")
+    else:
+        console.print(escape("tools: " + (", ".join(t.name for t in request.tools) or "none")))
+    for message in request.messages:
+        _print_message(console, message)
+
+
+def _print_response(console: Console, response: LLMResponse) -> None:
+    _print_message(console, response.message)
+    usage = response.usage
+    tokens = (
+        f"{usage.input_tokens} in / {usage.output_tokens} out" if usage else "tokens not recorded"
+    )
+    console.print(
+        escape(
+            f"finish {response.finish_reason or 'not recorded'} · {tokens} · "
+            f"model {response.model or 'not recorded'}"
+        ),
+        style="dim",
+    )
+
+
+def _print_message(console: Console, message: Message) -> None:
+    style = ROLE_STYLES.get(message.role, "")
+    label = message.role + (f" ({message.tool_call_id})" if message.tool_call_id else "")
+    console.print(f"[{style}]{label}:[/{style}] {escape(message.text())}")
+    for call in message.tool_calls or []:
+        console.print("   ⤷ " + escape(_call_text(call)))
+
+
+def _answer_summary(message: Message) -> str:
+    if message.tool_calls:
+        return "; ".join(_call_text(call) for call in message.tool_calls)
+    return _short(message.text())
+
+
+def _call_text(call: ToolCall) -> str:
+    if call.arguments_raw is not None:
+        return f"{call.name}({call.arguments_raw}) [unparseable arguments]"
+    return f"{call.name}({orjson.dumps(call.arguments).decode()})"
+
+
+def _timing(step: Step) -> str:
+    if step.started_at and step.ended_at:
+        return f"{(step.ended_at - step.started_at).total_seconds() * 1000:.0f} ms"
+    return "timing not recorded"
+
+
+def _short(value: object, limit: int = 160) -> str:
+    text = value if isinstance(value, str) else orjson.dumps(value).decode()
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,98 @@
+"""What every reader shares: options, the skip log, and the two kinds of bad input.
+
+A reader turns one input file into canonical sessions. Input it cannot read at all raises
+:class:`InputError` (file, location, fix). A single record inside a readable file that cannot be
+used (missing or mistyped fields) raises :class:`RecordError` inside the reader, which logs it in
+the :class:`SkipLog` under a named reason and goes on, unless ``strict`` is set.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from agent_backtest.trace import Session, ToolDef
+
+
+class InputError(Exception):
+    """Input that cannot be read; the message names the file, the location and the fix."""
+
+    def __init__(self, file: str | Path, location: str | None, message: str) -> None:
+        self.file = str(file)
+        self.location = location
+        self.message = message
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = f"{self.file}: {self.location}" if self.location else self.file
+        return f"{where}: {self.message}"
+
+
+class RecordError(Exception):
+    """One record that cannot become a step or unit: a named reason and what was wrong."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        self.reason = reason
+        self.detail = detail
+        super().__init__(f"{reason}: {detail}")
+
+
+@dataclass
+class ReadOptions:
+    """Reading options that apply to every format."""
+
+    tools: list[ToolDef] | None = None
+    """Tool definitions for inputs that did not record them (``--tools``)."""
+    recorded_model: str | None = None
+    """The model that answered, for formats that do not record it (``--recorded-model``)."""
+    strict: bool = False
+    """Turn every skip into an error (``--strict``)."""
+
+
+@dataclass
+class Skip:
+    """One skipped record, kept as an example for the report."""
+
+    reason: str
+    location: str
+    detail: str
+
+
+@dataclass
+class SkipLog:
+    """Counts skipped records by reason for one input file; keeps the first few of each."""
+
+    file: str
+    strict: bool = False
+    counts: Counter[str] = field(default_factory=Counter)
+    examples: list[Skip] = field(default_factory=list)
+    examples_per_reason: int = 3
+
+    def skip(self, reason: str, location: str, detail: str) -> None:
+        """Record a skip, or raise :class:`InputError` in strict mode."""
+        if self.strict:
+            raise InputError(self.file, location, f"{reason}: {detail} (drop --strict to skip it)")
+        self.counts[reason] += 1
+        if self.counts[reason] <= self.examples_per_reason:
+            self.examples.append(Skip(reason, location, detail))
+
+    def record_error(self, error: RecordError, location: str) -> None:
+        """Log a :class:`RecordError` raised while reading the record at ``location``."""
+        self.skip(error.reason, location, error.detail)
+
+
+class Reader(Protocol):
+    """The interface of a reader module (one per format in ``agent_backtest.formats``)."""
+
+    FORMAT: str
+
+    def sniff(self, head: str, path: Path) -> bool:
+        """True when ``head`` (the start of the file, as text) looks like this format."""
+        ...
+
+    def read(self, path: Path, options: ReadOptions, skips: SkipLog) -> Iterator[Session]:
+        """Yield the file's sessions in order, logging unusable records in ``skips``."""
+        ...

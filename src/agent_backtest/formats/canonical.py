@@ -1,0 +1,37 @@
+"""Reader of the project's own canonical JSONL: one session per line."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from agent_backtest.formats.base import ReadOptions, SkipLog
+from agent_backtest.formats.jsonio import iter_json_lines
+from agent_backtest.trace import SESSION_SCHEMA, Session
+
+FORMAT = "canonical"
+
+
+def sniff(head: str, path: Path) -> bool:
+    """True when the first line is a session record of this project's schema."""
+    first = head.lstrip().split("\n", 1)[0]
+    return first.startswith("{") and f'"{SESSION_SCHEMA}"' in first
+
+
+def read(path: Path, options: ReadOptions, skips: SkipLog) -> Iterator[Session]:
+    """Yield each line's session; a line that does not validate is skipped as invalid."""
+    for number, value in iter_json_lines(path):
+        try:
+            yield Session.model_validate(value)
+        except ValidationError as exc:
+            skips.skip("invalid_session", f"line {number}", first_validation_error(exc))
+
+
+def first_validation_error(exc: ValidationError) -> str:
+    """The first validation problem as ``path: message`` (pydantic lists them all)."""
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error["loc"]) or "$"
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"{where}: {error['msg']}{more}"

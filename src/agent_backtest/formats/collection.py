@@ -1,0 +1,99 @@
+"""Reading several inputs as one stream of sessions, with what was read of each input.
+
+This is where the reading options that apply to every format take effect: tool definitions and
+the recorded model for inputs that lack them, duplicate sessions across inputs, strict mode.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agent_backtest.formats.base import InputError, ReadOptions, SkipLog
+from agent_backtest.formats.registry import detect, reader_for
+from agent_backtest.trace import Session, sha256_of
+
+
+@dataclass
+class InputSummary:
+    """What one input file gave: its format, sessions, steps by kind, and what was skipped."""
+
+    file: str
+    format: str
+    skips: SkipLog
+    sessions: int = 0
+    duplicate_sessions: int = 0
+    steps: Counter[str] = field(default_factory=Counter)
+    llm_steps_reconstructed: int = 0
+    llm_steps_without_tools: int = 0
+    llm_steps_tools_supplied: int = 0
+
+
+@dataclass
+class SessionStream:
+    """Iterates the sessions of several inputs in order; ``summaries`` fills in as it goes."""
+
+    paths: Sequence[Path]
+    options: ReadOptions
+    format: str | None = None
+    summaries: list[InputSummary] = field(default_factory=list)
+    _seen: dict[str, str] = field(default_factory=dict)
+
+    def __iter__(self) -> Iterator[Session]:
+        for path in self.paths:
+            if not path.exists():
+                raise InputError(path, None, "no such file")
+            reader = reader_for(self.format) if self.format else detect(path)
+            summary = InputSummary(str(path), reader.FORMAT,
+                                   SkipLog(str(path), strict=self.options.strict))
+            self.summaries.append(summary)
+            for session in reader.read(path, self.options, summary.skips):
+                if self._is_repeat(session, summary):
+                    continue
+                fill_in(session, self.options)
+                count(session, summary)
+                yield session
+
+    def _is_repeat(self, session: Session, summary: InputSummary) -> bool:
+        """True for a session already read (same id); a same-id session that differs is a skip."""
+        digest = sha256_of(session.model_dump(mode="json", exclude={"source"}))
+        earlier = self._seen.get(session.id)
+        if earlier is None:
+            self._seen[session.id] = digest
+            return False
+        if earlier == digest:
+            summary.duplicate_sessions += 1
+        else:
+            location = session.source.location if session.source else None
+            summary.skips.skip("session_id_conflict", location or f"session {session.id}",
+                               f"session {session.id!r} was read before with other content")
+        return True
+
+
+def fill_in(session: Session, options: ReadOptions) -> None:
+    """Apply ``--tools`` and ``--recorded-model`` to LLM steps that did not record them."""
+    for step in session.steps():
+        call = step.llm
+        if call is None:
+            continue
+        if call.request.tools is None and options.tools is not None:
+            call.request.tools = list(options.tools)
+            call.tools_supplied = True
+        if options.recorded_model and call.request.model is None:
+            call.request.model = options.recorded_model
+            call.notes.append("model from --recorded-model")
+            if call.response is not None and call.response.model is None:
+                call.response.model = options.recorded_model
+
+
+def count(session: Session, summary: InputSummary) -> None:
+    """Add a session's steps to the input's summary."""
+    summary.sessions += 1
+    for step in session.steps():
+        summary.steps[step.kind] += 1
+        if step.llm is not None:
+            summary.llm_steps_reconstructed += step.llm.reconstructed
+            summary.llm_steps_without_tools += step.llm.request.tools is None
+            summary.llm_steps_tools_supplied += step.llm.tools_supplied

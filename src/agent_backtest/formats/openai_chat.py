@@ -1,0 +1,187 @@
+"""OpenAI chat-completions shapes to canonical records: messages, tools, requests, responses.
+
+Several formats carry OpenAI chat payloads (request/response logs, cassettes, τ-bench
+trajectories, tool files), so the conversion lives here once. Malformed pieces raise
+:class:`RecordError` with a named reason; the calling reader turns it into a skip.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agent_backtest.formats.base import InputError, RecordError
+from agent_backtest.formats.jsonio import load_json
+from agent_backtest.trace import (
+    ContentPart,
+    LLMRequest,
+    LLMResponse,
+    Message,
+    ToolCall,
+    ToolDef,
+    Usage,
+)
+
+ROLES = ("system", "developer", "user", "assistant", "tool")
+REQUEST_KEYS = ("model", "messages", "tools", "tool_choice")
+# Keys of a request that describe transport or accounting, not what the model is asked.
+TRANSPORT_KEYS = ("stream", "stream_options", "user", "store", "metadata")
+
+
+def message_from_openai(raw: Any) -> Message:
+    """One OpenAI chat message (any role) as a canonical message."""
+    if not isinstance(raw, dict):
+        raise RecordError("malformed_message", f"a message must be an object, got {_kind(raw)}")
+    role = raw.get("role")
+    if role == "function":  # the pre-tools form of a tool result
+        role = "tool"
+    if role not in ROLES:
+        raise RecordError("malformed_message", f"unknown message role {role!r}")
+    tool_calls = raw.get("tool_calls")
+    if tool_calls is None and isinstance(raw.get("function_call"), dict):
+        tool_calls = [{"function": raw["function_call"]}]
+    return Message(
+        role=role,
+        content=content_from_openai(raw.get("content")),
+        tool_calls=[tool_call_from_openai(call) for call in tool_calls] if tool_calls else None,
+        tool_call_id=_optional_str(raw.get("tool_call_id"), "tool_call_id"),
+        name=_optional_str(raw.get("name"), "name"),
+    )
+
+
+def content_from_openai(raw: Any) -> str | list[ContentPart] | None:
+    """Message content: a string, a list of typed parts, or None."""
+    if raw is None or isinstance(raw, str):
+        return raw
+    if isinstance(raw, list):
+        parts = []
+        for part in raw:
+            if isinstance(part, str):
+                parts.append(ContentPart(type="text", text=part))
+            elif isinstance(part, dict) and isinstance(part.get("type"), str):
+                parts.append(ContentPart.model_validate(part))
+            else:
+                raise RecordError("malformed_message", "content parts must be typed objects")
+        return parts
+    raise RecordError("malformed_message", f"content must be text or parts, got {_kind(raw)}")
+
+
+def tool_call_from_openai(raw: Any) -> ToolCall:
+    """``{"id", "type": "function", "function": {"name", "arguments"}}`` (or the flat form)."""
+    if not isinstance(raw, dict):
+        raise RecordError("malformed_tool_call", f"a tool call must be an object, got {_kind(raw)}")
+    function = raw.get("function", raw)
+    if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+        raise RecordError("malformed_tool_call", "tool call without a function name")
+    return ToolCall.from_raw(function["name"], function.get("arguments"),
+                             _optional_str(raw.get("id"), "tool call id"))
+
+
+def tool_def_from_openai(raw: Any) -> ToolDef:
+    """A tool definition, nested ``{"type": "function", "function": {...}}`` or flat."""
+    if not isinstance(raw, dict):
+        raise RecordError("malformed_tool_definition", f"expected an object, got {_kind(raw)}")
+    function = raw.get("function") if isinstance(raw.get("function"), dict) else raw
+    name = function.get("name")
+    if not isinstance(name, str) or not name:
+        raise RecordError("malformed_tool_definition", "tool definition without a name")
+    parameters = function.get("parameters", function.get("input_schema"))
+    if parameters is not None and not isinstance(parameters, dict):
+        raise RecordError("malformed_tool_definition", f"parameters of {name!r} are not an object")
+    description = function.get("description")
+    strict = function.get("strict")
+    return ToolDef(
+        name=name,
+        description=description if isinstance(description, str) else None,
+        parameters=parameters,
+        strict=strict if isinstance(strict, bool) else None,
+    )
+
+
+def tools_from_openai(raw: Any) -> list[ToolDef] | None:
+    """A list of tool definitions; None stays None (not recorded)."""
+    if raw is None:
+        return None
+    if not isinstance(raw, list):
+        raise RecordError("malformed_tool_definition", f"tools must be a list, got {_kind(raw)}")
+    return [tool_def_from_openai(tool) for tool in raw]
+
+
+def request_from_openai(payload: Any) -> LLMRequest:
+    """A chat-completions request body as a canonical request; other keys become params."""
+    if not isinstance(payload, dict):
+        raise RecordError("malformed_request", f"request must be an object, got {_kind(payload)}")
+    messages = payload.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise RecordError("malformed_request", "request has no messages list")
+    params = {k: v for k, v in payload.items() if k not in REQUEST_KEYS + TRANSPORT_KEYS}
+    return LLMRequest(
+        model=_optional_str(payload.get("model"), "model"),
+        messages=[message_from_openai(m) for m in messages],
+        tools=tools_from_openai(payload.get("tools", payload.get("functions"))),
+        tool_choice=payload.get("tool_choice"),
+        params=params,
+    )
+
+
+def response_from_openai(body: Any) -> LLMResponse:
+    """A chat-completions response body (its first choice) as a canonical response."""
+    if not isinstance(body, dict):
+        raise RecordError("malformed_response", f"response must be an object, got {_kind(body)}")
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise RecordError("no_response", "response has no choices")
+    choice = choices[0]
+    return LLMResponse(
+        message=message_from_openai(choice.get("message")),
+        finish_reason=_optional_str(choice.get("finish_reason"), "finish_reason"),
+        usage=usage_from_openai(body.get("usage")),
+        model=_optional_str(body.get("model"), "model"),
+        id=_optional_str(body.get("id"), "id"),
+    )
+
+
+def usage_from_openai(raw: Any) -> Usage | None:
+    """``prompt_tokens``/``completion_tokens`` (or the input/output names) as usage."""
+    if not isinstance(raw, dict):
+        return None
+
+    def count(*keys: str) -> int | None:
+        for key in keys:
+            value = raw.get(key)
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+        return None
+
+    return Usage(
+        input_tokens=count("prompt_tokens", "input_tokens"),
+        output_tokens=count("completion_tokens", "output_tokens"),
+        total_tokens=count("total_tokens"),
+    )
+
+
+def load_tools_file(path: Path) -> list[ToolDef]:
+    """Tool definitions in OpenAI function format from a JSON file (``--tools``)."""
+    data = load_json(path)
+    if isinstance(data, dict) and isinstance(data.get("tools"), list):
+        data = data["tools"]
+    if not isinstance(data, list):
+        raise InputError(path, "$", "expected a JSON list of tool definitions "
+                         '(OpenAI function format: [{"type": "function", "function": {...}}])')
+    tools = []
+    for index, raw in enumerate(data):
+        try:
+            tools.append(tool_def_from_openai(raw))
+        except RecordError as exc:
+            raise InputError(path, f"$[{index}]", exc.detail) from None
+    return tools
+
+
+def _optional_str(value: Any, what: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise RecordError("mistyped_field", f"{what} must be a string, got {_kind(value)}")
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__

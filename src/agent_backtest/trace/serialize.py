@@ -1,0 +1,26 @@
+"""How records are written: compact JSON lines, and canonical JSON for hashing."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import orjson
+from pydantic import BaseModel
+
+
+def dump_record(record: BaseModel) -> bytes:
+    """One record as a compact JSON line (no newline), fields that are None left out."""
+    return record.model_dump_json(by_alias=True, exclude_none=True).encode()
+
+
+def canonical_json(value: Any) -> bytes:
+    """Canonical JSON (sorted keys, compact separators) of plain data or a model."""
+    if isinstance(value, BaseModel):
+        value = value.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
+def sha256_of(value: Any) -> str:
+    """``sha256:<hex>`` of the canonical JSON of a value."""
+    return "sha256:" + hashlib.sha256(canonical_json(value)).hexdigest()

@@ -1,0 +1,26 @@
+"""Replay units: one per recorded LLM step, with selection and splits."""
+
+from agent_backtest.units.agent_config import AgentConfig, load_agent_config
+from agent_backtest.units.build import UnitSkip, classify, units_from_session
+from agent_backtest.units.model import UNIT_SCHEMA, Unit, make_unit_id
+from agent_backtest.units.selection import (
+    DEFAULT_SPLIT_SALT,
+    Selection,
+    read_session_ids,
+    split_of,
+)
+
+__all__ = [
+    "DEFAULT_SPLIT_SALT",
+    "UNIT_SCHEMA",
+    "AgentConfig",
+    "Selection",
+    "Unit",
+    "UnitSkip",
+    "classify",
+    "load_agent_config",
+    "make_unit_id",
+    "read_session_ids",
+    "split_of",
+    "units_from_session",
+]

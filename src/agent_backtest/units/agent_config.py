@@ -1,0 +1,82 @@
+"""The agent config file: what the traces cannot say about the agent (router nodes, …).
+
+Read from TOML, JSON or YAML by the file's extension. Unknown keys are refused, so a typo does
+not silently change how steps are classified.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import orjson
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agent_backtest.formats.base import InputError
+
+DEFAULT_ROUTING_PREFIXES = ("go_to_", "transfer_to_", "route_to_")
+DEFAULT_END_SESSION_TOOLS = ("__end_session_action__", "end_session", "end_conversation")
+
+
+class AgentConfig(BaseModel):
+    """Facts about the agent that classify and score its steps."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    router_nodes: list[str] = Field(
+        default_factory=list, description="Node names whose steps are routing decisions."
+    )
+    routing_tool_prefixes: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_ROUTING_PREFIXES),
+        description="A tool whose name starts with one of these routes to another node.",
+    )
+    end_session_tools: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_END_SESSION_TOOLS),
+        description="Tools that end the session; they count as routing tools.",
+    )
+    equivalent_tools: list[list[str]] = Field(
+        default_factory=list, description="Groups of tool names that count as the same tool."
+    )
+    arg_defaults: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Per tool, argument values equal to leaving the argument out.",
+    )
+
+    def is_routing_tool(self, name: str) -> bool:
+        """True for a tool that hands the conversation to another node or ends it."""
+        return name in self.end_session_tools or name.startswith(tuple(self.routing_tool_prefixes))
+
+
+def load_agent_config(path: Path) -> AgentConfig:
+    """Read an agent config file; any problem is an :class:`InputError` naming the key."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(path, None, f"cannot open: {exc.strerror}") from None
+    try:
+        data = _parse(path, text)
+    except (tomllib.TOMLDecodeError, orjson.JSONDecodeError, yaml.YAMLError) as exc:
+        raise InputError(path, None, f"not valid {path.suffix.lstrip('.') or 'config'}: "
+                         f"{str(exc).splitlines()[0]}") from None
+    if not isinstance(data, dict):
+        raise InputError(path, "$", "the agent config must be a table/object of settings")
+    try:
+        return AgentConfig.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        key = ".".join(str(part) for part in error["loc"])
+        allowed = ", ".join(AgentConfig.model_fields)
+        raise InputError(path, key, f"{error['msg']} (settings: {allowed})") from None
+
+
+def _parse(path: Path, text: str) -> Any:
+    suffix = path.suffix.lower()
+    if suffix == ".toml":
+        return tomllib.loads(text)
+    if suffix == ".json":
+        return orjson.loads(text)
+    if suffix in (".yaml", ".yml"):
+        return yaml.safe_load(text)
+    raise InputError(path, None, "unknown config type: use a .toml, .json or .yaml file")

@@ -1,0 +1,76 @@
+"""Turning sessions into replay units: one per recorded LLM step that has a request and answer."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from agent_backtest.trace import LLMRequest, Session, Step
+from agent_backtest.units.agent_config import AgentConfig
+from agent_backtest.units.model import Unit, UnitKind, make_unit_id
+
+
+@dataclass(frozen=True)
+class UnitSkip:
+    """An LLM step that cannot be replayed, with the reason."""
+
+    session_id: str
+    step_id: str
+    reason: str
+    detail: str
+
+
+def units_from_session(session: Session, config: AgentConfig) -> Iterator[Unit | UnitSkip]:
+    """Every LLM step of the session as a unit, or as a skip saying why it cannot be one."""
+    for turn in session.turns:
+        for step in turn.steps:
+            if step.kind != "llm" or step.llm is None:
+                continue
+            problem = _unusable(step)
+            if problem:
+                yield UnitSkip(session.id, step.id, *problem)
+                continue
+            yield _unit(session, turn.index, step, config)
+
+
+def classify(node: str | None, request: LLMRequest, config: AgentConfig) -> UnitKind:
+    """router when the node is a router node or every offered tool routes; else action."""
+    if node is not None and node in config.router_nodes:
+        return "router"
+    tools = request.tools or []
+    if tools and all(config.is_routing_tool(tool.name) for tool in tools):
+        return "router"
+    return "action"
+
+
+def _unusable(step: Step) -> tuple[str, str] | None:
+    assert step.llm is not None
+    if step.llm.response is None:
+        return "no_response", "the trace records the request but no answer"
+    if not step.llm.request.messages:
+        return "empty_request", "the request has no messages"
+    return None
+
+
+def _unit(session: Session, turn_index: int, step: Step, config: AgentConfig) -> Unit:
+    call = step.llm
+    assert call is not None and call.response is not None
+    return Unit(
+        unit_id=make_unit_id(session.id, step.id),
+        session_id=session.id,
+        turn_index=turn_index,
+        step_id=step.id,
+        node=step.name,
+        kind=classify(step.name, call.request, config),
+        request=call.request,
+        golden=call.response,
+        recorded_model=call.response.model or call.request.model,
+        provider=call.provider,
+        reconstructed=call.reconstructed,
+        tools_missing=call.request.tools is None,
+        tools_supplied=call.tools_supplied,
+        started_at=step.started_at,
+        ended_at=step.ended_at,
+        source=session.source,
+        notes=call.notes,
+    )

@@ -1,0 +1,56 @@
+"""The replay unit: one recorded LLM step, its request as sent and production's answer."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent_backtest.trace import LLMRequest, LLMResponse, SourceRef
+
+UNIT_SCHEMA = "abt.unit/1"
+
+UnitKind = Literal["router", "action"]
+Split = Literal["test", "val"]
+
+
+class Unit(BaseModel):
+    """What a candidate model is asked (``request``) and what production answered (``golden``)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    schema_: Literal["abt.unit/1"] = Field(default=UNIT_SCHEMA, alias="schema")
+    unit_id: str = Field(description="Stable id: a hash of the session id and the step id.")
+    session_id: str
+    turn_index: int
+    step_id: str
+    node: str | None = Field(default=None, description="The agent node that made the call.")
+    kind: UnitKind = Field(description="router: a routing decision; action: anything else.")
+    request: LLMRequest = Field(description="The request exactly as production sent it.")
+    golden: LLMResponse = Field(description="Production's answer: what the candidate should do.")
+    recorded_model: str | None = Field(
+        default=None, description="The model that answered in production, if known."
+    )
+    provider: str | None = None
+    reconstructed: bool = Field(
+        default=False, description="The request was rebuilt from server-side history."
+    )
+    tools_missing: bool = Field(
+        default=False, description="The trace did not record the tools offered to the model."
+    )
+    tools_supplied: bool = Field(
+        default=False, description="The tools came from --tools, not from the trace."
+    )
+    split: Split | None = Field(default=None, description="test/val label, when a split is set.")
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    source: SourceRef | None = None
+    notes: list[str] = Field(default_factory=list)
+
+
+def make_unit_id(session_id: str, step_id: str) -> str:
+    """A short stable id, so results of two runs over the same traces pair up."""
+    digest = hashlib.sha256(f"{session_id}\x1f{step_id}".encode()).hexdigest()
+    return f"u-{digest[:20]}"

@@ -1,0 +1,25 @@
+"""Shared paths of the real data the tests read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TAU_DIR = ROOT / "examples" / "tau_airline"
+TAU_TRAJECTORIES = TAU_DIR / "gpt-4o-airline-tasks-00-24.json"
+TAU_TOOLS = TAU_DIR / "tools.json"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+@pytest.fixture
+def tau_trajectories() -> Path:
+    """100 real τ-bench airline trajectories (GPT-4o), 1,381 assistant steps."""
+    return TAU_TRAJECTORIES
+
+
+@pytest.fixture
+def tau_tools() -> Path:
+    """The 14 airline tool definitions of those trajectories."""
+    return TAU_TOOLS

@@ -1,0 +1,149 @@
+"""Unit building, router/action classification, selection, splits and exclusions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agent_backtest.formats import InputError
+from agent_backtest.trace import (
+    LLMCall,
+    LLMRequest,
+    LLMResponse,
+    Message,
+    Session,
+    Step,
+    ToolDef,
+    Turn,
+)
+from agent_backtest.units import (
+    AgentConfig,
+    Selection,
+    Unit,
+    UnitSkip,
+    load_agent_config,
+    make_unit_id,
+    read_session_ids,
+    split_of,
+    units_from_session,
+)
+
+
+def llm_step(step_id: str, node: str, tools: list[str] | None, answered: bool = True) -> Step:
+    request = LLMRequest(
+        model="gpt-4o",
+        messages=[Message(role="user", content="book me a flight")],
+        tools=None if tools is None else [ToolDef(name=name) for name in tools],
+    )
+    response = LLMResponse(message=Message(role="assistant", content="ok")) if answered else None
+    return Step(id=step_id, kind="llm", name=node, llm=LLMCall(request=request, response=response))
+
+
+def session(*steps: Step, session_id: str = "s1") -> Session:
+    return Session(id=session_id, turns=[Turn(index=0, steps=list(steps))])
+
+
+def units_of(sess: Session, config: AgentConfig | None = None) -> list[Unit]:
+    return [u for u in units_from_session(sess, config or AgentConfig()) if isinstance(u, Unit)]
+
+
+def test_router_when_every_offered_tool_routes() -> None:
+    sess = session(
+        llm_step("a", "topic_selector", ["go_to_booking", "transfer_to_human",
+                                          "__end_session_action__"]),
+        llm_step("b", "booking", ["search_flights", "go_to_help"]),
+        llm_step("c", "booking", []),
+        llm_step("d", "booking", None),
+    )
+    assert [u.kind for u in units_of(sess)] == ["router", "action", "action", "action"]
+
+
+def test_router_nodes_and_configured_prefixes() -> None:
+    sess = session(llm_step("a", "dispatcher", ["search_flights"]),
+                   llm_step("b", "x", ["handoff_billing"]))
+    config = AgentConfig(router_nodes=["dispatcher"], routing_tool_prefixes=["handoff_"])
+    assert [u.kind for u in units_of(sess, config)] == ["router", "router"]
+
+
+def test_step_without_answer_is_a_named_skip() -> None:
+    items = list(units_from_session(session(llm_step("a", "n", [], answered=False)),
+                                    AgentConfig()))
+    assert items == [UnitSkip("s1", "a", "no_response",
+                              "the trace records the request but no answer")]
+
+
+def test_unit_ids_are_stable_and_distinct() -> None:
+    assert make_unit_id("s1", "a") == make_unit_id("s1", "a")
+    assert make_unit_id("s1", "a") != make_unit_id("s1", "b")
+    assert make_unit_id("s1", "a") != make_unit_id("s2", "a")
+    unit = units_of(session(llm_step("a", "n", [])))[0]
+    assert unit.unit_id == make_unit_id("s1", "a")
+    assert unit.tools_missing is False
+
+
+def test_split_is_deterministic_salted_and_near_the_fraction() -> None:
+    ids = [f"session-{i}" for i in range(4000)]
+    labels = [split_of(i, 0.25, "salt-a") for i in ids]
+    assert labels == [split_of(i, 0.25, "salt-a") for i in ids]
+    share = labels.count("val") / len(labels)
+    assert 0.22 < share < 0.28
+    assert labels != [split_of(i, 0.25, "salt-b") for i in ids]
+    assert all(split_of(i, 0.0, "s") == "test" for i in ids[:50])
+    assert all(split_of(i, 1.0, "s") == "val" for i in ids[:50])
+
+
+def test_selection_filters_and_counts_what_it_leaves_out() -> None:
+    sessions = [session(llm_step("a", "router", ["go_to_x"]), llm_step("b", "booking", ["f"]),
+                        session_id=f"s{i}") for i in range(10)]
+    units = [u for s in sessions for u in units_of(s)]
+    selection = Selection(steps="action", nodes=frozenset({"booking"}),
+                          excluded_sessions=frozenset({"s0", "s1"}), limit=5)
+    kept = list(selection.apply(units))
+    assert [u.session_id for u in kept] == ["s2", "s3", "s4", "s5", "s6"]
+    assert selection.dropped == {"excluded_session": 4, "other_kind": 8, "over_limit": 3}
+
+    split = Selection(val_fraction=0.5, split="val", split_salt="x")
+    chosen = list(split.apply(units))
+    assert chosen and all(u.split == "val" for u in chosen)
+    assert split.dropped["other_split"] == len(units) - len(chosen)
+
+
+def test_split_without_fraction_is_refused() -> None:
+    with pytest.raises(ValueError, match="--val-fraction"):
+        Selection(split="val")
+
+
+def test_excluded_sessions_from_ids_jsonl_and_run_dirs(tmp_path: Path) -> None:
+    ids = tmp_path / "ids.txt"
+    ids.write_text("# held out\ns1\n\ns2\n")
+    assert read_session_ids(ids) == {"s1", "s2"}
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "units.jsonl").write_text(json.dumps({"session_id": "s3"}) + "\n")
+    assert read_session_ids(run) == {"s3"}
+    sessions = tmp_path / "sessions.jsonl"
+    sessions.write_text(json.dumps({"schema": "abt.session/1", "id": "s4"}) + "\n")
+    assert read_session_ids(sessions) == {"s4"}
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"other": 1}\n')
+    with pytest.raises(InputError, match="line 1"):
+        read_session_ids(bad)
+
+
+def test_agent_config_files(tmp_path: Path) -> None:
+    toml = tmp_path / "agent.toml"
+    toml.write_text('router_nodes = ["dispatcher"]\nequivalent_tools = [["a", "b"]]\n')
+    assert load_agent_config(toml).router_nodes == ["dispatcher"]
+    yaml_file = tmp_path / "agent.yaml"
+    yaml_file.write_text("end_session_tools: [bye]\n")
+    assert load_agent_config(yaml_file).is_routing_tool("bye")
+    typo = tmp_path / "typo.json"
+    typo.write_text('{"router_node": ["x"]}')
+    with pytest.raises(InputError, match="router_node: Extra inputs"):
+        load_agent_config(typo)
+    broken = tmp_path / "broken.toml"
+    broken.write_text("router_nodes = [")
+    with pytest.raises(InputError, match="not valid toml"):
+        load_agent_config(broken)
