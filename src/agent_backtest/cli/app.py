@@ -10,7 +10,8 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from agent_backtest.cli import ingest, schema, show, units
+from agent_backtest.cli import ingest, profile, replay, schema, show, units
+from agent_backtest.cli.cache import cache_app
 from agent_backtest.formats import InputError
 
 app = typer.Typer(
@@ -47,10 +48,15 @@ def friendly_errors(command: Callable[..., Any]) -> Callable[..., Any]:
 for name, function in (
     ("ingest", ingest.ingest),
     ("units", units.units),
+    ("replay", replay.replay),
     ("show", show.show),
     ("schema", schema.schema),
+    ("profile", profile.profile),
 ):
     app.command(name)(friendly_errors(function))
+
+
+app.add_typer(cache_app, name="cache")
 
 
 def main() -> None:

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
 import orjson
 import typer
-from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -20,9 +18,8 @@ from agent_backtest.cli.options import (
     session_stream,
 )
 from agent_backtest.formats import InputError
-from agent_backtest.formats.jsonio import iter_json_lines
 from agent_backtest.trace import LLMRequest, LLMResponse, Message, Session, Step, ToolCall
-from agent_backtest.units import UNIT_SCHEMA, Unit
+from agent_backtest.units import Unit, is_units_file, read_units_file
 
 ROLE_STYLES = {
     "system": "magenta",
@@ -57,7 +54,7 @@ def show(
     With several sessions or units and no id, list them.
     """
     console = Console(highlight=False)
-    if _is_units_file(file):
+    if is_units_file(file):
         _show_units(console, file, unit or None, session)
         return
     if unit:
@@ -75,28 +72,10 @@ def show(
     _list_sessions(console, [first, second, *sessions])
 
 
-def _is_units_file(file: Path) -> bool:
-    try:
-        with file.open("rb") as handle:
-            return f'"{UNIT_SCHEMA}"'.encode() in handle.readline()
-    except OSError as exc:
-        raise InputError(file, None, f"cannot open: {exc.strerror}") from None
-
-
-def _read_units(file: Path) -> Iterator[Unit]:
-    for number, value in iter_json_lines(file):
-        try:
-            yield Unit.model_validate(value)
-        except ValidationError as exc:
-            raise InputError(
-                file, f"line {number}", f"not a unit record: {exc.errors()[0]['msg']}"
-            ) from None
-
-
 def _show_units(console: Console, file: Path, unit_id: str | None, session: str | None) -> None:
     units = [
         u
-        for u in _read_units(file)
+        for u in read_units_file(file)
         if (unit_id is None or u.unit_id == unit_id)
         and (session is None or u.session_id == session)
     ]

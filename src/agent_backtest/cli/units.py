@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import orjson
 import typer
@@ -20,14 +20,22 @@ from agent_backtest.cli.options import (
 )
 from agent_backtest.cli.render import input_report, print_input_table
 from agent_backtest.cli.tally import UnitTally
-from agent_backtest.cli.unit_options import AgentConfigOption, RouterNodesOption, agent_config
+from agent_backtest.cli.unit_options import (
+    AgentConfigOption,
+    ExcludeSessionsOption,
+    LimitOption,
+    NodeOption,
+    RouterNodesOption,
+    SplitOption,
+    SplitSaltOption,
+    StepsOption,
+    ValFractionOption,
+    agent_config,
+    make_selection,
+)
 from agent_backtest.runs import private_atomic_writer
 from agent_backtest.trace import dump_record
-from agent_backtest.units import (
-    DEFAULT_SPLIT_SALT,
-    Selection,
-    read_session_ids,
-)
+from agent_backtest.units import DEFAULT_SPLIT_SALT
 
 
 def units(
@@ -41,16 +49,8 @@ def units(
     strict: StrictOption = False,
     agent_config_file: AgentConfigOption = None,
     router_nodes: RouterNodesOption = None,
-    steps: Annotated[
-        Literal["router", "action", "all"],
-        typer.Option(
-            "--steps", metavar="router|action|all", help="Keep router steps, action steps, or all."
-        ),
-    ] = "all",
-    node: Annotated[
-        list[str] | None,
-        typer.Option("--node", metavar="NAME", help="Keep only steps of this node (repeatable)."),
-    ] = None,
+    steps: StepsOption = "all",
+    node: NodeOption = None,
     model: Annotated[
         list[str] | None,
         typer.Option(
@@ -59,59 +59,19 @@ def units(
             help="Keep only steps answered by this recorded model (repeatable).",
         ),
     ] = None,
-    val_fraction: Annotated[
-        float | None,
-        typer.Option(
-            "--val-fraction",
-            min=0.0,
-            max=1.0,
-            metavar="F",
-            help="Label each session val with this probability (by a salted hash of its id), "
-            "else test.",
-        ),
-    ] = None,
-    split_salt: Annotated[
-        str, typer.Option("--split-salt", metavar="SALT", help="Salt of the split hash.")
-    ] = DEFAULT_SPLIT_SALT,
-    split: Annotated[
-        Literal["test", "val", "all"],
-        typer.Option(
-            "--split", metavar="test|val|all", help="Keep only this split (needs --val-fraction)."
-        ),
-    ] = "all",
-    exclude_sessions: Annotated[
-        Path | None,
-        typer.Option(
-            "--exclude-sessions",
-            metavar="FILE",
-            help="Leave out these sessions: a file of ids (one per line), "
-            "a units or sessions JSONL, or a run directory.",
-        ),
-    ] = None,
-    limit: Annotated[
-        int | None,
-        typer.Option("--limit", min=0, metavar="N", help="Keep at most this many units."),
-    ] = None,
+    val_fraction: ValFractionOption = None,
+    split_salt: SplitSaltOption = DEFAULT_SPLIT_SALT,
+    split: SplitOption = "all",
+    exclude_sessions: ExcludeSessionsOption = None,
+    limit: LimitOption = None,
     json_report: Annotated[
         bool, typer.Option("--json", help="Print the report as JSON instead of a table.")
     ] = False,
 ) -> None:
     """Build one replay unit per recorded LLM step: the request as sent, production's answer."""
-    try:
-        selection = Selection(
-            steps=steps,
-            nodes=frozenset(node or ()),
-            models=frozenset(model or ()),
-            val_fraction=val_fraction,
-            split_salt=split_salt,
-            split=split,
-            excluded_sessions=read_session_ids(exclude_sessions)
-            if exclude_sessions
-            else frozenset(),
-            limit=limit,
-        )
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
+    selection = make_selection(
+        steps, node, model, val_fraction, split_salt, split, exclude_sessions, limit
+    )
     config = agent_config(agent_config_file, router_nodes)
     stream = session_stream(inputs, format, tools, recorded_model, strict)
     tally = UnitTally(config)

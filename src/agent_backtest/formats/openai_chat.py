@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from agent_backtest.formats.base import InputError, RecordError
 from agent_backtest.formats.jsonio import load_json
 from agent_backtest.trace import (
@@ -40,6 +42,8 @@ def message_from_openai(raw: Any) -> Message:
     tool_calls = raw.get("tool_calls")
     if tool_calls is None and isinstance(raw.get("function_call"), dict):
         tool_calls = [{"function": raw["function_call"]}]
+    if tool_calls and not isinstance(tool_calls, list):
+        raise RecordError("malformed_message", f"tool_calls is a {_kind(tool_calls)}, not a list")
     return Message(
         role=role,
         content=content_from_openai(raw.get("content")),
@@ -59,11 +63,19 @@ def content_from_openai(raw: Any) -> str | list[ContentPart] | None:
             if isinstance(part, str):
                 parts.append(ContentPart(type="text", text=part))
             elif isinstance(part, dict) and isinstance(part.get("type"), str):
-                parts.append(ContentPart.model_validate(part))
+                parts.append(_content_part(part))
             else:
                 raise RecordError("malformed_message", "content parts must be typed objects")
         return parts
     raise RecordError("malformed_message", f"content must be text or parts, got {_kind(raw)}")
+
+
+def _content_part(part: dict[str, Any]) -> ContentPart:
+    try:
+        return ContentPart.model_validate(part)
+    except ValidationError:
+        raise RecordError("malformed_message", "a text content part's text is not a string"
+                          ) from None
 
 
 def tool_call_from_openai(raw: Any) -> ToolCall:
@@ -118,7 +130,8 @@ def request_from_openai(payload: Any) -> LLMRequest:
     return LLMRequest(
         model=_optional_str(payload.get("model"), "model"),
         messages=[message_from_openai(m) for m in messages],
-        tools=tools_from_openai(payload.get("tools", payload.get("functions"))),
+        # A logged request body is complete: no tools key means none were offered ([]).
+        tools=tools_from_openai(payload.get("tools", payload.get("functions", []))),
         tool_choice=payload.get("tool_choice"),
         params=params,
     )

@@ -5,11 +5,21 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-from agent_backtest.formats import canonical, tau_bench
+from agent_backtest.formats import (
+    canonical,
+    cassette,
+    chat_log,
+    langfuse,
+    otlp,
+    session_steps,
+    tau_bench,
+)
 from agent_backtest.formats.base import InputError
 
 # Sniff order matters: the most specific markers first.
-READERS: tuple[ModuleType, ...] = (canonical, tau_bench)
+READERS: tuple[ModuleType, ...] = (
+    canonical, otlp, langfuse, tau_bench, session_steps, chat_log, cassette,
+)
 HEAD_BYTES = 64 * 1024
 
 

@@ -2,6 +2,7 @@
 
 from agent_backtest.units.agent_config import AgentConfig, load_agent_config
 from agent_backtest.units.build import UnitSkip, classify, units_from_session
+from agent_backtest.units.io import is_units_file, read_units_file
 from agent_backtest.units.model import UNIT_SCHEMA, Unit, make_unit_id
 from agent_backtest.units.selection import (
     DEFAULT_SPLIT_SALT,
@@ -18,9 +19,11 @@ __all__ = [
     "Unit",
     "UnitSkip",
     "classify",
+    "is_units_file",
     "load_agent_config",
     "make_unit_id",
     "read_session_ids",
+    "read_units_file",
     "split_of",
     "units_from_session",
 ]

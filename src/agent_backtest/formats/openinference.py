@@ -1,0 +1,232 @@
+"""OpenInference span attributes (Arize Phoenix and its instrumentations) as canonical calls.
+
+OpenInference flattens lists into indexed attribute names:
+``llm.input_messages.<i>.message.role``, ``….message.content``,
+``….message.contents.<j>.message_content.text``,
+``….message.tool_calls.<j>.tool_call.function.name``, ``llm.tools.<i>.tool.json_schema`` (the
+OpenAI tool as JSON text). The request's other parameters are one JSON string,
+``llm.invocation_parameters``; token counts are ``llm.token_count.*``. ``TOOL`` spans carry
+``tool.name`` with the arguments in ``input.value`` and the result in ``output.value``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from agent_backtest.formats import genai_current
+from agent_backtest.formats.base import RecordError
+from agent_backtest.formats.genai_current import load_json_value, optional_str, to_int
+from agent_backtest.formats.openai_chat import (
+    REQUEST_KEYS,
+    TRANSPORT_KEYS,
+    message_from_openai,
+    request_from_openai,
+    response_from_openai,
+    tool_def_from_openai,
+)
+from agent_backtest.trace import (
+    LLMCall,
+    LLMRequest,
+    LLMResponse,
+    Message,
+    ToolExecution,
+    Usage,
+    parse_arguments,
+)
+
+if TYPE_CHECKING:
+    from agent_backtest.formats.spans import Span
+
+# Prefixes of the attributes that become the call or execution itself.
+CONTENT_PREFIXES = ("llm.input_messages", "llm.output_messages", "llm.tools", "input.value",
+                    "output.value", "llm.invocation_parameters")
+
+
+def content_keys(attributes: dict[str, Any]) -> set[str]:
+    """The attribute keys this dialect turns into the call (not kept twice in the step)."""
+    return {key for key in attributes if key.startswith(CONTENT_PREFIXES)}
+
+
+def llm_call(span: Span) -> LLMCall | None:
+    """The call an OpenInference ``LLM`` span records, or None for any other span."""
+    attributes = span.attributes
+    if attributes.get("openinference.span.kind") != "LLM":
+        return None
+    params = _invocation_parameters(attributes)
+    tool_choice = params.pop("tool_choice", None)
+    invoked_model = params.pop("model", None)
+    for key in (*REQUEST_KEYS, *TRANSPORT_KEYS):
+        params.pop(key, None)
+    request = LLMRequest(
+        model=_first_str(attributes, "llm.request.model_name") or _str(invoked_model)
+        or _first_str(attributes, "llm.model_name"),
+        messages=[_message(raw) for raw in indexed(attributes, "llm.input_messages")],
+        tools=_tools(attributes),
+        tool_choice=tool_choice,
+        params=params,
+    )
+    call = LLMCall(request=request, response=_response(attributes),
+                   provider=_first_str(attributes, "llm.provider", "llm.system"))
+    if not request.messages:
+        _fill_from_values(call, attributes)
+    return call
+
+
+def tool_execution(span: Span) -> ToolExecution | None:
+    """The execution an OpenInference ``TOOL`` span records, or None for any other span."""
+    attributes = span.attributes
+    if attributes.get("openinference.span.kind") != "TOOL":
+        return None
+    value, raw, error = parse_arguments(attributes.get("input.value"))
+    return ToolExecution(
+        name=_first_str(attributes, "tool.name") or span.name,
+        call_id=_first_str(attributes, "tool_call.id", "tool.id"),
+        arguments=value, arguments_raw=raw, arguments_error=error,
+        result=attributes.get("output.value"),
+    )
+
+
+def indexed(attributes: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
+    """The items of a flattened list ``<prefix>.<i>.<rest>``, each as ``{rest: value}``.
+
+    An exporter that kept the list structured (``<prefix>: [{…}]``) is accepted as well.
+    """
+    direct = attributes.get(prefix)
+    if isinstance(direct, list):
+        return [item for item in direct if isinstance(item, dict)]
+    items: dict[int, dict[str, Any]] = {}
+    start = prefix + "."
+    for key, value in attributes.items():
+        if key.startswith(start):
+            index, _, rest = key[len(start):].partition(".")
+            if index.isdigit() and rest:
+                items.setdefault(int(index), {})[rest] = value
+    return [items[index] for index in sorted(items)]
+
+
+def _message(raw: dict[str, Any]) -> Message:
+    """One flattened OpenInference message as a canonical message."""
+    message: dict[str, Any] = {"role": raw.get("message.role"),
+                               "content": raw.get("message.content")}
+    contents = indexed(raw, "message.contents")
+    if message["content"] is None and contents:
+        message["content"] = [_content_part(part) for part in contents]
+    calls = [_tool_call(call) for call in indexed(raw, "message.tool_calls")]
+    if not calls and raw.get("message.function_call_name"):
+        calls = [{"function": {"name": raw["message.function_call_name"],
+                               "arguments": raw.get("message.function_call_arguments_json")}}]
+    if calls:
+        message["tool_calls"] = calls
+    for key in ("tool_call_id", "name"):
+        if raw.get(f"message.{key}") is not None:
+            message[key] = raw[f"message.{key}"]
+    return message_from_openai(message)
+
+
+def _content_part(raw: dict[str, Any]) -> dict[str, Any]:
+    """One ``message_content`` item as an OpenAI content part."""
+    kind = raw.get("message_content.type", "text")
+    if kind == "image":
+        return {"type": "image_url",
+                "image_url": {"url": raw.get("message_content.image.image.url")}}
+    part = {"type": kind}
+    if raw.get("message_content.text") is not None:
+        part["text"] = raw["message_content.text"]
+    return part
+
+
+def _tool_call(raw: dict[str, Any]) -> dict[str, Any]:
+    """One flattened tool call as an OpenAI tool call."""
+    call = {"function": {"name": raw.get("tool_call.function.name"),
+                         "arguments": raw.get("tool_call.function.arguments")}}
+    if raw.get("tool_call.id") is not None:
+        call["id"] = raw["tool_call.id"]
+    return call
+
+
+def _tools(attributes: dict[str, Any]) -> list[Any] | None:
+    """The advertised tools; None when the span records none."""
+    tools = indexed(attributes, "llm.tools")
+    if not tools:
+        return None  # not recorded, which is not the same as "no tools"
+    return [tool_def_from_openai(load_json_value(tool.get("tool.json_schema")))
+            for tool in tools]
+
+
+def _response(attributes: dict[str, Any]) -> LLMResponse | None:
+    """The first output message with finish reason, usage and model."""
+    outputs = indexed(attributes, "llm.output_messages")
+    if not outputs:
+        return None
+    message = _message(outputs[0])
+    if message.role != "assistant":
+        raise RecordError("malformed_message",
+                          f"the output message has role {message.role!r}, not assistant")
+    return LLMResponse(
+        message=message,
+        finish_reason=genai_current.finish_reason_name(attributes.get("llm.finish_reason")),
+        usage=_usage(attributes),
+        model=_first_str(attributes, "llm.response.model_name", "llm.model_name"),
+    )
+
+
+def _usage(attributes: dict[str, Any]) -> Usage | None:
+    """Token counts from ``llm.token_count.*``; None when none is recorded."""
+    found = Usage(
+        input_tokens=to_int(attributes.get("llm.token_count.prompt"), "llm.token_count.prompt"),
+        output_tokens=to_int(attributes.get("llm.token_count.completion"),
+                             "llm.token_count.completion"),
+        total_tokens=to_int(attributes.get("llm.token_count.total"), "llm.token_count.total"),
+    )
+    return None if found == Usage() else found
+
+
+def _invocation_parameters(attributes: dict[str, Any]) -> dict[str, Any]:
+    """``llm.invocation_parameters`` as a dict."""
+    value = load_json_value(attributes.get("llm.invocation_parameters"))
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise RecordError("mistyped_field", "llm.invocation_parameters must be a JSON object")
+    return dict(value)
+
+
+def _fill_from_values(call: LLMCall, attributes: dict[str, Any]) -> None:
+    """Spans without message attributes may hold the raw request and response bodies."""
+    body = _json_value(attributes, "input")
+    if isinstance(body, dict) and isinstance(body.get("messages"), list):
+        raw = request_from_openai(body)
+        call.request.messages = raw.messages
+        call.request.tools = call.request.tools if raw.tools is None else raw.tools
+        call.request.model = call.request.model or raw.model
+        call.notes.append("request read from input.value")
+    answer = _json_value(attributes, "output")
+    if call.response is None and isinstance(answer, dict) and "choices" in answer:
+        call.response = response_from_openai(answer)
+        call.notes.append("response read from output.value")
+    if not call.request.messages:
+        call.notes.append("the trace recorded no message content for this call")
+
+
+def _json_value(attributes: dict[str, Any], name: str) -> Any:
+    """``input.value``/``output.value`` decoded when its mime type says JSON."""
+    if attributes.get(f"{name}.mime_type") != "application/json":
+        return None
+    try:
+        return load_json_value(attributes.get(f"{name}.value"))
+    except RecordError:
+        return None
+
+
+def _first_str(attributes: dict[str, Any], *keys: str) -> str | None:
+    """The first non-empty string among the keys."""
+    for key in keys:
+        value = optional_str(attributes.get(key), key)
+        if value:
+            return value
+    return None
+
+
+def _str(value: Any) -> str | None:
+    """The value when it is a non-empty string."""
+    return value if isinstance(value, str) and value else None

@@ -1,0 +1,426 @@
+"""Spans, whatever file they came from, turned into canonical sessions.
+
+OTLP/JSON and Langfuse exports both describe an agent run as a tree of spans. Their readers
+decode the file into :class:`Span` records and hand them to :func:`build_session`, which groups
+them into turns and steps, asks the attribute dialects (current GenAI attributes, the older
+GenAI events, OpenInference) for the LLM call or tool execution of each span, and repairs what
+the span alone cannot tell: history kept server-side, instructions recorded on the agent span.
+
+A session is every trace that shares a session id (``session.id``/``langfuse.session.id``),
+or a single trace when none is recorded; each trace is one turn.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import lru_cache
+from typing import Any, NamedTuple
+
+from pydantic import ValidationError
+
+from agent_backtest.formats import genai_current, genai_events, openinference
+from agent_backtest.formats.base import RecordError, SkipLog
+from agent_backtest.trace import (
+    AgentInfo,
+    LLMCall,
+    Message,
+    Session,
+    SourceRef,
+    Step,
+    ToolExecution,
+    Turn,
+)
+from agent_backtest.trace.models import StepKind
+
+SESSION_KEYS = ("session.id", "langfuse.session.id")
+LLM_OPERATIONS = ("chat", "text_completion", "generate_content")
+AGENT_OPERATIONS = ("invoke_agent", "create_agent")
+AGENT_NAME_KEYS = ("gen_ai.agent.name", "agent.name")
+
+# Attribute keys whose value is (part of) a credential: never kept in a step.
+_SECRET_KEY = re.compile(
+    r"(authorization|api[_.-]?key|secret|password|passwd|cookie|credential|private[_.-]?key"
+    r"|(access|refresh|auth|bearer|session|id)[_.-]?token|(^|[._-])token$)",
+    re.IGNORECASE,
+)
+# Values that are credentials whatever their key is called.
+_SECRET_VALUE = re.compile(r"^\s*(bearer|basic)\s+\S+|\bsk-[A-Za-z0-9_-]{16,}", re.IGNORECASE)
+
+Fallback = Callable[[], LLMCall | ToolExecution | None]
+
+
+class SpanEvent(NamedTuple):
+    """One event recorded inside a span: its name, time and attributes."""
+
+    name: str
+    time: datetime | None
+    attributes: dict[str, Any]
+
+
+@dataclass
+class Span:
+    """One span in a format-neutral shape; ids are lowercase hex, times UTC or None."""
+
+    trace_id: str
+    span_id: str
+    name: str
+    location: str
+    """Where the span is in its file (line and span id, or JSON path), for error messages."""
+    parent_id: str | None = None
+    kind: str | None = None
+    """OTel span kind in lowercase (``client``, ``internal``, …) if recorded."""
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    status: str | None = None
+    """``ok``, ``error`` or None when the status was not set."""
+    status_message: str | None = None
+    attributes: dict[str, Any] = field(default_factory=dict)
+    events: list[SpanEvent] = field(default_factory=list)
+    resource_attributes: dict[str, Any] = field(default_factory=dict)
+    scope: str | None = None
+    session_id: str | None = None
+    """A session id the source records outside the attributes (Langfuse ``trace.sessionId``)."""
+    kind_hint: StepKind | None = None
+    """The step kind when the source says it outright (Langfuse observation type)."""
+    fallback: Fallback | None = None
+    """Builds the LLM call or tool execution when no attribute dialect recognises the span."""
+    consumed: frozenset[str] = frozenset()
+    """Attribute keys the source already turned into the fallback's payload."""
+
+
+def session_key(span: Span) -> str | None:
+    """The session id a span records, if any."""
+    if span.session_id:
+        return span.session_id
+    for key in SESSION_KEYS:
+        value = span.attributes.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def group_spans(spans: Iterable[Span]) -> dict[str, list[Span]]:
+    """Spans by session key (the session id, else the trace id), in order of first appearance."""
+    spans = list(spans)
+    trace_session: dict[str, str] = {}
+    for span in spans:
+        key = session_key(span)
+        if key is not None:
+            trace_session.setdefault(span.trace_id, key)
+    groups: dict[str, list[Span]] = {}
+    for span in spans:
+        groups.setdefault(trace_session.get(span.trace_id, span.trace_id), []).append(span)
+    return groups
+
+
+def step_kind(span: Span) -> StepKind:
+    """What a span did: an LLM call, a tool execution, an agent invocation, or something else."""
+    if span.kind_hint is not None:
+        return span.kind_hint
+    operation = span.attributes.get("gen_ai.operation.name")
+    oi_kind = span.attributes.get("openinference.span.kind")
+    if operation in LLM_OPERATIONS or oi_kind == "LLM" or genai_events.has_events(span):
+        return "llm"
+    if operation == "execute_tool" or oi_kind == "TOOL":
+        return "tool"
+    if operation in AGENT_OPERATIONS or oi_kind in ("AGENT", "CHAIN"):
+        return "agent"
+    return "other"
+
+
+def build_session(key: str, spans: list[Span], *, file: str, format: str,
+                  skips: SkipLog) -> Session | None:
+    """The session of one group of spans; None when no span could be used.
+
+    Spans that cannot become steps are logged in ``skips`` under their reason.
+    """
+    traces: dict[str, list[Span]] = {}
+    for span in spans:
+        traces.setdefault(span.trace_id, []).append(span)
+    ordered = sorted(traces.values(), key=lambda trace: min(map(_start_key, trace)))
+    history = _History()
+    turns = []
+    for trace in ordered:
+        steps = _trace_steps(trace, history, skips)
+        if steps:
+            turns.append(_turn(len(turns), steps))
+    if not turns:
+        return None
+    return Session(
+        id=key,
+        source=SourceRef(file=file, format=format, location=spans[0].location),
+        agent=_agent_info(spans),
+        turns=turns,
+        metadata=_metadata(ordered),
+    )
+
+
+def clean_attributes(attributes: dict[str, Any], drop: Iterable[str] = ()) -> dict[str, Any]:
+    """Attributes safe to keep: credentials removed, and the keys in ``drop`` left out."""
+    dropped = set(drop)
+    return {key: value for key, value in attributes.items()
+            if key not in dropped and not _is_secret(key, value)}
+
+
+# --- steps ------------------------------------------------------------------------------------
+
+
+class _History:
+    """LLM exchanges of the session so far, by response id, for server-side history."""
+
+    def __init__(self) -> None:
+        """An empty history."""
+        self.by_response_id: dict[str, tuple[str, list[Message], Message]] = {}
+
+    def remember(self, step_id: str, call: LLMCall) -> None:
+        """Keep a finished exchange so a later call continuing it can be rebuilt."""
+        if call.response is not None and call.response.id:
+            self.by_response_id[call.response.id] = (
+                step_id, call.request.messages, call.response.message)
+
+
+def _start_key(span: Span) -> tuple[bool, float]:
+    # Timed spans first by time; untimed keep their file order (sorted() is stable).
+    """Sort key of a span: timed spans by time, untimed after them."""
+    return (span.started_at is None,
+            span.started_at.timestamp() if span.started_at is not None else 0.0)
+
+
+def _trace_steps(trace: list[Span], history: _History, skips: SkipLog) -> list[Step]:
+    """The steps of one trace in time order; unusable spans are logged as skips."""
+    by_id = {span.span_id: span for span in trace}
+    steps = []
+    for span in sorted(trace, key=_start_key):
+        try:
+            steps.append(_step(span, by_id, history))
+        except RecordError as exc:
+            skips.record_error(exc, span.location)
+        except ValidationError as exc:
+            # A value of the wrong type deep inside a payload (a part's text, a role, …).
+            error = exc.errors()[0]
+            where = ".".join(str(part) for part in error["loc"])
+            skips.skip("mistyped_field", span.location, f"{where}: {error['msg']}")
+    return steps
+
+
+def _step(span: Span, by_id: dict[str, Span], history: _History) -> Step:
+    """One span as a step of its kind."""
+    kind = step_kind(span)
+    llm, tool, consumed = None, None, set(span.consumed)
+    name: str | None = span.name
+    if kind == "llm":
+        llm, keys = _llm_call(span, by_id, history)
+        consumed |= keys
+        name = _enclosing_agent_name(span, by_id) or span.name
+        history.remember(span.span_id, llm)
+    elif kind == "tool":
+        tool, keys = _tool_execution(span)
+        consumed |= keys
+        name = tool.name
+    elif kind == "agent":
+        name = _first_str(span.attributes, AGENT_NAME_KEYS) or span.name
+    return Step(
+        id=span.span_id,
+        kind=kind,
+        name=name,
+        parent_id=span.parent_id,
+        started_at=span.started_at,
+        ended_at=span.ended_at,
+        status=span.status if span.status in ("ok", "error") else None,
+        error=_error_text(span),
+        llm=llm,
+        tool=tool,
+        attributes=clean_attributes(span.attributes, consumed),
+    )
+
+
+def _llm_call(span: Span, by_id: dict[str, Span],
+              history: _History) -> tuple[LLMCall, set[str]]:
+    """The call of an LLM span, with history and instructions repaired."""
+    call, consumed = _dialect_call(span)
+    _continue_history(span, call, history)
+    _add_agent_instructions(span, call, by_id)
+    return call, consumed
+
+
+def _dialect_call(span: Span) -> tuple[LLMCall, set[str]]:
+    """The call as the first matching dialect reads it, with the keys it consumed."""
+    for dialect in (genai_current, openinference, genai_events):
+        call = dialect.llm_call(span)
+        if call is not None:
+            return call, dialect.content_keys(span.attributes)
+    if span.fallback is not None:
+        found = span.fallback()
+        if isinstance(found, LLMCall):
+            return found, set()
+    # Content capture was off: keep what the span says about the call, with no messages,
+    # so timing and usage stay visible; the units layer skips a call with no answer.
+    call = genai_current.metadata_only_call(span.attributes)
+    call.notes.append("the trace recorded no message content for this call")
+    return call, set()
+
+
+def _continue_history(span: Span, call: LLMCall, history: _History) -> None:
+    """Rebuild a request whose history the provider kept (``previous_response_id``)."""
+    conversation = span.attributes.get("gen_ai.conversation.id")
+    earlier = history.by_response_id.get(conversation) if isinstance(conversation, str) else None
+    messages = call.request.messages
+    if earlier is not None:
+        step_id, before, answer = earlier
+        call.request.messages = _chain([*before, answer], messages)
+        call.reconstructed = True
+        call.notes.append(
+            f"the trace recorded only the new input; history rebuilt from step {step_id} "
+            f"(response {conversation}) and its answer")
+        return
+    if conversation and not any(m.role in ("system", "developer", "user") for m in messages):
+        raise RecordError(
+            "history_not_recorded",
+            f"the input holds no system or user message and continues conversation "
+            f"{conversation!r}, whose earlier exchange is not in the trace")
+
+
+def _chain(before: list[Message], new: list[Message]) -> list[Message]:
+    # Instructions are re-sent with every call; the history already carries them first.
+    """Earlier history followed by the new input, the system message first and once."""
+    has_system = bool(before) and before[0].role == "system"
+    systems = [m for m in new if m.role == "system"]
+    rest = [m for m in new if m.role != "system"]
+    head = [] if has_system else systems[:1]
+    return [*head, *before, *rest]
+
+
+def _add_agent_instructions(span: Span, call: LLMCall, by_id: dict[str, Span]) -> None:
+    """Microsoft Agent Framework records the instructions only on the agent span."""
+    if any(m.role == "system" for m in call.request.messages):
+        return
+    for ancestor in _ancestors(span, by_id):
+        if ancestor.attributes.get("gen_ai.operation.name") != "invoke_agent":
+            continue
+        content = genai_current.system_instructions(
+            ancestor.attributes.get("gen_ai.system_instructions"))
+        if content is not None:
+            call.request.messages.insert(0, Message(role="system", content=content))
+            call.notes.append(f"system message taken from gen_ai.system_instructions of agent "
+                              f"span {ancestor.span_id}")
+            return
+
+
+def _tool_execution(span: Span) -> tuple[ToolExecution, set[str]]:
+    """The execution of a tool span, with the keys the dialect consumed."""
+    for dialect in (genai_current, openinference):
+        tool = dialect.tool_execution(span)
+        if tool is not None:
+            return _with_error(tool, span), dialect.content_keys(span.attributes)
+    if span.fallback is not None:
+        found = span.fallback()
+        if isinstance(found, ToolExecution):
+            return _with_error(found, span), set()
+    return _with_error(ToolExecution(name=span.name), span), set()
+
+
+def _with_error(tool: ToolExecution, span: Span) -> ToolExecution:
+    """The execution with the span's error when the span failed."""
+    if tool.error is None and span.status == "error":
+        tool.error = _error_text(span)
+    return tool
+
+
+def _error_text(span: Span) -> str | None:
+    """The error of a failed span: its status message, else ``error.type``."""
+    if span.status != "error":
+        return None
+    if span.status_message:
+        return span.status_message
+    error_type = span.attributes.get("error.type")
+    return str(error_type) if error_type is not None else None
+
+
+def _ancestors(span: Span, by_id: dict[str, Span]) -> Iterable[Span]:
+    """The span's parents, nearest first, within the trace."""
+    seen = {span.span_id}
+    parent = by_id.get(span.parent_id) if span.parent_id else None
+    while parent is not None and parent.span_id not in seen:
+        yield parent
+        seen.add(parent.span_id)
+        parent = by_id.get(parent.parent_id) if parent.parent_id else None
+
+
+def _enclosing_agent_name(span: Span, by_id: dict[str, Span]) -> str | None:
+    """The agent name of the nearest enclosing agent span."""
+    for ancestor in _ancestors(span, by_id):
+        if step_kind(ancestor) == "agent":
+            name = _first_str(ancestor.attributes, AGENT_NAME_KEYS)
+            if name:
+                return name
+    return None
+
+
+# --- turns and sessions -----------------------------------------------------------------------
+
+
+def _turn(index: int, steps: list[Step]) -> Turn:
+    """A turn of steps, with the user input and the agent output it found."""
+    calls = [step.llm for step in steps if step.llm is not None]
+    user_input = None
+    if calls:
+        users = [m for m in calls[0].request.messages if m.role == "user"]
+        user_input = users[-1].text() if users else None
+    answers = [call.response.message.text() for call in calls
+               if call.response is not None and call.response.message.text()]
+    return Turn(index=index, user_input=user_input,
+                agent_output=answers[-1] if answers else None, steps=steps)
+
+
+def _agent_info(spans: list[Span]) -> AgentInfo | None:
+    """The agent, from the agent name attributes or the service resource."""
+    keys = (*AGENT_NAME_KEYS, "gen_ai.agent.id")
+    name = next((value for span in spans if (value := _first_str(span.attributes, keys))), None)
+    resource = spans[0].resource_attributes
+    service = resource.get("service.name")
+    if name is None and isinstance(service, str) and not service.startswith("unknown_service"):
+        name = service
+    version = resource.get("service.version")
+    version = version if isinstance(version, str) else None
+    if name is None and version is None:
+        return None
+    return AgentInfo(name=name, version=version)
+
+
+def _metadata(traces: list[list[Span]]) -> dict[str, Any]:
+    """The session's trace ids and (credential-free) resource attributes."""
+    metadata: dict[str, Any] = {"trace_ids": [trace[0].trace_id for trace in traces]}
+    resource = clean_attributes(traces[0][0].resource_attributes)
+    if resource:
+        metadata["resource"] = resource
+    return metadata
+
+
+def _first_str(attributes: dict[str, Any], keys: Iterable[str]) -> str | None:
+    """The first non-empty string among the keys."""
+    for key in keys:
+        value = attributes.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _is_secret(key: str, value: Any) -> bool:
+    """True for an attribute that is or holds a credential."""
+    if _secret_key(key):
+        return True
+    if not isinstance(value, str):
+        return False
+    # Cheap test first: the regex runs only on values that could match it.
+    start = value.lstrip()[:6].lower()
+    return (("sk-" in value or start.startswith(("bearer", "basic")))
+            and bool(_SECRET_VALUE.search(value)))
+
+
+@lru_cache(maxsize=4096)
+def _secret_key(key: str) -> bool:
+    """True for an attribute name that names a credential."""
+    return bool(_SECRET_KEY.search(key))

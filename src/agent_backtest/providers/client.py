@@ -1,0 +1,216 @@
+"""The one path every model call takes: cache → rate limit → call with a per-attempt timeout →
+retry decision → credential refresh → usage accounting → cache store.
+
+Candidate, judge and simulated-user calls all go through :class:`ModelClient`, so they share the
+same retries, cache and counts. Nothing else calls a provider.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiolimiter import AsyncLimiter
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    wait_exponential,
+    wait_random,
+)
+
+from agent_backtest.providers.base import Provider
+from agent_backtest.providers.cache import ResponseCache, cache_key
+from agent_backtest.providers.errors import ErrorKind, ProviderError
+from agent_backtest.trace import LLMRequest, LLMResponse, sha256_of
+
+RETRIED: frozenset[ErrorKind] = frozenset(
+    {"http_429", "http_5xx", "connection", "timeout", "malformed_response"})
+MAX_TIMEOUT_ATTEMPTS = 2  # a timeout is retried once: a runaway answer is not paid for forever
+MAX_RETRY_AFTER = 300.0
+
+
+@dataclass(frozen=True)
+class CallPolicy:
+    """Timeouts and retries of one role's calls."""
+
+    timeout: float = 60.0
+    max_retries: int = 4
+    backoff_initial: float = 1.0
+    backoff_max: float = 60.0
+
+
+@dataclass
+class CallOutcome:
+    """What one logical call gave: an answer or a classified error, and how it got there."""
+
+    response: LLMResponse | None
+    error: ProviderError | None
+    attempts: int
+    latency_ms: float | None
+    cache_hit: bool
+    request_sha: str
+    adjustments: list[str]
+
+
+@dataclass
+class CallCounters:
+    """Calls paid for, answers reused, errors and tokens, for the run manifest."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    credential_refreshes: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain data for run.json."""
+        return {"calls": self.calls, "cache_hits": self.cache_hits, "retries": self.retries,
+                "credential_refreshes": self.credential_refreshes,
+                "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+                "errors": dict(sorted(self.errors.items()))}
+
+
+class RateLimits:
+    """Optional requests-per-minute and tokens-per-minute ceilings shared by all calls."""
+
+    def __init__(self, rpm: float | None = None, tpm: float | None = None) -> None:
+        self._tpm_capacity = tpm
+        self._requests = AsyncLimiter(rpm, 60) if rpm else None
+        self._tokens = AsyncLimiter(tpm, 60) if tpm else None
+
+    async def acquire(self, payload: dict[str, Any]) -> None:
+        """Wait until a call of this size fits under both ceilings."""
+        if self._requests is not None:
+            await self._requests.acquire()
+        if self._tokens is not None and self._tpm_capacity:
+            # Four characters per token is the usual estimate before the answer says.
+            estimate = max(1, len(str(payload.get("messages", ""))) // 4)
+            await self._tokens.acquire(min(estimate, self._tpm_capacity))
+
+
+class CredentialCommand:
+    """Runs a command that prints a fresh API key, once per expiry however many calls saw it."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+        self.generation = 0
+        self._lock = asyncio.Lock()
+
+    async def refresh(self, seen_generation: int) -> str | None:
+        """A new key, or None when another call already refreshed since ``seen_generation``."""
+        async with self._lock:
+            if self.generation != seen_generation:
+                return None
+            process = await asyncio.create_subprocess_shell(
+                self.command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+            out, _ = await process.communicate()
+            key = out.decode().strip()
+            if process.returncode != 0 or not key:
+                raise ProviderError("http_401", "HTTP 401, and --credential-command failed "
+                                    f"(exit {process.returncode}, {len(key)} characters printed)",
+                                    status=401)
+            self.generation += 1
+            return key
+
+
+class ModelClient:
+    """A provider behind the cache, the limits and the retry policy."""
+
+    def __init__(self, provider: Provider, policy: CallPolicy | None = None,
+                 cache: ResponseCache | None = None, limits: RateLimits | None = None,
+                 credentials: CredentialCommand | None = None,
+                 counters: CallCounters | None = None) -> None:
+        self.provider = provider
+        self.policy = policy or CallPolicy()
+        self.cache = cache
+        self.limits = limits or RateLimits()
+        self.credentials = credentials
+        self.counters = counters or CallCounters()
+
+    def prepare(self, request: LLMRequest, model: str, seed: int | None
+                ) -> tuple[dict[str, Any], list[str], str]:
+        """(payload as sent, adjustments, request sha) without sending anything."""
+        payload, adjustments = self.provider.payload(request, model, seed)
+        return payload, adjustments, sha256_of(payload)
+
+    async def generate(self, request: LLMRequest, model: str, seed: int | None) -> CallOutcome:
+        """Answer ``request`` on ``model``: from the cache, else by calling with retries."""
+        payload, adjustments, request_sha = self.prepare(request, model, seed)
+        key = cache_key(self.provider.name, self.provider.endpoint, payload)
+        if self.cache is not None:
+            cached = self.cache.get(key)
+            if cached is not None:
+                self.counters.cache_hits += 1
+                return CallOutcome(cached, None, 0, None, True, request_sha, adjustments)
+        attempts = 0
+        latency: float | None = None
+        try:
+            async for attempt in self._retrying():
+                with attempt:
+                    attempts += 1
+                    await self.limits.acquire(payload)
+                    started = time.perf_counter()
+                    response = await self._send(payload)
+                    latency = (time.perf_counter() - started) * 1000
+        except ProviderError as error:
+            self.counters.errors[error.kind] += 1
+            return CallOutcome(None, error, attempts, None, False, request_sha, adjustments)
+        finally:
+            self.counters.calls += attempts
+            self.counters.retries += max(0, attempts - 1)
+        self._count_usage(response)
+        if self.cache is not None:
+            self.cache.put(key, response)
+        return CallOutcome(response, None, attempts, latency, False, request_sha, adjustments)
+
+    def _retrying(self) -> AsyncRetrying:
+        backoff = (wait_exponential(multiplier=self.policy.backoff_initial,
+                                    max=self.policy.backoff_max)
+                   + wait_random(0, self.policy.backoff_initial))
+
+        def wait(state: RetryCallState) -> float:
+            error = state.outcome.exception() if state.outcome else None
+            if isinstance(error, ProviderError) and error.retry_after is not None:
+                return min(error.retry_after, MAX_RETRY_AFTER)
+            return backoff(state)
+
+        return AsyncRetrying(
+            retry=retry_if_exception(
+                lambda e: isinstance(e, ProviderError) and e.kind in RETRIED),
+            stop=self._stop,
+            wait=wait,
+            reraise=True,
+        )
+
+    def _stop(self, state: RetryCallState) -> bool:
+        error = state.outcome.exception() if state.outcome else None
+        if isinstance(error, ProviderError) and error.kind == "timeout":
+            timeouts = getattr(state, "timeouts", 0) + 1
+            state.timeouts = timeouts  # type: ignore[attr-defined]
+            if timeouts >= MAX_TIMEOUT_ATTEMPTS:
+                return True
+        return state.attempt_number > self.policy.max_retries
+
+    async def _send(self, payload: dict[str, Any]) -> LLMResponse:
+        generation = self.credentials.generation if self.credentials else 0
+        try:
+            return await self.provider.send(payload, self.policy.timeout)
+        except ProviderError as error:
+            if error.kind != "http_401" or self.credentials is None:
+                raise
+        key = await self.credentials.refresh(generation)
+        if key is not None:
+            self.provider.set_api_key(key)
+            self.counters.credential_refreshes += 1
+        return await self.provider.send(payload, self.policy.timeout)
+
+    def _count_usage(self, response: LLMResponse) -> None:
+        if response.usage is not None:
+            self.counters.input_tokens += response.usage.input_tokens or 0
+            self.counters.output_tokens += response.usage.output_tokens or 0

@@ -1,0 +1,61 @@
+"""Classified model-call errors: infrastructure failures, never model answers."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+ErrorKind = Literal[
+    "http_401", "http_429", "http_4xx", "http_5xx", "timeout", "connection", "malformed_response",
+]
+ERROR_KINDS: tuple[ErrorKind, ...] = (
+    "http_401", "http_429", "http_4xx", "http_5xx", "timeout", "connection", "malformed_response",
+)
+
+# Bearer tokens and API-key shaped strings are cut out of anything that may be shown or stored.
+_SECRET = re.compile(
+    r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}|\b(sk|pk|rk|key|ak)-[A-Za-z0-9_-]{8,}"
+    r"|((?:api[_-]?key|x-api-key|authorization|token)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]{6,}"
+)
+
+
+def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """``text`` with known secrets and anything shaped like a credential replaced."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "[redacted]")
+    return _SECRET.sub(lambda m: (m.group(1) or m.group(3) or "") + "[redacted]", text)
+
+
+class ProviderError(Exception):
+    """A call that produced no model answer, with its kind, for retries and for the record."""
+
+    def __init__(self, kind: ErrorKind, detail: str, status: int | None = None,
+                 retry_after: float | None = None) -> None:
+        self.kind = kind
+        self.detail = redact(detail)[:500]
+        self.status = status
+        self.retry_after = retry_after
+        super().__init__(f"{kind}: {self.detail}")
+
+
+def kind_of_status(status: int) -> ErrorKind:
+    """The error kind of a non-2xx HTTP status."""
+    if status == 401:
+        return "http_401"
+    if status == 429:
+        return "http_429"
+    if status >= 500:
+        return "http_5xx"
+    return "http_4xx"
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a ``Retry-After`` header (seconds form; HTTP dates are rare from APIs)."""
+    if value is None:
+        return None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        return None
+    return seconds if seconds >= 0 else None

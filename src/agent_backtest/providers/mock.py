@@ -1,0 +1,85 @@
+"""Scripted providers for tests and dry checks: no network, answers decided in advance.
+
+A script is a queue of answers (taken in order), a mapping from payload hash to answer, or a
+callable of the payload. An answer may be a ``ProviderError`` to raise. ``mock/golden`` answers
+each unit with production's own answer (the units give the mapping).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from agent_backtest.providers.errors import ProviderError
+from agent_backtest.providers.openai_wire import chat_payload
+from agent_backtest.trace import LLMRequest, LLMResponse, sha256_of
+
+Answer = LLMResponse | ProviderError
+Script = Iterable[Answer] | Mapping[str, Answer] | Callable[[dict[str, Any]], Answer]
+
+
+class MockProvider:
+    """Answers from a script; payloads are the OpenAI wire form, so hashes match real runs."""
+
+    def __init__(self, name: str, script: Script, delay: float = 0.0) -> None:
+        self.name = name
+        self.endpoint = f"mock:{name}"
+        self.delay = delay
+        self.sent: list[dict[str, Any]] = []
+        self._queue: deque[Answer] | None = None
+        self._mapping: Mapping[str, Answer] | None = None
+        self._callable: Callable[[dict[str, Any]], Answer] | None = None
+        if callable(script):
+            self._callable = script
+        elif isinstance(script, Mapping):
+            self._mapping = script
+        else:
+            self._queue = deque(script)
+
+    def payload(self, request: LLMRequest, model: str, seed: int | None
+                ) -> tuple[dict[str, Any], list[str]]:
+        """The same body an OpenAI-compatible server would get."""
+        return chat_payload(request, model, seed)
+
+    def set_api_key(self, key: str) -> None:
+        """Mocks need no key."""
+
+    async def send(self, payload: dict[str, Any], timeout: float) -> LLMResponse:
+        """The scripted answer for this payload."""
+        self.sent.append(payload)
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        answer = self._answer(payload)
+        if isinstance(answer, ProviderError):
+            raise answer
+        return answer
+
+    def _answer(self, payload: dict[str, Any]) -> Answer:
+        if self._callable is not None:
+            return self._callable(payload)
+        if self._mapping is not None:
+            key = payload_key(payload)
+            if key not in self._mapping:
+                raise ProviderError("http_4xx", "mock has no answer for this request", status=404)
+            return self._mapping[key]
+        assert self._queue is not None
+        if not self._queue:
+            raise ProviderError("http_4xx", "mock script is exhausted", status=404)
+        return self._queue.popleft()
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+
+def payload_key(payload: dict[str, Any]) -> str:
+    """The hash a mapping script is keyed by: the payload without model and seed."""
+    return sha256_of({k: v for k, v in payload.items() if k not in ("model", "seed")})
+
+
+def golden_provider(pairs: Iterable[tuple[LLMRequest, LLMResponse]]) -> MockProvider:
+    """``mock/golden``: answers every request with the answer production gave to it."""
+    mapping = {payload_key(chat_payload(request, "", None)[0]): golden
+               for request, golden in pairs}
+    return MockProvider("golden", mapping)

@@ -1,0 +1,6 @@
+"""Replaying units on a candidate model."""
+
+from agent_backtest.replay.engine import ReplayOutcome, result_record, run_jobs
+from agent_backtest.replay.plan import Job, candidate_for, plan_jobs
+
+__all__ = ["Job", "ReplayOutcome", "candidate_for", "plan_jobs", "result_record", "run_jobs"]

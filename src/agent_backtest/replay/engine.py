@@ -1,0 +1,68 @@
+"""The replay engine: sends jobs with bounded concurrency and records each answer as it lands.
+
+Each finished call is appended to results.jsonl before the next one is taken, so a crash loses
+only calls still in flight. A stop request (Ctrl-C) stops taking new jobs and lets the calls in
+flight finish and be recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+from agent_backtest.providers import CallOutcome, ModelClient, ModelRef
+from agent_backtest.replay.plan import Job
+from agent_backtest.runs import CallError, ResultRecord, ResultWriter
+
+
+@dataclass
+class ReplayOutcome:
+    """How the engine ended."""
+
+    finished: int
+    interrupted: bool
+
+
+async def run_jobs(jobs: Sequence[Job], clients: Mapping[ModelRef, ModelClient],
+                   writer: ResultWriter, concurrency: int, stop: asyncio.Event,
+                   on_result: Callable[[ResultRecord], None] = lambda record: None
+                   ) -> ReplayOutcome:
+    """Send every job (at most ``concurrency`` at once) until done or ``stop`` is set."""
+    pending: Iterator[Job] = iter(jobs)
+    finished = 0
+
+    async def worker() -> None:
+        nonlocal finished
+        while not stop.is_set():
+            job = next(pending, None)
+            if job is None:
+                return
+            client = clients[job.model]
+            outcome = await client.generate(job.unit.request, job.model.model, job.seed)
+            record = result_record(job, outcome)
+            writer.append(record)
+            finished += 1
+            on_result(record)
+
+    workers = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(jobs))))]
+    try:
+        await asyncio.gather(*workers)
+    finally:
+        for task in workers:
+            task.cancel()
+    return ReplayOutcome(finished, interrupted=stop.is_set() and finished < len(jobs))
+
+
+def result_record(job: Job, outcome: CallOutcome) -> ResultRecord:
+    """The results.jsonl record of one job's outcome."""
+    error = None
+    if outcome.error is not None:
+        error = CallError(kind=outcome.error.kind, detail=outcome.error.detail,
+                          status=outcome.error.status)
+    return ResultRecord(
+        unit_id=job.unit.unit_id, repeat=job.repeat, session_id=job.unit.session_id,
+        model=str(job.model), seed=job.seed, request_sha=outcome.request_sha,
+        adjustments=outcome.adjustments, response=outcome.response, error=error,
+        latency_ms=outcome.latency_ms, attempts=outcome.attempts, cache_hit=outcome.cache_hit,
+    )

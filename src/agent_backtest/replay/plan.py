@@ -1,0 +1,53 @@
+"""What a replay sends: (unit, repeat) jobs, each with its seed and the model that answers it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from agent_backtest.formats import InputError
+from agent_backtest.providers import TRACE, ModelConfig, ModelRef, parse_model_ref
+from agent_backtest.units import Unit
+
+
+@dataclass(frozen=True)
+class Job:
+    """One call to make: a unit, which repeat, with which seed, on which model."""
+
+    unit: Unit
+    repeat: int
+    seed: int
+    model: ModelRef
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """(unit_id, repeat)."""
+        return self.unit.unit_id, self.repeat
+
+
+def candidate_for(unit: Unit, model: str, config: ModelConfig) -> ModelRef:
+    """The model that answers ``unit``: ``model``, or with ``trace`` the one that served it."""
+    if model != TRACE:
+        return parse_model_ref(model)
+    recorded = unit.recorded_model
+    if recorded is None:
+        raise InputError("--model trace", f"unit {unit.unit_id}", "the trace does not say which "
+                         "model answered; pass --recorded-model when reading it, or name a model")
+    mapped = config.aliases.get(recorded)
+    if mapped is not None:
+        return parse_model_ref(mapped, f"alias of {recorded}")
+    if "/" in recorded:
+        return parse_model_ref(recorded)
+    raise InputError("--model trace", f"unit {unit.unit_id}", f"the recorded model {recorded!r} "
+                     f'names no provider: add [aliases] "{recorded}" = "openai/{recorded}" '
+                     "(or another provider) to abt.toml")
+
+
+def plan_jobs(units: Sequence[Unit], model: str, config: ModelConfig, k: int, seed: int,
+              done: Iterable[tuple[str, int]] = ()) -> list[Job]:
+    """Every (unit, repeat) not yet done, with seed ``seed + repeat``, in unit order."""
+    finished = set(done)
+    refs = {unit.unit_id: candidate_for(unit, model, config) for unit in units}
+    return [Job(unit, repeat, seed + repeat, refs[unit.unit_id])
+            for unit in units for repeat in range(k)
+            if (unit.unit_id, repeat) not in finished]

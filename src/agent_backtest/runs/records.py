@@ -1,0 +1,93 @@
+"""``results.jsonl``: one record per (unit, repeat), appended and flushed as each call ends.
+
+A process killed mid-write can leave a torn last line; reading ignores it (and resume rewrites
+the file without it), so a record is either whole or absent.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO, Literal
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agent_backtest.formats import InputError
+from agent_backtest.trace import LLMResponse, dump_record
+
+RESULT_SCHEMA = "abt.result/1"
+
+
+class CallError(BaseModel):
+    """An infrastructure error: the call gave no answer. Never scored as a disagreement."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str = Field(description="http_401, http_429, http_4xx, http_5xx, timeout, connection "
+                      "or malformed_response.")
+    detail: str
+    status: int | None = None
+
+
+class ResultRecord(BaseModel):
+    """What the candidate did with one unit on one repeat."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    schema_: Literal["abt.result/1"] = Field(default=RESULT_SCHEMA, alias="schema")
+    unit_id: str
+    repeat: int
+    session_id: str
+    model: str = Field(description="provider/model that was asked.")
+    seed: int | None = None
+    request_sha: str = Field(description="sha256 of the payload exactly as sent.")
+    adjustments: list[str] = Field(
+        default_factory=list, description="What was removed or changed for the target."
+    )
+    response: LLMResponse | None = None
+    error: CallError | None = None
+    latency_ms: float | None = Field(default=None, description="Service time of the answering "
+                                     "attempt; None for cache hits and errors.")
+    attempts: int = Field(description="Calls sent for this record (0 for a cache hit).")
+    cache_hit: bool = False
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """(unit_id, repeat): what pairs results across runs."""
+        return self.unit_id, self.repeat
+
+
+def read_results(path: Path) -> Iterator[ResultRecord]:
+    """The whole records of a results file; a torn last line (a killed writer) is left out."""
+    if not path.exists():
+        return
+    lines = path.read_bytes().split(b"\n")
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            yield ResultRecord.model_validate(orjson.loads(line))
+        except (orjson.JSONDecodeError, ValidationError):
+            if number == len(lines):  # the last line, with no newline after it: torn
+                return
+            raise InputError(path, f"line {number}", "not a result record; the run directory "
+                             "was edited or is from another tool") from None
+
+
+class ResultWriter:
+    """Appends records to results.jsonl (mode 0600), each flushed to the OS at once."""
+
+    def __init__(self, path: Path) -> None:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        self._handle: BinaryIO = os.fdopen(fd, "ab")
+
+    def append(self, record: ResultRecord) -> None:
+        """Write one record and flush: once this returns, a kill cannot lose it."""
+        self._handle.write(dump_record(record) + b"\n")
+        self._handle.flush()
+
+    def close(self) -> None:
+        """Close the file."""
+        self._handle.close()

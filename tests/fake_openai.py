@@ -1,0 +1,152 @@
+"""A real OpenAI-compatible HTTP server on 127.0.0.1 for tests and benchmarks, with faults.
+
+It answers ``POST /v1/chat/completions`` deterministically from the request (the same request
+always gets the same answer), after an optional fixed latency. A script of faults per request
+lets a test make chosen requests fail: ``429`` (with ``Retry-After``), ``500``, ``401``,
+``slow`` (past the client's timeout), ``reset`` (connection reset) and ``malformed`` (not JSON).
+Requests are keyed by the text of their last message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import socket
+import struct
+import threading
+import time
+from collections import Counter, defaultdict
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class FakeOpenAI:
+    """The server, its fault script and what it saw; use as a context manager."""
+
+    def __init__(self, latency: float = 0.0, slow_seconds: float = 5.0,
+                 api_key: str | None = None) -> None:
+        self.latency = latency
+        self.slow_seconds = slow_seconds
+        self.api_key = api_key
+        self.faults: dict[str, list[str]] = {}
+        self.requests: Counter[str] = Counter()
+        self.arrivals: defaultdict[str, list[float]] = defaultdict(list)
+        self.bodies: list[dict[str, Any]] = []
+        self.total = 0
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT/v1``."""
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def __enter__(self) -> FakeOpenAI:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def fault_for(self, key: str) -> str:
+        """The behaviour of this attempt of request ``key``, and count the attempt."""
+        with self._lock:
+            attempt = self.requests[key]
+            self.requests[key] += 1
+            self.total += 1
+            self.arrivals[key].append(time.monotonic())
+            script = self.faults.get(key, [])
+            return script[attempt] if attempt < len(script) else "ok"
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                """Quiet."""
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+                key = request_key(body)
+                with server._lock:
+                    server.bodies.append(body)
+                if server.api_key and self.headers.get("authorization") != (
+                        f"Bearer {server.api_key}"):
+                    server.fault_for(key)
+                    return self._send(401, {"error": {"message": "invalid key"}})
+                behaviour = server.fault_for(key)
+                if server.latency:
+                    time.sleep(server.latency)
+                self._behave(behaviour, body)
+
+            def _behave(self, behaviour: str, body: dict[str, Any]) -> None:
+                if behaviour == "429":
+                    return self._send(429, {"error": {"message": "slow down"}},
+                                      {"retry-after": "1"})
+                if behaviour == "500":
+                    return self._send(500, {"error": {"message": "boom"}})
+                if behaviour == "401":
+                    return self._send(401, {"error": {"message": "expired"}})
+                if behaviour == "slow":
+                    time.sleep(server.slow_seconds)
+                elif behaviour == "reset":
+                    # SO_LINGER 0: closing sends a TCP reset instead of a clean end.
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                               struct.pack("ii", 1, 0))
+                    self.connection.close()
+                    self.close_connection = True
+                    return None
+                elif behaviour == "malformed":
+                    return self._send_raw(200, b'{"choices": [{"message": ')
+                return self._send(200, answer(body))
+
+            def _send(self, status: int, payload: dict[str, Any],
+                      headers: dict[str, str] | None = None) -> None:
+                self._send_raw(status, json.dumps(payload).encode(), headers)
+
+            def _send_raw(self, status: int, data: bytes,
+                          headers: dict[str, str] | None = None) -> None:
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                try:
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    self.close_connection = True
+
+        return Handler
+
+
+def request_key(body: dict[str, Any]) -> str:
+    """What identifies a request for the fault script: the text of its last message."""
+    last = body["messages"][-1]
+    content = last.get("content")
+    return content if isinstance(content, str) else json.dumps(content)
+
+
+def answer(body: dict[str, Any]) -> dict[str, Any]:
+    """A deterministic answer: a tool call when tools are offered, else text."""
+    digest = hashlib.sha256(json.dumps(body["messages"], sort_keys=True).encode()).hexdigest()
+    if body.get("tools"):
+        tool = body["tools"][int(digest, 16) % len(body["tools"])]["function"]["name"]
+        message = {"role": "assistant", "content": None, "tool_calls": [{
+            "id": f"call_{digest[:12]}", "type": "function",
+            "function": {"name": tool, "arguments": json.dumps({"ref": digest[:8]})}}]}
+        finish = "tool_calls"
+    else:
+        message = {"role": "assistant", "content": f"answer {digest[:16]}"}
+        finish = "stop"
+    return {"id": f"chatcmpl-{digest[:10]}", "object": "chat.completion",
+            "model": body.get("model"), "choices": [{"index": 0, "message": message,
+                                                      "finish_reason": finish}],
+            "usage": {"prompt_tokens": len(json.dumps(body)) // 4, "completion_tokens": 12,
+                      "total_tokens": len(json.dumps(body)) // 4 + 12}}
