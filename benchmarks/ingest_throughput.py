@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from child_process import run_measured
 
 SYSTEM_PROMPT = ("You are the airline's booking agent. Follow the policy: confirm every change "
                  "with the user before acting, never invent flights, one tool call at a time. ")
@@ -119,14 +118,8 @@ def write_input(path: Path, size_bytes: int) -> int:
 
 def measure(path: Path, out: Path) -> tuple[float, int]:
     """Seconds and peak RSS (KiB) of ``abt ingest`` on the file, in a fresh child process."""
-    command = [sys.executable, "-m", "agent_backtest.cli", "ingest", str(path), "-o", str(out)]
-    started = time.perf_counter()
-    child = subprocess.Popen(command, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(child.pid, 0)  # this child's own peak, not all children's
-    elapsed = time.perf_counter() - started
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"abt ingest failed on {path}")
-    return elapsed, usage.ru_maxrss
+    return run_measured([sys.executable, "-m", "agent_backtest.cli", "ingest", str(path), "-o",
+                         str(out)])
 
 
 def main() -> None:

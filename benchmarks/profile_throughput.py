@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import tempfile
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+from child_process import run_measured
 
 STEPS_PER_TURN = 10
 TURNS = 2
@@ -98,14 +97,8 @@ def write_input(path: Path, steps: int) -> int:
 
 def measure(path: Path, out: Path) -> tuple[float, int]:
     """Seconds and peak RSS (KiB) of ``abt profile`` on the file, in a fresh child process."""
-    command = [sys.executable, "-m", "agent_backtest.cli", "profile", str(path), "-o", str(out)]
-    started = time.perf_counter()
-    child = subprocess.Popen(command, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(child.pid, 0)  # this child's own peak, not all children's
-    elapsed = time.perf_counter() - started
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"abt profile failed on {path}")
-    return elapsed, usage.ru_maxrss
+    return run_measured([sys.executable, "-m", "agent_backtest.cli", "profile", str(path), "-o",
+                         str(out)])
 
 
 def main() -> None:

@@ -20,6 +20,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
+class _Server(ThreadingHTTPServer):
+    """The standard threading server with a listen backlog for bursts of 64+ connections."""
+
+    request_queue_size = 256
+
+
 class FakeOpenAI:
     """The server, its fault script and what it saw; use as a context manager."""
 
@@ -33,8 +39,10 @@ class FakeOpenAI:
         self.arrivals: defaultdict[str, list[float]] = defaultdict(list)
         self.bodies: list[dict[str, Any]] = []
         self.total = 0
+        self.first_arrival: float | None = None
+        self.last_answer: float | None = None
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = _Server(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -59,6 +67,8 @@ class FakeOpenAI:
             self.requests[key] += 1
             self.total += 1
             self.arrivals[key].append(time.monotonic())
+            if self.first_arrival is None:
+                self.first_arrival = self.arrivals[key][-1]
             script = self.faults.get(key, [])
             return script[attempt] if attempt < len(script) else "ok"
 
@@ -122,6 +132,8 @@ class FakeOpenAI:
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
                     self.close_connection = True
+                with server._lock:
+                    server.last_answer = time.monotonic()
 
         return Handler
 
@@ -150,3 +162,25 @@ def answer(body: dict[str, Any]) -> dict[str, Any]:
                                                       "finish_reason": finish}],
             "usage": {"prompt_tokens": len(json.dumps(body)) // 4, "completion_tokens": 12,
                       "total_tokens": len(json.dumps(body)) // 4 + 12}}
+
+
+def main() -> None:
+    """Serve until stdin closes: ``python -m tests.fake_openai --latency 1`` prints its URL,
+    and at the end how many requests it answered and the seconds from the first to the last."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(description="fake OpenAI-compatible server")
+    parser.add_argument("--latency", type=float, default=0.0)
+    args = parser.parse_args()
+    with FakeOpenAI(latency=args.latency) as server:
+        print(server.base_url, flush=True)
+        sys.stdin.read()
+        window = None
+        if server.first_arrival is not None and server.last_answer is not None:
+            window = server.last_answer - server.first_arrival
+        print(json.dumps({"requests": server.total, "seconds": window}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -109,3 +109,15 @@ def test_a_malformed_message_skips_its_trajectory(tmp_path: Path) -> None:
 
     with pytest.raises(InputError, match=r"\$\[1\].*malformed_message"):
         list(SessionStream([path], ReadOptions(strict=True)))
+
+
+def test_tool_errors_are_failed_steps(tau_trajectories: Path) -> None:
+    sessions = list(SessionStream([tau_trajectories], ReadOptions()))
+    tools = [s for session in sessions for s in session.steps() if s.kind == "tool"]
+    failed = [s for s in tools if s.status == "error"]
+    raw = json.loads(tau_trajectories.read_text())
+    errors = [m for item in raw for m in item["traj"]
+              if m["role"] == "tool" and m["content"].startswith("Error:")]
+    assert len(failed) == len(errors) == 63
+    assert all(s.error and s.error.startswith("Error:") for s in failed)
+    assert {s.status for s in tools} == {"ok", "error"}

@@ -149,6 +149,7 @@ def _print(result: dict[str, Any], output: Path | None) -> None:
 
 
 def _rich(table: Table) -> RichTable:
+    """A summary table as a rich table: labels left, numbers right."""
     rendered = RichTable(title=table.title, title_justify="left")
     for header in table.headers:
         rendered.add_column(header, justify="left" if header in LABELS else "right")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -154,9 +155,10 @@ def replay(
         parse_model_ref(model)
     selection = make_selection(steps, node, from_model, val_fraction, split_salt, split,
                                exclude_sessions, limit)
-    units = list(selection.apply(_units(inputs, format, tools, recorded_model, strict,
-                                        agent_config(agent_config_file, router_nodes))))
-    if not units:
+    units = selection.apply(_units(inputs, format, tools, recorded_model, strict,
+                                   agent_config(agent_config_file, router_nodes)))
+    first = next(units, None)
+    if first is None:
         raise InputError(inputs[0], None, "no units to replay (see abt ingest for what the "
                          "inputs hold, and the selection flags)")
     settings = ReplaySettings(
@@ -168,25 +170,24 @@ def replay(
         selection={"steps": steps, "nodes": sorted(node or []),
                    "from_models": sorted(from_model or []), "val_fraction": val_fraction,
                    "split_salt": split_salt, "split": split, "limit": limit,
-                   "excluded_sessions": str(exclude_sessions) if exclude_sessions else None,
-                   "dropped": dict(sorted(selection.dropped.items()))},
+                   "excluded_sessions": str(exclude_sessions) if exclude_sessions else None},
     )
     load_model_config(config_file)  # a broken config fails before the run directory is made
     directory = RunDirectory(out)
     directory.create(overwrite)
     manifest = new_manifest(settings, [describe_input(path) for path in inputs])
+    manifest.units, manifest.sessions = directory.write_units(itertools.chain([first], units))
+    manifest.config["selection"]["dropped"] = dict(sorted(selection.dropped.items()))
     if dry_run:
-        directory.write_units(units)
-        manifest.units, manifest.status = len(units), "completed"
-        manifest.sessions = len({u.session_id for u in units})
+        manifest.status = "completed"
         manifest.config["dry_run"] = True
         manifest.save(directory.manifest_path)
-        console.print(f"dry run: {len(units)} units × k={k} written to {directory.units_path}; "
-                      "nothing sent", markup=False)
+        console.print(f"dry run: {manifest.units} units × k={k} written to "
+                      f"{directory.units_path}; nothing sent", markup=False)
         return
     progress, hooks = _progress(console)
     try:
-        result = start_run(directory, settings, units, manifest, credential_command, hooks)
+        result = start_run(directory, settings, manifest, credential_command, hooks)
     finally:
         progress.stop()
     _finish(console, directory, result)
@@ -223,7 +224,8 @@ def _progress(console: Console) -> tuple[Progress, RunHooks]:
         if record.error is not None:
             errors[record.error.kind] += 1
         task = progress.tasks[state["task"]]
-        speed = f"{task.speed:.1f}/s" if task.speed else ""
+        # completed ÷ elapsed: rich's own speed re-sums its samples on every update
+        speed = f"{(task.completed + 1) / task.elapsed:.1f}/s" if task.elapsed else ""
         text = " ".join(f"{kind} {count}" for kind, count in sorted(errors.items()))
         progress.update(state["task"], advance=1, rate=speed,
                         errors=f"errors: {text}" if text else "")

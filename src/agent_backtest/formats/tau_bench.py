@@ -103,7 +103,12 @@ def _tool_step(index: int, message: Message, call: Any) -> Step:
         arguments_error=call.arguments_error if call else None,
         result=message.content,
     )
-    return Step(id=f"msg-{index}", kind="tool", name=execution.name, tool=execution)
+    # τ-bench's environment answers a failed tool call with "Error: <reason>".
+    failed = isinstance(message.content, str) and message.content.startswith("Error:")
+    if failed:
+        execution.error = message.text()
+    return Step(id=f"msg-{index}", kind="tool", name=execution.name, tool=execution,
+                status="error" if failed else "ok", error=execution.error)
 
 
 def _metadata(item: dict[str, Any]) -> dict[str, Any]:

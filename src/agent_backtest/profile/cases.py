@@ -67,6 +67,7 @@ class Case(Strict):
     @field_validator("tags")
     @classmethod
     def _unique_tags(cls, tags: list[str] | None) -> list[str] | None:
+        """Refuse a tag listed twice."""
         if tags is not None and len(set(tags)) != len(tags):
             raise ValueError("tags must be unique")
         return tags
@@ -81,6 +82,7 @@ class CaseManifest(Strict):
     @field_validator("cases")
     @classmethod
     def _unique_ids(cls, cases: list[Case]) -> list[Case]:
+        """Refuse a case id used twice, naming both places."""
         seen: dict[str, int] = {}
         for index, case in enumerate(cases):
             if case.id in seen:
@@ -99,6 +101,7 @@ class RepairTurns(Strict):
     @field_validator("by_reason")
     @classmethod
     def _adds_up(cls, by_reason: dict[str, int], info: ValidationInfo) -> dict[str, int]:
+        """Refuse counts by reason that do not add up to the total."""
         total = info.data.get("total")
         if total is not None and sum(by_reason.values()) != total:
             raise ValueError(f"the counts by reason add up to {sum(by_reason.values())}, "
@@ -115,6 +118,7 @@ class TaskTiming(Strict):
     @field_validator("ended_at_ms")
     @classmethod
     def _after_start(cls, ended: int, info: ValidationInfo) -> int:
+        """Refuse a task that ends before it starts."""
         started = info.data.get("started_at_ms")
         if started is not None and ended < started:
             raise ValueError(f"ends ({ended}) before it starts ({started})")
@@ -144,6 +148,7 @@ class RunAnnotation(Strict):
     @field_validator("session_ids")
     @classmethod
     def _unique_sessions(cls, ids: list[str]) -> list[str]:
+        """Refuse a session listed twice."""
         if len(set(ids)) != len(ids):
             raise ValueError("session ids must be unique")
         return ids
@@ -151,6 +156,7 @@ class RunAnnotation(Strict):
     @field_validator("base_revision")
     @classmethod
     def _revision(cls, value: str) -> str:
+        """Refuse anything but an exact 40-hex commit."""
         if not REVISION.fullmatch(value):
             raise ValueError(f"must be an exact 40-hex Git commit (lowercase), got {value!r}")
         return value
@@ -158,6 +164,7 @@ class RunAnnotation(Strict):
     @field_validator("case_fingerprint")
     @classmethod
     def _fingerprint(cls, value: str) -> str:
+        """Refuse anything but ``sha256:`` and 64 hex digits."""
         if not FINGERPRINT.fullmatch(value):
             raise ValueError(f"must be 'sha256:' and 64 lowercase hex digits, got {value!r}")
         return value
@@ -204,6 +211,7 @@ def load_annotations(path: Path, cases: Cases) -> list[RunAnnotation]:
 
 def _check_against_case(annotation: RunAnnotation, cases: Cases, path: Path,
                         prefix: str) -> None:
+    """Check an annotation against its case: present, same fingerprint, verdicts allowed."""
     case = cases.by_id.get(annotation.case_id)
     if case is None:
         raise InputError(path, f"{prefix}.case_id",
@@ -220,6 +228,7 @@ def _check_against_case(annotation: RunAnnotation, cases: Cases, path: Path,
 
 
 def _load(path: Path) -> Any:
+    """A JSON file's value, or an error naming the file and line."""
     try:
         return orjson.loads(path.read_bytes())
     except OSError as exc:
@@ -246,6 +255,7 @@ def _documents(path: Path) -> Iterator[tuple[str, Any]]:
 
 
 def _lines(path: Path, text: bytes) -> Iterator[tuple[str, Any]]:
+    """(location, value) of each non-blank line of a JSON Lines file."""
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue

@@ -28,11 +28,6 @@ def model_of(step: Step) -> str:
     return answered or call.request.model or NOT_RECORDED
 
 
-def requested_model_of(step: Step) -> str | None:
-    """The model an LLM step asked for, if recorded."""
-    return step.llm.request.model if step.llm is not None else None
-
-
 def tool_name_of(step: Step) -> str:
     """The name of the tool a tool step ran."""
     if step.tool is not None and step.tool.name:

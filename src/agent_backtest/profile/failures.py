@@ -76,4 +76,5 @@ class Failures:
 
 
 def _nested(counts: dict[str, Counter[str]]) -> dict[str, dict[str, int]]:
+    """Counts by name and kind as sorted plain dicts."""
     return {name: dict(sorted(counts[name].items())) for name in sorted(counts)}

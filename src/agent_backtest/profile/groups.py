@@ -59,6 +59,7 @@ class SessionFacts:
 
 
 def _metadata(metadata: dict[str, object], key: str) -> list[str]:
+    """A session metadata value as text (JSON for non-strings), or none."""
     if key not in metadata or metadata[key] is None:
         return []
     value = metadata[key]
@@ -100,6 +101,7 @@ def parse_variant(text: str) -> Variant:
 
 
 def _condition(text: str, part: str) -> Condition:
+    """One ``FIELD=GLOB`` or ``FIELD!=GLOB`` of a selector."""
     negated = "!=" in part
     field, _, glob = part.partition("!=" if negated else "=")
     field = field.strip()
@@ -121,6 +123,7 @@ def parse_variants(texts: Iterable[str]) -> list[Variant]:
 
 
 def _bad(text: str, why: str) -> InputError:
+    """The error for a ``--variant`` value that cannot be read."""
     return InputError("--variant", None, f"{text!r}: {why}")
 
 
@@ -136,6 +139,7 @@ def group_key(group_by: GroupBy, facts: SessionFacts, variants: Sequence[Variant
 
 
 def _agent_key(facts: SessionFacts) -> str:
+    """``name@version`` of the session's agent, or that it was not recorded."""
     agent = facts.session.agent
     if agent is None or not agent.name:
         return NO_AGENT
@@ -143,6 +147,7 @@ def _agent_key(facts: SessionFacts) -> str:
 
 
 def _variant_key(facts: SessionFacts, variants: Sequence[Variant]) -> str | None:
+    """The one variant the session matches (None for none; two is an error)."""
     if not variants:
         return facts.annotation.variant if facts.annotation else None
     matched = [variant.name for variant in variants if variant.holds(facts)]

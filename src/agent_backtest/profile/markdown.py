@@ -18,6 +18,7 @@ def markdown(profile: dict[str, Any]) -> str:
 
 
 def _table(table: Table) -> str:
+    """One table as a Markdown pipe table under a heading."""
     lines = [f"## {table.title}\n", "| " + " | ".join(table.headers) + " |",
              "|" + "|".join("---" for _ in table.headers) + "|"]
     lines.extend("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |"

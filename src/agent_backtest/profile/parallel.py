@@ -55,6 +55,7 @@ def _close(batch: list[int], overlapping: list[bool]) -> int:
 
 
 def _max_in_flight(intervals: Sequence[Interval]) -> int:
+    """The most intervals open at one instant."""
     # At equal times an end (-1) sorts before a start (+1): touching intervals do not overlap.
     events = sorted([(start, 1) for start, _ in intervals] + [(end, -1) for _, end in intervals])
     running = most = 0

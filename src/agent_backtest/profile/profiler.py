@@ -80,6 +80,7 @@ class GroupProfile:
         self.parallel.add_session(intervals, len(tools) - len(intervals))
 
     def _llm(self, step: Step, time: StepTime) -> None:
+        """Count, time, tokens and failures of one LLM call."""
         model = model_of(step)
         self.calls.add_llm(model, outcome(step), step.status is not None)
         self.timing.add_call(step, time)
@@ -90,6 +91,7 @@ class GroupProfile:
             self.parallel.add_request(len(answer.message.tool_calls or ()))
 
     def _tool(self, step: Step, time: StepTime, repeats: SessionRepeats) -> None:
+        """Count, time and repetition of one tool call."""
         name = tool_name_of(step)
         self.calls.add_tool(name, outcome(step), step.status is not None)
         self.timing.add_call(step, time)
@@ -161,6 +163,7 @@ class Profiler:
         return profile
 
     def _annotation_summary(self) -> dict[str, Any]:
+        """How many annotated sessions were found in the input."""
         absent = sorted(set(self.annotations) - self.annotated_seen)
         return {
             "sessions_annotated": len(self.annotations),

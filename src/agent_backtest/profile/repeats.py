@@ -82,4 +82,5 @@ class Repeats:
 
 
 def _positive(counts: Counter[str]) -> dict[str, int]:
+    """The non-zero counts, sorted by name."""
     return {name: counts[name] for name in sorted(counts) if counts[name]}

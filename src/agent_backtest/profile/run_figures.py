@@ -47,6 +47,7 @@ class RunFigures:
         self._outcome(annotation)
 
     def _outcome(self, annotation: RunAnnotation) -> None:
+        """Add a run's repair turns, task time and verdicts."""
         repairs = annotation.repair_turns
         if repairs is None:
             self.repair_total.lack("have no repair turn count")
@@ -81,4 +82,5 @@ class RunFigures:
 
 
 def _verdicts(counts: Counter[str], names: tuple[str, ...]) -> dict[str, int]:
+    """Every verdict with its count, zeros included, so groups line up."""
     return {name: counts[name] for name in (*names, "not_annotated")}

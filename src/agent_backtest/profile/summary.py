@@ -167,14 +167,16 @@ def without_group(table: Table, name: str) -> Table:
 
 
 def notes(profile: dict[str, Any]) -> list[str]:
-    """Why each unavailable figure is unavailable, once per group and reason."""
+    """Why each unavailable figure is unavailable, once per group and reason (group named when
+    there are several)."""
     found = []
+    several = len(profile["groups"]) > 1
     for name, group in profile["groups"].items():
         seen: set[str] = set()
         for path, reason in _reasons(group):
             if reason not in seen:
                 seen.add(reason)
-                found.append(f"{name}: {path}: {reason}")
+                found.append(f"{name}: {path}: {reason}" if several else f"{path}: {reason}")
     if profile.get("sessions_in_no_group"):
         found.append(f"{profile['sessions_in_no_group']} sessions are in no group "
                      "(they match no --variant, or have no annotated variant)")
@@ -182,6 +184,7 @@ def notes(profile: dict[str, Any]) -> list[str]:
 
 
 def _reasons(figures: dict[str, Any], path: str = "") -> Iterator[tuple[str, str]]:
+    """(path, reason) of each unavailable figure, depth first."""
     if figures.get("available") is False and figures.get("reason"):
         yield path.lstrip("."), figures["reason"]
         return
@@ -193,6 +196,7 @@ def _reasons(figures: dict[str, Any], path: str = "") -> Iterator[tuple[str, str
 
 
 def _at(figures: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
+    """The figure at a path of keys."""
     for key in path:
         figures = figures[key]
     return figures

@@ -162,4 +162,5 @@ class Timing:
 
 
 def _each(distributions: dict[str, Distribution]) -> dict[str, Any]:
+    """Each named distribution's figures, sorted by name."""
     return {name: distributions[name].to_dict() for name in sorted(distributions)}

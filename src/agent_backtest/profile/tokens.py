@@ -53,19 +53,10 @@ def load_prices(path: Path) -> PriceTable:
     except orjson.JSONDecodeError as exc:
         raise InputError(path, f"line {exc.lineno}", f"not valid JSON ({exc.msg})") from None
     try:
-        # strict mode refuses ints for floats; prices written as 3 are meant as 3.0
-        return PriceTable.model_validate({"prices": _floats(data)})
+        return PriceTable.model_validate({"prices": data})
     except ValidationError as exc:
         location, message = first_error(exc, drop=1)
         raise InputError(path, location, message) from None
-
-
-def _floats(data: Any) -> Any:
-    if not isinstance(data, dict):
-        return data
-    return {model: {key: float(value) if type(value) is int else value
-                    for key, value in price.items()} if isinstance(price, dict) else price
-            for model, price in data.items()}
 
 
 class ModelTokens:
@@ -111,6 +102,7 @@ class Tokens:
 
 
 def _cost(model: str, tokens: ModelTokens, prices: PriceTable) -> dict[str, Any]:
+    """One model's cost: None when its tokens are incomplete or it has no price."""
     price = prices.price_of(model, *sorted(tokens.requested))
     if price is None:
         return {"total": None, "observed_total": None,
@@ -126,6 +118,7 @@ def _cost(model: str, tokens: ModelTokens, prices: PriceTable) -> dict[str, Any]
 
 
 def _total_cost(costs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The group's cost over all models: None unless every model's cost is known."""
     if not costs:
         return {"total": None, "observed_total": None, **unavailable("no LLM calls")}
     unpriced = sorted(model for model, cost in costs.items() if cost["observed_total"] is None)

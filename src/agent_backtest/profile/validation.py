@@ -29,4 +29,5 @@ def first_error(exc: ValidationError, drop: int = 0) -> tuple[str, str]:
 
 def _is_wrapper(part: int | str) -> bool:
     # pydantic names the validator of a constrained type in the location (e.g. "function-after")
+    """True for a location part that names a validator, not a field."""
     return isinstance(part, str) and "[" in part

@@ -32,6 +32,7 @@ def leaves(figures: Mapping[str, Any], path: tuple[str, ...] = ()) -> Iterator[t
 
 
 def _is_count_map(figures: Mapping[str, Any]) -> bool:
+    """True for a map of counts by name (where an absent name means zero)."""
     # Figure dicts carry "available"; a plain map of integers is a count by name.
     return "available" not in figures and bool(figures) and all(
         isinstance(v, int) and not isinstance(v, bool) for v in figures.values())
@@ -50,12 +51,14 @@ def compare(baseline: Mapping[str, Any], other: Mapping[str, Any]) -> dict[str, 
 
 
 def _value(leaf: Leaf | None, counterpart: Leaf | None) -> float | int | None:
+    """A figure's value; an absent count is zero, any other absent figure None."""
     if leaf is not None:
         return leaf[0]
     return 0 if counterpart is not None and counterpart[1] else None
 
 
 def _difference(old: float | int | None, new: float | int | None) -> float | int | None:
+    """other − baseline, or None when either is unknown."""
     if old is None or new is None:
         return None
     difference = new - old

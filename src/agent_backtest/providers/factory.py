@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from agent_backtest.formats import InputError
 from agent_backtest.providers.anthropic import AnthropicProvider
@@ -17,8 +17,12 @@ from agent_backtest.trace import LLMRequest, LLMResponse
 
 def build_provider(ref: ModelRef, config: ModelConfig, base_url: str | None = None,
                    max_connections: int = 64,
-                   golden: Iterable[tuple[LLMRequest, LLMResponse]] = ()) -> Provider:
-    """The provider for ``ref``; a missing key or unknown provider fails before any call."""
+                   golden: Callable[[], Iterable[tuple[LLMRequest, LLMResponse]]] = tuple
+                   ) -> Provider:
+    """The provider for ``ref``; a missing key or unknown provider fails before any call.
+
+    ``golden`` gives the (request, production answer) pairs, read only for ``mock/golden``.
+    """
     settings = config.provider(ref.provider, base_url)
     if settings.type == "openai":
         return OpenAIProvider(ref.provider, settings, config.api_key(ref.provider, settings),
@@ -29,6 +33,6 @@ def build_provider(ref: ModelRef, config: ModelConfig, base_url: str | None = No
     if settings.type == "local":
         return LocalProvider(ref.provider, ref.model)
     if ref.model == "golden":
-        return golden_provider(golden)
+        return golden_provider(golden())
     raise InputError("--model", None, f"{ref}: the command line knows mock/golden (answers with "
                      "production's own answer); other mocks are scripted in code")

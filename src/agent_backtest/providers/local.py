@@ -86,6 +86,11 @@ class LocalProvider:
             if key not in ("model", "messages", "tools", "tool_choice", "seed", *PASSED_PARAMS):
                 adjustments.append(f"removed parameter {key} (not supported by llama.cpp)")
                 del payload[key]
+        if payload.get("tools") and payload.get("tool_choice") is None:
+            # OpenAI's default with tools is auto; llama.cpp shows the tools only when asked.
+            payload["tool_choice"] = "auto"
+            adjustments.append("tool_choice auto made explicit (llama.cpp offers tools only "
+                               "with a tool_choice)")
         if "max_tokens" not in payload:
             payload["max_tokens"] = DEFAULT_MAX_TOKENS
             adjustments.append(f"set max_tokens {DEFAULT_MAX_TOKENS} (local default)")

@@ -74,8 +74,9 @@ def tool_to_wire(tool: ToolDef, drop_schema_keys: list[str], adjustments: list[s
     if tool.description is not None:
         function["description"] = tool.description
     if tool.parameters is not None:
-        function["parameters"] = _without_keys(tool.parameters, set(drop_schema_keys),
-                                               f"tool {tool.name}", adjustments)
+        function["parameters"] = (
+            _without_keys(tool.parameters, set(drop_schema_keys), f"tool {tool.name}",
+                          adjustments) if drop_schema_keys else tool.parameters)
     if tool.strict is not None:
         function["strict"] = tool.strict
     return {"type": "function", "function": function}

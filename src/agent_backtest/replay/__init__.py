@@ -1,6 +1,14 @@
 """Replaying units on a candidate model."""
 
 from agent_backtest.replay.engine import ReplayOutcome, result_record, run_jobs
-from agent_backtest.replay.plan import Job, candidate_for, plan_jobs
+from agent_backtest.replay.plan import Job, candidate_for, candidates, iter_jobs
 
-__all__ = ["Job", "ReplayOutcome", "candidate_for", "plan_jobs", "result_record", "run_jobs"]
+__all__ = [
+    "Job",
+    "ReplayOutcome",
+    "candidate_for",
+    "candidates",
+    "iter_jobs",
+    "result_record",
+    "run_jobs",
+]

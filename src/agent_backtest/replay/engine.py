@@ -8,7 +8,7 @@ flight finish and be recorded.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from agent_backtest.providers import CallOutcome, ModelClient, ModelRef
@@ -24,19 +24,24 @@ class ReplayOutcome:
     interrupted: bool
 
 
-async def run_jobs(jobs: Sequence[Job], clients: Mapping[ModelRef, ModelClient],
+async def run_jobs(jobs: Iterable[Job], clients: Mapping[ModelRef, ModelClient],
                    writer: ResultWriter, concurrency: int, stop: asyncio.Event,
                    on_result: Callable[[ResultRecord], None] = lambda record: None
                    ) -> ReplayOutcome:
-    """Send every job (at most ``concurrency`` at once) until done or ``stop`` is set."""
+    """Send every job (at most ``concurrency`` at once) until done or ``stop`` is set.
+
+    Jobs are taken from the iterable one at a time, so units stream from disk.
+    """
     pending: Iterator[Job] = iter(jobs)
     finished = 0
+    exhausted = False
 
     async def worker() -> None:
-        nonlocal finished
+        nonlocal finished, exhausted
         while not stop.is_set():
             job = next(pending, None)
             if job is None:
+                exhausted = True
                 return
             client = clients[job.model]
             outcome = await client.generate(job.unit.request, job.model.model, job.seed)
@@ -45,13 +50,15 @@ async def run_jobs(jobs: Sequence[Job], clients: Mapping[ModelRef, ModelClient],
             finished += 1
             on_result(record)
 
-    workers = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(jobs))))]
+    workers = [asyncio.create_task(worker()) for _ in range(max(1, concurrency))]
     try:
         await asyncio.gather(*workers)
     finally:
         for task in workers:
             task.cancel()
-    return ReplayOutcome(finished, interrupted=stop.is_set() and finished < len(jobs))
+    # Stopped with jobs left: interrupted (a peek settles the case where none were left).
+    left = not exhausted and next(pending, None) is not None
+    return ReplayOutcome(finished, interrupted=stop.is_set() and left)
 
 
 def result_record(job: Job, outcome: CallOutcome) -> ResultRecord:

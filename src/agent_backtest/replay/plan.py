@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 
 from agent_backtest.formats import InputError
@@ -43,11 +43,18 @@ def candidate_for(unit: Unit, model: str, config: ModelConfig) -> ModelRef:
                      "(or another provider) to abt.toml")
 
 
-def plan_jobs(units: Sequence[Unit], model: str, config: ModelConfig, k: int, seed: int,
-              done: Iterable[tuple[str, int]] = ()) -> list[Job]:
+def iter_jobs(units: Iterable[Unit], model: str, config: ModelConfig, k: int, seed: int,
+              done: Container[tuple[str, int]] = frozenset()) -> Iterator[Job]:
     """Every (unit, repeat) not yet done, with seed ``seed + repeat``, in unit order."""
-    finished = set(done)
-    refs = {unit.unit_id: candidate_for(unit, model, config) for unit in units}
-    return [Job(unit, repeat, seed + repeat, refs[unit.unit_id])
-            for unit in units for repeat in range(k)
-            if (unit.unit_id, repeat) not in finished]
+    for unit in units:
+        ref = candidate_for(unit, model, config)
+        for repeat in range(k):
+            if (unit.unit_id, repeat) not in done:
+                yield Job(unit, repeat, seed + repeat, ref)
+
+
+def candidates(units: Iterable[Unit], model: str, config: ModelConfig) -> set[ModelRef]:
+    """Every model the units will be sent to; a unit no model can be found for is an error."""
+    if model != TRACE:
+        return {parse_model_ref(model)}
+    return {candidate_for(unit, model, config) for unit in units}

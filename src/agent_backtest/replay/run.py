@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,7 +28,7 @@ from agent_backtest.providers import (
     load_model_config,
 )
 from agent_backtest.replay.engine import ReplayOutcome, run_jobs
-from agent_backtest.replay.plan import Job, plan_jobs
+from agent_backtest.replay.plan import Job, candidates, iter_jobs
 from agent_backtest.runs import (
     ResultRecord,
     ResultWriter,
@@ -37,7 +37,7 @@ from agent_backtest.runs import (
     code_version,
     now,
 )
-from agent_backtest.units import Unit
+from agent_backtest.trace import LLMRequest, LLMResponse
 
 
 class ReplaySettings(BaseModel):
@@ -79,15 +79,12 @@ class RunResult:
     counters: CallCounters = field(default_factory=CallCounters)
 
 
-def start_run(directory: RunDirectory, settings: ReplaySettings, units: Sequence[Unit],
-              manifest: RunManifest, credential_command: str | None = None,
-              hooks: RunHooks | None = None) -> RunResult:
-    """Write units.jsonl and run.json, then replay every (unit, repeat)."""
-    directory.write_units(units)
-    manifest.units = len(units)
-    manifest.sessions = len({u.session_id for u in units})
+def start_run(directory: RunDirectory, settings: ReplaySettings, manifest: RunManifest,
+              credential_command: str | None = None, hooks: RunHooks | None = None
+              ) -> RunResult:
+    """Replay every (unit, repeat) of the units.jsonl already written in ``directory``."""
     manifest.save(directory.manifest_path)
-    return _replay(directory, settings, list(units), manifest, set(), credential_command, hooks)
+    return _replay(directory, settings, manifest, set(), credential_command, hooks)
 
 
 def resume_run(directory: RunDirectory, retry_errors: bool, overrides: dict[str, object],
@@ -100,10 +97,9 @@ def resume_run(directory: RunDirectory, retry_errors: bool, overrides: dict[str,
     manifest.attempts_of_run += 1
     manifest.status = "running"
     manifest.finished_at = None
-    units = list(directory.read_units())
     done = directory.settle_results(retry_errors)
     manifest.save(directory.manifest_path)
-    return _replay(directory, settings, units, manifest, done, credential_command, hooks)
+    return _replay(directory, settings, manifest, done, credential_command, hooks)
 
 
 def new_manifest(settings: ReplaySettings, inputs: list) -> RunManifest:
@@ -113,18 +109,22 @@ def new_manifest(settings: ReplaySettings, inputs: list) -> RunManifest:
                        code_version=code_version(), created_at=moment, updated_at=moment)
 
 
-def _replay(directory: RunDirectory, settings: ReplaySettings, units: list[Unit],
-            manifest: RunManifest, done: set[tuple[str, int]],
-            credential_command: str | None, hooks: RunHooks | None) -> RunResult:
+def _replay(directory: RunDirectory, settings: ReplaySettings, manifest: RunManifest,
+            done: set[tuple[str, int]], credential_command: str | None,
+            hooks: RunHooks | None) -> RunResult:
     hooks = hooks or RunHooks()
     config = load_model_config(Path(settings.config_file) if settings.config_file else None)
-    jobs = plan_jobs(units, settings.model, config, settings.k, settings.seed, done)
+    # Every model is resolved (and every key found) before the first call is sent.
+    refs = candidates(directory.read_units(), settings.model, config)
     counters = CallCounters()
-    hooks.on_start(len(jobs), len(done))
+    clients = _clients(refs, directory, settings, config, counters, credential_command)
+    todo = manifest.units * settings.k - len(done)
+    hooks.on_start(todo, len(done))
+    jobs = iter_jobs(directory.read_units(), settings.model, config, settings.k, settings.seed,
+                     done)
     writer = ResultWriter(directory.results_path)
     try:
-        outcome = asyncio.run(_send(jobs, units, settings, config, counters,
-                                    credential_command, writer, hooks))
+        outcome = asyncio.run(_send(jobs, clients, settings, writer, hooks))
     except KeyboardInterrupt:  # a second Ctrl-C: calls in flight are abandoned
         _finish(directory, manifest, counters, "interrupted")
         raise
@@ -135,13 +135,12 @@ def _replay(directory: RunDirectory, settings: ReplaySettings, units: list[Unit]
         writer.close()
     status = "interrupted" if outcome.interrupted else "completed"
     _finish(directory, manifest, counters, status)
-    return RunResult(manifest, outcome, len(jobs), counters)
+    return RunResult(manifest, outcome, todo, counters)
 
 
-async def _send(jobs: list[Job], units: list[Unit], settings: ReplaySettings,
-                config: ModelConfig, counters: CallCounters, credential_command: str | None,
-                writer: ResultWriter, hooks: RunHooks) -> ReplayOutcome:
-    clients = _clients(jobs, units, settings, config, counters, credential_command)
+async def _send(jobs: Iterator[Job], clients: dict[ModelRef, ModelClient],
+                settings: ReplaySettings, writer: ResultWriter, hooks: RunHooks
+                ) -> ReplayOutcome:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
 
@@ -166,16 +165,19 @@ async def _send(jobs: list[Job], units: list[Unit], settings: ReplaySettings,
             loop.remove_signal_handler(signal.SIGTERM)
 
 
-def _clients(jobs: list[Job], units: list[Unit], settings: ReplaySettings,
+def _clients(refs: set[ModelRef], directory: RunDirectory, settings: ReplaySettings,
              config: ModelConfig, counters: CallCounters, credential_command: str | None
              ) -> dict[ModelRef, ModelClient]:
     policy = CallPolicy(timeout=settings.timeout, max_retries=settings.max_retries,
                         backoff_initial=settings.backoff_initial)
     limits = RateLimits(settings.rpm, settings.tpm)
     credentials = CredentialCommand(credential_command) if credential_command else None
-    golden = [(u.request, u.golden) for u in units]
+
+    def golden() -> Iterator[tuple[LLMRequest, LLMResponse]]:
+        return ((unit.request, unit.golden) for unit in directory.read_units())
+
     clients = {}
-    for ref in sorted({job.model for job in jobs}):
+    for ref in sorted(refs):
         provider = build_provider(ref, config, settings.base_url, settings.concurrency, golden)
         cache = ResponseCache(Path(settings.cache_dir)) if settings.cache_dir else None
         clients[ref] = ModelClient(provider, policy, cache, limits, credentials, counters)

