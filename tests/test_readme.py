@@ -19,5 +19,5 @@ def test_command_reference_matches_help_output() -> None:
 def test_readme_opens_with_the_two_set_up_commands() -> None:
     blocks = README.read_text(encoding="utf-8").split("```sh\n")[1:3]
     commands = [block.split("\n```", 1)[0] for block in blocks]
-    assert "abt units examples/tau_airline" in commands[0]
+    assert "abt replay examples/tau_airline" in commands[0]
     assert "pytest" in commands[1]

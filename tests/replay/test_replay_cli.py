@@ -251,3 +251,13 @@ def test_ctrl_c_keeps_calls_in_flight_and_marks_the_run_interrupted(units_file: 
     recorded = records(run)
     assert len(recorded) == sent < 24  # every call that was sent has its record
     assert json.loads((run / "run.json").read_text())["status"] == "interrupted"
+
+
+def test_cache_stats_and_clear(units_file: Path, server: FakeOpenAI, tmp_path: Path) -> None:
+    abt(*replay_args(units_file, server, tmp_path / "runs" / "c", "--limit", "5"))
+    cache = tmp_path / "runs" / "cache"
+    code, output = abt("cache", "stats", "--cache-dir", cache)
+    assert code == 0 and ": 5 answers" in output
+    code, output = abt("cache", "clear", "--cache-dir", cache)
+    assert code == 0 and "removed 5 answers" in output
+    assert "0 answers" in abt("cache", "stats", "--cache-dir", cache)[1]

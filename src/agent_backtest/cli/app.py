@@ -10,8 +10,21 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from agent_backtest.cli import ingest, profile, replay, schema, show, units
+from agent_backtest.cli import (
+    compare,
+    gate,
+    ingest,
+    profile,
+    replay,
+    report,
+    schema,
+    score,
+    show,
+    units,
+)
 from agent_backtest.cli.cache import cache_app
+from agent_backtest.cli.patch import check as patch_check
+from agent_backtest.cli.patch import patch_app
 from agent_backtest.formats import InputError
 
 app = typer.Typer(
@@ -49,6 +62,10 @@ for name, function in (
     ("ingest", ingest.ingest),
     ("units", units.units),
     ("replay", replay.replay),
+    ("score", score.score),
+    ("report", report.report),
+    ("compare", compare.compare),
+    ("gate", gate.gate),
     ("show", show.show),
     ("schema", schema.schema),
     ("profile", profile.profile),
@@ -57,6 +74,8 @@ for name, function in (
 
 
 app.add_typer(cache_app, name="cache")
+patch_app.command("check")(friendly_errors(patch_check))
+app.add_typer(patch_app, name="patch")
 
 
 def main() -> None:

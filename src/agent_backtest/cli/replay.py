@@ -26,6 +26,14 @@ from agent_backtest.cli.options import (
     ToolsOption,
     session_stream,
 )
+from agent_backtest.cli.patch import cover_run
+from agent_backtest.cli.score import (
+    ExactStringsOption,
+    FallbackJudgeOption,
+    JudgeOption,
+    JudgeRepeatsOption,
+    print_outcome,
+)
 from agent_backtest.cli.tally import UnitTally
 from agent_backtest.cli.unit_options import (
     AgentConfigOption,
@@ -43,6 +51,7 @@ from agent_backtest.cli.unit_options import (
 from agent_backtest.formats import InputError
 from agent_backtest.providers import default_cache_dir, load_model_config, parse_model_ref
 from agent_backtest.providers.refs import TRACE
+from agent_backtest.replay.patch import PatchSettings, load_patch
 from agent_backtest.replay.run import (
     ReplaySettings,
     RunHooks,
@@ -50,8 +59,11 @@ from agent_backtest.replay.run import (
     new_manifest,
     resume_run,
     start_run,
+    write_run_patch,
 )
 from agent_backtest.runs import ResultRecord, RunDirectory, describe_input
+from agent_backtest.scoring.judge import JudgeError, check_judge
+from agent_backtest.scoring.run import ScoreSettings, score_run
 from agent_backtest.units import (
     DEFAULT_SPLIT_SALT,
     AgentConfig,
@@ -131,11 +143,25 @@ def replay(
     split: SplitOption = "all",
     exclude_sessions: ExcludeSessionsOption = None,
     limit: LimitOption = None,
+    no_score: Annotated[bool, typer.Option(
+        "--no-score", help="Only record the answers; score later with abt score.")] = False,
+    judge: JudgeOption = None,
+    fallback_judge: FallbackJudgeOption = None,
+    judge_repeats: JudgeRepeatsOption = 1,
+    exact_strings: ExactStringsOption = False,
+    patch_file: Annotated[Path | None, typer.Option(
+        "--patch", metavar="FILE", help="Edit ops (abt.patch/1, JSON or YAML) applied to each "
+        "unit's request before it is sent; patch_coverage.json is written first, and the run "
+        "stops there if an op matches nothing.")] = None,
+    allow_unmatched: Annotated[bool, typer.Option(
+        "--allow-unmatched", help="With --patch: replay even when an op matches nothing.")
+    ] = False,
 ) -> None:
-    """Replay units on a candidate model; every answer is recorded the moment it arrives."""
+    """Replay units on a candidate model; every answer is recorded the moment it arrives, then
+    the run is scored against production (as abt score does)."""
     console = Console(stderr=True, highlight=False)
     if resume is not None:
-        if inputs or out or model:
+        if inputs or out or model or patch_file:
             raise typer.BadParameter("--resume takes the run's own inputs, model and settings; "
                                      "pass only the run directory (and call settings)")
         overrides = {name: value for name, value in (
@@ -148,6 +174,9 @@ def replay(
         finally:
             progress.stop()
         _finish(console, directory, result)
+        if not no_score:
+            _score(directory, judge, fallback_judge, judge_repeats, exact_strings,
+                   agent_config(agent_config_file, router_nodes))
         return
     if not inputs or not model or not out:
         raise typer.BadParameter("give INPUT…, --model and --out (or --resume DIR)")
@@ -172,12 +201,27 @@ def replay(
                    "split_salt": split_salt, "split": split, "limit": limit,
                    "excluded_sessions": str(exclude_sessions) if exclude_sessions else None},
     )
+    patch = None
+    if patch_file is not None:  # a broken patch fails before the run directory is made
+        patch = load_patch(patch_file)
+        settings.patch = PatchSettings(file=patch_file.name, ops=patch.op_ids(),
+                                       sha256=describe_input(patch_file).sha256,
+                                       allow_unmatched=allow_unmatched)
     load_model_config(config_file)  # a broken config fails before the run directory is made
+    if judge and model != TRACE:  # a judge that is the candidate fails before anything is sent
+        try:
+            check_judge(judge, [model])
+        except JudgeError as exc:
+            raise InputError("--judge", None, str(exc)) from None
     directory = RunDirectory(out)
     directory.create(overwrite)
     manifest = new_manifest(settings, [describe_input(path) for path in inputs])
     manifest.units, manifest.sessions = directory.write_units(itertools.chain([first], units))
     manifest.config["selection"]["dropped"] = dict(sorted(selection.dropped.items()))
+    # Coverage comes before run.json exists, so a patch that stops leaves no run behind.
+    if patch is not None and patch_file is not None:
+        cover_run(console, directory, patch, patch_file, allow_unmatched)
+        write_run_patch(directory, patch)
     if dry_run:
         manifest.status = "completed"
         manifest.config["dry_run"] = True
@@ -191,6 +235,17 @@ def replay(
     finally:
         progress.stop()
     _finish(console, directory, result)
+    if not no_score:
+        _score(directory, judge, fallback_judge, judge_repeats, exact_strings,
+               agent_config(agent_config_file, router_nodes))
+
+
+def _score(directory: RunDirectory, judge: str | None, fallback_judge: str | None,
+           judge_repeats: int, exact_strings: bool, agent: AgentConfig) -> None:
+    settings = ScoreSettings(judge=judge, fallback_judge=fallback_judge,
+                             judge_repeats=judge_repeats, exact_strings=exact_strings,
+                             agent=agent)
+    print_outcome(Console(highlight=False), directory.path, score_run(directory, settings))
 
 
 def _units(inputs: list[Path], format: str | None, tools: Path | None,

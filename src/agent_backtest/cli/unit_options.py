@@ -19,7 +19,7 @@ AgentConfigOption = Annotated[
     Path | None,
     typer.Option("--agent-config", metavar="FILE", help="Agent config file (TOML, JSON or YAML): "
                  "router_nodes, routing_tool_prefixes, end_session_tools, equivalent_tools, "
-                 "arg_defaults."),
+                 "arg_defaults, free_text_args, unordered_args."),
 ]
 RouterNodesOption = Annotated[
     str | None,

@@ -78,6 +78,7 @@ def messages_payload(request: LLMRequest, model: str, seed: int | None
     stop = params.pop("stop", None)
     if stop:
         payload["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
+    params.pop("seed", None)  # the run's seed replaces the recorded one (and is not sent)
     for key, value in params.items():
         if key in PASSED_PARAMS:
             payload[key] = value

@@ -44,8 +44,11 @@ async def run_jobs(jobs: Iterable[Job], clients: Mapping[ModelRef, ModelClient],
                 exhausted = True
                 return
             client = clients[job.model]
-            outcome = await client.generate(job.unit.request, job.model.model, job.seed)
-            record = result_record(job, outcome)
+            outcome = await client.generate(job.request, job.model.model, job.seed)
+            base_sha = None
+            if job.patched is not None:  # the hash the unpatched request would have been sent as
+                base_sha = client.prepare(job.unit.request, job.model.model, job.seed)[2]
+            record = result_record(job, outcome, base_sha)
             writer.append(record)
             finished += 1
             on_result(record)
@@ -61,15 +64,20 @@ async def run_jobs(jobs: Iterable[Job], clients: Mapping[ModelRef, ModelClient],
     return ReplayOutcome(finished, interrupted=stop.is_set() and left)
 
 
-def result_record(job: Job, outcome: CallOutcome) -> ResultRecord:
-    """The results.jsonl record of one job's outcome."""
+def result_record(job: Job, outcome: CallOutcome, base_request_sha: str | None = None
+                  ) -> ResultRecord:
+    """The results.jsonl record of one job's outcome (and, in a patched run, the patch's part)."""
     error = None
     if outcome.error is not None:
         error = CallError(kind=outcome.error.kind, detail=outcome.error.detail,
                           status=outcome.error.status)
+    patched = job.patched
     return ResultRecord(
         unit_id=job.unit.unit_id, repeat=job.repeat, session_id=job.unit.session_id,
         model=str(job.model), seed=job.seed, request_sha=outcome.request_sha,
         adjustments=outcome.adjustments, response=outcome.response, error=error,
         latency_ms=outcome.latency_ms, attempts=outcome.attempts, cache_hit=outcome.cache_hit,
+        base_request_sha=base_request_sha,
+        patch_ops=list(patched.ops) if patched is not None else None,
+        removed_tools=list(patched.removed_tools) if patched and patched.removed_tools else None,
     )

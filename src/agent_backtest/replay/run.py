@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent_backtest.formats import InputError
 from agent_backtest.providers import (
     CallCounters,
     CallPolicy,
@@ -28,6 +29,7 @@ from agent_backtest.providers import (
     load_model_config,
 )
 from agent_backtest.replay.engine import ReplayOutcome, run_jobs
+from agent_backtest.replay.patch import Patch, PatchSettings, load_patch
 from agent_backtest.replay.plan import Job, candidates, iter_jobs
 from agent_backtest.runs import (
     ResultRecord,
@@ -36,8 +38,11 @@ from agent_backtest.runs import (
     RunManifest,
     code_version,
     now,
+    private_atomic_writer,
 )
 from agent_backtest.trace import LLMRequest, LLMResponse
+
+PATCH_FILE = "patch.json"
 
 
 class ReplaySettings(BaseModel):
@@ -59,6 +64,8 @@ class ReplaySettings(BaseModel):
     backoff_initial: float = Field(default=1.0, ge=0)
     selection: dict[str, object] = Field(default_factory=dict,
                                          description="How the units were chosen.")
+    patch: PatchSettings | None = Field(default=None, description="The patch applied to each "
+                                        "request before it is sent (ops in patch.json).")
 
 
 @dataclass
@@ -109,19 +116,39 @@ def new_manifest(settings: ReplaySettings, inputs: list) -> RunManifest:
                        code_version=code_version(), created_at=moment, updated_at=moment)
 
 
+def write_run_patch(directory: RunDirectory, patch: Patch) -> None:
+    """Keep the run's patch in the run directory (0600), so --resume applies the same ops."""
+    with private_atomic_writer(directory.path / PATCH_FILE) as handle:
+        handle.write(patch.to_json())
+
+
+def load_run_patch(directory: RunDirectory, settings: PatchSettings) -> Patch:
+    """The patch a run was started with; its ops must be the ones run.json names."""
+    path = directory.path / PATCH_FILE
+    if not path.exists():
+        raise InputError(path, None, f"missing: run.json says the run applies the patch "
+                         f"{settings.file}, and its ops are kept in this file")
+    patch = load_patch(path)
+    if patch.op_ids() != settings.ops:
+        raise InputError(path, None, f"its ops {patch.op_ids()} are not the run's "
+                         f"{settings.ops} (run.json): the file was edited after the run started")
+    return patch
+
+
 def _replay(directory: RunDirectory, settings: ReplaySettings, manifest: RunManifest,
             done: set[tuple[str, int]], credential_command: str | None,
             hooks: RunHooks | None) -> RunResult:
     hooks = hooks or RunHooks()
     config = load_model_config(Path(settings.config_file) if settings.config_file else None)
+    patch = load_run_patch(directory, settings.patch) if settings.patch else None
     # Every model is resolved (and every key found) before the first call is sent.
-    refs = candidates(directory.read_units(), settings.model, config)
+    refs = candidates(directory.read_units(), settings.model, config, patch)
     counters = CallCounters()
     clients = _clients(refs, directory, settings, config, counters, credential_command)
     todo = manifest.units * settings.k - len(done)
     hooks.on_start(todo, len(done))
     jobs = iter_jobs(directory.read_units(), settings.model, config, settings.k, settings.seed,
-                     done)
+                     done, patch)
     writer = ResultWriter(directory.results_path)
     try:
         outcome = asyncio.run(_send(jobs, clients, settings, writer, hooks))

@@ -52,6 +52,14 @@ class ResultRecord(BaseModel):
                                      "attempt; None for cache hits and errors.")
     attempts: int = Field(description="Calls sent for this record (0 for a cache hit).")
     cache_hit: bool = False
+    base_request_sha: str | None = Field(
+        default=None, description="Patched runs: sha256 of the payload the unit's unpatched "
+        "request would have been sent as (same model and seed); equals request_sha when no op "
+        "changed the unit.")
+    patch_ops: list[str] | None = Field(
+        default=None, description="Patched runs: ids of the ops that changed this unit's request.")
+    removed_tools: list[str] | None = Field(
+        default=None, description="Patched runs: tools the patch removed from this unit's request.")
 
     @property
     def key(self) -> tuple[str, int]:

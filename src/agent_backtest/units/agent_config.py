@@ -43,6 +43,14 @@ class AgentConfig(BaseModel):
         default_factory=dict,
         description="Per tool, argument values equal to leaving the argument out.",
     )
+    free_text_args: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Per tool, string arguments whose values are prose, judged by meaning.",
+    )
+    unordered_args: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Per tool, list arguments whose order carries no meaning.",
+    )
 
     def is_routing_tool(self, name: str) -> bool:
         """True for a tool that hands the conversation to another node or ends it."""

@@ -1,0 +1,69 @@
+"""``abt compare``: pair two scored runs by (unit, repeat) and say what changed."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from agent_backtest.cli.report import FormatOption, OutputFormat
+from agent_backtest.report import BAR_NOT_MET, compare_markdown, gate_compare, write_compare
+from agent_backtest.report.figures import rate, signed
+
+MaxDropOption = Annotated[
+    float | None, typer.Option("--max-drop", min=0.0, metavar="F",
+                               help="Fail (exit 3) when B's agreement is more than F below "
+                               "A's on the paired answers.")]
+LowerBoundOption = Annotated[
+    bool, typer.Option("--use-lower-bound", help="Apply the bar to the pessimistic end of the "
+                       "95% interval instead of the point estimate.")]
+
+
+def compare(
+    a: Annotated[Path, typer.Argument(metavar="A", show_default=False,
+                                      help="The baseline run (e.g. --model trace, or the "
+                                      "current prompt).")],
+    b: Annotated[Path, typer.Argument(metavar="B", show_default=False,
+                                      help="The run to compare with it (the candidate).")],
+    out: Annotated[Path | None, typer.Option("--out", metavar="DIR", help="Write compare.json "
+                                             "and compare.html here [default: B].")] = None,
+    max_drop: MaxDropOption = None,
+    use_lower_bound: LowerBoundOption = False,
+    output_format: FormatOption = OutputFormat.text,
+) -> None:
+    """Compare two scored runs: agreement of each, the paired difference, McNemar, flips."""
+    outcome = write_compare(a, b, out)
+    result = outcome.compare
+    checks = [gate_compare(result, max_drop, use_lower_bound)] if max_drop is not None else []
+    err = Console(stderr=True, highlight=False)
+    if output_format is OutputFormat.markdown:
+        sys.stdout.write(compare_markdown(result, checks))
+    else:
+        _print_text(Console(highlight=False), result)
+        for check in checks:
+            Console(highlight=False).print(("bar met: " if check.met else "bar not met: ")
+                                           + check.why, markup=False)
+    Console(stderr=output_format is OutputFormat.markdown, highlight=False).print(
+        f"wrote {outcome.json_path} and {outcome.html_path}", markup=False)
+    if not all(check.met for check in checks):
+        err.print("abt: bar not met: " + "; ".join(c.why for c in checks if not c.met),
+                  markup=False)
+        raise typer.Exit(BAR_NOT_MET)
+
+
+def _print_text(console: Console, result: dict) -> None:
+    for warning in result["warnings"]:
+        console.print(f"warning: {warning}", style="yellow", markup=False)
+    for key, label in (("agreement", "agreement"), ("strict", "strict")):
+        figures = result[key]
+        console.print(f"{label}: A {rate(figures['a'])} · B {rate(figures['b'])} · B − A "
+                      f"{signed(figures['difference'])}", markup=False)
+    test, counts = result["mcnemar"], result["counts"]
+    console.print(f"{counts['paired']} paired answers, {counts['sessions']} sessions · strict "
+                  f"flips: {test['a_right_b_wrong']} right → wrong, {test['a_wrong_b_right']} "
+                  f"wrong → right · McNemar exact p = {test['p_value']:.4g}", markup=False)
+    console.print(f"not compared: {counts['only_in_a']} only in A, {counts['only_in_b']} only "
+                  f"in B, {counts['not_comparable']} not scored on both sides", markup=False)

@@ -1,0 +1,160 @@
+"""``abt patch check``: what a patch would change in each unit, without a run; and the coverage
+step ``abt replay --patch`` takes before anything is sent."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from agent_backtest.cli.options import (
+    FormatOption,
+    RecordedModelOption,
+    StrictOption,
+    ToolsOption,
+    session_stream,
+)
+from agent_backtest.cli.tally import UnitTally
+from agent_backtest.cli.unit_options import (
+    AgentConfigOption,
+    ExcludeSessionsOption,
+    LimitOption,
+    NodeOption,
+    RouterNodesOption,
+    SplitOption,
+    SplitSaltOption,
+    StepsOption,
+    ValFractionOption,
+    agent_config,
+    make_selection,
+)
+from agent_backtest.formats import InputError
+from agent_backtest.replay.patch import Patch, load_patch
+from agent_backtest.replay.patch_coverage import CoverageReport, PatchCoverage, request_diff
+from agent_backtest.runs import RunDirectory, describe_input, private_atomic_writer
+from agent_backtest.units import (
+    DEFAULT_SPLIT_SALT,
+    AgentConfig,
+    Unit,
+    is_units_file,
+    read_units_file,
+)
+
+COVERAGE_FILE = "patch_coverage.json"
+UNMATCHED_EXIT = 1
+
+patch_app = typer.Typer(help="Patches: edit ops applied to each unit's request before it is "
+                        "sent (abt replay --patch).", no_args_is_help=True,
+                        add_completion=False, rich_markup_mode=None)
+# check is registered in cli/app.py, behind the one handler that turns input errors into a line.
+PatchFileArgument = Annotated[Path, typer.Argument(
+    metavar="PATCH", help="The patch file (abt.patch/1, JSON or YAML).", show_default=False)]
+
+
+def check(
+    patch_file: PatchFileArgument,
+    inputs: Annotated[list[Path], typer.Argument(
+        metavar="INPUT", help="A units JSONL (from abt units) or trace files in any supported "
+        "format.", show_default=False)],
+    format: FormatOption = None,
+    tools: ToolsOption = None,
+    recorded_model: RecordedModelOption = None,
+    strict: StrictOption = False,
+    agent_config_file: AgentConfigOption = None,
+    router_nodes: RouterNodesOption = None,
+    steps: StepsOption = "all",
+    node: NodeOption = None,
+    val_fraction: ValFractionOption = None,
+    split_salt: SplitSaltOption = DEFAULT_SPLIT_SALT,
+    split: SplitOption = "all",
+    exclude_sessions: ExcludeSessionsOption = None,
+    limit: LimitOption = None,
+    diff: Annotated[bool, typer.Option(
+        "--diff/--no-diff", help="Show the first request each op changed, before and after.")
+    ] = True,
+    json_report: Annotated[bool, typer.Option(
+        "--json", help="Print the coverage report as JSON (as patch_coverage.json holds it).")
+    ] = False,
+) -> None:
+    """Apply a patch to the units and report, per op, how many units have its target and how
+    many it changed; exit 1 when an op matches nothing."""
+    patch = load_patch(patch_file)
+    selection = make_selection(steps, node, None, val_fraction, split_salt, split,
+                               exclude_sessions, limit)
+    units = selection.apply(_read_units(inputs, format, tools, recorded_model, strict,
+                                        agent_config(agent_config_file, router_nodes)))
+    coverage = PatchCoverage(patch).add_all(units)
+    if coverage.units == 0:
+        raise InputError(inputs[0], None, "no units to patch (see abt ingest for what the inputs "
+                         "hold, and the selection flags)")
+    report = coverage.report(patch_file.name, describe_input(patch_file).sha256)
+    if json_report:
+        typer.echo(report.to_json().decode(), nl=False)
+    else:
+        console = Console(highlight=False, soft_wrap=True)
+        print_coverage(console, report)
+        if diff:
+            for op_id, example in coverage.examples().items():
+                console.print("")
+                console.print(request_diff(op_id, example), markup=False)
+    if report.unmatched:
+        Console(stderr=True, highlight=False, soft_wrap=True).print(
+            f"abt: {_unmatched_sentence(report)}", markup=False)
+        raise typer.Exit(UNMATCHED_EXIT)
+
+
+def cover_run(console: Console, directory: RunDirectory, patch: Patch, patch_file: Path,
+              allow_unmatched: bool) -> CoverageReport:
+    """Patch every unit of the run, write patch_coverage.json and print it; an op that matches
+    nothing stops the run here (before run.json exists) unless ``allow_unmatched``."""
+    coverage = PatchCoverage(patch).add_all(directory.read_units())
+    report = coverage.report(patch_file.name, describe_input(patch_file).sha256)
+    path = directory.path / COVERAGE_FILE
+    with private_atomic_writer(path) as handle:
+        handle.write(report.to_json())
+    print_coverage(console, report)
+    console.print(f"patch coverage written to {path}", markup=False)
+    if report.unmatched and not allow_unmatched:
+        raise InputError(patch_file, None, f"{_unmatched_sentence(report)}; nothing was sent "
+                         f"(see {path}; --allow-unmatched replays anyway)")
+    return report
+
+
+def print_coverage(console: Console, report: CoverageReport) -> None:
+    """The coverage report as an aligned table, then the message of every op not ok."""
+    ops = f"{len(report.ops)} op" + ("s" if len(report.ops) != 1 else "")
+    console.print(f"patch {report.patch_file}: {ops} over {report.units} units; "
+                  f"{report.units_changed} requests changed", markup=False, soft_wrap=True)
+    rows = [("op", "target", "action", "in scope", "with target", "changed", "status")]
+    rows += [(op.id, op.target, op.action, str(op.units_in_scope), str(op.units_with_target),
+              str(op.units_changed), op.status) for op in report.ops]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        cells = [cell.rjust(width) if 3 <= i <= 5 else cell.ljust(width)
+                 for i, (cell, width) in enumerate(zip(row, widths, strict=True))]
+        console.print("  " + "  ".join(cells).rstrip(), markup=False, soft_wrap=True)
+    for op in report.ops:
+        if op.message:
+            console.print(f"  {op.id} ({op.status}): {op.message}", markup=False, soft_wrap=True)
+
+
+def _unmatched_sentence(report: CoverageReport) -> str:
+    """E.g. "2 patch op(s) matched nothing: 'a', 'b'"."""
+    names = ", ".join(repr(op_id) for op_id in report.unmatched)
+    return f"{len(report.unmatched)} patch op(s) matched nothing: {names}"
+
+
+def _read_units(inputs: list[Path], format: str | None, tools: Path | None,
+                recorded_model: str | None, strict: bool, config: AgentConfig
+                ) -> Iterator[Unit]:
+    """The units of a units file, or of trace files read with the shared options."""
+    if len(inputs) == 1 and is_units_file(inputs[0]):
+        yield from read_units_file(inputs[0])
+        return
+    stream = session_stream(inputs, format, tools, recorded_model, strict)
+    tally = UnitTally(config)
+    for session in stream:
+        yield from tally.units_of(stream.summaries[-1].file, session)

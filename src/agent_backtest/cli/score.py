@@ -1,0 +1,91 @@
+"""``abt score``: compare a run's answers with production's, step by step."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from agent_backtest.cli.unit_options import AgentConfigOption, RouterNodesOption, agent_config
+from agent_backtest.runs import RunDirectory
+from agent_backtest.scoring.run import ScoreOutcome, ScoreSettings, score_run
+
+JudgeOption = Annotated[
+    str | None,
+    typer.Option("--judge", metavar="MODEL", help="LLM judge for text answers and free-text "
+                 "arguments (provider/model); without one, text gets a labelled token-overlap "
+                 "similarity instead."),
+]
+FallbackJudgeOption = Annotated[
+    str | None,
+    typer.Option("--fallback-judge", metavar="MODEL",
+                 help="Asked when the judge's verdict is still invalid after one retry."),
+]
+JudgeRepeatsOption = Annotated[
+    int, typer.Option("--judge-repeats", min=1, metavar="N",
+                      help="Ask the judge N times (different seeds) and record their agreement."),
+]
+ExactStringsOption = Annotated[
+    bool, typer.Option("--exact-strings", help="Compare string arguments exactly (no case, "
+                       "whitespace or punctuation normalisation)."),
+]
+
+
+def score(
+    run: Annotated[Path, typer.Argument(metavar="RUN", help="A run directory from abt replay.",
+                                        show_default=False)],
+    judge: JudgeOption = None,
+    fallback_judge: FallbackJudgeOption = None,
+    judge_repeats: JudgeRepeatsOption = 1,
+    exact_strings: ExactStringsOption = False,
+    agent_config_file: AgentConfigOption = None,
+    router_nodes: RouterNodesOption = None,
+) -> None:
+    """Score a run's results against production's answers; never calls the candidate."""
+    settings = ScoreSettings(judge=judge, fallback_judge=fallback_judge,
+                             judge_repeats=judge_repeats, exact_strings=exact_strings,
+                             agent=agent_config(agent_config_file, router_nodes))
+    outcome = score_run(RunDirectory(run), settings)
+    print_outcome(Console(highlight=False), run, outcome)
+
+
+def print_outcome(console: Console, run: Path, outcome: ScoreOutcome) -> None:
+    """The headline figures, breakdowns, buckets and warnings of a scoring."""
+    summary = outcome.summary
+    counts = summary["counts"]
+    for warning in summary["warnings"]:
+        console.print(f"warning: {warning}", style="yellow", markup=False)
+    overall = summary["overall"]
+    console.print(f"agreement {_rate(overall['agreement'])} · strict {_rate(overall['strict'])}"
+                  f" · scored {counts['scored']} of {counts['records']} (unscored "
+                  f"{counts['unscored']}, infrastructure errors {counts['infra_errors']}) · "
+                  f"{counts['sessions']} sessions", markup=False)
+    table = Table("group", "n", "agreement", "strict", show_edge=False, title_justify="left")
+    for grouping in ("kind", "node", "tool", "split"):
+        for label, figures in summary[f"by_{grouping}"].items():
+            table.add_row(f"{grouping} {label}", str(figures["agreement"]["n"]),
+                          _rate(figures["agreement"]), _rate(figures["strict"]))
+    console.print(table)
+    buckets = " · ".join(f"{name} {n}" for name, n in summary["buckets"].items())
+    console.print(f"buckets: {buckets or 'none'}", markup=False)
+    if counts["infra_errors_by_kind"]:
+        errors = " · ".join(f"{k} {v}" for k, v in counts["infra_errors_by_kind"].items())
+        console.print(f"infrastructure errors (not scored): {errors}", markup=False)
+    if summary["methods"].get("text_similarity"):
+        console.print("text answers were compared by token overlap (text_similarity), not "
+                      "judged: pass --judge MODEL for verdicts", markup=False)
+    for name in outcome.kept_earlier:
+        console.print(f"earlier scoring kept as {run / name}", markup=False)
+    console.print(f"wrote {run / 'scores.jsonl'} and {run / 'summary.json'}", markup=False)
+
+
+def _rate(estimate: dict[str, Any]) -> str:
+    if estimate["mean"] is None:
+        return "n/a"
+    interval = estimate["ci95"]
+    if interval is None:
+        return f"{estimate['mean']:.3f} (no interval: one session)"
+    return f"{estimate['mean']:.3f} [{interval[0]:.3f}, {interval[1]:.3f}]"

@@ -1,0 +1,31 @@
+"""Reports of scored runs: results.csv, report.html, compare, CI gates and Markdown summaries.
+
+Reports read what scoring wrote (the run directory) and never score or call a model.
+"""
+
+from agent_backtest.report.compare import compare_runs, mcnemar_exact, pair_records
+from agent_backtest.report.gate import BAR_NOT_MET, Check, gate_compare, gate_run
+from agent_backtest.report.loading import ScoredRun, load_run, read_scores
+from agent_backtest.report.markdown import compare_markdown, gate_markdown, report_markdown
+from agent_backtest.report.run_compare import CompareOutcome, write_compare
+from agent_backtest.report.run_report import ReportOutcome, write_report
+
+__all__ = [
+    "BAR_NOT_MET",
+    "Check",
+    "CompareOutcome",
+    "ReportOutcome",
+    "ScoredRun",
+    "compare_markdown",
+    "compare_runs",
+    "gate_compare",
+    "gate_markdown",
+    "gate_run",
+    "load_run",
+    "mcnemar_exact",
+    "pair_records",
+    "read_scores",
+    "report_markdown",
+    "write_compare",
+    "write_report",
+]

@@ -1,0 +1,88 @@
+"""Bars for CI: does a run (or a comparison) meet the agreement a change must keep?
+
+By default a bar applies to the point estimate. With ``use_lower_bound`` it applies to the
+pessimistic end of the 95% interval instead: the lower bound of an agreement, and for a
+comparison the lower bound of B − A (the largest drop the data allow). A bar on an estimate that
+has no interval (fewer than two sessions) is then not met, since nothing shows it holds.
+Infrastructure errors are facts of this run, not estimates: their bars apply to the counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+BAR_NOT_MET = 3  # exit code of ``abt gate`` and ``abt compare --max-drop`` (2 is a user error)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One bar: what was required, the value it was checked against, and whether it held."""
+
+    name: str
+    requirement: str
+    value: float | None
+    met: bool
+    why: str
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain data for JSON output."""
+        return {"name": self.name, "requirement": self.requirement, "value": self.value,
+                "met": self.met, "why": self.why}
+
+
+def checked_value(estimate: dict[str, Any], use_lower_bound: bool) -> tuple[float | None, str]:
+    """The number a bar compares (point or lower bound), and how to name it."""
+    if estimate.get("mean") is None:
+        return None, "nothing scored"
+    if not use_lower_bound:
+        return float(estimate["mean"]), "point estimate"
+    bounds = estimate.get("ci95")
+    if not bounds:
+        return None, "no interval (fewer than 2 sessions)"
+    return float(bounds[0]), "lower bound of the 95% interval"
+
+
+def at_least(name: str, estimate: dict[str, Any], bar: float, use_lower_bound: bool) -> Check:
+    """``estimate`` must be at least ``bar``."""
+    value, what = checked_value(estimate, use_lower_bound)
+    if value is None:
+        return Check(name, f"≥ {bar:g}", None, False, f"{name}: {what}, so the bar is not met")
+    met = value >= bar
+    return Check(name, f"≥ {bar:g}", value, met,
+                 f"{name} {what} {value:.4f} {'>=' if met else '<'} {bar:g}")
+
+
+def at_most(name: str, count: float, bar: float) -> Check:
+    """An observed count or rate must be at most ``bar``."""
+    met = count <= bar
+    return Check(name, f"≤ {bar:g}", count, met,
+                 f"{name} {count:g} {'<=' if met else '>'} {bar:g}")
+
+
+def gate_run(summary: dict[str, Any], min_agreement: float | None, min_strict: float | None,
+             max_infra_errors: int | None, max_infra_error_rate: float | None,
+             use_lower_bound: bool) -> list[Check]:
+    """The bars asked of one run's summary.json."""
+    checks = []
+    if min_agreement is not None:
+        checks.append(at_least("agreement", summary["overall"]["agreement"], min_agreement,
+                               use_lower_bound))
+    if min_strict is not None:
+        checks.append(at_least("strict agreement", summary["overall"]["strict"], min_strict,
+                               use_lower_bound))
+    counts = summary["counts"]
+    if max_infra_errors is not None:
+        checks.append(at_most("infrastructure errors", counts["infra_errors"], max_infra_errors))
+    if max_infra_error_rate is not None:
+        rate = counts["infra_errors"] / counts["records"] if counts["records"] else 0.0
+        checks.append(at_most("infrastructure error rate", round(rate, 6),
+                              max_infra_error_rate))
+    return checks
+
+
+def gate_compare(compare: dict[str, Any], max_drop: float, use_lower_bound: bool) -> Check:
+    """B's agreement may fall below A's by at most ``max_drop`` (on the paired answers)."""
+    bar = -max_drop
+    return at_least("agreement change B − A", compare["agreement"]["difference"], bar,
+                    use_lower_bound)

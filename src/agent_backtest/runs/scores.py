@@ -1,0 +1,86 @@
+"""``scores.jsonl``: one score record per (unit, repeat) of a run, from ``abt score``.
+
+Infrastructure errors are recorded with status ``infra_error`` and no score, and a unit the judge
+could not score is ``unscored``: neither is ever a zero.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCORE_SCHEMA = "abt.score/1"
+
+Bucket = Literal[
+    "match", "wrong_tool", "args_mismatch", "text_instead_of_tool", "tool_instead_of_text",
+    "text_match", "text_mismatch", "missing_call", "extra_call", "unscored",
+    "removed_tool_called_in_golden",
+]
+Status = Literal["scored", "unscored", "infra_error"]
+Method = Literal["matcher", "judge", "text_similarity"]
+
+
+class ArgumentDifference(BaseModel):
+    """Where a candidate's call arguments differ from production's."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    call: int = Field(description="Index of the golden call.")
+    path: str
+    kind: str
+    golden: Any = None
+    candidate: Any = None
+    required: bool = False
+
+
+class JudgeSummary(BaseModel):
+    """What the judge said about one text answer or free-text argument."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    target: str = Field(description="'text', or 'call N argument NAME'.")
+    score: float | None
+    reasons: list[str] = Field(default_factory=list)
+    judge: str | None = None
+    prompt: str | None = None
+    prompt_sha256: str | None = None
+    agreement: float | None = None
+    unscored_reason: str | None = None
+
+
+class ScoreRecord(BaseModel):
+    """How one candidate answer compares with production's."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    schema_: Literal["abt.score/1"] = Field(default=SCORE_SCHEMA, alias="schema")
+    unit_id: str
+    repeat: int
+    session_id: str
+    node: str | None = None
+    kind: str
+    split: str | None = None
+    model: str = Field(description="The candidate provider/model.")
+    golden_tool: str | None = Field(default=None, description="Production's (first) tool, or "
+                                    "None for a text answer.")
+    candidate_tool: str | None = None
+    status: Status
+    bucket: Bucket | None = Field(default=None, description="None for infrastructure errors.")
+    strict: bool | None = Field(default=None, description="Same tool and every argument "
+                                "exact (or the same text); None when not scored.")
+    score: float | None = Field(default=None, description="Lenient agreement in [0, 1].")
+    method: Method | None = None
+    topic_match: bool | None = Field(default=None, description="Router units: same target.")
+    differences: list[ArgumentDifference] = Field(default_factory=list)
+    missing_calls: int = 0
+    extra_calls: int = 0
+    judged: list[JudgeSummary] = Field(default_factory=list)
+    similarity: float | None = Field(default=None, description="Deterministic text "
+                                     "similarity, when no judge was configured (not a verdict).")
+    error_kind: str | None = None
+    unscored_reason: str | None = None
+    answer_signature: str | None = Field(default=None, description="Hash of the candidate's "
+                                         "normalised answer, to compare repeats.")
+    scorer: str = Field(description="Scorer name and version.")
+    scoring_id: str = Field(description="Hash of the scoring settings that produced this record.")

@@ -1,0 +1,772 @@
+"""The structured argument matcher: does a candidate's tool call carry the golden's arguments?
+
+Arguments are compared as parsed JSON values, not as text:
+
+* objects key by key, in any key order;
+* numbers by value (``1 == 1.0``), except where the tool's schema declares ``integer``: there an
+  int and a float are a ``type`` difference, because the tool would receive a float; a bool is
+  never a number;
+* strings after :func:`~agent_backtest.scoring.normalise.normalise_string` (case, surrounding
+  whitespace, BFCL's ignorable punctuation), or as is with ``exact_strings``;
+* lists in order, unless the schema (``uniqueItems``) or the agent config (``unordered_args``)
+  makes them multisets;
+* a parameter one side omits equals the other side's value when that value is the parameter's
+  default (schema ``default`` or config ``arg_defaults``), or ``null`` for a parameter the schema
+  does not require (strict-mode agents send ``null`` for every optional parameter);
+* a string holding a JSON object or array, where the other side has an object or array, counts
+  as that value (models often double-encode nested arguments); the match is then not ``exact``;
+* prose parameters (config ``free_text_args``, or detected by :func:`is_prose`) are not compared
+  here but handed to the LLM judge.
+
+Every difference is a :class:`Mismatch` naming its path, e.g. ``passengers[0].dob``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from agent_backtest.scoring.normalise import is_prose, normalise_string
+from agent_backtest.trace.models import ToolDef
+from agent_backtest.units.agent_config import AgentConfig
+
+__all__ = [
+    "ArgumentsMatch",
+    "MatchRules",
+    "Mismatch",
+    "Unparseable",
+    "is_prose",
+    "match_arguments",
+    "match_possible_answers",
+    "rules_for",
+]
+
+_INDEX = re.compile(r"\[\d+\]")
+
+
+def path_key(path: str) -> str:
+    """The schema form of a value path: list indexes become ``[]`` (``a[3].b`` → ``a[].b``)."""
+    return _INDEX.sub("[]", path) if "[" in path else path
+
+
+def _has_index(paths: Iterable[str]) -> bool:
+    """True when a path holds a numeric list index (``a[0]``), to be written ``a[]``."""
+    return any("[" in path and _INDEX.search(path) for path in paths)
+
+
+@dataclass(frozen=True)
+class MatchRules:
+    """How to compare the arguments of one tool; build with :func:`rules_for`.
+
+    Paths in ``unordered_paths``, ``defaults``, ``required`` and ``integer_paths`` are top-level
+    parameter names or value paths in which list indexes may be written ``[]`` or as numbers
+    (``passengers[].tags`` and ``passengers[0].tags`` both name the tags of every passenger).
+    """
+
+    exact_strings: bool = False
+    unordered_paths: frozenset[str] = frozenset()
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    free_text: frozenset[str] = frozenset()
+    required: frozenset[str] = frozenset()
+    integer_paths: frozenset[str] = frozenset()
+    """Where the schema declares ``integer``: int vs float is a type difference there."""
+    detect_prose: bool = False
+    """Hand a top-level string parameter to the judge when its golden value :func:`is_prose`."""
+
+    def __post_init__(self) -> None:
+        """Store every path in its ``[]`` form so lookups need one normalisation only."""
+        for name in ("unordered_paths", "required", "integer_paths", "free_text"):
+            paths = getattr(self, name)
+            if type(paths) is not frozenset or _has_index(paths):
+                object.__setattr__(self, name, frozenset(path_key(p) for p in paths))
+        if _has_index(self.defaults):
+            object.__setattr__(self, "defaults",
+                               {path_key(p): v for p, v in self.defaults.items()})
+
+
+@dataclass(frozen=True, slots=True)
+class Mismatch:
+    """One place where candidate and golden arguments differ."""
+
+    path: str
+    kind: str
+    golden: Any
+    candidate: Any
+    required: bool = False
+
+
+@dataclass(slots=True)
+class ArgumentsMatch:
+    """The verdict on one pair of argument sets."""
+
+    exact: bool
+    equal: bool
+    score: float
+    mismatches: list[Mismatch]
+    free_text: list[tuple[str, Any, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Unparseable:
+    """Arguments that were not valid JSON: the raw text and the parse error."""
+
+    raw: str
+    error: str | None = None
+
+
+_ABSENT: Any = object()
+_NUMBERS = (int, float)
+# Types whose == is exact for our purposes (same type on both sides, no bool/int confusion).
+_FLAT = frozenset((str, int, float, bool, type(None)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Rules from the tool's schema and the agent config
+
+
+def rules_for(tool: ToolDef | None, agent: AgentConfig, exact_strings: bool = False, *,
+              name: str | None = None, detect_prose: bool = True) -> MatchRules:
+    """The matching rules of one tool, from its JSON Schema and the agent config.
+
+    ``name`` gives the tool's name when there is no definition (config settings still apply).
+    ``detect_prose`` treats top-level string parameters whose golden value reads as prose as
+    free text even when the config does not list them.
+    """
+    tool_name = tool.name if tool is not None else name
+    schema = tool.parameters if tool is not None and tool.parameters else {}
+    walk = _SchemaWalk()
+    walk.visit(schema, "")
+    defaults = dict(walk.defaults)
+    if tool_name is not None:
+        defaults.update(agent.arg_defaults.get(tool_name, {}))
+        unordered = walk.unordered | set(agent.unordered_args.get(tool_name, ()))
+        free_text = frozenset(agent.free_text_args.get(tool_name, ()))
+    else:
+        unordered, free_text = walk.unordered, frozenset()
+    return MatchRules(exact_strings=exact_strings, unordered_paths=frozenset(unordered),
+                      defaults=defaults, free_text=free_text, required=frozenset(walk.required),
+                      integer_paths=frozenset(walk.integers), detect_prose=detect_prose)
+
+
+class _SchemaWalk:
+    """Collects defaults, required, unordered and integer paths from a JSON Schema."""
+
+    def __init__(self) -> None:
+        """Start with nothing found."""
+        self.defaults: dict[str, Any] = {}
+        self.required: set[str] = set()
+        self.unordered: set[str] = set()
+        self.integers: set[str] = set()
+
+    def visit(self, schema: Any, path: str, depth: int = 0) -> None:
+        """Record what ``schema`` (the schema of the value at ``path``) says; recurse."""
+        if not isinstance(schema, dict) or depth > 20:  # self-referencing schemas stop here
+            return
+        kind = schema.get("type")
+        if kind == "integer" or (isinstance(kind, list) and "integer" in kind
+                                 and "number" not in kind):
+            self.integers.add(path)
+        if schema.get("uniqueItems") is True:
+            self.unordered.add(path)
+        properties = schema.get("properties")
+        if isinstance(properties, dict):
+            required = schema.get("required")
+            if not isinstance(required, list):
+                required = ()
+            for prop, sub in properties.items():
+                child = f"{path}.{prop}" if path else prop
+                if prop in required:
+                    self.required.add(child)
+                if isinstance(sub, dict):
+                    if "default" in sub:
+                        self.defaults[child] = sub["default"]
+                    # A plain {"type", "description"} leaf needs no walk of its own.
+                    leaf = sub.get("type")
+                    if len(sub) > 2 or not isinstance(leaf, str) or leaf in _NESTING:
+                        self.visit(sub, child, depth + 1)
+                    elif leaf == "integer":
+                        self.integers.add(child)
+        items = schema.get("items")
+        if isinstance(items, dict):
+            self.visit(items, f"{path}[]", depth + 1)
+        for key in _COMBINATORS:
+            if key in schema:
+                for sub in schema[key] or ():
+                    self.visit(sub, path, depth + 1)
+
+
+# Schema types (JSON Schema's and BFCL's names) whose schema holds further schemas.
+_NESTING = frozenset(("object", "dict", "array", "tuple"))
+_COMBINATORS = ("anyOf", "oneOf", "allOf")
+
+
+# ---------------------------------------------------------------------------------------------
+# Golden against candidate
+
+
+def match_arguments(golden: Any, candidate: Any, rules: MatchRules) -> ArgumentsMatch:
+    """Compare a candidate's arguments with the golden's under ``rules``.
+
+    Either side may be an :class:`Unparseable` (the call's arguments were not valid JSON): that
+    is a mismatch of kind ``unparseable``, except that identical raw text on both sides is
+    equal. Top-level objects are scored per parameter; any other value scores 1.0 or 0.0.
+    """
+    if isinstance(golden, Unparseable) or isinstance(candidate, Unparseable):
+        return _unparseable(golden, candidate)
+    candidate, decoded = _decode_top(golden, candidate)
+    if type(golden) is not dict or type(candidate) is not dict:
+        return _match_whole(golden, candidate, rules)
+    return _tally_params(golden, candidate, rules, decoded)
+
+
+def _tally_params(golden: dict, candidate: dict, rules: MatchRules,
+                  decoded: bool) -> ArgumentsMatch:
+    """Score every top-level parameter of two argument objects.
+
+    Written with local variables and a fast path for identical scalars: this loop runs for every
+    pair of every answer, so it dominates scoring time.
+    """
+    mismatches: list[Mismatch] = []
+    free_text: list[tuple[str, Any, Any]] = []
+    unequal = present = prose = 0
+    exact = not decoded
+    free_keys, detect, absent, flat, get = (rules.free_text, rules.detect_prose, _ABSENT, _FLAT,
+                                            candidate.get)
+    for key, gv in golden.items():
+        cv = get(key, absent)
+        if cv is not absent:
+            present += 1
+            tg = type(gv)
+            if tg is type(cv) and tg in flat and gv == cv and key not in free_keys and (
+                    tg is not str or not detect or not is_prose(gv)):
+                continue
+        if key in free_keys or (detect and cv is not absent and is_prose(gv)):
+            prose += 1
+            exact = _free(key, gv, cv, rules, mismatches, free_text) and exact
+            continue
+        before = len(mismatches)
+        if cv is absent:
+            exact = False
+            if not _absent_is_fine(key, gv, rules):
+                mismatches.append(_one_sided(key, gv, "missing", rules))
+        else:
+            exact = _compare(gv, cv, key, rules, mismatches) and exact
+        if len(mismatches) != before:
+            unequal += 1
+    compared = len(golden) - prose
+    if len(candidate) > present:
+        exact = False
+        for key, cv in candidate.items():
+            if key in golden:
+                continue
+            if key in free_keys:
+                _free(key, _ABSENT, cv, rules, mismatches, free_text)
+                continue
+            compared += 1
+            if not _absent_is_fine(key, cv, rules):
+                unequal += 1
+                mismatches.append(_one_sided(key, cv, "extra", rules))
+    equal = not mismatches
+    return ArgumentsMatch(exact=equal and exact, equal=equal,
+                          score=(compared - unequal) / compared if compared else 1.0,
+                          mismatches=mismatches, free_text=free_text)
+
+
+def _match_whole(golden: Any, candidate: Any, rules: MatchRules) -> ArgumentsMatch:
+    """Arguments that are not both objects: one verdict for the whole value, path ``""``."""
+    mismatches: list[Mismatch] = []
+    exact = _compare(golden, candidate, "", rules, mismatches)
+    equal = not mismatches
+    return ArgumentsMatch(exact=exact and equal, equal=equal, score=1.0 if equal else 0.0,
+                          mismatches=mismatches, free_text=[])
+
+
+def _unparseable(golden: Any, candidate: Any) -> ArgumentsMatch:
+    """Verdict when either side's arguments were not valid JSON."""
+    g_raw = golden.raw if isinstance(golden, Unparseable) else golden
+    c_raw = candidate.raw if isinstance(candidate, Unparseable) else candidate
+    same = (isinstance(golden, Unparseable) and isinstance(candidate, Unparseable)
+            and g_raw == c_raw)
+    mismatches = [] if same else [Mismatch("", "unparseable", g_raw, c_raw)]
+    return ArgumentsMatch(exact=same, equal=same, score=1.0 if same else 0.0,
+                          mismatches=mismatches, free_text=[])
+
+
+def _decode_top(golden: Any, candidate: Any) -> tuple[Any, bool]:
+    """A candidate given as a JSON string of the object/array the golden has, decoded."""
+    if type(candidate) is str and type(golden) in (dict, list):
+        decoded = _decode_json(candidate, type(golden))
+        if decoded is not _ABSENT:
+            return decoded, True
+    return candidate, False
+
+
+def _decode_json(text: str, expected: type) -> Any:
+    """``text`` parsed as JSON when it holds a value of type ``expected``, else ``_ABSENT``."""
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "{[":
+        return _ABSENT
+    try:
+        value = orjson.loads(stripped)
+    except orjson.JSONDecodeError:
+        return _ABSENT
+    return value if type(value) is expected else _ABSENT
+
+
+def _absent_is_fine(path: str, value: Any, rules: MatchRules) -> bool:
+    """True when leaving out the parameter at ``path`` equals setting it to ``value``."""
+    key = path_key(path)
+    if value is None and key not in rules.required:
+        return True
+    if key in rules.defaults:
+        return _equal(rules.defaults[key], value, path, rules)
+    return False
+
+
+def _one_sided(path: str, value: Any, kind: str, rules: MatchRules) -> Mismatch:
+    """The mismatch for a parameter only one side set."""
+    required = path_key(path) in rules.required
+    if kind == "missing":
+        return Mismatch(path, "missing", value, None, required)
+    return Mismatch(path, "extra", None, value, required)
+
+
+def _equal(golden: Any, candidate: Any, path: str, rules: MatchRules) -> bool:
+    """True when the two values match under ``rules`` (mismatches discarded)."""
+    scratch: list[Mismatch] = []
+    _compare(golden, candidate, path, rules, scratch)
+    return not scratch
+
+
+def _compare(g: Any, c: Any, path: str, rules: MatchRules, out: list[Mismatch]) -> bool:
+    """Compare golden ``g`` with candidate ``c`` at ``path``, appending mismatches to ``out``.
+
+    Returns True only when the two are identical (numbers by value, strings as is, lists in
+    order, no default or null substituted): the ``exact`` verdict, computed in the same pass.
+    """
+    tg = type(g)
+    if tg is type(c):
+        if tg is dict:
+            return _compare_dicts(g, c, path, rules, out)
+        if tg is list:
+            return _compare_lists(g, c, path, rules, out)
+        if g == c:
+            return True
+        if tg is str and not rules.exact_strings and normalise_string(g) == normalise_string(c):
+            return False
+        out.append(Mismatch(path, "value", g, c))
+        return False
+    return _compare_mixed(g, c, path, rules, out)
+
+
+def _compare_mixed(g: Any, c: Any, path: str, rules: MatchRules, out: list[Mismatch]) -> bool:
+    """Compare values of different Python types (int/float, JSON strings, tuples)."""
+    tg, tc = type(g), type(c)
+    if tg in _NUMBERS and tc in _NUMBERS:
+        if rules.integer_paths and path_key(path) in rules.integer_paths:
+            out.append(Mismatch(path, "type", g, c))
+            return False
+        if g == c:
+            return True
+        out.append(Mismatch(path, "value", g, c))
+        return False
+    if tg is tuple or tc is tuple:  # Python callers may pass tuples; JSON has only arrays
+        return _compare(list(g) if tg is tuple else g, list(c) if tc is tuple else c,
+                        path, rules, out)
+    if tc is str and tg in (dict, list):
+        decoded = _decode_json(c, tg)
+        if decoded is not _ABSENT:
+            _compare(g, decoded, path, rules, out)
+            return False
+    elif tg is str and tc in (dict, list):
+        decoded = _decode_json(g, tc)
+        if decoded is not _ABSENT:
+            _compare(decoded, c, path, rules, out)
+            return False
+    out.append(Mismatch(path, "type", g, c))
+    return False
+
+
+def _compare_dicts(g: dict, c: dict, path: str, rules: MatchRules, out: list[Mismatch]) -> bool:
+    """Compare two objects key by key; keys set on one side only are missing/extra."""
+    exact = True
+    for key, gv in g.items():
+        child = f"{path}.{key}" if path else key
+        cv = c.get(key, _ABSENT)
+        if cv is _ABSENT:
+            exact = False
+            if not _absent_is_fine(child, gv, rules):
+                out.append(_one_sided(child, gv, "missing", rules))
+        elif not (type(gv) is type(cv) and type(gv) in _FLAT and gv == cv):
+            exact = _compare(gv, cv, child, rules, out) and exact
+    for key, cv in c.items():
+        if key not in g:
+            exact = False
+            child = f"{path}.{key}" if path else key
+            if not _absent_is_fine(child, cv, rules):
+                out.append(_one_sided(child, cv, "extra", rules))
+    return exact
+
+
+def _compare_lists(g: list, c: list, path: str, rules: MatchRules, out: list[Mismatch]) -> bool:
+    """Compare two arrays in order, or as multisets where the rules say order is meaningless."""
+    if rules.unordered_paths and path_key(path) in rules.unordered_paths:
+        return _compare_multisets(g, c, path, rules, out)
+    if len(g) != len(c):
+        out.append(Mismatch(path, "length", g, c))
+        return False
+    exact = True
+    for i, gv in enumerate(g):
+        cv = c[i]
+        if not (type(gv) is type(cv) and type(gv) in _FLAT and gv == cv):
+            exact = _compare(gv, cv, f"{path}[{i}]", rules, out) and exact
+    return exact
+
+
+def _compare_multisets(g: list, c: list, path: str, rules: MatchRules,
+                       out: list[Mismatch]) -> bool:
+    """Compare two arrays ignoring order: unmatched golden items missing, candidate items extra.
+
+    Matching each golden item to the first equal unused candidate item is optimal here because
+    "equal" is an equivalence relation (normalised forms compared), so no smarter pairing can
+    match more items.
+    """
+    scratch: list[Mismatch] = []
+    if len(g) == len(c) and _compare_lists_in_order(g, c, path, rules, scratch) and not scratch:
+        return True
+    unused = list(range(len(c)))
+    missing: list[int] = []
+    for i, gv in enumerate(g):
+        child = f"{path}[{i}]"
+        for pos, j in enumerate(unused):
+            if _equal(gv, c[j], child, rules):
+                del unused[pos]
+                break
+        else:
+            missing.append(i)
+    out.extend(Mismatch(f"{path}[{i}]", "missing", g[i], None) for i in missing)
+    out.extend(Mismatch(f"{path}[{j}]", "extra", None, c[j]) for j in unused)
+    return False
+
+
+def _compare_lists_in_order(g: list, c: list, path: str, rules: MatchRules,
+                            out: list[Mismatch]) -> bool:
+    """Element-wise comparison of two equally long arrays (exact verdict returned)."""
+    exact = True
+    for i, gv in enumerate(g):
+        exact = _compare(gv, c[i], f"{path}[{i}]", rules, out) and exact
+    return exact
+
+
+# ---------------------------------------------------------------------------------------------
+# Possible answers (BFCL style)
+
+
+def match_possible_answers(possible: Mapping[str, Sequence[Any]], candidate: Any,
+                           rules: MatchRules) -> ArgumentsMatch:
+    """Compare a candidate's arguments with a set of acceptable values per parameter.
+
+    ``possible`` maps each parameter to the values that count as right; ``""`` in the list means
+    the parameter may be left out. As in BFCL's data, an object among the acceptable values is
+    itself a possible-answers mapping (each key to its acceptable values), and so is each object
+    inside an acceptable list. A candidate parameter absent from ``possible`` is ``extra``
+    (unless it equals the default or is null); a schema-required parameter is ``missing`` when
+    left out even if ``""`` is listed. A mismatch's ``golden`` is the list of acceptable values
+    for ``missing``, else the closest acceptable value.
+    """
+    if type(candidate) is dict:
+        return _tally_possible(possible, candidate, rules, False)
+    if isinstance(candidate, Unparseable):
+        return _unparseable(dict(possible), candidate)
+    decoded = False
+    if type(candidate) is str:
+        value = _decode_json(candidate, dict)
+        if value is not _ABSENT:
+            candidate, decoded = value, True
+    if type(candidate) is not dict:
+        mismatch = Mismatch("", "type", dict(possible), candidate)
+        return ArgumentsMatch(exact=False, equal=False, score=0.0, mismatches=[mismatch],
+                              free_text=[])
+    return _tally_possible(possible, candidate, rules, decoded)
+
+
+def _tally_possible(possible: Mapping[str, Sequence[Any]], candidate: dict, rules: MatchRules,
+                    decoded: bool) -> ArgumentsMatch:
+    """Score every parameter of ``candidate`` against ``possible``.
+
+    Written with local variables and a fast path for a scalar found verbatim among the options:
+    this loop runs for every pair of every answer, so it dominates scoring time.
+    """
+    mismatches: list[Mismatch] = []
+    free_text: list[tuple[str, Any, Any]] = []
+    unequal = present = prose = 0
+    exact = not decoded
+    special = bool(rules.free_text) or rules.detect_prose
+    absent, flat, get = _ABSENT, _FLAT, candidate.get
+    for key, options in possible.items():
+        cv = get(key, absent)
+        if special and _is_free_param(key, options, cv, rules):
+            prose += 1
+            present += cv is not absent
+            if cv is absent:
+                exact = _check_omitted(options, key, rules, mismatches) and exact
+            else:
+                exact = _free(key, _first_option(options), cv, rules, mismatches,
+                              free_text) and exact
+            continue
+        if cv is not absent:
+            present += 1
+            if type(options) is list:
+                tc = type(cv)
+                if tc is str:
+                    if cv in options:  # a string equals only a string: found verbatim
+                        continue
+                elif tc in flat:
+                    for option in options:
+                        if type(option) is tc and option == cv:
+                            break
+                    else:
+                        option = absent
+                    if option is not absent:
+                        continue
+                elif tc is list and _list_listed(cv, options):
+                    continue
+        before = len(mismatches)
+        exact = _check_option_list(options, cv, key, rules, mismatches) and exact
+        if len(mismatches) != before:
+            unequal += 1
+    compared = len(possible) - prose
+    if len(candidate) > present:
+        exact = False
+        for key, cv in candidate.items():
+            if key in possible:
+                continue
+            if key in rules.free_text:
+                _free(key, _ABSENT, cv, rules, mismatches, free_text)
+                continue
+            compared += 1
+            if not _absent_is_fine(key, cv, rules):
+                unequal += 1
+                mismatches.append(_one_sided(key, cv, "extra", rules))
+    equal = not mismatches
+    return ArgumentsMatch(exact=equal and exact, equal=equal,
+                          score=(compared - unequal) / compared if compared else 1.0,
+                          mismatches=mismatches, free_text=free_text)
+
+
+def _list_listed(cv: list, options: list) -> bool:
+    """True when an option is the same list of scalars as ``cv``, item types included."""
+    for option in options:
+        if type(option) is list and option == cv and all(
+                type(a) is type(b) and type(a) in _FLAT for a, b in zip(option, cv, strict=True)):
+            return True
+    return False
+
+
+def _is_free_param(key: str, options: Sequence[Any], cv: Any, rules: MatchRules) -> bool:
+    """True for a prose parameter: listed as free text, or its first option reads as prose."""
+    if key in rules.free_text:
+        return True
+    return rules.detect_prose and cv is not _ABSENT and is_prose(_first_option(options))
+
+
+def _free(key: str, gv: Any, cv: Any, rules: MatchRules, mismatches: list[Mismatch],
+          free_text: list[tuple[str, Any, Any]]) -> bool:
+    """A prose parameter: handed to the judge when both sides set it; True if identical."""
+    if gv is _ABSENT or cv is _ABSENT:
+        if gv is _ABSENT and cv is _ABSENT:
+            return True
+        value, kind = (cv, "extra") if gv is _ABSENT else (gv, "missing")
+        if not _absent_is_fine(key, value, rules):
+            mismatches.append(_one_sided(key, value, kind, rules))
+        return False
+    free_text.append((key, gv, cv))
+    return type(gv) is type(cv) and gv == cv
+
+
+def _first_option(options: Sequence[Any]) -> Any:
+    """The first acceptable value other than the omission marker (``_ABSENT`` when none)."""
+    for option in options:
+        if not _is_omission(option):
+            return option
+    return _ABSENT
+
+
+def _is_omission(option: Any) -> bool:
+    """True for BFCL's "may be left out" marker, the empty string."""
+    return type(option) is str and option == ""
+
+
+def _check_option_list(options: Sequence[Any], cv: Any, path: str, rules: MatchRules,
+                       out: list[Mismatch]) -> bool:
+    """Check candidate value ``cv`` (or ``_ABSENT``) against acceptable ``options``.
+
+    Appends the closest option's mismatches when none fits; returns True when ``cv`` matches an
+    option exactly (or is absent where omission is allowed).
+    """
+    if type(options) is not list:
+        options = [options]  # a bare value in a possible-answers mapping is its only option
+    if cv is _ABSENT:
+        return _check_omitted(options, path, rules, out)
+    if type(cv) in _FLAT and not (type(cv) is str and _has_container(options)):
+        return _check_scalar(options, cv, path, rules, out)
+    best: list[Mismatch] | None = None
+    equal_found = False
+    for option in options:
+        if _is_omission(option):
+            continue
+        if type(option) is type(cv) and type(cv) in _FLAT and option == cv:
+            return True
+        scratch: list[Mismatch] = []
+        exact = _compare_option(option, cv, path, rules, scratch)
+        if not scratch:
+            if exact:
+                return True
+            equal_found = True
+        elif best is None or len(scratch) < len(best):
+            best = scratch
+    if equal_found:
+        return False
+    if best is None:  # only omission was acceptable
+        if not _absent_is_fine(path, cv, rules):
+            out.append(_one_sided(path, cv, "extra", rules))
+        return False
+    out.extend(best)
+    return False
+
+
+def _has_container(options: Sequence[Any]) -> bool:
+    """True when an option is an object or array (a string might then be JSON for it)."""
+    return any(type(option) in (dict, list) for option in options)
+
+
+def _check_scalar(options: Sequence[Any], cv: Any, path: str, rules: MatchRules,
+                  out: list[Mismatch]) -> bool:
+    """:func:`_check_option_list` for a scalar candidate: one pass, one mismatch at most.
+
+    The candidate string is normalised once, and no mismatch is built for options that fail
+    unless none fits; then the mismatch names the first option of a comparable type (a
+    ``value`` difference) or else the first option (a ``type`` difference).
+    """
+    tc = type(cv)
+    normal = None
+    equal_found = False
+    comparable = first = _ABSENT
+    integer = bool(rules.integer_paths) and path_key(path) in rules.integer_paths
+    for option in options:
+        to = type(option)
+        if to is str and option == "":
+            continue
+        if first is _ABSENT:
+            first = option
+        if to is tc:
+            if option == cv:
+                return True
+            if tc is str and not rules.exact_strings:
+                if normal is None:
+                    normal = normalise_string(cv)
+                if normalise_string(option) == normal:
+                    equal_found = True
+        elif to in _NUMBERS and tc in _NUMBERS:
+            if integer:
+                continue
+            if option == cv:
+                return True
+        else:
+            continue
+        if comparable is _ABSENT:
+            comparable = option
+    if equal_found:
+        return False
+    if first is _ABSENT:  # only omission was acceptable
+        if not _absent_is_fine(path, cv, rules):
+            out.append(_one_sided(path, cv, "extra", rules))
+        return False
+    if comparable is not _ABSENT:
+        out.append(Mismatch(path, "value", comparable, cv))
+    else:
+        out.append(Mismatch(path, "type", first, cv))
+    return False
+
+
+def _check_omitted(options: Sequence[Any], path: str, rules: MatchRules,
+                   out: list[Mismatch]) -> bool:
+    """A parameter the candidate left out: fine when omission or its default is acceptable."""
+    key = path_key(path)
+    required = key in rules.required
+    if not required and any(_is_omission(option) for option in options):
+        return True
+    if not required and key in rules.defaults:
+        default = rules.defaults[key]
+        if any(_equal_option(option, default, path, rules) for option in options
+               if not _is_omission(option)):
+            return False
+    acceptable = [option for option in options if not _is_omission(option)]
+    out.append(Mismatch(path, "missing", acceptable, None, required))
+    return False
+
+
+def _equal_option(option: Any, value: Any, path: str, rules: MatchRules) -> bool:
+    """True when ``value`` matches one acceptable ``option`` (mismatches discarded)."""
+    scratch: list[Mismatch] = []
+    _compare_option(option, value, path, rules, scratch)
+    return not scratch
+
+
+def _compare_option(option: Any, cv: Any, path: str, rules: MatchRules,
+                    out: list[Mismatch]) -> bool:
+    """Compare ``cv`` with one acceptable value, which may hold nested possible answers."""
+    to = type(option)
+    if to is dict:
+        return _compare_possible_dict(option, cv, path, rules, out)
+    if to is list and any(type(item) is dict for item in option):
+        return _compare_possible_list(option, cv, path, rules, out)
+    return _compare(option, cv, path, rules, out)
+
+
+def _compare_possible_dict(option: dict, cv: Any, path: str, rules: MatchRules,
+                           out: list[Mismatch]) -> bool:
+    """An object checked against a nested possible-answers mapping."""
+    if type(cv) is str:
+        decoded = _decode_json(cv, dict)
+        if decoded is not _ABSENT:
+            _compare_possible_dict(option, decoded, path, rules, out)
+            return False
+    if type(cv) is not dict:
+        out.append(Mismatch(path, "type", option, cv))
+        return False
+    exact = True
+    for key, options in option.items():
+        child = f"{path}.{key}" if path else key
+        exact = _check_option_list(options, cv.get(key, _ABSENT), child, rules, out) and exact
+    for key, value in cv.items():
+        if key not in option:
+            exact = False
+            child = f"{path}.{key}" if path else key
+            if not _absent_is_fine(child, value, rules):
+                out.append(_one_sided(child, value, "extra", rules))
+    return exact
+
+
+def _compare_possible_list(option: list, cv: Any, path: str, rules: MatchRules,
+                           out: list[Mismatch]) -> bool:
+    """An array checked item by item against acceptable items (objects hold possible answers)."""
+    if type(cv) is str:
+        decoded = _decode_json(cv, list)
+        if decoded is not _ABSENT:
+            _compare_possible_list(option, decoded, path, rules, out)
+            return False
+    if type(cv) is not list:
+        out.append(Mismatch(path, "type", option, cv))
+        return False
+    if len(option) != len(cv):
+        out.append(Mismatch(path, "length", option, cv))
+        return False
+    exact = True
+    for i, item in enumerate(option):
+        exact = _compare_option(item, cv[i], f"{path}[{i}]", rules, out) and exact
+    return exact

@@ -1,0 +1,160 @@
+"""Optimal one-to-one assignment of golden calls to candidate calls (maximum total weight).
+
+Parallel calls are a set: the order a model lists them in means nothing, so each golden call is
+paired with the candidate call that maximises the total score over all pairs. Greedy pairing
+(each golden call takes its best remaining candidate) can lose: a golden call may grab the one
+candidate another golden call needed. Most answers are settled by a quick pairing proven optimal
+by an upper bound; the rest are solved exactly, small ones by trying every pairing and larger
+ones by scipy's Hungarian-algorithm solver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from itertools import permutations
+
+# Up to this many calls on the smaller side, and this many on the larger, trying every pairing
+# (at most 6!/(6-4)! = 360 of them) is faster than the call overhead of scipy.
+_BRUTE_SMALL = 4
+_BRUTE_LARGE = 6
+
+
+def lazy_best_assignment(n_rows: int, n_cols: int, weight: Callable[[int, int], float],
+                         top: float) -> list[tuple[int, int]]:
+    """Like :func:`best_assignment`, computing as few weights as it can.
+
+    ``weight(i, j)`` is called at most once per pair; ``top`` is the largest weight any pair can
+    have. A quick pairing is tried first (see :func:`_quick_pairing`) and kept when
+    its total reaches an upper bound on every pairing's total, which proves it optimal; that
+    settles the usual answers (right calls in any order, one call wrong or renamed, one too many
+    or too few) with about one weight per call. Otherwise the full matrix is solved exactly.
+    """
+    flip = n_rows > n_cols
+    rows, cols = (n_cols, n_rows) if flip else (n_rows, n_cols)
+    known: dict[tuple[int, int], float] = {}
+
+    def get(r: int, c: int) -> float:
+        value = known.get((r, c))
+        if value is None:
+            value = known[r, c] = weight(c, r) if flip else weight(r, c)
+        return value
+
+    chosen = _quick_pairing(rows, cols, get, known, top)
+    if chosen is None:
+        matrix = [[get(r, c) for c in range(cols)] for r in range(rows)]
+        chosen = best_assignment(matrix)
+    return sorted((c, r) for r, c in chosen) if flip else sorted(chosen)
+
+
+# Totals are sums of the same floats in different orders: compare them with this slack, far
+# below the smallest difference between two real totals.
+_SLACK = 1e-9
+
+
+def _quick_pairing(rows: int, cols: int, get: Callable[[int, int], float],
+                   known: dict[tuple[int, int], float],
+                   top: float) -> list[tuple[int, int]] | None:
+    """A pairing proven optimal by a bound, or None (``rows <= cols``).
+
+    First each row takes the first unused column with a ``top`` weight, trying first the column
+    after the previous row's (where a dropped or added call shifts the rest), then its own
+    position. Rows left over then compute their whole row and take their best unused column.
+    The total is compared with two upper bounds: the sum of the row maxima, and the sum of the
+    ``rows`` largest column maxima (a column holding a known ``top`` needs no scan).
+    """
+    chosen: dict[int, int] = {}
+    used: set[int] = set()
+    follows = 0
+    for r in range(rows):
+        c = _first_top(r, follows, cols, used, get, top)
+        if c >= 0:
+            chosen[r] = c
+            used.add(c)
+            follows = c + 1
+        else:
+            follows += 1
+    if len(chosen) == rows:  # every row at the largest weight: nothing can do better
+        return list(chosen.items())
+    row_bound = top * len(chosen)
+    for r in range(rows):
+        if r in chosen:
+            continue
+        best_c, best_w, row_max = -1, -1.0, 0.0
+        for c in range(cols):
+            w = get(r, c)
+            row_max = max(row_max, w)
+            if c not in used and w > best_w:
+                best_c, best_w = c, w
+        chosen[r] = best_c
+        used.add(best_c)
+        row_bound += row_max
+    total = sum(get(r, c) for r, c in chosen.items())
+    pairs = list(chosen.items())
+    if total >= row_bound - _SLACK:
+        return pairs
+    col_max = [top if any(known.get((r, c), 0.0) >= top for r in range(rows))
+               else max(get(r, c) for r in range(rows)) for c in range(cols)]
+    col_bound = sum(sorted(col_max, reverse=True)[:rows])
+    return pairs if total >= col_bound - _SLACK else None
+
+
+def _first_top(r: int, follows: int, cols: int, used: set[int],
+               get: Callable[[int, int], float], top: float) -> int:
+    """The first unused column of row ``r`` with a ``top`` weight (``follows``, ``r``, then the
+    rest in order), or -1."""
+    if follows < cols and follows not in used and get(r, follows) >= top:
+        return follows
+    if r != follows and r < cols and r not in used and get(r, r) >= top:
+        return r
+    for c in range(cols):
+        if c != follows and c != r and c not in used and get(r, c) >= top:
+            return c
+    return -1
+
+
+def best_assignment(weights: Sequence[Sequence[float]]) -> list[tuple[int, int]]:
+    """Pairs (row, column) maximising the summed weight; min(rows, columns) pairs.
+
+    ``weights[i][j]`` is the value of pairing golden ``i`` with candidate ``j`` (never negative).
+    Among equally good pairings the one closest to list order wins, so the result is stable.
+    """
+    rows = len(weights)
+    cols = len(weights[0]) if rows else 0
+    if rows == 0 or cols == 0:
+        return []
+    if rows == cols and _diagonal_is_best(weights):
+        return [(i, i) for i in range(rows)]
+    if min(rows, cols) <= _BRUTE_SMALL and max(rows, cols) <= _BRUTE_LARGE:
+        return _brute_force(weights, rows, cols)
+    return _hungarian(weights)
+
+
+def _diagonal_is_best(weights: Sequence[Sequence[float]]) -> bool:
+    """True when each row's own column is that row's maximum: no pairing can beat list order."""
+    return all(row[i] >= max(row) for i, row in enumerate(weights))
+
+
+def _brute_force(weights: Sequence[Sequence[float]], rows: int, cols: int) -> list[tuple[int, int]]:
+    """Try every pairing of the smaller side into the larger; keep the first best."""
+    if rows <= cols:
+        best, best_total = None, -1.0
+        for chosen in permutations(range(cols), rows):
+            total = sum(weights[i][j] for i, j in enumerate(chosen))
+            if total > best_total:
+                best, best_total = chosen, total
+        return [(i, j) for i, j in enumerate(best or ())]
+    best, best_total = None, -1.0
+    for chosen in permutations(range(rows), cols):
+        total = sum(weights[i][j] for j, i in enumerate(chosen))
+        if total > best_total:
+            best, best_total = chosen, total
+    return sorted((i, j) for j, i in enumerate(best or ()))
+
+
+def _hungarian(weights: Sequence[Sequence[float]]) -> list[tuple[int, int]]:
+    """Maximum-weight assignment by scipy (imported here: only large answers need it)."""
+    import numpy as np
+    from scipy.optimize import linear_sum_assignment
+
+    row_ind, col_ind = linear_sum_assignment(np.asarray(weights, dtype=float), maximize=True)
+    return [(int(i), int(j)) for i, j in zip(row_ind, col_ind, strict=True)]

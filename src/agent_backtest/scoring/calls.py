@@ -1,0 +1,218 @@
+"""Matching the tool calls of one answer: golden calls against candidate calls, as a set.
+
+The calls of one answer (parallel calls) are paired one to one by an optimal assignment that
+maximises the total argument score, preferring same-tool pairs among equally good pairings; a
+call left over on either side is missing or extra. A pair of different tools (outside an
+equivalence group) scores 0 and carries no argument verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from agent_backtest.scoring.arguments import (
+    ArgumentsMatch,
+    MatchRules,
+    Unparseable,
+    match_arguments,
+    match_possible_answers,
+    rules_for,
+)
+from agent_backtest.scoring.assignment import lazy_best_assignment
+from agent_backtest.trace.models import ToolCall, ToolDef
+from agent_backtest.units.agent_config import AgentConfig
+
+__all__ = [
+    "CallPair",
+    "CallsMatch",
+    "PossibleCall",
+    "call_arguments",
+    "clear_rules_memo",
+    "match_calls",
+    "match_possible_calls",
+    "tool_names_equal",
+]
+
+PossibleCall = tuple[str, Mapping[str, Sequence[Any]]]
+"""A golden call given as acceptable values: (tool name, parameter -> acceptable values)."""
+
+# Among pairings of equal total score, one more same-tool pair is worth this much: far below
+# the difference between two unequal totals of argument scores in answers of any realistic size
+# (scores are fractions with small denominators, the parameter counts), so it only breaks ties.
+_SAME_TOOL_BONUS = 1e-6
+
+
+@dataclass(slots=True)
+class CallPair:
+    """One golden call paired with one candidate call (indexes into the two lists)."""
+
+    golden: int
+    candidate: int
+    same_tool: bool
+    arguments: ArgumentsMatch | None
+
+
+@dataclass(slots=True)
+class CallsMatch:
+    """The verdict on all tool calls of one answer."""
+
+    pairs: list[CallPair]
+    missing: list[int]
+    extra: list[int]
+    exact: bool
+    equal: bool
+    score: float
+
+
+def tool_names_equal(a: str, b: str, agent: AgentConfig) -> bool:
+    """True when two tool names are the same or in one of the config's equivalence groups."""
+    if a == b:
+        return True
+    return any(a in group and b in group for group in agent.equivalent_tools)
+
+
+def call_arguments(call: ToolCall) -> Any:
+    """The arguments to compare: parsed JSON, ``{}`` when none, :class:`Unparseable` if broken."""
+    if call.arguments is None:
+        if call.arguments_raw is not None:
+            return Unparseable(call.arguments_raw, call.arguments_error)
+        return {}
+    return call.arguments
+
+
+def match_calls(golden: Sequence[ToolCall], candidate: Sequence[ToolCall],
+                tools: Mapping[str, ToolDef], agent: AgentConfig,
+                exact_strings: bool = False) -> CallsMatch:
+    """Match the candidate's calls of one answer against the golden's, as a set.
+
+    Arguments are compared under the rules of the golden call's tool (its schema from ``tools``
+    and the agent config); see :mod:`agent_backtest.scoring.arguments`.
+    """
+    def compare(i: int, j: int) -> ArgumentsMatch | None:
+        g_name, c_name = golden[i].name, candidate[j].name
+        if g_name != c_name and not tool_names_equal(g_name, c_name, agent):
+            return None
+        rules = _rules(tools, g_name, c_name, agent, exact_strings, True)
+        return match_arguments(call_arguments(golden[i]), call_arguments(candidate[j]), rules)
+
+    return _assemble(len(golden), len(candidate), compare)
+
+
+def match_possible_calls(possible: Sequence[PossibleCall], candidate: Sequence[ToolCall],
+                         tools: Mapping[str, ToolDef], agent: AgentConfig,
+                         exact_strings: bool = False) -> CallsMatch:
+    """Like :func:`match_calls`, with each golden call given as acceptable values (BFCL style).
+
+    See :func:`~agent_backtest.scoring.arguments.match_possible_answers` for what the acceptable
+    values mean. Prose is not detected: every listed value is an acceptable answer as is.
+    """
+    def compare(i: int, j: int) -> ArgumentsMatch | None:
+        name, params = possible[i]
+        c_call = candidate[j]
+        if name != c_call.name and not tool_names_equal(name, c_call.name, agent):
+            return None
+        rules = _rules(tools, name, c_call.name, agent, exact_strings, False)
+        arguments = c_call.arguments
+        if arguments is None:
+            arguments = call_arguments(c_call)
+        return match_possible_answers(params, arguments, rules)
+
+    return _assemble(len(possible), len(candidate), compare)
+
+
+# Rules are memoised twice. By the identity of the tool definition and agent config: the same
+# objects are scored answer after answer, and walking a schema costs more than matching most
+# arguments (the memo holds the objects, so an id is not reused while its entry lives; tool
+# definitions and configs are not changed once loaded). And by content, for the copies of one
+# tool that every recorded step carries: a JSON dump of the schema is cheaper than the walk.
+_BY_ID: dict[tuple[int, int, bool, str, bool], tuple[Any, AgentConfig, MatchRules]] = {}
+_BY_CONTENT: dict[tuple[bytes, int, bool, str, bool], tuple[AgentConfig, MatchRules]] = {}
+_MEMO_SIZE = 4096
+
+
+def clear_rules_memo() -> None:
+    """Forget memoised rules (for benchmarks, or after changing a config in place)."""
+    _BY_ID.clear()
+    _BY_CONTENT.clear()
+
+
+def _rules(tools: Mapping[str, ToolDef], name: str, fallback: str, agent: AgentConfig,
+           exact_strings: bool, detect_prose: bool) -> MatchRules:
+    """:func:`rules_for` tool ``name`` (else its equivalent ``fallback``), memoised."""
+    tool = tools.get(name) or tools.get(fallback)
+    key = (id(tool), id(agent), exact_strings, name, detect_prose)
+    hit = _BY_ID.get(key)
+    if hit is not None and hit[0] is tool and hit[1] is agent:
+        return hit[2]
+    schema = orjson.dumps(tool.parameters) if tool is not None else b""
+    content_key = (schema, id(agent), exact_strings, name, detect_prose)
+    found = _BY_CONTENT.get(content_key)
+    if found is not None and found[0] is agent:
+        rules = found[1]
+    else:
+        rules = rules_for(tool, agent, exact_strings, name=name, detect_prose=detect_prose)
+        _remember(_BY_CONTENT, content_key, (agent, rules))
+    _remember(_BY_ID, key, (tool, agent, rules))
+    return rules
+
+
+def _remember(memo: dict, key: Any, value: Any) -> None:
+    """Store in a memo, emptying it first when full (simpler than tracking recency)."""
+    if len(memo) >= _MEMO_SIZE:
+        memo.clear()
+    memo[key] = value
+
+
+def _assemble(n_golden: int, n_candidate: int, compare: Any) -> CallsMatch:
+    """Compare golden/candidate pairs, assign optimally and build the verdict."""
+    verdicts: dict[tuple[int, int], ArgumentsMatch | None] = {}
+    if n_golden == n_candidate:
+        # One call each, or calls in the golden's order each equal: list order is then optimal.
+        pairs = []
+        for i in range(n_golden):
+            verdict = verdicts[i, i] = compare(i, i)
+            pairs.append(CallPair(i, i, verdict is not None, verdict))
+            if n_golden > 1 and (verdict is None or not verdict.equal):
+                break
+        else:
+            return _verdict(pairs, [], [], n_golden)
+
+    def weight(i: int, j: int) -> float:
+        verdict = verdicts.get((i, j), _UNSEEN)
+        if verdict is _UNSEEN:
+            verdict = verdicts[i, j] = compare(i, j)
+        return 0.0 if verdict is None else verdict.score + _SAME_TOOL_BONUS
+
+    chosen = lazy_best_assignment(n_golden, n_candidate, weight, 1.0 + _SAME_TOOL_BONUS)
+    pairs = [CallPair(i, j, verdicts[i, j] is not None, verdicts[i, j]) for i, j in chosen]
+    paired_g = {i for i, _ in chosen}
+    paired_c = {j for _, j in chosen}
+    missing = [i for i in range(n_golden) if i not in paired_g]
+    extra = [j for j in range(n_candidate) if j not in paired_c]
+    return _verdict(pairs, missing, extra, max(n_golden, n_candidate))
+
+
+_UNSEEN: Any = object()
+
+
+def _verdict(pairs: list[CallPair], missing: list[int], extra: list[int],
+             total: int) -> CallsMatch:
+    """The answer's verdict from its pairs and unpaired calls."""
+    exact = equal = not missing and not extra
+    score = 0.0
+    for pair in pairs:
+        arguments = pair.arguments
+        if arguments is None:
+            exact = equal = False
+            continue
+        score += arguments.score
+        exact = exact and arguments.exact
+        equal = equal and arguments.equal
+    return CallsMatch(pairs=pairs, missing=missing, extra=extra, exact=exact, equal=equal,
+                      score=score / total if total else 1.0)
+
+

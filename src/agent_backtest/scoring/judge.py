@@ -1,0 +1,241 @@
+"""The LLM judge: grades a candidate's text answer or free-text tool argument against production's.
+
+Every judge call goes through a :class:`ModelClient` (cached, retried, counted) like replay calls.
+One verdict is sought in up to four questions: the judge; the judge once more, quoting its
+invalid answer and what was wrong with it; then the fallback judge the same way. A judge that
+cannot be reached or never gives a valid verdict leaves the item **unscored**, with the reason
+and the error kind: never a score of 0.
+
+Both prompts use one scale (1, 0.66, 0.33, 0; meanings in the prompt files): free-text arguments
+are graded on it too rather than as equivalent yes/no, so one parser, one record and one mean
+serve both, and a near miss (a query with an extra qualifier) is told apart from a wrong value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from agent_backtest.providers.client import CallOutcome, ModelClient
+from agent_backtest.providers.refs import ModelRef, parse_model_ref
+from agent_backtest.scoring.prompts import (
+    FREE_TEXT_ARGUMENT,
+    TEXT_ANSWER,
+    RenderedPrompt,
+    context_text,
+    load_template,
+    render,
+    tool_text,
+    value_text,
+)
+from agent_backtest.scoring.verdict import (
+    INVALID_VERDICT,
+    JudgeResult,
+    Unscored,
+    Verdict,
+    VerdictAnswer,
+    parse_verdict,
+)
+from agent_backtest.trace import LLMRequest, Message, ToolDef
+
+JUDGE_PARAMS: dict[str, Any] = {"temperature": 0}
+
+# Model families by name prefix (of the name after the last "/", lower case). A family is a
+# vendor's line of models trained alike, whose judges tend to favour their siblings' answers.
+# Known families match across providers: gpt-4o served by Azure is still gpt-4o.
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "openai": ("gpt-", "gpt4", "chatgpt", "o1", "o3", "o4", "text-davinci"),
+    "anthropic": ("claude",),
+    "google": ("gemini", "gemma", "palm"),
+    "meta": ("llama", "meta-llama", "codellama"),
+    "mistral": ("mistral", "mixtral", "codestral", "ministral", "magistral", "devstral",
+                "pixtral"),
+    "qwen": ("qwen", "qwq"),
+    "deepseek": ("deepseek",),
+    "xai": ("grok",),
+    "cohere": ("command", "aya"),
+    "microsoft": ("phi-", "phi3", "phi4"),
+    "smollm": ("smollm",),
+}
+# "o1" must not claim "olmo" or "o1x": an o-series name is o<digit> then the end or a dash.
+_O_SERIES = re.compile(r"^o\d(?:$|-)")
+
+
+class JudgeError(ValueError):
+    """The judge cannot be used for these candidates (it is one of them)."""
+
+
+def model_name(ref: str) -> str:
+    """The model part of ``provider/model`` (after the last ``/``), lower case."""
+    return ref.strip().rsplit("/", 1)[-1].lower()
+
+
+def family_of(ref: str) -> str | None:
+    """The known family of a ``provider/model`` name, or None."""
+    name = model_name(ref)
+    for family, prefixes in FAMILIES.items():
+        if family == "openai" and name[:1] == "o" and not _O_SERIES.match(name):
+            continue
+        if name.startswith(prefixes):
+            return family
+    return None
+
+
+def same_family(judge: str, candidate: str) -> bool:
+    """True when ``judge`` and ``candidate`` are models of one family.
+
+    Known families (:data:`FAMILIES`) are matched by name prefix whatever the provider
+    (``openai/gpt-4o`` and ``openai/gpt-4o-mini``; ``anthropic/claude-sonnet-4`` and
+    ``anthropic/claude-haiku-4``). Names of no known family count as one family when the provider
+    is the same and the leading letters of the model name are (``local/smollm2-135m`` and
+    ``local/smollm2-360m``).
+    """
+    known = family_of(judge), family_of(candidate)
+    if known[0] is not None or known[1] is not None:
+        return known[0] == known[1]
+    provider = judge.partition("/")[0].lower(), candidate.partition("/")[0].lower()
+    letters = [re.match(r"[a-z]*", model_name(ref)).group() for ref in (judge, candidate)]
+    return provider[0] == provider[1] and bool(letters[0]) and letters[0] == letters[1]
+
+
+def check_judge(judge_model: str, candidates: Iterable[str]) -> list[str]:
+    """Warnings for candidates of the judge's family; raises :class:`JudgeError` when the judge
+    is a candidate (the same model name, whatever the provider)."""
+    warnings = []
+    for candidate in candidates:
+        if model_name(judge_model) == model_name(candidate):
+            raise JudgeError(
+                f"the judge {judge_model} is the candidate model {candidate}: a model grading "
+                "its own answers is not a check; choose another --judge")
+        if same_family(judge_model, candidate):
+            warnings.append(
+                f"the judge {judge_model} is of the same family as the candidate {candidate} "
+                "and may favour its answers; choose a judge of another family to avoid it")
+    return warnings
+
+
+@dataclass
+class _Answer:
+    """What one judge gave for one question chain: a verdict, or why not."""
+
+    verdict: VerdictAnswer | None
+    outcome: CallOutcome | None
+    asked: int
+    problem: str | None = None
+    error_kind: str | None = None
+
+
+class Judge:
+    """An LLM judge on one model (and optionally a fallback), asked ``repeats`` times per item."""
+
+    def __init__(self, client: ModelClient, model: str,
+                 fallback: tuple[ModelClient, str] | None = None, repeats: int = 1,
+                 seed: int = 0) -> None:
+        if repeats < 1:
+            raise ValueError(f"--judge-repeats must be at least 1, got {repeats}")
+        self.client = client
+        self.model = model
+        self.ref: ModelRef = parse_model_ref(model, "--judge")
+        self.fallback = fallback
+        self.fallback_ref = parse_model_ref(fallback[1], "--fallback-judge") if fallback else None
+        self.repeats = repeats
+        self.seed = seed
+
+    def check(self, candidates: Iterable[str]) -> list[str]:
+        """:func:`check_judge` for the judge and the fallback judge."""
+        candidates = list(candidates)
+        models = [self.model] + ([self.fallback[1]] if self.fallback else [])
+        return [warning for model in models for warning in check_judge(model, candidates)]
+
+    async def judge_text(self, context: list[Message], golden: str, candidate: str
+                         ) -> JudgeResult:
+        """Grade the candidate's text answer against production's, given the conversation."""
+        prompt = render(load_template(TEXT_ANSWER), {
+            "context": context_text(context),
+            "reference": value_text(golden),
+            "candidate": value_text(candidate),
+        })
+        return await self._judge(prompt)
+
+    async def judge_argument(self, context: list[Message], tool: ToolDef | None, param: str,
+                             golden: Any, candidate: Any) -> JudgeResult:
+        """Grade the candidate's free-text value of ``param`` against production's."""
+        prompt = render(load_template(FREE_TEXT_ARGUMENT), {
+            "context": context_text(context),
+            "tool": tool_text(tool, param),
+            "reference": value_text(golden),
+            "candidate": value_text(candidate),
+        })
+        return await self._judge(prompt)
+
+    async def _judge(self, prompt: RenderedPrompt) -> JudgeResult:
+        """Every repeat, one after another (items are what callers run in parallel)."""
+        verdicts: list[Verdict] = []
+        failures: list[Unscored] = []
+        for repeat in range(self.repeats):
+            result = await self._one(prompt, self.seed + repeat)
+            (verdicts if isinstance(result, Verdict) else failures).append(result)
+        return JudgeResult.of(verdicts, failures)
+
+    async def _one(self, prompt: RenderedPrompt, seed: int) -> Verdict | Unscored:
+        """One verdict from the judge, else from the fallback, else why there is none."""
+        judges = [(self.client, self.ref, False)]
+        if self.fallback is not None and self.fallback_ref is not None:
+            judges.append((self.fallback[0], self.fallback_ref, True))
+        asked = 0
+        reasons = []
+        answer: _Answer | None = None
+        for client, ref, is_fallback in judges:
+            answer = await self._ask(client, ref, prompt, seed)
+            asked += answer.asked
+            if answer.verdict is not None and answer.outcome is not None:
+                return Verdict(
+                    score=answer.verdict.score, reason=answer.verdict.reason, judge=str(ref),
+                    prompt=prompt.template.id, prompt_sha256=prompt.template.sha256,
+                    attempts=asked, fallback_used=is_fallback,
+                    cache_hit=answer.outcome.cache_hit, seed=seed,
+                    request_sha=answer.outcome.request_sha)
+            reasons.append(f"{ref}: {answer.problem}")
+        assert answer is not None
+        return Unscored(reason="; then ".join(reasons), judge=str(judges[-1][1]),
+                        error_kind=answer.error_kind)
+
+    async def _ask(self, client: ModelClient, ref: ModelRef, prompt: RenderedPrompt,
+                   seed: int) -> _Answer:
+        """Ask one judge, and once more with its answer quoted when that was not a verdict."""
+        messages = [Message(role="system", content=prompt.system),
+                    Message(role="user", content=prompt.user)]
+        first = await self._call(client, ref, messages, seed)
+        if first.error_kind != INVALID_VERDICT:  # a verdict, or an error a retry will not fix
+            return first
+        text = _text(first.outcome)
+        messages += [Message(role="assistant", content=text or "(no text)"),
+                     Message(role="user", content=prompt.correction(text, first.problem or ""))]
+        second = await self._call(client, ref, messages, seed)
+        second.asked += first.asked
+        if second.verdict is None and second.error_kind == INVALID_VERDICT:
+            second.problem = (f"no valid verdict in two answers (first: {first.problem}; "
+                              f"then: {second.problem})")
+        return second
+
+    async def _call(self, client: ModelClient, ref: ModelRef, messages: list[Message],
+                    seed: int) -> _Answer:
+        """One question to one judge: its verdict, an invalid answer, or an infrastructure error."""
+        request = LLMRequest(messages=messages, tools=None, params=dict(JUDGE_PARAMS))
+        outcome = await client.generate(request, ref.model, seed)
+        if outcome.error is not None:
+            return _Answer(None, outcome, 1, f"judge call failed ({outcome.error})",
+                           outcome.error.kind)
+        verdict, problem = parse_verdict(_text(outcome))
+        if verdict is None:
+            return _Answer(None, outcome, 1, problem, INVALID_VERDICT)
+        return _Answer(verdict, outcome, 1)
+
+
+def _text(outcome: CallOutcome | None) -> str:
+    """The text of a judge's answer ('' when it has none)."""
+    if outcome is None or outcome.response is None:
+        return ""
+    return outcome.response.message.text()

@@ -1,0 +1,1 @@
+"""Tests of the reports: CSV, HTML in a real browser, compare, gate and Markdown."""
