@@ -147,3 +147,14 @@ def test_agent_config_files(tmp_path: Path) -> None:
     broken.write_text("router_nodes = [")
     with pytest.raises(InputError, match="not valid toml"):
         load_agent_config(broken)
+
+
+def test_per_session_takes_a_slice_across_sessions() -> None:
+    sessions = [session(*(llm_step(str(j), "n", ["f"]) for j in range(5)), session_id=f"s{i}")
+                for i in range(4)]
+    units = [u for s in sessions for u in units_of(s)]
+    selection = Selection(per_session=2, limit=5)
+    kept = list(selection.apply(units))
+    assert [(u.session_id, u.step_id) for u in kept] == [
+        ("s0", "0"), ("s0", "1"), ("s1", "0"), ("s1", "1"), ("s2", "0")]
+    assert selection.dropped == {"over_per_session": 12, "over_limit": 3}

@@ -40,6 +40,7 @@ from agent_backtest.cli.unit_options import (
     ExcludeSessionsOption,
     LimitOption,
     NodeOption,
+    PerSessionOption,
     RouterNodesOption,
     SplitOption,
     SplitSaltOption,
@@ -143,6 +144,7 @@ def replay(
     split: SplitOption = "all",
     exclude_sessions: ExcludeSessionsOption = None,
     limit: LimitOption = None,
+    per_session: PerSessionOption = None,
     no_score: Annotated[bool, typer.Option(
         "--no-score", help="Only record the answers; score later with abt score.")] = False,
     judge: JudgeOption = None,
@@ -183,7 +185,7 @@ def replay(
     if model != TRACE:
         parse_model_ref(model)
     selection = make_selection(steps, node, from_model, val_fraction, split_salt, split,
-                               exclude_sessions, limit)
+                               exclude_sessions, limit, per_session)
     units = selection.apply(_units(inputs, format, tools, recorded_model, strict,
                                    agent_config(agent_config_file, router_nodes)))
     first = next(units, None)
@@ -199,6 +201,7 @@ def replay(
         selection={"steps": steps, "nodes": sorted(node or []),
                    "from_models": sorted(from_model or []), "val_fraction": val_fraction,
                    "split_salt": split_salt, "split": split, "limit": limit,
+                   "per_session": per_session,
                    "excluded_sessions": str(exclude_sessions) if exclude_sessions else None},
     )
     patch = None

@@ -54,6 +54,11 @@ ExcludeSessionsOption = Annotated[
     typer.Option("--exclude-sessions", metavar="FILE", help="Leave out these sessions: a file of "
                  "ids (one per line), a units or sessions JSONL, or a run directory."),
 ]
+PerSessionOption = Annotated[
+    int | None,
+    typer.Option("--per-session", min=1, metavar="N",
+                 help="Keep at most N units of each session (a slice across sessions)."),
+]
 LimitOption = Annotated[
     int | None,
     typer.Option("--limit", min=0, metavar="N", help="Keep at most this many units."),
@@ -71,7 +76,8 @@ def agent_config(path: Path | None, router_nodes: str | None) -> AgentConfig:
 
 def make_selection(steps: str, nodes: list[str] | None, models: list[str] | None,
                    val_fraction: float | None, split_salt: str | None, split: str,
-                   exclude_sessions: Path | None, limit: int | None) -> Selection:
+                   exclude_sessions: Path | None, limit: int | None,
+                   per_session: int | None = None) -> Selection:
     """The selection the flags describe; an impossible combination is a usage error."""
     try:
         return Selection(
@@ -84,6 +90,7 @@ def make_selection(steps: str, nodes: list[str] | None, models: list[str] | None
             excluded_sessions=read_session_ids(exclude_sessions) if exclude_sessions
             else frozenset(),
             limit=limit,
+            per_session=per_session,
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None

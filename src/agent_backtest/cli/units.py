@@ -25,6 +25,7 @@ from agent_backtest.cli.unit_options import (
     ExcludeSessionsOption,
     LimitOption,
     NodeOption,
+    PerSessionOption,
     RouterNodesOption,
     SplitOption,
     SplitSaltOption,
@@ -64,13 +65,14 @@ def units(
     split: SplitOption = "all",
     exclude_sessions: ExcludeSessionsOption = None,
     limit: LimitOption = None,
+    per_session: PerSessionOption = None,
     json_report: Annotated[
         bool, typer.Option("--json", help="Print the report as JSON instead of a table.")
     ] = False,
 ) -> None:
     """Build one replay unit per recorded LLM step: the request as sent, production's answer."""
     selection = make_selection(
-        steps, node, model, val_fraction, split_salt, split, exclude_sessions, limit
+        steps, node, model, val_fraction, split_salt, split, exclude_sessions, limit, per_session
     )
     config = agent_config(agent_config_file, router_nodes)
     stream = session_stream(inputs, format, tools, recorded_model, strict)

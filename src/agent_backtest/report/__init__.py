@@ -5,10 +5,11 @@ Reports read what scoring wrote (the run directory) and never score or call a mo
 
 from agent_backtest.report.compare import compare_runs, mcnemar_exact, pair_records
 from agent_backtest.report.gate import BAR_NOT_MET, Check, gate_compare, gate_run
-from agent_backtest.report.loading import ScoredRun, load_run, read_scores
+from agent_backtest.report.loading import ScoredRun, load_run
 from agent_backtest.report.markdown import compare_markdown, gate_markdown, report_markdown
 from agent_backtest.report.run_compare import CompareOutcome, write_compare
 from agent_backtest.report.run_report import ReportOutcome, write_report
+from agent_backtest.runs.scores import read_scores
 
 __all__ = [
     "BAR_NOT_MET",

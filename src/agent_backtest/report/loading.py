@@ -12,11 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from pydantic import ValidationError
 
 from agent_backtest.formats import InputError
 from agent_backtest.runs import ResultRecord, RunDirectory, RunManifest, read_results
-from agent_backtest.runs.scores import ScoreRecord
+from agent_backtest.runs.scores import ScoreRecord, read_scores
 from agent_backtest.units import Unit
 
 Key = tuple[str, int]
@@ -80,15 +79,3 @@ def load_run(path: Path, with_results: bool = True) -> ScoredRun:
                if with_results else {})
     return ScoredRun(directory, manifest, summary, list(read_scores(scores_path)), results)
 
-
-def read_scores(path: Path) -> Iterator[ScoreRecord]:
-    """The score records of ``scores.jsonl`` (written atomically, so never torn)."""
-    with path.open("rb") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield ScoreRecord.model_validate(orjson.loads(line))
-            except (orjson.JSONDecodeError, ValidationError):
-                raise InputError(path, f"line {number}", "not a score record; score the run "
-                                 "again with abt score") from None

@@ -19,7 +19,7 @@ from agent_backtest.units import Unit, read_units_file
 # early cannot pass for the old one.
 RUN_FILES = ("run.json", "units.jsonl", "results.jsonl", "scores.jsonl", "summary.json",
              "results.csv", "report.html", "compare.json", "compare.html",
-             "patch_coverage.json", "profile.json")
+             "patch.json", "patch_coverage.json", "profile.json")
 
 
 class RunDirectory:

@@ -6,9 +6,14 @@ could not score is ``unscored``: neither is ever a zero.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agent_backtest.formats import InputError
 
 SCORE_SCHEMA = "abt.score/1"
 
@@ -84,3 +89,16 @@ class ScoreRecord(BaseModel):
                                          "normalised answer, to compare repeats.")
     scorer: str = Field(description="Scorer name and version.")
     scoring_id: str = Field(description="Hash of the scoring settings that produced this record.")
+
+
+def read_scores(path: Path) -> Iterator[ScoreRecord]:
+    """The score records of ``scores.jsonl`` (written atomically, so never torn)."""
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield ScoreRecord.model_validate(orjson.loads(line))
+            except (orjson.JSONDecodeError, ValidationError):
+                raise InputError(path, f"line {number}", "not a score record; score the run "
+                                 "again with abt score") from None

@@ -29,6 +29,8 @@ class Selection:
     split: Literal["test", "val", "all"] = "all"
     excluded_sessions: frozenset[str] = frozenset()
     limit: int | None = None
+    per_session: int | None = None
+    """Keep at most this many units of each session (the first ones): a slice across sessions."""
     dropped: Counter[str] = field(default_factory=Counter)
     """Units left out, by the filter that left them out."""
 
@@ -41,10 +43,15 @@ class Selection:
     def apply(self, units: Iterable[Unit]) -> Iterator[Unit]:
         """The units that pass every filter, labelled with their split, up to the limit."""
         kept = 0
+        per_session: Counter[str] = Counter()
         for unit in units:
             if self.val_fraction is not None:
                 unit.split = split_of(unit.session_id, self.val_fraction, self.split_salt)
             reason = self._reject(unit)
+            if reason is None and self.per_session is not None:
+                per_session[unit.session_id] += 1
+                if per_session[unit.session_id] > self.per_session:
+                    reason = "over_per_session"
             if reason:
                 self.dropped[reason] += 1
                 continue
