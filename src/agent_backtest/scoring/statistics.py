@@ -9,6 +9,11 @@ Error Bars to Evals", 2024) sums the residuals within each session before squari
 
 with G sessions and n values. The interval is x̄ ± z·SE (z = 1.96 for 95%), clipped to [0, 1]
 for rates. With fewer than two sessions there is no interval: it is reported as missing.
+
+When every value is the same (a rate of exactly 0 or 1), that standard error is 0 and the
+interval would claim certainty. There the Wilson score interval is used instead, with the number
+of sessions as the sample size: eight answers from four sessions that all agree support a rate
+near 1, not a rate of exactly 1.
 """
 
 from __future__ import annotations
@@ -53,10 +58,24 @@ def clustered_mean(values: Sequence[float], clusters: Sequence[str],
         return Estimate(mean, None, None, None, n, groups)
     variance = groups / (groups - 1) * math.fsum(s * s for s in sums.values())
     se = math.sqrt(variance) / n
+    if se == 0.0 and bounds == (0.0, 1.0) and mean in (0.0, 1.0):
+        low, high = wilson(mean, groups)
+        return Estimate(mean, se, low, high, n, groups)
     low, high = mean - Z_95 * se, mean + Z_95 * se
     if bounds is not None:
         low, high = max(bounds[0], low), min(bounds[1], high)
     return Estimate(mean, se, low, high, n, groups)
+
+
+def wilson(rate: float, n: int) -> tuple[float, float]:
+    """The 95% Wilson score interval of a proportion ``rate`` observed on ``n`` draws."""
+    z2 = Z_95 * Z_95
+    centre = (rate + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z_95 * math.sqrt(rate * (1 - rate) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    # at rate 0 (or 1) the bound is 0 (or 1) exactly; rounding would leave 1e-17
+    low = 0.0 if rate == 0.0 else max(0.0, centre - half)
+    high = 1.0 if rate == 1.0 else min(1.0, centre + half)
+    return low, high
 
 
 def paired_difference(pairs: Iterable[tuple[float, float, str]]) -> Estimate:
