@@ -3,7 +3,6 @@ step ``abt replay --patch`` takes before anything is sent."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -15,9 +14,8 @@ from agent_backtest.cli.options import (
     RecordedModelOption,
     StrictOption,
     ToolsOption,
-    session_stream,
 )
-from agent_backtest.cli.tally import UnitTally
+from agent_backtest.cli.tally import units_from_inputs
 from agent_backtest.cli.unit_options import (
     AgentConfigOption,
     ExcludeSessionsOption,
@@ -37,10 +35,6 @@ from agent_backtest.replay.patch_coverage import CoverageReport, PatchCoverage, 
 from agent_backtest.runs import RunDirectory, describe_input, private_atomic_writer
 from agent_backtest.units import (
     DEFAULT_SPLIT_SALT,
-    AgentConfig,
-    Unit,
-    is_units_file,
-    read_units_file,
 )
 
 COVERAGE_FILE = "patch_coverage.json"
@@ -84,7 +78,7 @@ def check(
     patch = load_patch(patch_file)
     selection = make_selection(steps, node, None, val_fraction, split_salt, split,
                                exclude_sessions, limit)
-    units = selection.apply(_read_units(inputs, format, tools, recorded_model, strict,
+    units = selection.apply(units_from_inputs(inputs, format, tools, recorded_model, strict,
                                         agent_config(agent_config_file, router_nodes)))
     coverage = PatchCoverage(patch).add_all(units)
     if coverage.units == 0:
@@ -147,14 +141,3 @@ def _unmatched_sentence(report: CoverageReport) -> str:
     return f"{len(report.unmatched)} patch op(s) matched nothing: {names}"
 
 
-def _read_units(inputs: list[Path], format: str | None, tools: Path | None,
-                recorded_model: str | None, strict: bool, config: AgentConfig
-                ) -> Iterator[Unit]:
-    """The units of a units file, or of trace files read with the shared options."""
-    if len(inputs) == 1 and is_units_file(inputs[0]):
-        yield from read_units_file(inputs[0])
-        return
-    stream = session_stream(inputs, format, tools, recorded_model, strict)
-    tally = UnitTally(config)
-    for session in stream:
-        yield from tally.units_of(stream.summaries[-1].file, session)

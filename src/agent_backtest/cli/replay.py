@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -24,7 +24,6 @@ from agent_backtest.cli.options import (
     RecordedModelOption,
     StrictOption,
     ToolsOption,
-    session_stream,
 )
 from agent_backtest.cli.patch import cover_run
 from agent_backtest.cli.score import (
@@ -34,7 +33,7 @@ from agent_backtest.cli.score import (
     JudgeRepeatsOption,
     print_outcome,
 )
-from agent_backtest.cli.tally import UnitTally
+from agent_backtest.cli.tally import units_from_inputs
 from agent_backtest.cli.unit_options import (
     AgentConfigOption,
     ExcludeSessionsOption,
@@ -67,10 +66,6 @@ from agent_backtest.scoring.judge import JudgeError, check_judge
 from agent_backtest.scoring.run import ScoreSettings, score_run
 from agent_backtest.units import (
     DEFAULT_SPLIT_SALT,
-    AgentConfig,
-    Unit,
-    is_units_file,
-    read_units_file,
 )
 
 INTERRUPTED = 130
@@ -182,7 +177,7 @@ def replay(
         parse_model_ref(model)
     selection = make_selection(steps, node, from_model, val_fraction, split_salt, split,
                                exclude_sessions, limit, per_session)
-    units = selection.apply(_units(inputs, format, tools, recorded_model, strict,
+    units = selection.apply(units_from_inputs(inputs, format, tools, recorded_model, strict,
                                    agent_config(agent_config_file, router_nodes)))
     first = next(units, None)
     if first is None:
@@ -246,17 +241,6 @@ def _run_and_score(console: Console, directory: RunDirectory, scoring: ScoreSett
     _finish(console, directory, result)
     if scoring is not None:
         print_outcome(Console(highlight=False), directory.path, score_run(directory, scoring))
-
-
-def _units(inputs: list[Path], format: str | None, tools: Path | None,
-           recorded_model: str | None, strict: bool, config: AgentConfig) -> Iterator[Unit]:
-    if len(inputs) == 1 and is_units_file(inputs[0]):
-        yield from read_units_file(inputs[0])
-        return
-    stream = session_stream(inputs, format, tools, recorded_model, strict)
-    tally = UnitTally(config)
-    for session in stream:
-        yield from tally.units_of(stream.summaries[-1].file, session)
 
 
 def _progress(console: Console) -> tuple[Progress, RunHooks]:

@@ -4,10 +4,19 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterator
+from pathlib import Path
 
+from agent_backtest.cli.options import session_stream
 from agent_backtest.formats import InputSummary
 from agent_backtest.trace import Session
-from agent_backtest.units import AgentConfig, Unit, UnitSkip, units_from_session
+from agent_backtest.units import (
+    AgentConfig,
+    Unit,
+    UnitSkip,
+    is_units_file,
+    read_units_file,
+    units_from_session,
+)
 
 
 class UnitTally:
@@ -35,3 +44,16 @@ class UnitTally:
     def for_input(self, summary: InputSummary) -> tuple[Counter[str], Counter[str]]:
         """(units by kind, skips by reason) of one input."""
         return self.units[summary.file], self.skips[summary.file]
+
+
+def units_from_inputs(inputs: list[Path], format: str | None, tools: Path | None,
+                      recorded_model: str | None, strict: bool, config: AgentConfig
+                      ) -> Iterator[Unit]:
+    """The units of a units file, or of trace files read with the shared options."""
+    if len(inputs) == 1 and is_units_file(inputs[0]):
+        yield from read_units_file(inputs[0])
+        return
+    stream = session_stream(inputs, format, tools, recorded_model, strict)
+    tally = UnitTally(config)
+    for session in stream:
+        yield from tally.units_of(stream.summaries[-1].file, session)
