@@ -12,7 +12,6 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import platformdirs
 
@@ -26,9 +25,11 @@ def default_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("agent-backtest"))
 
 
-def cache_key(provider: str, endpoint: str, payload: dict[str, Any]) -> str:
-    """``sha256:…`` of the canonical JSON of the call: endpoint, model, seed, payload."""
-    return sha256_of({"provider": provider, "endpoint": endpoint, "payload": payload})
+def cache_key(provider: str, endpoint: str, payload_sha: str) -> str:
+    """``sha256:…`` naming the call: the endpoint and the hash of the payload as sent (which
+    holds the model, the seed and every parameter). Taking the payload's hash rather than the
+    payload saves serialising a 20 KB request a second time on every call."""
+    return sha256_of({"provider": provider, "endpoint": endpoint, "payload": payload_sha})
 
 
 @dataclass

@@ -142,7 +142,7 @@ class ModelClient:
     async def generate(self, request: LLMRequest, model: str, seed: int | None) -> CallOutcome:
         """Answer ``request`` on ``model``: from the cache, else by calling with retries."""
         payload, adjustments, request_sha = self.prepare(request, model, seed)
-        key = cache_key(self.provider.name, self.provider.endpoint, payload)
+        key = cache_key(self.provider.name, self.provider.endpoint, request_sha)
         if self.cache is not None:
             cached = self.cache.get(key)
             if cached is not None:
