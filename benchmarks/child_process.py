@@ -31,8 +31,12 @@ def run_measured(command: list[str], env: dict[str, str] | None = None) -> tuple
     with tempfile.TemporaryDirectory() as directory:
         report = Path(directory) / "maxrss"
         started = time.perf_counter()
-        done = subprocess.run([sys.executable, "-c", _PROBE, str(report), *command], env=env,
-                              stdout=subprocess.DEVNULL, check=False)
+        done = subprocess.run(
+            [sys.executable, "-c", _PROBE, str(report), *command],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            check=False,
+        )
         elapsed = time.perf_counter() - started
         if done.returncode != 0:
             raise SystemExit(f"failed: {' '.join(command)}")

@@ -18,13 +18,30 @@ from pathlib import Path
 
 from child_process import run_measured
 
-SYSTEM_PROMPT = ("You are the airline's booking agent. Follow the policy: confirm every change "
-                 "with the user before acting, never invent flights, one tool call at a time. ")
-TOOLS = json.dumps([{"type": "function", "function": {
-    "name": "search_flights", "description": "Find direct flights between two airports.",
-    "parameters": {"type": "object", "properties": {
-        "origin": {"type": "string"}, "destination": {"type": "string"},
-        "date": {"type": "string"}}, "required": ["origin", "destination", "date"]}}}])
+SYSTEM_PROMPT = (
+    "You are the airline's booking agent. Follow the policy: confirm every change "
+    "with the user before acting, never invent flights, one tool call at a time. "
+)
+TOOLS = json.dumps(
+    [
+        {
+            "type": "function",
+            "function": {
+                "name": "search_flights",
+                "description": "Find direct flights between two airports.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        "origin": {"type": "string"},
+                        "destination": {"type": "string"},
+                        "date": {"type": "string"},
+                    },
+                    "required": ["origin", "destination", "date"],
+                },
+            },
+        }
+    ]
+)
 
 
 def attr(key: str, value: str | int) -> dict:
@@ -36,27 +53,50 @@ def attr(key: str, value: str | int) -> dict:
 
 def chat_span(trace_id: str, span_id: str, parent: str, start: int, turn: int) -> dict:
     """A GenAI chat span with a realistic history, tool definitions and a tool call answer."""
-    history = [{"role": "user", "parts": [{"type": "text",
-                                           "content": f"Turn {i}: find me a flight to Denver."}]}
-               for i in range(turn + 1)]
-    output = [{"role": "assistant", "finish_reason": "tool_call", "parts": [
-        {"type": "tool_call", "id": f"call_{span_id}", "name": "search_flights",
-         "arguments": {"origin": "JFK", "destination": "DEN", "date": "2024-05-20"}}]}]
+    history = [
+        {
+            "role": "user",
+            "parts": [{"type": "text", "content": f"Turn {i}: find me a flight to Denver."}],
+        }
+        for i in range(turn + 1)
+    ]
+    output = [
+        {
+            "role": "assistant",
+            "finish_reason": "tool_call",
+            "parts": [
+                {
+                    "type": "tool_call",
+                    "id": f"call_{span_id}",
+                    "name": "search_flights",
+                    "arguments": {"origin": "JFK", "destination": "DEN", "date": "2024-05-20"},
+                }
+            ],
+        }
+    ]
     return {
-        "traceId": trace_id, "spanId": span_id, "parentSpanId": parent, "name": "chat gpt-4o",
-        "kind": "SPAN_KIND_CLIENT", "startTimeUnixNano": str(start),
+        "traceId": trace_id,
+        "spanId": span_id,
+        "parentSpanId": parent,
+        "name": "chat gpt-4o",
+        "kind": "SPAN_KIND_CLIENT",
+        "startTimeUnixNano": str(start),
         "endTimeUnixNano": str(start + 900_000_000),
         "status": {"code": "STATUS_CODE_OK"},
         "attributes": [
-            attr("gen_ai.operation.name", "chat"), attr("gen_ai.request.model", "gpt-4o"),
+            attr("gen_ai.operation.name", "chat"),
+            attr("gen_ai.request.model", "gpt-4o"),
             attr("gen_ai.response.model", "gpt-4o-2024-08-06"),
             attr("gen_ai.provider.name", "openai"),
-            attr("gen_ai.system_instructions",
-                 json.dumps([{"type": "text", "content": SYSTEM_PROMPT * 4}])),
+            attr(
+                "gen_ai.system_instructions",
+                json.dumps([{"type": "text", "content": SYSTEM_PROMPT * 4}]),
+            ),
             attr("gen_ai.input.messages", json.dumps(history)),
             attr("gen_ai.output.messages", json.dumps(output)),
             attr("gen_ai.tool.definitions", TOOLS),
-            attr("gen_ai.usage.input_tokens", 800 + turn), attr("gen_ai.usage.output_tokens", 40),
+            attr("gen_ai.usage.input_tokens", 800 + turn),
+            attr("gen_ai.usage.output_tokens", 40),
         ],
     }
 
@@ -64,12 +104,18 @@ def chat_span(trace_id: str, span_id: str, parent: str, start: int, turn: int) -
 def tool_span(trace_id: str, span_id: str, parent: str, start: int) -> dict:
     """An execute_tool span."""
     return {
-        "traceId": trace_id, "spanId": span_id, "parentSpanId": parent,
-        "name": "execute_tool search_flights", "kind": 1,
-        "startTimeUnixNano": str(start), "endTimeUnixNano": str(start + 120_000_000),
-        "attributes": [attr("gen_ai.operation.name", "execute_tool"),
-                       attr("gen_ai.tool.name", "search_flights"),
-                       attr("gen_ai.tool.call.id", f"call_{span_id}")],
+        "traceId": trace_id,
+        "spanId": span_id,
+        "parentSpanId": parent,
+        "name": "execute_tool search_flights",
+        "kind": 1,
+        "startTimeUnixNano": str(start),
+        "endTimeUnixNano": str(start + 120_000_000),
+        "attributes": [
+            attr("gen_ai.operation.name", "execute_tool"),
+            attr("gen_ai.tool.name", "search_flights"),
+            attr("gen_ai.tool.call.id", f"call_{span_id}"),
+        ],
     }
 
 
@@ -78,25 +124,45 @@ def trace_spans(index: int) -> list[dict]:
     trace_id = f"{index:032x}"
     root = f"{index:012x}0000"
     start = 1_700_000_000_000_000_000 + index * 10_000_000_000
-    spans = [{"traceId": trace_id, "spanId": root, "name": "invoke_agent booking",
-              "kind": 1, "startTimeUnixNano": str(start),
-              "endTimeUnixNano": str(start + 8_000_000_000),
-              "attributes": [attr("gen_ai.operation.name", "invoke_agent"),
-                             attr("gen_ai.agent.name", "booking")]}]
+    spans = [
+        {
+            "traceId": trace_id,
+            "spanId": root,
+            "name": "invoke_agent booking",
+            "kind": 1,
+            "startTimeUnixNano": str(start),
+            "endTimeUnixNano": str(start + 8_000_000_000),
+            "attributes": [
+                attr("gen_ai.operation.name", "invoke_agent"),
+                attr("gen_ai.agent.name", "booking"),
+            ],
+        }
+    ]
     for turn in range(4):
         at = start + turn * 1_500_000_000
         spans.append(chat_span(trace_id, f"{index:012x}{turn + 1:04x}", root, at, turn))
         if turn < 3:
-            spans.append(tool_span(trace_id, f"{index:012x}{turn + 0x100:04x}", root,
-                                   at + 1_000_000_000))
+            spans.append(
+                tool_span(trace_id, f"{index:012x}{turn + 0x100:04x}", root, at + 1_000_000_000)
+            )
     return spans
 
 
 def export_line(spans: list[dict]) -> bytes:
     """One ExportTraceServiceRequest as a JSON line."""
-    return json.dumps({"resourceSpans": [{
-        "resource": {"attributes": [attr("service.name", "booking-agent")]},
-        "scopeSpans": [{"scope": {"name": "agent.framework"}, "spans": spans}]}]}).encode() + b"\n"
+    return (
+        json.dumps(
+            {
+                "resourceSpans": [
+                    {
+                        "resource": {"attributes": [attr("service.name", "booking-agent")]},
+                        "scopeSpans": [{"scope": {"name": "agent.framework"}, "spans": spans}],
+                    }
+                ]
+            }
+        ).encode()
+        + b"\n"
+    )
 
 
 def write_input(path: Path, size_bytes: int) -> int:
@@ -118,8 +184,9 @@ def write_input(path: Path, size_bytes: int) -> int:
 
 def measure(path: Path, out: Path) -> tuple[float, int]:
     """Seconds and peak RSS (KiB) of ``abt ingest`` on the file, in a fresh child process."""
-    return run_measured([sys.executable, "-m", "agent_backtest.cli", "ingest", str(path), "-o",
-                         str(out)])
+    return run_measured(
+        [sys.executable, "-m", "agent_backtest.cli", "ingest", str(path), "-o", str(out)]
+    )
 
 
 def main() -> None:
@@ -134,8 +201,11 @@ def main() -> None:
         traces = write_input(path, size * 1_000_000)
         megabytes = path.stat().st_size / 1_000_000
         seconds, peak_kib = measure(path, workdir / "sessions.jsonl")
-        print(f"{megabytes:9.0f} {traces:8d} {seconds:8.1f} {megabytes / seconds:7.1f} "
-              f"{peak_kib / 1024:12.0f}", flush=True)
+        print(
+            f"{megabytes:9.0f} {traces:8d} {seconds:8.1f} {megabytes / seconds:7.1f} "
+            f"{peak_kib / 1024:12.0f}",
+            flush=True,
+        )
         path.unlink()
     (workdir / "sessions.jsonl").unlink(missing_ok=True)
 

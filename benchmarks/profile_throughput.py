@@ -33,25 +33,40 @@ def moment(ms: int) -> str:
 
 def llm_step(step_id: str, at: int, model: str, calls: list[str]) -> dict:
     """An LLM call of 400–900 ms asking for the named tools."""
-    tool_calls = [{"id": f"{step_id}-{i}", "name": name, "arguments": {"q": i}}
-                  for i, name in enumerate(calls)] or None
-    message = {"role": "assistant", "content": None if calls else "Done.",
-               "tool_calls": tool_calls}
-    return {"id": step_id, "kind": "llm", "name": "agent", "started_at": moment(at),
-            "ended_at": moment(at + 400 + at % 500), "status": "ok",
-            "llm": {"request": {"model": model, "messages": []},
-                    "response": {"message": message, "model": model,
-                                 "usage": {"input_tokens": 900 + at % 300,
-                                           "output_tokens": 40 + at % 20}}}}
+    tool_calls = [
+        {"id": f"{step_id}-{i}", "name": name, "arguments": {"q": i}}
+        for i, name in enumerate(calls)
+    ] or None
+    message = {"role": "assistant", "content": None if calls else "Done.", "tool_calls": tool_calls}
+    return {
+        "id": step_id,
+        "kind": "llm",
+        "name": "agent",
+        "started_at": moment(at),
+        "ended_at": moment(at + 400 + at % 500),
+        "status": "ok",
+        "llm": {
+            "request": {"model": model, "messages": []},
+            "response": {
+                "message": message,
+                "model": model,
+                "usage": {"input_tokens": 900 + at % 300, "output_tokens": 40 + at % 20},
+            },
+        },
+    }
 
 
-def tool_step(step_id: str, at: int, name: str, arguments: dict, fail: bool,
-              untimed: bool) -> dict:
+def tool_step(step_id: str, at: int, name: str, arguments: dict, fail: bool, untimed: bool) -> dict:
     """A tool call of 50–250 ms, failed or without an end time when asked."""
-    step = {"id": step_id, "kind": "tool", "name": name, "started_at": moment(at),
-            "ended_at": None if untimed else moment(at + 50 + at % 200),
-            "status": "error" if fail else "ok",
-            "tool": {"name": name, "arguments": arguments}}
+    step = {
+        "id": step_id,
+        "kind": "tool",
+        "name": name,
+        "started_at": moment(at),
+        "ended_at": None if untimed else moment(at + 50 + at % 200),
+        "status": "error" if fail else "ok",
+        "tool": {"name": name, "arguments": arguments},
+    }
     if fail:
         step["error"] = step["tool"]["error"] = "TimeoutError: upstream did not answer"
     return step
@@ -79,10 +94,16 @@ def turn_steps(index: int, turn: int, at: int) -> list[dict]:
 def session_line(index: int) -> bytes:
     """One session as a canonical JSONL line."""
     at = index * 60_000
-    turns = [{"index": turn, "steps": turn_steps(index, turn, at + turn * 20_000)}
-             for turn in range(TURNS)]
-    session = {"schema": "abt.session/1", "id": f"s{index}",
-               "agent": {"name": "booking", "version": f"{1 + index % 2}"}, "turns": turns}
+    turns = [
+        {"index": turn, "steps": turn_steps(index, turn, at + turn * 20_000)}
+        for turn in range(TURNS)
+    ]
+    session = {
+        "schema": "abt.session/1",
+        "id": f"s{index}",
+        "agent": {"name": "booking", "version": f"{1 + index % 2}"},
+        "turns": turns,
+    }
     return json.dumps(session, separators=(",", ":")).encode() + b"\n"
 
 
@@ -97,8 +118,9 @@ def write_input(path: Path, steps: int) -> int:
 
 def measure(path: Path, out: Path) -> tuple[float, int]:
     """Seconds and peak RSS (KiB) of ``abt profile`` on the file, in a fresh child process."""
-    return run_measured([sys.executable, "-m", "agent_backtest.cli", "profile", str(path), "-o",
-                         str(out)])
+    return run_measured(
+        [sys.executable, "-m", "agent_backtest.cli", "profile", str(path), "-o", str(out)]
+    )
 
 
 def main() -> None:
@@ -108,16 +130,21 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=None)
     args = parser.parse_args()
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="abt-profile-bench-"))
-    print(f"{'steps':>10} {'sessions':>9} {'input MB':>9} {'seconds':>8} {'steps/s':>9} "
-          f"{'peak RSS MB':>12}")
+    print(
+        f"{'steps':>10} {'sessions':>9} {'input MB':>9} {'seconds':>8} {'steps/s':>9} "
+        f"{'peak RSS MB':>12}"
+    )
     for steps in sorted(args.steps):
         path = workdir / f"sessions-{steps}.jsonl"
         sessions = write_input(path, steps)
         written = sessions * STEPS_PER_TURN * TURNS
         megabytes = path.stat().st_size / 1_000_000
         seconds, peak_kib = measure(path, workdir / "profile.json")
-        print(f"{written:10d} {sessions:9d} {megabytes:9.0f} {seconds:8.1f} "
-              f"{written / seconds:9.0f} {peak_kib / 1024:12.0f}", flush=True)
+        print(
+            f"{written:10d} {sessions:9d} {megabytes:9.0f} {seconds:8.1f} "
+            f"{written / seconds:9.0f} {peak_kib / 1024:12.0f}",
+            flush=True,
+        )
         path.unlink()
     (workdir / "profile.json").unlink(missing_ok=True)
 

@@ -36,9 +36,13 @@ ENV = {**os.environ, "OPENAI_API_KEY": "benchmark-key"}
 
 def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
     """The fake server in its own process, so it does not share the client's interpreter."""
-    process = subprocess.Popen([sys.executable, "-m", "tests.fake_openai", "--latency",
-                                str(latency)], cwd=ROOT, stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.fake_openai", "--latency", str(latency)],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert process.stdout is not None
     return process, process.stdout.readline().strip()
 
@@ -55,10 +59,24 @@ def stop_server(server: subprocess.Popen[str]) -> dict:
 def make_units(work: Path, count: int) -> Path:
     """``count`` distinct units: the τ-bench units, repeated with a marker to make each unique."""
     base = work / "tau-units.jsonl"
-    subprocess.run([sys.executable, "-m", "agent_backtest.cli", "units",
-                    str(TAU / "gpt-4o-airline-tasks-00-24.json"), "--tools",
-                    str(TAU / "tools.json"), "--recorded-model", "gpt-4o", "-o", str(base)],
-                   check=True, stdout=subprocess.DEVNULL, env=ENV)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agent_backtest.cli",
+            "units",
+            str(TAU / "gpt-4o-airline-tasks-00-24.json"),
+            "--tools",
+            str(TAU / "tools.json"),
+            "--recorded-model",
+            "gpt-4o",
+            "-o",
+            str(base),
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        env=ENV,
+    )
     lines = base.read_text().splitlines()
     out = work / f"units-{count}.jsonl"
     with out.open("w") as handle:
@@ -70,12 +88,27 @@ def make_units(work: Path, count: int) -> Path:
     return out
 
 
-def run_replay(units: Path, url: str, out: Path, concurrency: int, cache: str | None
-               ) -> tuple[float, int]:
+def run_replay(
+    units: Path, url: str, out: Path, concurrency: int, cache: str | None
+) -> tuple[float, int]:
     """Seconds and peak RSS (KiB) of one ``abt replay`` process."""
-    command = [sys.executable, "-m", "agent_backtest.cli", "replay", str(units), "--model",
-               "openai/bench", "--base-url", url, "--out", str(out), "--concurrency",
-               str(concurrency), "--timeout", "60"]
+    command = [
+        sys.executable,
+        "-m",
+        "agent_backtest.cli",
+        "replay",
+        str(units),
+        "--model",
+        "openai/bench",
+        "--base-url",
+        url,
+        "--out",
+        str(out),
+        "--concurrency",
+        str(concurrency),
+        "--timeout",
+        "60",
+    ]
     command += ["--cache-dir", cache] if cache else ["--no-cache"]
     return run_measured(command, ENV)
 
@@ -85,6 +118,7 @@ async def bare_loop(payloads: list[dict], url: str, concurrency: int) -> float:
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     gate = asyncio.Semaphore(concurrency)
     async with httpx.AsyncClient(base_url=url, limits=limits, timeout=60) as client:
+
         async def send(payload: dict) -> None:
             async with gate:
                 response = await client.post("/chat/completions", json=payload)
@@ -107,25 +141,31 @@ def main() -> None:
     units = make_units(work, args.units)
     payloads = [chat_payload(u.request, "bench", 0)[0] for u in read_units_file(units)]
     size = sum(len(json.dumps(p)) for p in payloads) / len(payloads) / 1000
-    print(f"{args.units} units, mean payload {size:.1f} KB, concurrency {args.concurrency}, "
-          f"latency {args.latency:g} s: limit {limit:.1f} requests/s")
+    print(
+        f"{args.units} units, mean payload {size:.1f} KB, concurrency {args.concurrency}, "
+        f"latency {args.latency:g} s: limit {limit:.1f} requests/s"
+    )
 
     server, url = start_server(args.latency)
     try:
         seconds, rss = run_replay(units, url, work / "run", args.concurrency, None)
     finally:
         busy = stop_server(server)
-    print(f"abt replay: {busy['requests'] / busy['seconds']:6.1f} requests/s = "
-          f"{busy['requests'] / busy['seconds'] / limit:.2f} of the limit while sending "
-          f"({args.units / seconds / limit:.2f} over the whole process, start-up and reading "
-          f"{size * args.units / 1000:.0f} MB of units included); peak RSS {rss / 1024:.0f} MB")
+    print(
+        f"abt replay: {busy['requests'] / busy['seconds']:6.1f} requests/s = "
+        f"{busy['requests'] / busy['seconds'] / limit:.2f} of the limit while sending "
+        f"({args.units / seconds / limit:.2f} over the whole process, start-up and reading "
+        f"{size * args.units / 1000:.0f} MB of units included); peak RSS {rss / 1024:.0f} MB"
+    )
     server, url = start_server(args.latency)
     try:
         asyncio.run(bare_loop(payloads, url, args.concurrency))
     finally:
         busy = stop_server(server)
-    print(f"bare loop:  {busy['requests'] / busy['seconds']:6.1f} requests/s = "
-          f"{busy['requests'] / busy['seconds'] / limit:.2f} of the limit while sending")
+    print(
+        f"bare loop:  {busy['requests'] / busy['seconds']:6.1f} requests/s = "
+        f"{busy['requests'] / busy['seconds'] / limit:.2f} of the limit while sending"
+    )
 
     server, url = start_server(0.0)
     try:
@@ -135,9 +175,11 @@ def main() -> None:
         rerun, rss = run_replay(cached, url, work / "rerun", args.concurrency, cache)
     finally:
         busy = stop_server(server)
-    print(f"full-cache rerun of {args.cached_units} units: {rerun:.1f} s, "
-          f"{busy['requests'] - args.cached_units} calls sent (filling the cache took "
-          f"{fill:.1f} s); peak RSS {rss / 1024:.0f} MB")
+    print(
+        f"full-cache rerun of {args.cached_units} units: {rerun:.1f} s, "
+        f"{busy['requests'] - args.cached_units} calls sent (filling the cache took "
+        f"{fill:.1f} s); peak RSS {rss / 1024:.0f} MB"
+    )
 
 
 if __name__ == "__main__":

@@ -62,17 +62,26 @@ def bfcl_pass(checker: object, pairs: list[Pair]) -> Callable[[], None]:
 
     def run() -> None:
         for pair in pairs:
-            check(pair.entry.functions, pair.prediction, pair.entry.ground_truth, language,
-                  pair.entry.category, MODEL)
+            check(
+                pair.entry.functions,
+                pair.prediction,
+                pair.entry.ground_truth,
+                language,
+                pair.entry.category,
+                MODEL,
+            )
+
     return run
 
 
 def possible_pass(pairs: list[Pair]) -> Callable[[], None]:
     """One pass of the possible-answers matcher over the pairs (rules rebuilt each pass)."""
+
     def run() -> None:
         clear_rules_memo()
         for pair in pairs:
             match_possible_calls(pair.possible, pair.calls, pair.tools, AGENT)
+
     return run
 
 
@@ -88,6 +97,7 @@ def golden_pass(pairs: list[Pair]) -> Callable[[], None]:
         clear_rules_memo()
         for golden, candidate, tools in jobs:
             match_calls(golden, candidate, tools, AGENT)
+
     return run
 
 
@@ -116,10 +126,15 @@ def main() -> None:
     pin(args.cpu)
     pairs = build_pairs(load_entries())
     parallel = sum(1 for pair in pairs if len(pair.calls) > 1 or len(pair.possible) > 1)
-    print(f"{len(pairs):,} pairs ({parallel:,} with several calls), {args.passes} passes, "
-          f"cpu {args.cpu}")
-    runs = {"bfcl": bfcl_pass(checker, pairs), "abt possible": possible_pass(pairs),
-            "abt golden": golden_pass(pairs)}
+    print(
+        f"{len(pairs):,} pairs ({parallel:,} with several calls), {args.passes} passes, "
+        f"cpu {args.cpu}"
+    )
+    runs = {
+        "bfcl": bfcl_pass(checker, pairs),
+        "abt possible": possible_pass(pairs),
+        "abt golden": golden_pass(pairs),
+    }
     for run in runs.values():  # warm-up: imports, caches of the interpreter
         run()
     times: dict[str, list[float]] = {name: [] for name in runs}
@@ -128,8 +143,10 @@ def main() -> None:
             times[name].append(timed(run))
     for name, seconds in times.items():
         best, median = min(seconds), statistics.median(seconds)
-        print(f"{name:13s} best {len(pairs) / best:9,.0f} pairs/s   "
-              f"median {len(pairs) / median:9,.0f} pairs/s")
+        print(
+            f"{name:13s} best {len(pairs) / best:9,.0f} pairs/s   "
+            f"median {len(pairs) / median:9,.0f} pairs/s"
+        )
 
 
 if __name__ == "__main__":

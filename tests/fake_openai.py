@@ -29,8 +29,9 @@ class _Server(ThreadingHTTPServer):
 class FakeOpenAI:
     """The server, its fault script and what it saw; use as a context manager."""
 
-    def __init__(self, latency: float = 0.0, slow_seconds: float = 5.0,
-                 api_key: str | None = None) -> None:
+    def __init__(
+        self, latency: float = 0.0, slow_seconds: float = 5.0, api_key: str | None = None
+    ) -> None:
         self.latency = latency
         self.slow_seconds = slow_seconds
         self.api_key = api_key
@@ -87,7 +88,8 @@ class FakeOpenAI:
                 with server._lock:
                     server.bodies.append(body)
                 if server.api_key and self.headers.get("authorization") != (
-                        f"Bearer {server.api_key}"):
+                    f"Bearer {server.api_key}"
+                ):
                     server.fault_for(key)
                     return self._send(401, {"error": {"message": "invalid key"}})
                 behaviour = server.fault_for(key)
@@ -97,8 +99,9 @@ class FakeOpenAI:
 
             def _behave(self, behaviour: str, body: dict[str, Any]) -> None:
                 if behaviour == "429":
-                    return self._send(429, {"error": {"message": "slow down"}},
-                                      {"retry-after": "1"})
+                    return self._send(
+                        429, {"error": {"message": "slow down"}}, {"retry-after": "1"}
+                    )
                 if behaviour == "500":
                     return self._send(500, {"error": {"message": "boom"}})
                 if behaviour == "401":
@@ -107,8 +110,9 @@ class FakeOpenAI:
                     time.sleep(server.slow_seconds)
                 elif behaviour == "reset":
                     # SO_LINGER 0: closing sends a TCP reset instead of a clean end.
-                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
-                                               struct.pack("ii", 1, 0))
+                    self.connection.setsockopt(
+                        socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                    )
                     self.connection.close()
                     self.close_connection = True
                     return None
@@ -116,12 +120,14 @@ class FakeOpenAI:
                     return self._send_raw(200, b'{"choices": [{"message": ')
                 return self._send(200, answer(body))
 
-            def _send(self, status: int, payload: dict[str, Any],
-                      headers: dict[str, str] | None = None) -> None:
+            def _send(
+                self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+            ) -> None:
                 self._send_raw(status, json.dumps(payload).encode(), headers)
 
-            def _send_raw(self, status: int, data: bytes,
-                          headers: dict[str, str] | None = None) -> None:
+            def _send_raw(
+                self, status: int, data: bytes, headers: dict[str, str] | None = None
+            ) -> None:
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))
@@ -150,18 +156,32 @@ def answer(body: dict[str, Any]) -> dict[str, Any]:
     digest = hashlib.sha256(json.dumps(body["messages"], sort_keys=True).encode()).hexdigest()
     if body.get("tools"):
         tool = body["tools"][int(digest, 16) % len(body["tools"])]["function"]["name"]
-        message = {"role": "assistant", "content": None, "tool_calls": [{
-            "id": f"call_{digest[:12]}", "type": "function",
-            "function": {"name": tool, "arguments": json.dumps({"ref": digest[:8]})}}]}
+        message = {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": f"call_{digest[:12]}",
+                    "type": "function",
+                    "function": {"name": tool, "arguments": json.dumps({"ref": digest[:8]})},
+                }
+            ],
+        }
         finish = "tool_calls"
     else:
         message = {"role": "assistant", "content": f"answer {digest[:16]}"}
         finish = "stop"
-    return {"id": f"chatcmpl-{digest[:10]}", "object": "chat.completion",
-            "model": body.get("model"), "choices": [{"index": 0, "message": message,
-                                                      "finish_reason": finish}],
-            "usage": {"prompt_tokens": len(json.dumps(body)) // 4, "completion_tokens": 12,
-                      "total_tokens": len(json.dumps(body)) // 4 + 12}}
+    return {
+        "id": f"chatcmpl-{digest[:10]}",
+        "object": "chat.completion",
+        "model": body.get("model"),
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {
+            "prompt_tokens": len(json.dumps(body)) // 4,
+            "completion_tokens": 12,
+            "total_tokens": len(json.dumps(body)) // 4 + 12,
+        },
+    }
 
 
 def main() -> None:

@@ -11,9 +11,10 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 
 def test_command_reference_matches_help_output() -> None:
     text = README.read_text(encoding="utf-8")
-    section = text[text.index(BEGIN): text.index(END) + len(END)]
+    section = text[text.index(BEGIN) : text.index(END) + len(END)]
     assert section == render(), (
-        "README command reference is stale: run python -m agent_backtest.cli.reference README.md")
+        "README command reference is stale: run python -m agent_backtest.cli.reference README.md"
+    )
 
 
 def test_readme_opens_with_the_two_set_up_commands() -> None:

@@ -22,7 +22,8 @@ def run(*args: str | Path) -> tuple[int, str, str]:
 
 
 def test_ingest_reports_each_input_and_writes_private_jsonl(
-        tau_trajectories: Path, tau_tools: Path, tmp_path: Path) -> None:
+    tau_trajectories: Path, tau_tools: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "new" / "sessions.jsonl"
     code, stdout, _ = run("ingest", tau_trajectories, "--tools", tau_tools, "-o", out, "--json")
     assert code == 0
@@ -45,11 +46,21 @@ def test_ingest_table_names_missing_tool_definitions(tau_trajectories: Path) -> 
     assert "1381 LLM steps lack their tool definitions" in stdout
 
 
-def test_units_selection_and_split(tau_trajectories: Path, tau_tools: Path,
-                                   tmp_path: Path) -> None:
+def test_units_selection_and_split(tau_trajectories: Path, tau_tools: Path, tmp_path: Path) -> None:
     out = tmp_path / "units.jsonl"
-    code, stdout, _ = run("units", tau_trajectories, "--tools", tau_tools, "-o", out,
-                          "--val-fraction", "0.25", "--split", "test", "--json")
+    code, stdout, _ = run(
+        "units",
+        tau_trajectories,
+        "--tools",
+        tau_tools,
+        "-o",
+        out,
+        "--val-fraction",
+        "0.25",
+        "--split",
+        "test",
+        "--json",
+    )
     assert code == 0
     result = json.loads(stdout)
     lines = [json.loads(line) for line in out.read_text().splitlines()]
@@ -61,8 +72,17 @@ def test_units_selection_and_split(tau_trajectories: Path, tau_tools: Path,
     excluded = tmp_path / "excluded.jsonl"
     excluded.write_text(out.read_text())
     val = tmp_path / "val.jsonl"
-    code, stdout, _ = run("units", tau_trajectories, "-o", val, "--exclude-sessions", excluded,
-                          "--limit", "3", "--json")
+    code, stdout, _ = run(
+        "units",
+        tau_trajectories,
+        "-o",
+        val,
+        "--exclude-sessions",
+        excluded,
+        "--limit",
+        "3",
+        "--json",
+    )
     assert code == 0
     val_units = [json.loads(line) for line in val.read_text().splitlines()]
     assert len(val_units) == 3
@@ -95,15 +115,19 @@ def test_schema_prints_json_schema() -> None:
     assert json.loads(stdout)["title"] == "Unit"
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["ingest", "missing.json"], "missing.json: no such file"),
-    (["ingest", "{bad}"], "cannot tell the format"),
-    (["ingest", "{tau}", "--format", "nope"], "unknown format 'nope'"),
-    (["ingest", "{tau}", "--tools", "{bad}"], "line 1 column"),
-    (["units", "{tau}", "-o", "{out}", "--agent-config", "{bad}"], "not valid toml"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["ingest", "missing.json"], "missing.json: no such file"),
+        (["ingest", "{bad}"], "cannot tell the format"),
+        (["ingest", "{tau}", "--format", "nope"], "unknown format 'nope'"),
+        (["ingest", "{tau}", "--tools", "{bad}"], "line 1 column"),
+        (["units", "{tau}", "-o", "{out}", "--agent-config", "{bad}"], "not valid toml"),
+    ],
+)
 def test_user_errors_are_one_line_with_exit_code_2(
-        args: list[str], message: str, tau_trajectories: Path, tmp_path: Path) -> None:
+    args: list[str], message: str, tau_trajectories: Path, tmp_path: Path
+) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text("{not json or toml")
     paths = {"{tau}": str(tau_trajectories), "{bad}": str(bad), "{out}": str(tmp_path / "o")}

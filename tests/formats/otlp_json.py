@@ -37,36 +37,61 @@ def b64(hex_id: str) -> str:
     return base64.b64encode(bytes.fromhex(hex_id)).decode()
 
 
-def span(trace_id: str, span_id: str, name: str, attrs: dict[str, Any], *,
-         parent: str | None = None, start_ms: int = 0, end_ms: int | None = None,
-         events: list[tuple[str, dict[str, Any]]] = (), kind: Any = "SPAN_KIND_CLIENT",
-         status: Any = None) -> dict[str, Any]:
+def span(
+    trace_id: str,
+    span_id: str,
+    name: str,
+    attrs: dict[str, Any],
+    *,
+    parent: str | None = None,
+    start_ms: int = 0,
+    end_ms: int | None = None,
+    events: list[tuple[str, dict[str, Any]]] = (),
+    kind: Any = "SPAN_KIND_CLIENT",
+    status: Any = None,
+) -> dict[str, Any]:
     """One OTLP/JSON span; times are milliseconds after a fixed base, as nanosecond strings."""
     raw: dict[str, Any] = {
-        "traceId": trace_id, "spanId": span_id, "name": name, "kind": kind,
+        "traceId": trace_id,
+        "spanId": span_id,
+        "name": name,
+        "kind": kind,
         "startTimeUnixNano": str(BASE_NS + start_ms * 1_000_000),
-        "endTimeUnixNano": str(BASE_NS + (end_ms if end_ms is not None else start_ms + 5)
-                               * 1_000_000),
+        "endTimeUnixNano": str(
+            BASE_NS + (end_ms if end_ms is not None else start_ms + 5) * 1_000_000
+        ),
         "attributes": attributes(attrs),
     }
     if parent:
         raw["parentSpanId"] = parent
     if events:
-        raw["events"] = [{"name": name_, "timeUnixNano": str(BASE_NS + start_ms * 1_000_000),
-                          "attributes": attributes(values)} for name_, values in events]
+        raw["events"] = [
+            {
+                "name": name_,
+                "timeUnixNano": str(BASE_NS + start_ms * 1_000_000),
+                "attributes": attributes(values),
+            }
+            for name_, values in events
+        ]
     if status is not None:
         raw["status"] = status
     return raw
 
 
-def traces_data(spans: list[dict[str, Any]], service: str = "weather-agent",
-                scope_key: str = "scopeSpans") -> dict[str, Any]:
+def traces_data(
+    spans: list[dict[str, Any]], service: str = "weather-agent", scope_key: str = "scopeSpans"
+) -> dict[str, Any]:
     """A TracesData document holding the spans under one resource and one scope."""
-    return {"resourceSpans": [{
-        "resource": {"attributes": attributes({"service.name": service,
-                                               "service.version": "1.2.0"})},
-        scope_key: [{"scope": {"name": "test-instrumentation"}, "spans": spans}],
-    }]}
+    return {
+        "resourceSpans": [
+            {
+                "resource": {
+                    "attributes": attributes({"service.name": service, "service.version": "1.2.0"})
+                },
+                scope_key: [{"scope": {"name": "test-instrumentation"}, "spans": spans}],
+            }
+        ]
+    }
 
 
 def write_lines(path: Path, documents: list[dict[str, Any]]) -> Path:

@@ -9,8 +9,11 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SEEDS: dict[str, list[Path]] = {
     "canonical": [FIXTURES / "canonical" / "sessions.jsonl"],
     "tau_bench": [FIXTURES / "tau_airline" / "two_trajectories.json"],
-    "otlp": [FIXTURES / "otlp" / "current.json", FIXTURES / "otlp" / "events.jsonl",
-             FIXTURES / "otlp" / "openinference.jsonl"],
+    "otlp": [
+        FIXTURES / "otlp" / "current.json",
+        FIXTURES / "otlp" / "events.jsonl",
+        FIXTURES / "otlp" / "openinference.jsonl",
+    ],
     "langfuse": [FIXTURES / "traces" / "microsoft-agent-2025-12-17.trace.json"],
     "session_steps": [FIXTURES / "session_steps" / "example.json"],
     "chat_log": [FIXTURES / "chat_log" / "example.jsonl"],

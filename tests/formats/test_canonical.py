@@ -8,8 +8,9 @@ from agent_backtest.formats import ReadOptions, SessionStream
 from agent_backtest.trace import dump_record
 
 
-def test_sessions_round_trip_through_canonical_jsonl(tau_trajectories: Path,
-                                                      tmp_path: Path) -> None:
+def test_sessions_round_trip_through_canonical_jsonl(
+    tau_trajectories: Path, tmp_path: Path
+) -> None:
     sessions = list(SessionStream([tau_trajectories], ReadOptions()))
     path = tmp_path / "sessions.jsonl"
     path.write_bytes(b"".join(dump_record(s) + b"\n" for s in sessions))
@@ -19,8 +20,9 @@ def test_sessions_round_trip_through_canonical_jsonl(tau_trajectories: Path,
     assert again == sessions
 
 
-def test_an_invalid_session_line_is_skipped_with_its_line(tau_trajectories: Path,
-                                                          tmp_path: Path) -> None:
+def test_an_invalid_session_line_is_skipped_with_its_line(
+    tau_trajectories: Path, tmp_path: Path
+) -> None:
     session = next(iter(SessionStream([tau_trajectories], ReadOptions())))
     path = tmp_path / "sessions.jsonl"
     path.write_bytes(dump_record(session) + b'\n{"schema": "abt.session/1", "turns": 3}\n')
@@ -32,7 +34,8 @@ def test_an_invalid_session_line_is_skipped_with_its_line(tau_trajectories: Path
 
 
 def test_duplicate_sessions_across_inputs_are_counted_and_ignored(
-        tau_trajectories: Path, tmp_path: Path) -> None:
+    tau_trajectories: Path, tmp_path: Path
+) -> None:
     sessions = list(SessionStream([tau_trajectories], ReadOptions()))[:3]
     first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     first.write_bytes(b"".join(dump_record(s) + b"\n" for s in sessions))

@@ -17,10 +17,16 @@ from agent_backtest.trace import Message, Session, ToolCall, dump_record
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CASSETTE = FIXTURES / "cassette" / "test_chat_completion_tool_calls_with_content.yaml"
-SEATTLE = ToolCall(id="call_JpNb8OiAkbIbHzDggfpdDHpi", name="get_current_weather",
-                   arguments={"location": "Seattle, WA"})
-SAN_FRANCISCO = ToolCall(id="call_vaFQc3zK6hHTRZKXRI5Eo2cJ", name="get_current_weather",
-                         arguments={"location": "San Francisco, CA"})
+SEATTLE = ToolCall(
+    id="call_JpNb8OiAkbIbHzDggfpdDHpi",
+    name="get_current_weather",
+    arguments={"location": "Seattle, WA"},
+)
+SAN_FRANCISCO = ToolCall(
+    id="call_vaFQc3zK6hHTRZKXRI5Eo2cJ",
+    name="get_current_weather",
+    arguments={"location": "San Francisco, CA"},
+)
 
 
 def read(path: Path, strict: bool = False) -> tuple[list[Session], SkipLog]:
@@ -49,7 +55,8 @@ def test_shipped_cassette_is_one_session_with_two_llm_steps() -> None:
     assert sessions[0].source is not None and sessions[0].source.format == "cassette"
     assert len(sessions[0].turns) == 1
     assert sessions[0].turns[0].user_input == (
-        "What's the weather in Seattle and San Francisco today?")
+        "What's the weather in Seattle and San Francisco today?"
+    )
 
 
 def test_first_step_golden_is_two_parallel_tool_calls() -> None:
@@ -59,7 +66,8 @@ def test_first_step_golden_is_two_parallel_tool_calls() -> None:
     assert request.model == "gpt-4o-mini"
     assert [m.role for m in request.messages] == ["system", "user"]
     assert request.tools is not None and [tool.name for tool in request.tools] == [
-        "get_current_weather"]
+        "get_current_weather"
+    ]
     assert request.tools[0].parameters is not None
     assert request.tools[0].parameters["required"] == ["location"]
     assert request.tool_choice == "auto"
@@ -68,8 +76,11 @@ def test_first_step_golden_is_two_parallel_tool_calls() -> None:
     assert response.finish_reason == "tool_calls"
     assert response.model == "gpt-4o-mini-2024-07-18"
     assert response.usage is not None
-    assert (response.usage.input_tokens, response.usage.output_tokens,
-            response.usage.total_tokens) == (75, 51, 126)
+    assert (
+        response.usage.input_tokens,
+        response.usage.output_tokens,
+        response.usage.total_tokens,
+    ) == (75, 51, 126)
 
 
 def test_second_step_sees_the_full_history_and_answers_in_text() -> None:
@@ -80,10 +91,16 @@ def test_second_step_sees_the_full_history_and_answers_in_text() -> None:
         Message(role="system", content="You're a helpful assistant."),
         Message(role="user", content="What's the weather in Seattle and San Francisco today?"),
         Message(role="assistant", tool_calls=[SEATTLE, SAN_FRANCISCO]),
-        Message(role="tool", content="50 degrees and raining",
-                tool_call_id="call_JpNb8OiAkbIbHzDggfpdDHpi"),
-        Message(role="tool", content="70 degrees and sunny",
-                tool_call_id="call_vaFQc3zK6hHTRZKXRI5Eo2cJ"),
+        Message(
+            role="tool",
+            content="50 degrees and raining",
+            tool_call_id="call_JpNb8OiAkbIbHzDggfpdDHpi",
+        ),
+        Message(
+            role="tool",
+            content="70 degrees and sunny",
+            tool_call_id="call_vaFQc3zK6hHTRZKXRI5Eo2cJ",
+        ),
     ]
     assert request.tools == []  # the body had no tools: none offered, not unrecorded
     assert request.tool_choice is None
@@ -95,8 +112,13 @@ def test_second_step_sees_the_full_history_and_answers_in_text() -> None:
 
 def test_no_header_reaches_the_sessions() -> None:
     dumped = b"".join(dump_record(session) for session in read(CASSETTE)[0]).lower()
-    for secret in (b"authorization", b"bearer", b"test_openai_api_key", b"cookie",
-                   b"openai-organization"):
+    for secret in (
+        b"authorization",
+        b"bearer",
+        b"test_openai_api_key",
+        b"cookie",
+        b"openai-organization",
+    ):
         assert secret not in dumped
 
 
@@ -118,8 +140,11 @@ def test_other_requests_errors_and_unreadable_bodies_are_skipped(tmp_path: Path)
     garbled["response"]["body"]["string"] = b"\x89PNG not json"
     path = write_cassette(tmp_path / "mixed.yaml", [models, first, limited, garbled, second])
     sessions, skips = read(path)
-    assert dict(skips.counts) == {"not_chat_completion": 1, "error_response": 1,
-                                  "undecodable_body": 1}
+    assert dict(skips.counts) == {
+        "not_chat_completion": 1,
+        "error_response": 1,
+        "undecodable_body": 1,
+    }
     assert [(skip.reason, skip.location) for skip in skips.examples] == [
         ("not_chat_completion", "interactions[0]"),
         ("error_response", "interactions[2]"),
@@ -141,8 +166,9 @@ def test_gzip_binary_body_is_decoded(tmp_path: Path) -> None:
     assert sum(skips.counts.values()) == 0
     step = sessions[0].steps()[1]
     assert step.llm is not None and step.llm.response is not None
-    assert step.llm.response.message.text() == json.loads(answer)["choices"][0]["message"][
-        "content"]
+    assert (
+        step.llm.response.message.text() == json.loads(answer)["choices"][0]["message"]["content"]
+    )
 
 
 def test_strict_turns_a_skip_into_an_input_error(tmp_path: Path) -> None:

@@ -15,40 +15,61 @@ from agent_backtest.formats.base import InputError, ReadOptions, SkipLog
 from agent_backtest.trace import Message, Session, ToolCall, ToolDef
 
 SYSTEM = {"role": "system", "content": "You are a travel assistant. Use tools for live data."}
-WEATHER_TOOL = {"type": "function", "function": {
-    "name": "get_weather", "description": "Current weather in a city.",
-    "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
-                   "required": ["city"]}}}
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Current weather in a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+    },
+}
 INSTRUCTIONS = "You are a travel assistant. Use tools for live data."
-FLAT_WEATHER_TOOL = {"type": "function", "name": "get_weather",
-                     "description": "Current weather in a city.",
-                     "parameters": WEATHER_TOOL["function"]["parameters"]}
+FLAT_WEATHER_TOOL = {
+    "type": "function",
+    "name": "get_weather",
+    "description": "Current weather in a city.",
+    "parameters": WEATHER_TOOL["function"]["parameters"],
+}
 
 
 def chat_line(messages: list[dict[str, Any]], answer: dict[str, Any], **extra: Any) -> dict:
     """A chat-completions log line with this request history and answer message."""
     finish = "tool_calls" if answer.get("tool_calls") else "stop"
     return {
-        "request": {"model": "gpt-4o-mini", "messages": messages, "tools": [WEATHER_TOOL],
-                    "temperature": 0.2},
-        "response": {"id": f"chatcmpl-{len(messages)}", "model": "gpt-4o-mini-2024-07-18",
-                     "choices": [{"index": 0, "message": answer, "finish_reason": finish}],
-                     "usage": {"prompt_tokens": 40, "completion_tokens": 9, "total_tokens": 49}},
+        "request": {
+            "model": "gpt-4o-mini",
+            "messages": messages,
+            "tools": [WEATHER_TOOL],
+            "temperature": 0.2,
+        },
+        "response": {
+            "id": f"chatcmpl-{len(messages)}",
+            "model": "gpt-4o-mini-2024-07-18",
+            "choices": [{"index": 0, "message": answer, "finish_reason": finish}],
+            "usage": {"prompt_tokens": 40, "completion_tokens": 9, "total_tokens": 49},
+        },
         **extra,
     }
 
 
 def tool_call(call_id: str, city: str, arguments: str | None = None) -> dict[str, Any]:
     """An OpenAI tool call of get_weather."""
-    return {"id": call_id, "type": "function",
-            "function": {"name": "get_weather", "arguments": arguments or json.dumps(
-                {"city": city})}}
+    return {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": arguments or json.dumps({"city": city})},
+    }
 
 
 def write_lines(path: Path, lines: list[Any]) -> Path:
     """A JSON Lines file with one value (or raw text, for a str) per line."""
-    path.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n"
-                            for line in lines))
+    path.write_text(
+        "".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines)
+    )
     return path
 
 
@@ -65,17 +86,27 @@ def two_interleaved_conversations() -> list[dict[str, Any]]:
     call_a = tool_call("call_a1", "Lisbon")
     answer_b = {"role": "assistant", "content": "Try Dresden: two hours by train."}
     # The client echoes the answer back re-serialised: "" for null content, re-spaced JSON.
-    echoed_a = {"role": "assistant", "content": "",
-                "tool_calls": [tool_call("call_a1", "", '{"city":"Lisbon"}')]}
+    echoed_a = {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [tool_call("call_a1", "", '{"city":"Lisbon"}')],
+    }
     return [
-        chat_line([SYSTEM, user_a], {"role": "assistant", "content": None,
-                                     "tool_calls": [call_a]}),
+        chat_line([SYSTEM, user_a], {"role": "assistant", "content": None, "tool_calls": [call_a]}),
         chat_line([SYSTEM, user_b], answer_b),
-        chat_line([SYSTEM, user_a, echoed_a,
-                   {"role": "tool", "tool_call_id": "call_a1", "content": "21°C, sunny"}],
-                  {"role": "assistant", "content": "It is 21°C and sunny in Lisbon."}),
-        chat_line([SYSTEM, user_b, answer_b, {"role": "user", "content": "And by car?"}],
-                  {"role": "assistant", "content": "By car, Leipzig is closer."}),
+        chat_line(
+            [
+                SYSTEM,
+                user_a,
+                echoed_a,
+                {"role": "tool", "tool_call_id": "call_a1", "content": "21°C, sunny"},
+            ],
+            {"role": "assistant", "content": "It is 21°C and sunny in Lisbon."},
+        ),
+        chat_line(
+            [SYSTEM, user_b, answer_b, {"role": "user", "content": "And by car?"}],
+            {"role": "assistant", "content": "By car, Leipzig is closer."},
+        ),
     ]
 
 
@@ -103,12 +134,17 @@ def test_chat_completion_step_keeps_request_and_answer(tmp_path: Path) -> None:
     first = read(path)[0][0].steps()[0]
     assert first.kind == "llm" and first.status == "ok"
     assert first.llm is not None and first.llm.response is not None
-    assert first.llm.request.tools == [ToolDef(
-        name="get_weather", description="Current weather in a city.",
-        parameters=WEATHER_TOOL["function"]["parameters"])]
+    assert first.llm.request.tools == [
+        ToolDef(
+            name="get_weather",
+            description="Current weather in a city.",
+            parameters=WEATHER_TOOL["function"]["parameters"],
+        )
+    ]
     assert first.llm.request.params == {"temperature": 0.2}
     assert first.llm.response.message.tool_calls == [
-        ToolCall(id="call_a1", name="get_weather", arguments={"city": "Lisbon"})]
+        ToolCall(id="call_a1", name="get_weather", arguments={"city": "Lisbon"})
+    ]
     assert first.llm.response.usage is not None
     assert first.llm.response.usage.total_tokens == 49
     assert first.llm.reconstructed is False
@@ -120,8 +156,11 @@ def test_explicit_session_id_wins(tmp_path: Path) -> None:
     lines[3]["session_id"] = "support-42"  # would continue line 2
     sessions, _ = read(write_lines(tmp_path / "log.jsonl", lines))
     by_id = {session.id: [step.id for step in session.steps()] for session in sessions}
-    assert by_id == {"log.jsonl#line-1": ["line-1"], "log.jsonl#line-2": ["line-2"],
-                     "support-42": ["line-3", "line-4"]}
+    assert by_id == {
+        "log.jsonl#line-1": ["line-1"],
+        "log.jsonl#line-2": ["line-2"],
+        "support-42": ["line-3", "line-4"],
+    }
 
 
 def test_identical_openings_of_two_conversations_stay_apart(tmp_path: Path) -> None:
@@ -130,53 +169,123 @@ def test_identical_openings_of_two_conversations_stay_apart(tmp_path: Path) -> N
     lines = [
         chat_line(hello, answer, id="a1"),
         chat_line(hello, answer, id="b1"),
-        chat_line([*hello, answer, {"role": "user", "content": "Rome"}],
-                  {"role": "assistant", "content": "Rome it is."}, id="a2"),
-        chat_line([*hello, answer, {"role": "user", "content": "Oslo"}],
-                  {"role": "assistant", "content": "Oslo it is."}, id="b2"),
+        chat_line(
+            [*hello, answer, {"role": "user", "content": "Rome"}],
+            {"role": "assistant", "content": "Rome it is."},
+            id="a2",
+        ),
+        chat_line(
+            [*hello, answer, {"role": "user", "content": "Oslo"}],
+            {"role": "assistant", "content": "Oslo it is."},
+            id="b2",
+        ),
     ]
     sessions, _ = read(write_lines(tmp_path / "log.jsonl", lines))
     assert {session.id: [step.id for step in session.steps()] for session in sessions} == {
-        "a1": ["a1", "a2"], "b1": ["b1", "b2"]}
+        "a1": ["a1", "a2"],
+        "b1": ["b1", "b2"],
+    }
 
 
 def responses_lines() -> list[dict[str, Any]]:
     """A Responses API agent loop: a function call, its output, then a follow-up question."""
     return [
-        {"id": "r1", "started_at": "2025-04-02T10:00:00Z", "latency_ms": 850,
-         "metadata": {"user_tier": "pro"},
-         "request": {"model": "gpt-4.1", "instructions": INSTRUCTIONS,
-                     "input": "What's the weather in Paris?", "tools": [FLAT_WEATHER_TOOL],
-                     "store": True},
-         "response": {"id": "resp_1", "object": "response", "status": "completed",
-                      "error": None, "model": "gpt-4.1-2025-04-14",
-                      "output": [{"type": "function_call", "id": "fc_1", "call_id": "call_p1",
-                                  "name": "get_weather", "arguments": "{\"city\":\"Paris\"}",
-                                  "status": "completed"}],
-                      "usage": {"input_tokens": 61, "output_tokens": 16, "total_tokens": 77}}},
-        {"id": "r2",
-         "request": {"model": "gpt-4.1", "instructions": INSTRUCTIONS,
-                     "previous_response_id": "resp_1", "tools": [FLAT_WEATHER_TOOL],
-                     "input": [{"type": "function_call_output", "call_id": "call_p1",
-                                "output": "18°C, clear"}]},
-         "response": {"id": "resp_2", "object": "response", "status": "completed",
-                      "model": "gpt-4.1-2025-04-14",
-                      "output": [{"type": "message", "id": "msg_2", "role": "assistant",
-                                  "content": [{"type": "output_text", "annotations": [],
-                                               "text": "It's 18°C and clear in Paris."}]}],
-                      "usage": {"input_tokens": 90, "output_tokens": 12}}},
-        {"id": "r3",
-         "request": {"model": "gpt-4.1", "instructions": INSTRUCTIONS,
-                     "previous_response_id": "resp_2", "tools": [FLAT_WEATHER_TOOL],
-                     "input": [{"role": "user", "content": [
-                         {"type": "input_text", "text": "And in Rome?"}]}]},
-         "response": {"id": "resp_3", "object": "response", "status": "completed",
-                      "model": "gpt-4.1-2025-04-14",
-                      "output": [{"type": "reasoning", "id": "rs_3", "summary": []},
-                                 {"type": "message", "role": "assistant", "content": [
-                                     {"type": "output_text", "text": "Checking Rome."}]},
-                                 {"type": "function_call", "call_id": "call_r1",
-                                  "name": "get_weather", "arguments": "{\"city\":\"Rome\"}"}]}},
+        {
+            "id": "r1",
+            "started_at": "2025-04-02T10:00:00Z",
+            "latency_ms": 850,
+            "metadata": {"user_tier": "pro"},
+            "request": {
+                "model": "gpt-4.1",
+                "instructions": INSTRUCTIONS,
+                "input": "What's the weather in Paris?",
+                "tools": [FLAT_WEATHER_TOOL],
+                "store": True,
+            },
+            "response": {
+                "id": "resp_1",
+                "object": "response",
+                "status": "completed",
+                "error": None,
+                "model": "gpt-4.1-2025-04-14",
+                "output": [
+                    {
+                        "type": "function_call",
+                        "id": "fc_1",
+                        "call_id": "call_p1",
+                        "name": "get_weather",
+                        "arguments": '{"city":"Paris"}',
+                        "status": "completed",
+                    }
+                ],
+                "usage": {"input_tokens": 61, "output_tokens": 16, "total_tokens": 77},
+            },
+        },
+        {
+            "id": "r2",
+            "request": {
+                "model": "gpt-4.1",
+                "instructions": INSTRUCTIONS,
+                "previous_response_id": "resp_1",
+                "tools": [FLAT_WEATHER_TOOL],
+                "input": [
+                    {"type": "function_call_output", "call_id": "call_p1", "output": "18°C, clear"}
+                ],
+            },
+            "response": {
+                "id": "resp_2",
+                "object": "response",
+                "status": "completed",
+                "model": "gpt-4.1-2025-04-14",
+                "output": [
+                    {
+                        "type": "message",
+                        "id": "msg_2",
+                        "role": "assistant",
+                        "content": [
+                            {
+                                "type": "output_text",
+                                "annotations": [],
+                                "text": "It's 18°C and clear in Paris.",
+                            }
+                        ],
+                    }
+                ],
+                "usage": {"input_tokens": 90, "output_tokens": 12},
+            },
+        },
+        {
+            "id": "r3",
+            "request": {
+                "model": "gpt-4.1",
+                "instructions": INSTRUCTIONS,
+                "previous_response_id": "resp_2",
+                "tools": [FLAT_WEATHER_TOOL],
+                "input": [
+                    {"role": "user", "content": [{"type": "input_text", "text": "And in Rome?"}]}
+                ],
+            },
+            "response": {
+                "id": "resp_3",
+                "object": "response",
+                "status": "completed",
+                "model": "gpt-4.1-2025-04-14",
+                "output": [
+                    {"type": "reasoning", "id": "rs_3", "summary": []},
+                    {
+                        "type": "message",
+                        "role": "assistant",
+                        "content": [{"type": "output_text", "text": "Checking Rome."}],
+                    },
+                    {
+                        "type": "function_call",
+                        "call_id": "call_r1",
+                        "name": "get_weather",
+                        "arguments": '{"city":"Rome"}',
+                    },
+                ],
+            },
+        },
     ]
 
 
@@ -215,29 +324,38 @@ def test_responses_answers_tools_usage_and_turns(tmp_path: Path) -> None:
     session = read(write_lines(tmp_path / "responses.jsonl", responses_lines()))[0][0]
     first, _, third = session.steps()
     assert first.llm is not None and first.llm.response is not None
-    assert first.llm.request.tools == [ToolDef(
-        name="get_weather", description="Current weather in a city.",
-        parameters=FLAT_WEATHER_TOOL["parameters"])]
+    assert first.llm.request.tools == [
+        ToolDef(
+            name="get_weather",
+            description="Current weather in a city.",
+            parameters=FLAT_WEATHER_TOOL["parameters"],
+        )
+    ]
     assert first.llm.request.params == {}  # store is transport, not part of the question
     assert first.llm.response.message == Message(role="assistant", tool_calls=[PARIS_CALL])
     assert first.llm.response.id == "resp_1"
     assert first.llm.response.model == "gpt-4.1-2025-04-14"
     assert first.llm.response.usage is not None
     assert (first.llm.response.usage.input_tokens, first.llm.response.usage.output_tokens) == (
-        61, 16)
+        61,
+        16,
+    )
     assert third.llm is not None and third.llm.response is not None
     assert third.llm.response.message == Message(
-        role="assistant", content="Checking Rome.",
-        tool_calls=[ToolCall(id="call_r1", name="get_weather", arguments={"city": "Rome"})])
+        role="assistant",
+        content="Checking Rome.",
+        tool_calls=[ToolCall(id="call_r1", name="get_weather", arguments={"city": "Rome"})],
+    )
     assert [(turn.user_input, [step.id for step in turn.steps]) for turn in session.turns] == [
-        ("What's the weather in Paris?", ["r1", "r2"]), ("And in Rome?", ["r3"])]
+        ("What's the weather in Paris?", ["r1", "r2"]),
+        ("And in Rome?", ["r3"]),
+    ]
     assert first.started_at == datetime(2025, 4, 2, 10, 0, tzinfo=UTC)
     assert first.ended_at == datetime(2025, 4, 2, 10, 0, 0, 850000, tzinfo=UTC)
     assert first.attributes == {"metadata": {"user_tier": "pro"}, "latency_ms": 850}
 
 
-def test_previous_response_id_without_earlier_line_is_history_not_recorded(
-        tmp_path: Path) -> None:
+def test_previous_response_id_without_earlier_line_is_history_not_recorded(tmp_path: Path) -> None:
     first, second, third = responses_lines()
     second["request"]["previous_response_id"] = "resp_from_another_day"
     # third continues resp_2, which is only recorded on a later line.
@@ -250,27 +368,44 @@ def test_previous_response_id_without_earlier_line_is_history_not_recorded(
 
 def test_unusable_lines_are_skipped_with_reasons(tmp_path: Path) -> None:
     good = two_interleaved_conversations()[1]
-    failed = {"request": good["request"], "response": {"id": "resp_x", "status": "failed",
-                                                         "output": []}}
+    failed = {
+        "request": good["request"],
+        "response": {"id": "resp_x", "status": "failed", "output": []},
+    }
     lines = [
         [1, 2, 3],
         {"response": good["response"]},
         {"request": good["request"]},
-        {"request": good["request"], "response": {"error": {
-            "message": "Incorrect API key provided: sk-abc", "type": "invalid_request_error",
-            "code": "invalid_api_key"}}},
+        {
+            "request": good["request"],
+            "response": {
+                "error": {
+                    "message": "Incorrect API key provided: sk-abc",
+                    "type": "invalid_request_error",
+                    "code": "invalid_api_key",
+                }
+            },
+        },
         {**good, "status": 500},
         {"request": {"model": "gpt-4o-mini", "messages": "hello"}, "response": good["response"]},
         failed,
         good,
     ]
     sessions, skips = read(write_lines(tmp_path / "log.jsonl", lines))
-    assert dict(skips.counts) == {"malformed_record": 1, "malformed_request": 2,
-                                  "no_response": 1, "error_response": 3}
+    assert dict(skips.counts) == {
+        "malformed_record": 1,
+        "malformed_request": 2,
+        "no_response": 1,
+        "error_response": 3,
+    }
     assert [(skip.reason, skip.location) for skip in skips.examples] == [
-        ("malformed_record", "line 1"), ("malformed_request", "line 2"),
-        ("no_response", "line 3"), ("error_response", "line 4"), ("error_response", "line 5"),
-        ("malformed_request", "line 6"), ("error_response", "line 7"),
+        ("malformed_record", "line 1"),
+        ("malformed_request", "line 2"),
+        ("no_response", "line 3"),
+        ("error_response", "line 4"),
+        ("error_response", "line 5"),
+        ("malformed_request", "line 6"),
+        ("error_response", "line 7"),
     ]
     assert "sk-abc" not in skips.examples[3].detail
     assert [[step.id for step in session.steps()] for session in sessions] == [["line-8"]]
@@ -296,7 +431,8 @@ def test_invalid_json_line_is_an_input_error_before_any_session(tmp_path: Path) 
 
 
 def test_sessions_are_yielded_before_the_file_is_read_to_the_end(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     conversation = two_interleaved_conversations()
     # Two conversations one after the other: the first ends at line 2.
     lines = [conversation[1], conversation[3], conversation[0], conversation[2]]
@@ -362,4 +498,7 @@ def test_shipped_example_mixes_both_apis_into_three_sessions() -> None:
     assert loop[0].ended_at == datetime(2025, 4, 1, 9, 0, 0, 640000, tzinfo=UTC)
     assert loop[1].ended_at == datetime(2025, 4, 1, 9, 0, 1, 730000, tzinfo=UTC)
     assert [step.llm.reconstructed for step in sessions[2].steps() if step.llm] == [
-        False, True, True]
+        False,
+        True,
+        True,
+    ]

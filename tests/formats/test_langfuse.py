@@ -17,8 +17,12 @@ from tests.conftest import FIXTURES
 
 TRACE = FIXTURES / "traces" / "microsoft-agent-2025-12-17.trace.json"
 CHATML = FIXTURES / "traces" / "microsoft-agent-2025-12-17.chatml.json"
-FIRST_CHAT, SECOND_CHAT, AGENT, TOOL = ("2406e8343fd49c0e", "b0913e7cd82d72b8",
-                                        "4cd6caa32861956a", "a2de97aac476c036")
+FIRST_CHAT, SECOND_CHAT, AGENT, TOOL = (
+    "2406e8343fd49c0e",
+    "b0913e7cd82d72b8",
+    "4cd6caa32861956a",
+    "a2de97aac476c036",
+)
 
 
 def read(path: Path, strict: bool = False) -> tuple[list[Session], SkipLog]:
@@ -47,7 +51,11 @@ def test_sniff() -> None:
 
 def test_agent_framework_trace_steps(steps: dict[str, Step]) -> None:
     assert [(s.id, s.kind) for s in steps.values()] == [
-        (AGENT, "agent"), (FIRST_CHAT, "llm"), (TOOL, "tool"), (SECOND_CHAT, "llm")]
+        (AGENT, "agent"),
+        (FIRST_CHAT, "llm"),
+        (TOOL, "tool"),
+        (SECOND_CHAT, "llm"),
+    ]
     agent_name = "171105b7-59dd-49c0-9677-0b95395aa46a"
     assert steps[FIRST_CHAT].name == steps[SECOND_CHAT].name == agent_name
     assert steps[FIRST_CHAT].parent_id == AGENT
@@ -68,8 +76,7 @@ def test_first_call_gets_the_agent_instructions(steps: dict[str, Step]) -> None:
 def test_second_call_history_is_rebuilt(steps: dict[str, Step]) -> None:
     call = steps[SECOND_CHAT].llm
     assert call.reconstructed
-    expected = (chatml(AGENT, "input") + chatml(FIRST_CHAT, "output")
-                + chatml(SECOND_CHAT, "input"))
+    expected = chatml(AGENT, "input") + chatml(FIRST_CHAT, "output") + chatml(SECOND_CHAT, "input")
     assert [m.model_dump() for m in call.request.messages] == expected
     assert [m.role for m in call.request.messages] == ["system", "user", "assistant", "tool"]
     assert call.response.message.model_dump() == chatml(SECOND_CHAT, "output")[0]
@@ -84,10 +91,14 @@ def test_models_tools_usage_and_timing(steps: dict[str, Step]) -> None:
         assert [tool.name for tool in step.llm.request.tools] == ["get_weather"]
         assert step.llm.request.tools[0].parameters["required"] == ["location"]
         assert step.llm.provider == "openai"
-    assert (first.llm.response.usage.input_tokens, first.llm.response.usage.output_tokens) == \
-        (77, 86)
-    assert (second.llm.response.usage.input_tokens,
-            second.llm.response.usage.output_tokens) == (216, 20)
+    assert (first.llm.response.usage.input_tokens, first.llm.response.usage.output_tokens) == (
+        77,
+        86,
+    )
+    assert (second.llm.response.usage.input_tokens, second.llm.response.usage.output_tokens) == (
+        216,
+        20,
+    )
     assert first.started_at == datetime(2025, 12, 17, 9, 37, 37, 260000, tzinfo=UTC)
     assert first.ended_at == datetime(2025, 12, 17, 9, 37, 40, 549000, tzinfo=UTC)
     assert second.started_at.tzinfo is not None
@@ -129,19 +140,33 @@ def test_exports_sharing_a_session_id_are_turns_of_one_session(tmp_path: Path) -
 
 def test_openai_shaped_observation_without_attributes(tmp_path: Path) -> None:
     observation = {
-        "id": "obs-1", "traceId": "t-1", "type": "GENERATION", "name": "ChatOpenAI",
-        "startTime": "2025-01-02T03:04:05.000Z", "endTime": "2025-01-02T03:04:06.500Z",
-        "model": "gpt-4o-mini", "modelParameters": {"temperature": 0.1},
+        "id": "obs-1",
+        "traceId": "t-1",
+        "type": "GENERATION",
+        "name": "ChatOpenAI",
+        "startTime": "2025-01-02T03:04:05.000Z",
+        "endTime": "2025-01-02T03:04:06.500Z",
+        "model": "gpt-4o-mini",
+        "modelParameters": {"temperature": 0.1},
         "usageDetails": {"input": 12, "output": 3, "total": 15},
-        "input": json.dumps({"messages": [{"role": "system", "content": "Be short."},
-                                          {"role": "user", "content": "Hi"}]}),
+        "input": json.dumps(
+            {
+                "messages": [
+                    {"role": "system", "content": "Be short."},
+                    {"role": "user", "content": "Hi"},
+                ]
+            }
+        ),
         "output": json.dumps({"role": "assistant", "content": "Hello."}),
-        "parentObservationId": None, "level": "ERROR", "statusMessage": "rate limited",
+        "parentObservationId": None,
+        "level": "ERROR",
+        "statusMessage": "rate limited",
         "metadata": {},
     }
     path = tmp_path / "list.json"
-    path.write_text(json.dumps([{"trace": {"id": "t-1", "sessionId": None},
-                                 "observations": [observation]}]))
+    path.write_text(
+        json.dumps([{"trace": {"id": "t-1", "sessionId": None}, "observations": [observation]}])
+    )
     (session,), _ = read(path)
     (step,) = session.steps()
     assert step.kind == "llm" and step.status == "error" and step.error == "rate limited"

@@ -22,11 +22,22 @@ from agent_backtest.formats import InputError, ReadOptions, SessionStream, forma
 from agent_backtest.units import AgentConfig, units_from_session
 from tests.formats.seeds import SEEDS
 
-SETTINGS = settings(max_examples=40, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-ODD_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-5, 10**20), st.floats(),
-                       st.text(max_size=5), st.just([]), st.just({}), st.just([1, "x"]),
-                       st.just({"role": 3}))
+SETTINGS = settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+ODD_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 10**20),
+    st.floats(),
+    st.text(max_size=5),
+    st.just([]),
+    st.just({}),
+    st.just([1, "x"]),
+    st.just({"role": 3}),
+)
 
 
 def check_reads_or_fails_cleanly(data: bytes, format: str, suffix: str) -> None:
@@ -48,8 +59,11 @@ def check_reads_or_fails_cleanly(data: bytes, format: str, suffix: str) -> None:
                 assert example.location and example.reason
 
 
-CASES = [pytest.param(format, path, id=path.name)
-         for format, paths in sorted(SEEDS.items()) for path in paths]
+CASES = [
+    pytest.param(format, path, id=path.name)
+    for format, paths in sorted(SEEDS.items())
+    for path in paths
+]
 
 
 def test_every_format_has_a_seed() -> None:
@@ -72,9 +86,13 @@ def test_overwritten_bytes(format: str, path: Path, data: st.DataObject) -> None
     seed = bytearray(path.read_bytes())
     for _ in range(data.draw(st.integers(1, 4))):
         at = data.draw(st.integers(0, len(seed) - 1))
-        junk = data.draw(st.binary(min_size=1, max_size=6) | st.sampled_from(
-            [b"{", b"}", b"[", b"]", b'"', b",", b":", b"null", b"\n", b"-1", b"\xff"]))
-        seed[at: at + len(junk)] = junk
+        junk = data.draw(
+            st.binary(min_size=1, max_size=6)
+            | st.sampled_from(
+                [b"{", b"}", b"[", b"]", b'"', b",", b":", b"null", b"\n", b"-1", b"\xff"]
+            )
+        )
+        seed[at : at + len(junk)] = junk
     check_reads_or_fails_cleanly(bytes(seed), format, path.suffix)
 
 

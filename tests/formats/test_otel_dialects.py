@@ -25,13 +25,25 @@ USER = "What is the weather in Paris and in Tokyo?"
 ANSWER = "Paris is rainy at 12°C; Tokyo is sunny at 24°C."
 CALLS = [("call_paris", {"city": "Paris"}), ("call_tokyo", {"city": "Tokyo"})]
 RESULTS = {"call_paris": "rainy, 12°C", "call_tokyo": "sunny, 24°C"}
-TOOL = {"type": "function", "function": {
-    "name": "get_weather", "description": "Current weather of a city.",
-    "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
-                   "required": ["city"]}}}
+TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Current weather of a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+    },
+}
 USAGE = [(52, 31), (120, 20)]
-COMMON = {"gen_ai.request.model": "gpt-4o-mini", "gen_ai.response.model": "gpt-4o-mini-2024-07-18",
-          "gen_ai.request.temperature": 0.2, "gen_ai.request.max_tokens": 256}
+COMMON = {
+    "gen_ai.request.model": "gpt-4o-mini",
+    "gen_ai.response.model": "gpt-4o-mini-2024-07-18",
+    "gen_ai.request.temperature": 0.2,
+    "gen_ai.request.max_tokens": 256,
+}
 
 
 def read_all(path: Path) -> list[Session]:
@@ -57,34 +69,70 @@ def current_form(tmp_path: Path) -> Path:
     """First span: JSON strings, instructions apart, arguments as JSON text, flat tool form.
     Second span: structured AnyValues, system in the messages, nested tool form.
     Base64 ids, enum names, a pretty-printed document."""
-    first = span(b64(TRACE), b64("00f067aa0ba902b7"), "chat gpt-4o-mini", {
-        "gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", **COMMON,
-        "gen_ai.response.id": "chatcmpl-1",
-        "gen_ai.system_instructions": json.dumps([{"type": "text", "content": SYSTEM}]),
-        "gen_ai.input.messages": json.dumps(
-            [{"role": "user", "parts": [{"type": "text", "content": USER}]}]),
-        "gen_ai.output.messages": json.dumps([{
-            "role": "assistant", "finish_reason": "tool_call",
-            "parts": [genai_parts_call(i, json.dumps(a)) for i, a in CALLS]}]),
-        "gen_ai.tool.definitions": json.dumps([{"type": "function", **TOOL["function"]}]),
-        "gen_ai.usage.input_tokens": USAGE[0][0], "gen_ai.usage.output_tokens": USAGE[0][1],
-    }, start_ms=0, status={"code": "STATUS_CODE_OK"})
-    second = span(b64(TRACE), b64("00f067aa0ba902b8"), "chat gpt-4o-mini", {
-        "gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", **COMMON,
-        "gen_ai.response.id": "chatcmpl-2",
-        "gen_ai.input.messages": [
-            {"role": "system", "parts": [{"type": "text", "content": SYSTEM}]},
-            {"role": "user", "parts": [{"type": "text", "content": USER}]},
-            {"role": "assistant", "parts": [genai_parts_call(i, a) for i, a in CALLS]},
-            {"role": "tool", "parts": [
-                {"type": "tool_call_response", "id": i, "response": RESULTS[i]}
-                for i, _ in CALLS]},
-        ],
-        "gen_ai.output.messages": [{"role": "assistant", "finish_reason": "stop",
-                                    "parts": [{"type": "text", "content": ANSWER}]}],
-        "gen_ai.tool.definitions": [TOOL],
-        "gen_ai.usage.input_tokens": USAGE[1][0], "gen_ai.usage.output_tokens": USAGE[1][1],
-    }, start_ms=100, status={"code": 1})
+    first = span(
+        b64(TRACE),
+        b64("00f067aa0ba902b7"),
+        "chat gpt-4o-mini",
+        {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": "openai",
+            **COMMON,
+            "gen_ai.response.id": "chatcmpl-1",
+            "gen_ai.system_instructions": json.dumps([{"type": "text", "content": SYSTEM}]),
+            "gen_ai.input.messages": json.dumps(
+                [{"role": "user", "parts": [{"type": "text", "content": USER}]}]
+            ),
+            "gen_ai.output.messages": json.dumps(
+                [
+                    {
+                        "role": "assistant",
+                        "finish_reason": "tool_call",
+                        "parts": [genai_parts_call(i, json.dumps(a)) for i, a in CALLS],
+                    }
+                ]
+            ),
+            "gen_ai.tool.definitions": json.dumps([{"type": "function", **TOOL["function"]}]),
+            "gen_ai.usage.input_tokens": USAGE[0][0],
+            "gen_ai.usage.output_tokens": USAGE[0][1],
+        },
+        start_ms=0,
+        status={"code": "STATUS_CODE_OK"},
+    )
+    second = span(
+        b64(TRACE),
+        b64("00f067aa0ba902b8"),
+        "chat gpt-4o-mini",
+        {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": "openai",
+            **COMMON,
+            "gen_ai.response.id": "chatcmpl-2",
+            "gen_ai.input.messages": [
+                {"role": "system", "parts": [{"type": "text", "content": SYSTEM}]},
+                {"role": "user", "parts": [{"type": "text", "content": USER}]},
+                {"role": "assistant", "parts": [genai_parts_call(i, a) for i, a in CALLS]},
+                {
+                    "role": "tool",
+                    "parts": [
+                        {"type": "tool_call_response", "id": i, "response": RESULTS[i]}
+                        for i, _ in CALLS
+                    ],
+                },
+            ],
+            "gen_ai.output.messages": [
+                {
+                    "role": "assistant",
+                    "finish_reason": "stop",
+                    "parts": [{"type": "text", "content": ANSWER}],
+                }
+            ],
+            "gen_ai.tool.definitions": [TOOL],
+            "gen_ai.usage.input_tokens": USAGE[1][0],
+            "gen_ai.usage.output_tokens": USAGE[1][1],
+        },
+        start_ms=100,
+        status={"code": 1},
+    )
     return write_document(tmp_path / "current.json", traces_data([first, second]))
 
 
@@ -92,49 +140,98 @@ def current_form(tmp_path: Path) -> Path:
 
 
 def openai_calls() -> list[dict[str, Any]]:
-    return [{"id": i, "type": "function",
-             "function": {"name": "get_weather", "arguments": json.dumps(a)}} for i, a in CALLS]
+    return [
+        {
+            "id": i,
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": json.dumps(a)},
+        }
+        for i, a in CALLS
+    ]
 
 
 def events_form(tmp_path: Path) -> Path:
     """Bodies both as ``gen_ai.event.content`` JSON and spread over event attributes; the older
     ``gen_ai.system`` provider name; JSON Lines with one span per line; integer kinds."""
     tools = json.dumps([TOOL])
-    first = span(TRACE, "00f067aa0ba902b7", "chat gpt-4o-mini", {
-        "gen_ai.operation.name": "chat", "gen_ai.system": "openai", **COMMON,
-        "gen_ai.response.id": "chatcmpl-1", "gen_ai.tool.definitions": tools,
-        "gen_ai.response.finish_reasons": ["tool_calls"],
-        "gen_ai.usage.input_tokens": USAGE[0][0], "gen_ai.usage.output_tokens": USAGE[0][1],
-    }, start_ms=0, kind=3, events=[
-        ("gen_ai.system.message", {"gen_ai.system": "openai",
-                                   "gen_ai.event.content": json.dumps({"content": SYSTEM})}),
-        ("gen_ai.user.message", {"gen_ai.system": "openai", "content": USER}),
-        ("gen_ai.choice", {"gen_ai.event.content": json.dumps({
-            "index": 0, "finish_reason": "tool_calls",
-            "message": {"role": "assistant", "tool_calls": openai_calls()}})}),
-    ])
-    second = span(TRACE, "00f067aa0ba902b8", "chat gpt-4o-mini", {
-        "gen_ai.operation.name": "chat", "gen_ai.system": "openai", **COMMON,
-        "gen_ai.response.id": "chatcmpl-2", "gen_ai.tool.definitions": tools,
-        "gen_ai.usage.input_tokens": USAGE[1][0], "gen_ai.usage.output_tokens": USAGE[1][1],
-    }, start_ms=100, kind=3, events=[
-        ("gen_ai.system.message", {"content": SYSTEM}),
-        ("gen_ai.user.message", {"content": USER}),
-        ("gen_ai.assistant.message", {"tool_calls": json.dumps(openai_calls())}),
-        *[("gen_ai.tool.message", {"content": RESULTS[i], "id": i}) for i, _ in CALLS],
-        ("gen_ai.choice", {"index": 0, "finish_reason": "stop",
-                           "message": {"content": ANSWER}}),
-    ])
-    return write_lines(tmp_path / "events.jsonl",
-                       [traces_data([first]), traces_data([second])])
+    first = span(
+        TRACE,
+        "00f067aa0ba902b7",
+        "chat gpt-4o-mini",
+        {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.system": "openai",
+            **COMMON,
+            "gen_ai.response.id": "chatcmpl-1",
+            "gen_ai.tool.definitions": tools,
+            "gen_ai.response.finish_reasons": ["tool_calls"],
+            "gen_ai.usage.input_tokens": USAGE[0][0],
+            "gen_ai.usage.output_tokens": USAGE[0][1],
+        },
+        start_ms=0,
+        kind=3,
+        events=[
+            (
+                "gen_ai.system.message",
+                {
+                    "gen_ai.system": "openai",
+                    "gen_ai.event.content": json.dumps({"content": SYSTEM}),
+                },
+            ),
+            ("gen_ai.user.message", {"gen_ai.system": "openai", "content": USER}),
+            (
+                "gen_ai.choice",
+                {
+                    "gen_ai.event.content": json.dumps(
+                        {
+                            "index": 0,
+                            "finish_reason": "tool_calls",
+                            "message": {"role": "assistant", "tool_calls": openai_calls()},
+                        }
+                    )
+                },
+            ),
+        ],
+    )
+    second = span(
+        TRACE,
+        "00f067aa0ba902b8",
+        "chat gpt-4o-mini",
+        {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.system": "openai",
+            **COMMON,
+            "gen_ai.response.id": "chatcmpl-2",
+            "gen_ai.tool.definitions": tools,
+            "gen_ai.usage.input_tokens": USAGE[1][0],
+            "gen_ai.usage.output_tokens": USAGE[1][1],
+        },
+        start_ms=100,
+        kind=3,
+        events=[
+            ("gen_ai.system.message", {"content": SYSTEM}),
+            ("gen_ai.user.message", {"content": USER}),
+            ("gen_ai.assistant.message", {"tool_calls": json.dumps(openai_calls())}),
+            *[("gen_ai.tool.message", {"content": RESULTS[i], "id": i}) for i, _ in CALLS],
+            (
+                "gen_ai.choice",
+                {"index": 0, "finish_reason": "stop", "message": {"content": ANSWER}},
+            ),
+        ],
+    )
+    return write_lines(tmp_path / "events.jsonl", [traces_data([first]), traces_data([second])])
 
 
 # --- OpenInference -----------------------------------------------------------------------------
 
 
-def oi_message(prefix: str, role: str, content: str | None = None,
-               calls: list[tuple[str, Any]] = (), tool_call_id: str | None = None
-               ) -> dict[str, Any]:
+def oi_message(
+    prefix: str,
+    role: str,
+    content: str | None = None,
+    calls: list[tuple[str, Any]] = (),
+    tool_call_id: str | None = None,
+) -> dict[str, Any]:
     attrs: dict[str, Any] = {f"{prefix}.message.role": role}
     if content is not None:
         attrs[f"{prefix}.message.content"] = content
@@ -148,16 +245,23 @@ def oi_message(prefix: str, role: str, content: str | None = None,
     return attrs
 
 
-def oi_llm(messages: list[dict[str, Any]], output: dict[str, Any], usage: tuple[int, int],
-           finish: str) -> dict[str, Any]:
+def oi_llm(
+    messages: list[dict[str, Any]], output: dict[str, Any], usage: tuple[int, int], finish: str
+) -> dict[str, Any]:
     attrs = {
-        "openinference.span.kind": "LLM", "llm.provider": "openai", "llm.system": "openai",
-        "llm.model_name": "gpt-4o-mini-2024-07-18", "session.id": "sess-42",
+        "openinference.span.kind": "LLM",
+        "llm.provider": "openai",
+        "llm.system": "openai",
+        "llm.model_name": "gpt-4o-mini-2024-07-18",
+        "session.id": "sess-42",
         "llm.invocation_parameters": json.dumps(
-            {"model": "gpt-4o-mini", "temperature": 0.2, "max_tokens": 256}),
+            {"model": "gpt-4o-mini", "temperature": 0.2, "max_tokens": 256}
+        ),
         "llm.tools.0.tool.json_schema": json.dumps(TOOL),
-        "llm.token_count.prompt": usage[0], "llm.token_count.completion": usage[1],
-        "llm.token_count.total": usage[0] + usage[1], "llm.finish_reason": finish,
+        "llm.token_count.prompt": usage[0],
+        "llm.token_count.completion": usage[1],
+        "llm.token_count.total": usage[0] + usage[1],
+        "llm.finish_reason": finish,
     }
     for message in messages:
         attrs.update(message)
@@ -168,23 +272,63 @@ def oi_llm(messages: list[dict[str, Any]], output: dict[str, Any], usage: tuple[
 def openinference_form(tmp_path: Path) -> Path:
     """Flattened OpenInference attributes under an AGENT span, JSON Lines, the older
     ``instrumentationLibrarySpans`` key."""
-    history = [oi_message("llm.input_messages.0", "system", SYSTEM),
-               oi_message("llm.input_messages.1", "user", USER)]
-    first = span(TRACE, "00f067aa0ba902b7", "ChatCompletion", oi_llm(
-        history, oi_message("llm.output_messages.0", "assistant", calls=CALLS), USAGE[0],
-        "tool_calls"), start_ms=0, parent="00f067aa0ba902b6")
-    second = span(TRACE, "00f067aa0ba902b8", "ChatCompletion", oi_llm(
-        [*history, oi_message("llm.input_messages.2", "assistant", calls=CALLS),
-         *[oi_message(f"llm.input_messages.{3 + k}", "tool", RESULTS[i], tool_call_id=i)
-           for k, (i, _) in enumerate(CALLS)]],
-        oi_message("llm.output_messages.0", "assistant", ANSWER), USAGE[1], "stop"),
-        start_ms=100, parent="00f067aa0ba902b6")
-    agent = span(TRACE, "00f067aa0ba902b6", "weather_agent", {
-        "openinference.span.kind": "AGENT", "agent.name": "weather_agent",
-        "session.id": "sess-42"}, start_ms=-1, end_ms=200, kind="SPAN_KIND_INTERNAL")
-    return write_lines(tmp_path / "openinference.jsonl", [
-        traces_data([agent, first], scope_key="instrumentationLibrarySpans"),
-        traces_data([second], scope_key="instrumentationLibrarySpans")])
+    history = [
+        oi_message("llm.input_messages.0", "system", SYSTEM),
+        oi_message("llm.input_messages.1", "user", USER),
+    ]
+    first = span(
+        TRACE,
+        "00f067aa0ba902b7",
+        "ChatCompletion",
+        oi_llm(
+            history,
+            oi_message("llm.output_messages.0", "assistant", calls=CALLS),
+            USAGE[0],
+            "tool_calls",
+        ),
+        start_ms=0,
+        parent="00f067aa0ba902b6",
+    )
+    second = span(
+        TRACE,
+        "00f067aa0ba902b8",
+        "ChatCompletion",
+        oi_llm(
+            [
+                *history,
+                oi_message("llm.input_messages.2", "assistant", calls=CALLS),
+                *[
+                    oi_message(f"llm.input_messages.{3 + k}", "tool", RESULTS[i], tool_call_id=i)
+                    for k, (i, _) in enumerate(CALLS)
+                ],
+            ],
+            oi_message("llm.output_messages.0", "assistant", ANSWER),
+            USAGE[1],
+            "stop",
+        ),
+        start_ms=100,
+        parent="00f067aa0ba902b6",
+    )
+    agent = span(
+        TRACE,
+        "00f067aa0ba902b6",
+        "weather_agent",
+        {
+            "openinference.span.kind": "AGENT",
+            "agent.name": "weather_agent",
+            "session.id": "sess-42",
+        },
+        start_ms=-1,
+        end_ms=200,
+        kind="SPAN_KIND_INTERNAL",
+    )
+    return write_lines(
+        tmp_path / "openinference.jsonl",
+        [
+            traces_data([agent, first], scope_key="instrumentationLibrarySpans"),
+            traces_data([second], scope_key="instrumentationLibrarySpans"),
+        ],
+    )
 
 
 # --- the checks --------------------------------------------------------------------------------
@@ -192,9 +336,11 @@ def openinference_form(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def forms(tmp_path: Path) -> dict[str, list[LLMCall]]:
-    return {"current": llm_calls(current_form(tmp_path)),
-            "events": llm_calls(events_form(tmp_path)),
-            "openinference": llm_calls(openinference_form(tmp_path))}
+    return {
+        "current": llm_calls(current_form(tmp_path)),
+        "events": llm_calls(events_form(tmp_path)),
+        "openinference": llm_calls(openinference_form(tmp_path)),
+    }
 
 
 def test_first_exchange_is_the_parallel_tool_calls(forms: dict[str, list[LLMCall]]) -> None:
@@ -208,7 +354,8 @@ def test_first_exchange_is_the_parallel_tool_calls(forms: dict[str, list[LLMCall
     calls = first.response.message.tool_calls
     assert [(c.id, c.name, c.arguments) for c in calls] == [
         ("call_paris", "get_weather", {"city": "Paris"}),
-        ("call_tokyo", "get_weather", {"city": "Tokyo"})]
+        ("call_tokyo", "get_weather", {"city": "Tokyo"}),
+    ]
     assert first.response.finish_reason == "tool_calls"  # GenAI "tool_call", OpenAI name
     assert (first.response.usage.input_tokens, first.response.usage.output_tokens) == (52, 31)
     assert first.response.model == "gpt-4o-mini-2024-07-18"
@@ -218,8 +365,13 @@ def test_first_exchange_is_the_parallel_tool_calls(forms: dict[str, list[LLMCall
 def test_second_exchange_carries_both_tool_results(forms: dict[str, list[LLMCall]]) -> None:
     second = forms["current"][1]
     roles = [(m.role, m.tool_call_id) for m in second.request.messages]
-    assert roles == [("system", None), ("user", None), ("assistant", None),
-                     ("tool", "call_paris"), ("tool", "call_tokyo")]
+    assert roles == [
+        ("system", None),
+        ("user", None),
+        ("assistant", None),
+        ("tool", "call_paris"),
+        ("tool", "call_tokyo"),
+    ]
     assert [m.content for m in second.request.messages[3:]] == ["rainy, 12°C", "sunny, 24°C"]
     assert second.response.message.content == ANSWER
     assert second.response.finish_reason == "stop"
@@ -227,8 +379,7 @@ def test_second_exchange_carries_both_tool_results(forms: dict[str, list[LLMCall
 
 
 @pytest.mark.parametrize("form", ["events", "openinference"])
-def test_every_dialect_reads_the_same_requests(forms: dict[str, list[LLMCall]],
-                                               form: str) -> None:
+def test_every_dialect_reads_the_same_requests(forms: dict[str, list[LLMCall]], form: str) -> None:
     expected = [call.request.model_dump() for call in forms["current"]]
     assert [call.request.model_dump() for call in forms[form]] == expected
     assert [call.provider for call in forms[form]] == ["openai", "openai"]
@@ -274,10 +425,17 @@ def test_base64_ids_and_enum_names(tmp_path: Path) -> None:
 
 
 def test_missing_tool_definitions_stay_unrecorded(tmp_path: Path) -> None:
-    raw = span(TRACE, "00f067aa0ba902b7", "chat", {
-        "gen_ai.operation.name": "chat",
-        "gen_ai.input.messages": json.dumps(
-            [{"role": "user", "parts": [{"type": "text", "content": USER}]}])})
+    raw = span(
+        TRACE,
+        "00f067aa0ba902b7",
+        "chat",
+        {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.input.messages": json.dumps(
+                [{"role": "user", "parts": [{"type": "text", "content": USER}]}]
+            ),
+        },
+    )
     (call,) = llm_calls(write_document(tmp_path / "t.json", traces_data([raw])))
     assert call.request.tools is None
     assert call.response is None  # no output recorded: the step is kept, without an answer

@@ -51,10 +51,14 @@ def test_sniff_rejects_other_json() -> None:
 
 
 def test_ids_in_hex_or_base64() -> None:
-    assert otlp.decode_id("5B8EFFF798038103D269B633813FC60C", 16, "traceId") == \
-        "5b8efff798038103d269b633813fc60c"
-    assert otlp.decode_id("W47/95gDgQPSabYzgT/GDA==", 16, "traceId") == \
-        "5b8efff798038103d269b633813fc60c"
+    assert (
+        otlp.decode_id("5B8EFFF798038103D269B633813FC60C", 16, "traceId")
+        == "5b8efff798038103d269b633813fc60c"
+    )
+    assert (
+        otlp.decode_id("W47/95gDgQPSabYzgT/GDA==", 16, "traceId")
+        == "5b8efff798038103d269b633813fc60c"
+    )
     assert otlp.decode_id("7uGbfsPBsXQ=", 8, "spanId") == "eee19b7ec3c1b174"
     with pytest.raises(RecordError):
         otlp.decode_id("not-an-id", 8, "spanId")
@@ -63,47 +67,72 @@ def test_ids_in_hex_or_base64() -> None:
 def test_time_zero_or_missing_is_none() -> None:
     assert otlp.decode_time("0", "t") is None
     assert otlp.decode_time(None, "t") is None
-    assert otlp.decode_time(1544712660000000000, "t") == datetime(2018, 12, 13, 14, 51,
-                                                                  tzinfo=UTC)
+    assert otlp.decode_time(1544712660000000000, "t") == datetime(2018, 12, 13, 14, 51, tzinfo=UTC)
     with pytest.raises(RecordError):
         otlp.decode_time("yesterday", "t")
 
 
 def test_any_values_become_plain_values() -> None:
-    raw = {"kvlistValue": {"values": [
-        {"key": "n", "value": {"intValue": "9007199254740993"}},
-        {"key": "x", "value": {"doubleValue": 0.5}},
-        {"key": "ok", "value": {"boolValue": True}},
-        {"key": "list", "value": {"arrayValue": {"values": [{"stringValue": "a"}, {}]}}},
-        {"key": "raw", "value": {"bytesValue": "3q2+7w=="}},
-    ]}}
-    assert otlp.any_value(raw) == {"n": 9007199254740993, "x": 0.5, "ok": True,
-                                   "list": ["a", None], "raw": "3q2+7w=="}
+    raw = {
+        "kvlistValue": {
+            "values": [
+                {"key": "n", "value": {"intValue": "9007199254740993"}},
+                {"key": "x", "value": {"doubleValue": 0.5}},
+                {"key": "ok", "value": {"boolValue": True}},
+                {"key": "list", "value": {"arrayValue": {"values": [{"stringValue": "a"}, {}]}}},
+                {"key": "raw", "value": {"bytesValue": "3q2+7w=="}},
+            ]
+        }
+    }
+    assert otlp.any_value(raw) == {
+        "n": 9007199254740993,
+        "x": 0.5,
+        "ok": True,
+        "list": ["a", None],
+        "raw": "3q2+7w==",
+    }
 
 
 def test_secrets_are_not_kept(tmp_path: Path) -> None:
-    raw = span(trace_id(1), span_id(1), "POST", {
-        "http.request.header.authorization": "Bearer abc.def",
-        "openai.api_key": "sk-abcdefabcdefabcdefabcdef",
-        "custom.note": "Bearer eyJhbGciOi",
-        "gen_ai.usage.input_tokens": 5,
-        "http.method": "POST"})
+    raw = span(
+        trace_id(1),
+        span_id(1),
+        "POST",
+        {
+            "http.request.header.authorization": "Bearer abc.def",
+            "openai.api_key": "sk-abcdefabcdefabcdefabcdef",
+            "custom.note": "Bearer eyJhbGciOi",
+            "gen_ai.usage.input_tokens": 5,
+            "http.method": "POST",
+        },
+    )
     (session,), _ = read(write_document(tmp_path / "t.json", traces_data([raw])))
-    assert session.steps()[0].attributes == {"gen_ai.usage.input_tokens": 5,
-                                             "http.method": "POST"}
+    assert session.steps()[0].attributes == {"gen_ai.usage.input_tokens": 5, "http.method": "POST"}
 
 
 def test_session_id_groups_traces_into_turns(tmp_path: Path) -> None:
     def chat(trace: int, start: int, text: str) -> dict:
-        return span(trace_id(trace), span_id(trace), "chat", {
-            "gen_ai.operation.name": "chat", "session.id": "conv-7",
-            "gen_ai.input.messages": json.dumps(
-                [{"role": "user", "parts": [{"type": "text", "content": text}]}]),
-            "gen_ai.output.messages": json.dumps(
-                [{"role": "assistant", "parts": [{"type": "text", "content": "ok " + text}]}]),
-        }, start_ms=start)
-    path = write_lines(tmp_path / "t.jsonl", [traces_data([chat(2, 50, "second")]),
-                                              traces_data([chat(1, 0, "first")])])
+        return span(
+            trace_id(trace),
+            span_id(trace),
+            "chat",
+            {
+                "gen_ai.operation.name": "chat",
+                "session.id": "conv-7",
+                "gen_ai.input.messages": json.dumps(
+                    [{"role": "user", "parts": [{"type": "text", "content": text}]}]
+                ),
+                "gen_ai.output.messages": json.dumps(
+                    [{"role": "assistant", "parts": [{"type": "text", "content": "ok " + text}]}]
+                ),
+            },
+            start_ms=start,
+        )
+
+    path = write_lines(
+        tmp_path / "t.jsonl",
+        [traces_data([chat(2, 50, "second")]), traces_data([chat(1, 0, "first")])],
+    )
     (session,), _ = read(path)
     assert session.id == "conv-7"
     assert [turn.user_input for turn in session.turns] == ["first", "second"]
@@ -112,8 +141,10 @@ def test_session_id_groups_traces_into_turns(tmp_path: Path) -> None:
 
 
 def test_steps_ordered_by_start_untimed_last_in_file_order(tmp_path: Path) -> None:
-    spans = [span(trace_id(1), span_id(n), f"s{n}", {}, start_ms=start)
-             for n, start in ((1, 30), (2, 10), (3, 20))]
+    spans = [
+        span(trace_id(1), span_id(n), f"s{n}", {}, start_ms=start)
+        for n, start in ((1, 30), (2, 10), (3, 20))
+    ]
     for n in (4, 5):
         untimed = span(trace_id(1), span_id(n), f"s{n}", {})
         del untimed["startTimeUnixNano"]
@@ -128,17 +159,22 @@ def test_steps_ordered_by_start_untimed_last_in_file_order(tmp_path: Path) -> No
 
 def split_traces_file(path: Path, traces: int) -> Path:
     """Each trace's root on one line and its child three lines later."""
-    roots = [traces_data([span(trace_id(n), span_id(1), f"root {n}", {}, start_ms=n)])
-             for n in range(1, traces + 1)]
-    children = [traces_data([span(trace_id(n), span_id(2), f"child {n}", {},
-                                  parent=span_id(1), start_ms=n + 1)])
-                for n in range(1, traces + 1)]
+    roots = [
+        traces_data([span(trace_id(n), span_id(1), f"root {n}", {}, start_ms=n)])
+        for n in range(1, traces + 1)
+    ]
+    children = [
+        traces_data(
+            [span(trace_id(n), span_id(2), f"child {n}", {}, parent=span_id(1), start_ms=n + 1)]
+        )
+        for n in range(1, traces + 1)
+    ]
     lines = []
     for n in range(traces):
         lines.append(roots[n])
         if n >= 3:
             lines.append(children[n - 3])
-    lines.extend(children[traces - 3:])
+    lines.extend(children[traces - 3 :])
     return write_lines(path, lines)
 
 
@@ -152,8 +188,9 @@ def test_sessions_split_across_lines_come_out_complete_once(tmp_path: Path) -> N
         assert session.steps()[1].parent_id == span_id(1)
 
 
-def test_sessions_are_yielded_before_the_end_of_the_file(tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sessions_are_yielded_before_the_end_of_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = split_traces_file(tmp_path / "t.jsonl", 40)
     total = len(path.read_text().splitlines())
     passes: list[int] = []  # lines read so far, per pass over the file
@@ -180,16 +217,19 @@ def test_sessions_are_yielded_before_the_end_of_the_file(tmp_path: Path,
 
 def test_invalid_json_line_names_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
-    path.write_text(json.dumps(traces_data([span(trace_id(1), span_id(1), "a", {})]))
-                    + "\n{not json\n")
+    path.write_text(
+        json.dumps(traces_data([span(trace_id(1), span_id(1), "a", {})])) + "\n{not json\n"
+    )
     with pytest.raises(InputError) as error:
         read(path)
     assert str(path) in str(error.value) and "line 2" in str(error.value)
 
 
 def test_line_of_the_wrong_shape(tmp_path: Path) -> None:
-    path = write_lines(tmp_path / "shape.jsonl",
-                       [traces_data([span(trace_id(1), span_id(1), "a", {})]), {"spans": []}])
+    path = write_lines(
+        tmp_path / "shape.jsonl",
+        [traces_data([span(trace_id(1), span_id(1), "a", {})]), {"spans": []}],
+    )
     with pytest.raises(InputError) as error:
         read(path)
     assert "line 2" in str(error.value) and "resourceSpans" in str(error.value)
@@ -219,13 +259,26 @@ def test_mistyped_and_missing_fields_are_skipped_by_reason(tmp_path: Path) -> No
 
 
 def test_history_not_recorded_is_skipped(tmp_path: Path) -> None:
-    raw = span(trace_id(1), span_id(1), "chat", {
-        "gen_ai.operation.name": "chat", "gen_ai.conversation.id": "resp_elsewhere",
-        "gen_ai.input.messages": json.dumps([{"role": "tool", "parts": [
-            {"type": "tool_call_response", "id": "call_1", "response": "42"}]}]),
-        "gen_ai.output.messages": json.dumps(
-            [{"role": "assistant", "parts": [{"type": "text", "content": "It is 42."}]}]),
-    })
+    raw = span(
+        trace_id(1),
+        span_id(1),
+        "chat",
+        {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.conversation.id": "resp_elsewhere",
+            "gen_ai.input.messages": json.dumps(
+                [
+                    {
+                        "role": "tool",
+                        "parts": [{"type": "tool_call_response", "id": "call_1", "response": "42"}],
+                    }
+                ]
+            ),
+            "gen_ai.output.messages": json.dumps(
+                [{"role": "assistant", "parts": [{"type": "text", "content": "It is 42."}]}]
+            ),
+        },
+    )
     other = span(trace_id(1), span_id(2), "other", {}, start_ms=10)
     sessions, skips = read(write_document(tmp_path / "t.json", traces_data([raw, other])))
     assert skips.counts == {"history_not_recorded": 1}

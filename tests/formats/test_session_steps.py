@@ -35,21 +35,33 @@ def test_example_sessions_turns_and_agent() -> None:
     assert first.source is not None and first.source.location == "$[0]"
     assert [turn.topic for turn in first.turns] == ["order_status", "billing"]
     assert first.turns[0].user_input == (
-        "Where is my order A1234? It was supposed to arrive Monday.")
+        "Where is my order A1234? It was supposed to arrive Monday."
+    )
     assert first.turns[1].agent_output is not None
     assert first.turns[1].agent_output.startswith("I've refunded the $4.99 shipping fee")
 
 
 def test_steps_by_kind_and_the_malformed_step_is_skipped() -> None:
     sessions, skips = read()
-    kinds = [[(step.kind, step.name) for step in turn.steps]
-             for session in sessions for turn in session.turns]
+    kinds = [
+        [(step.kind, step.name) for step in turn.steps]
+        for session in sessions
+        for turn in session.turns
+    ]
     assert kinds == [
-        [("llm", "router"), ("llm", "order_status_agent"), ("tool", "lookup_order"),
-         ("llm", "order_status_agent")],
+        [
+            ("llm", "router"),
+            ("llm", "order_status_agent"),
+            ("tool", "lookup_order"),
+            ("llm", "order_status_agent"),
+        ],
         [("llm", "router"), ("llm", "billing_agent"), ("tool", "issue_refund")],
-        [("other", "input_guardrail"), ("llm", "router"), ("llm", "billing_agent"),
-         ("tool", "cancel_subscription")],
+        [
+            ("other", "input_guardrail"),
+            ("llm", "router"),
+            ("llm", "billing_agent"),
+            ("tool", "cancel_subscription"),
+        ],
     ]
     assert dict(skips.counts) == {"malformed_step_input": 1}
     assert skips.examples[0].location == "$[0].turns[1].steps[2]"
@@ -61,15 +73,17 @@ def test_llm_steps_carry_tool_definitions_model_and_params() -> None:
     router = steps["s1-router-1"].llm
     assert router is not None and router.request.tools is not None
     assert [tool.name for tool in router.request.tools] == [
-        "go_to_order_status", "go_to_billing", "end_session"]
+        "go_to_order_status",
+        "go_to_billing",
+        "end_session",
+    ]
     assert router.request.model == "gpt-4.1-mini"
     assert router.request.params == {"temperature": 0}
     billing = steps["s1-billing-1"].llm
     assert billing is not None and billing.request.tools is not None
     refund = billing.request.tools[0]
     assert refund.name == "issue_refund"
-    assert refund.parameters is not None and refund.parameters["required"] == [
-        "order_id", "amount"]
+    assert refund.parameters is not None and refund.parameters["required"] == ["order_id", "amount"]
 
 
 def test_answers_with_parsed_and_raw_arguments() -> None:
@@ -77,7 +91,8 @@ def test_answers_with_parsed_and_raw_arguments() -> None:
     lookup = steps["s1-order-1"].llm
     assert lookup is not None and lookup.response is not None
     assert lookup.response.message.tool_calls == [
-        ToolCall(id="call_lk1", name="lookup_order", arguments={"order_id": "A1234"})]
+        ToolCall(id="call_lk1", name="lookup_order", arguments={"order_id": "A1234"})
+    ]
     assert lookup.response.finish_reason == "tool_calls"
     assert lookup.response.model == "gpt-4.1-mini-2025-04-14"
     assert lookup.response.usage is not None
@@ -87,8 +102,7 @@ def test_answers_with_parsed_and_raw_arguments() -> None:
     (broken,) = billing.response.message.tool_calls or []
     assert broken.name == "issue_refund" and broken.arguments is None
     assert broken.arguments_raw == '{"order_id": "A1234", "amount": 4.99'
-    assert broken.arguments_error is not None and broken.arguments_error.startswith(
-        "invalid JSON")
+    assert broken.arguments_error is not None and broken.arguments_error.startswith("invalid JSON")
 
 
 def test_input_messages_with_tool_invocations_and_an_output_object() -> None:
@@ -96,8 +110,10 @@ def test_input_messages_with_tool_invocations_and_an_output_object() -> None:
     assert answer is not None and answer.response is not None
     messages = answer.request.messages
     assert [message.role for message in messages] == ["system", "user", "assistant", "tool"]
-    assert messages[2] == Message(role="assistant", tool_calls=[
-        ToolCall(id="call_lk1", name="lookup_order", arguments={"order_id": "A1234"})])
+    assert messages[2] == Message(
+        role="assistant",
+        tool_calls=[ToolCall(id="call_lk1", name="lookup_order", arguments={"order_id": "A1234"})],
+    )
     assert messages[3].tool_call_id == "call_lk1"
     assert json.loads(messages[3].text())["carrier"] == "UPS"
     # This step's output is a JSON object rather than a JSON string: both are read.
@@ -150,8 +166,10 @@ def test_missing_output_is_no_response(tmp_path: Path) -> None:
     path.write_text(json.dumps(document))
     _, skips = read(path)
     assert skips.counts["no_response"] == 1
-    assert any(skip.reason == "no_response" and skip.location == "$[1].turns[0].steps[1]"
-               for skip in skips.examples)
+    assert any(
+        skip.reason == "no_response" and skip.location == "$[1].turns[0].steps[1]"
+        for skip in skips.examples
+    )
 
 
 def test_strict_turns_the_skip_into_an_input_error() -> None:

@@ -29,9 +29,10 @@ def as_plain(message: Message) -> dict[str, Any]:
 def raw_plain(raw: dict[str, Any]) -> dict[str, Any]:
     plain = {k: v for k, v in raw.items() if k in ("role", "content", "tool_call_id", "name")}
     if raw.get("tool_calls"):
-        plain["tool_calls"] = [(c["id"], c["function"]["name"],
-                                json.loads(c["function"]["arguments"]))
-                               for c in raw["tool_calls"]]
+        plain["tool_calls"] = [
+            (c["id"], c["function"]["name"], json.loads(c["function"]["arguments"]))
+            for c in raw["tool_calls"]
+        ]
     return plain
 
 
@@ -42,22 +43,27 @@ def read_units(path: Path, tools: Path) -> list[Unit]:
 
 
 def test_every_assistant_message_is_a_unit_with_its_history_and_tools(
-        tau_trajectories: Path, tau_tools: Path) -> None:
+    tau_trajectories: Path, tau_tools: Path
+) -> None:
     raw = json.loads(tau_trajectories.read_text())
     tools = json.loads(tau_tools.read_text())
     units = read_units(tau_trajectories, tau_tools)
     assert len(units) == 1381
 
-    expected = [(item, index) for item in raw for index, message in enumerate(item["traj"])
-                if message["role"] == "assistant"]
+    expected = [
+        (item, index)
+        for item in raw
+        for index, message in enumerate(item["traj"])
+        if message["role"] == "assistant"
+    ]
     assert len(expected) == len(units)
     for unit, (item, index) in zip(units, expected, strict=True):
         assert unit.session_id == f"tau-task{item['task_id']}-trial{item['trial']}"
         assert [as_plain(m) for m in unit.request.messages] == [
-            raw_plain(m) for m in item["traj"][:index]]
+            raw_plain(m) for m in item["traj"][:index]
+        ]
         assert as_plain(unit.golden.message) == raw_plain(item["traj"][index])
-        assert [t.name for t in unit.request.tools or []] == [
-            t["function"]["name"] for t in tools]
+        assert [t.name for t in unit.request.tools or []] == [t["function"]["name"] for t in tools]
         assert unit.request.tools[0].parameters == tools[0]["function"]["parameters"]
         assert unit.tools_supplied and not unit.tools_missing
         assert unit.kind == "action"
@@ -88,16 +94,25 @@ def test_tool_steps_carry_the_call_arguments_and_results(tau_trajectories: Path)
     first = tool_steps[0].tool
     assert first is not None and first.name == "get_user_details"
     assert first.arguments == {"user_id": "mia_li_3668"}
-    assert str(first.result).startswith("{\"name\": {\"first_name\": \"Mia\"")
+    assert str(first.result).startswith('{"name": {"first_name": "Mia"')
 
 
 def test_a_malformed_message_skips_its_trajectory(tmp_path: Path) -> None:
     path = tmp_path / "tau.json"
-    good = {"task_id": 1, "trial": 0, "reward": 1.0, "info": {},
-            "traj": [{"role": "user", "content": "hi"},
-                     {"role": "assistant", "content": "hello"}]}
-    bad = {"task_id": 2, "trial": 0, "reward": 0.0, "info": {},
-           "traj": [{"role": "user", "content": "hi"}, {"role": "robot", "content": "?"}]}
+    good = {
+        "task_id": 1,
+        "trial": 0,
+        "reward": 1.0,
+        "info": {},
+        "traj": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}],
+    }
+    bad = {
+        "task_id": 2,
+        "trial": 0,
+        "reward": 0.0,
+        "info": {},
+        "traj": [{"role": "user", "content": "hi"}, {"role": "robot", "content": "?"}],
+    }
     path.write_text(json.dumps([good, bad]))
     stream = SessionStream([path], ReadOptions())
     sessions = list(stream)
@@ -116,8 +131,12 @@ def test_tool_errors_are_failed_steps(tau_trajectories: Path) -> None:
     tools = [s for session in sessions for s in session.steps() if s.kind == "tool"]
     failed = [s for s in tools if s.status == "error"]
     raw = json.loads(tau_trajectories.read_text())
-    errors = [m for item in raw for m in item["traj"]
-              if m["role"] == "tool" and m["content"].startswith("Error:")]
+    errors = [
+        m
+        for item in raw
+        for m in item["traj"]
+        if m["role"] == "tool" and m["content"].startswith("Error:")
+    ]
     assert len(failed) == len(errors) == 63
     assert all(s.error and s.error.startswith("Error:") for s in failed)
     assert {s.status for s in tools} == {"ok", "error"}

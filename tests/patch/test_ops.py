@@ -40,8 +40,9 @@ def op(**fields: Any) -> dict[str, Any]:
 
 
 def test_replace_literal_changes_the_policy_sentence_only() -> None:
-    patched = apply(op(target="system", action="replace", find="within 24 hours",
-                       replace="within 48 hours"))
+    patched = apply(
+        op(target="system", action="replace", find="within 24 hours", replace="within 48 hours")
+    )
     original = system_text(first_unit().request)
     assert patched.ops == ("op",)
     assert system_text(patched.request) == original.replace("within 24 hours", "within 48 hours")
@@ -50,8 +51,15 @@ def test_replace_literal_changes_the_policy_sentence_only() -> None:
 
 
 def test_replace_regex_uses_groups() -> None:
-    patched = apply(op(target="system", action="replace", regex=True,
-                       find=r"within (\d+) hours of booking", replace=r"within \1 days of booking"))
+    patched = apply(
+        op(
+            target="system",
+            action="replace",
+            regex=True,
+            find=r"within (\d+) hours of booking",
+            replace=r"within \1 days of booking",
+        )
+    )
     assert "within 24 days of booking" in system_text(patched.request)
 
 
@@ -59,12 +67,26 @@ def test_replace_with_an_expected_count_leaves_a_message_with_another_count() ->
     # The sentence opens three sections of the policy: an expected count of 1 must not apply.
     text = system_text(first_unit().request)
     assert text.count("The agent must first obtain the user id") == 3
-    patched = apply(op(target="system", action="replace", count=1,
-                       find="The agent must first obtain the user id", replace="X"))
+    patched = apply(
+        op(
+            target="system",
+            action="replace",
+            count=1,
+            find="The agent must first obtain the user id",
+            replace="X",
+        )
+    )
     assert not patched.changed
     assert patched.outcomes[0].note == "found 3 times in a message, expected 1"
-    exact = apply(op(target="system", action="replace", count=3,
-                     find="The agent must first obtain the user id", replace="X"))
+    exact = apply(
+        op(
+            target="system",
+            action="replace",
+            count=3,
+            find="The agent must first obtain the user id",
+            replace="X",
+        )
+    )
     assert system_text(exact.request).count("X") - text.count("X") == 3
 
 
@@ -77,12 +99,17 @@ def test_replace_not_found_is_unchanged_with_a_note() -> None:
 
 def test_replace_edits_text_parts_and_keeps_other_parts() -> None:
     unit = first_unit()
-    parts = [ContentPart(type="text", text="Refunds within 24 hours."),
-             ContentPart(type="image_url", image_url={"url": "https://x/y.png"})]
-    request = unit.request.model_copy(update={"messages": [
-        Message(role="developer", content=parts), *unit.request.messages[1:]]})
-    patched = apply(op(target="instructions", action="replace", find="24", replace="48"),
-                    unit=unit.model_copy(update={"request": request}))
+    parts = [
+        ContentPart(type="text", text="Refunds within 24 hours."),
+        ContentPart(type="image_url", image_url={"url": "https://x/y.png"}),
+    ]
+    request = unit.request.model_copy(
+        update={"messages": [Message(role="developer", content=parts), *unit.request.messages[1:]]}
+    )
+    patched = apply(
+        op(target="instructions", action="replace", find="24", replace="48"),
+        unit=unit.model_copy(update={"request": request}),
+    )
     content = patched.request.messages[0].content
     assert isinstance(content, list)
     assert content[0].text == "Refunds within 48 hours." and content[1] == parts[1]
@@ -105,16 +132,25 @@ def test_append_and_prepend_add_a_paragraph() -> None:
 def test_set_replaces_the_whole_system_prompt() -> None:
     patched = apply(op(target="system", action="set", text="Be brief."))
     assert patched.request.messages[0] == Message(role="system", content="Be brief.")
-    again = apply(op(target="system", action="set", text="Be brief."),
-                  unit=first_unit().model_copy(update={"request": patched.request}))
+    again = apply(
+        op(target="system", action="set", text="Be brief."),
+        unit=first_unit().model_copy(update={"request": patched.request}),
+    )
     assert not again.changed
 
 
-@pytest.mark.parametrize(("position", "index"), [("start", 0), ("after_instructions", 1),
-                                                 ("end", -1)])
+@pytest.mark.parametrize(
+    ("position", "index"), [("start", 0), ("after_instructions", 1), ("end", -1)]
+)
 def test_insert_message_at_each_position(position: str, index: int) -> None:
-    patched = apply(op(target="messages", action="insert", position=position,
-                       message={"role": "developer", "content": "Mind the 48-hour rule."}))
+    patched = apply(
+        op(
+            target="messages",
+            action="insert",
+            position=position,
+            message={"role": "developer", "content": "Mind the 48-hour rule."},
+        )
+    )
     messages = patched.request.messages
     assert len(messages) == len(first_unit().request.messages) + 1
     assert messages[index] == Message(role="developer", content="Mind the 48-hour rule.")
@@ -124,8 +160,14 @@ def test_insert_message_at_each_position(position: str, index: int) -> None:
 
 
 def test_set_tool_description() -> None:
-    patched = apply(op(target="tool", action="set_description", tool="get_user_details",
-                       description="Look a user up by user id."))
+    patched = apply(
+        op(
+            target="tool",
+            action="set_description",
+            tool="get_user_details",
+            description="Look a user up by user id.",
+        )
+    )
     assert tool(patched.request, "get_user_details").description == "Look a user up by user id."
     assert tool(patched.request, "calculate") == tool(first_unit().request, "calculate")
 
@@ -138,12 +180,16 @@ def test_remove_tool_reports_the_removed_tool() -> None:
 
 
 def test_add_tool_appends_it_and_refuses_a_duplicate() -> None:
-    definition = {"name": "lookup_policy", "description": "Read a policy section.",
-                  "parameters": {"type": "object", "properties": {"section": {"type": "string"}}}}
+    definition = {
+        "name": "lookup_policy",
+        "description": "Read a policy section.",
+        "parameters": {"type": "object", "properties": {"section": {"type": "string"}}},
+    }
     patched = apply(op(target="tool", action="add", definition=definition))
     assert (patched.request.tools or [])[-1] == ToolDef.model_validate(definition)
-    duplicate = apply(op(target="tool", action="add",
-                         definition={"name": "calculate", "description": "x"}))
+    duplicate = apply(
+        op(target="tool", action="add", definition={"name": "calculate", "description": "x"})
+    )
     assert not duplicate.changed
     assert duplicate.outcomes[0].note == "tool 'calculate' is already offered"
 
@@ -157,47 +203,104 @@ def test_add_tool_needs_a_recorded_tool_list() -> None:
 
 def test_set_parameter_description_including_a_nested_one() -> None:
     patched = apply(
-        op(target="parameter", action="set_description", tool="book_reservation",
-           parameter="cabin", description="Cabin class."),
-        {"id": "nested", "target": "parameter", "action": "set_description",
-         "tool": "book_reservation", "parameter": "passengers.dob", "description": "ISO date."})
+        op(
+            target="parameter",
+            action="set_description",
+            tool="book_reservation",
+            parameter="cabin",
+            description="Cabin class.",
+        ),
+        {
+            "id": "nested",
+            "target": "parameter",
+            "action": "set_description",
+            "tool": "book_reservation",
+            "parameter": "passengers.dob",
+            "description": "ISO date.",
+        },
+    )
     schema = tool(patched.request, "book_reservation").parameters or {}
     assert schema["properties"]["cabin"]["description"] == "Cabin class."
     assert schema["properties"]["passengers"]["items"]["properties"]["dob"] == {
-        "type": "string", "description": "ISO date."}
+        "type": "string",
+        "description": "ISO date.",
+    }
     original = tool(first_unit().request, "book_reservation").parameters or {}
     assert "description" not in original["properties"]["cabin"]
 
 
 def test_edit_parameter_enum_default_and_unset() -> None:
-    patched = apply(op(target="parameter", action="edit", tool="book_reservation",
-                       parameter="cabin", enum=["economy", "business"], default="economy"))
+    patched = apply(
+        op(
+            target="parameter",
+            action="edit",
+            tool="book_reservation",
+            parameter="cabin",
+            enum=["economy", "business"],
+            default="economy",
+        )
+    )
     cabin = (tool(patched.request, "book_reservation").parameters or {})["properties"]["cabin"]
     assert cabin == {"type": "string", "enum": ["economy", "business"], "default": "economy"}
-    unset = apply(op(target="parameter", action="edit", tool="book_reservation",
-                     parameter="cabin", unset=["enum"]))
-    assert (tool(unset.request, "book_reservation").parameters or {})["properties"][
-        "cabin"] == {"type": "string"}
+    unset = apply(
+        op(
+            target="parameter",
+            action="edit",
+            tool="book_reservation",
+            parameter="cabin",
+            unset=["enum"],
+        )
+    )
+    assert (tool(unset.request, "book_reservation").parameters or {})["properties"]["cabin"] == {
+        "type": "string"
+    }
 
 
 def test_edit_parameter_required_list() -> None:
-    optional = apply(op(target="parameter", action="edit", tool="book_reservation",
-                        parameter="insurance", required=False))
+    optional = apply(
+        op(
+            target="parameter",
+            action="edit",
+            tool="book_reservation",
+            parameter="insurance",
+            required=False,
+        )
+    )
     required = (tool(optional.request, "book_reservation").parameters or {})["required"]
     assert "insurance" not in required and len(required) == 10
-    back = apply(op(target="parameter", action="edit", tool="book_reservation",
-                    parameter="insurance", required=True),
-                 unit=first_unit().model_copy(update={"request": optional.request}))
-    assert (tool(back.request, "book_reservation").parameters or {})["required"][-1] == \
-        "insurance"
-    already = apply(op(target="parameter", action="edit", tool="book_reservation",
-                       parameter="insurance", required=True))
+    back = apply(
+        op(
+            target="parameter",
+            action="edit",
+            tool="book_reservation",
+            parameter="insurance",
+            required=True,
+        ),
+        unit=first_unit().model_copy(update={"request": optional.request}),
+    )
+    assert (tool(back.request, "book_reservation").parameters or {})["required"][-1] == "insurance"
+    already = apply(
+        op(
+            target="parameter",
+            action="edit",
+            tool="book_reservation",
+            parameter="insurance",
+            required=True,
+        )
+    )
     assert not already.changed
 
 
 def test_parameter_op_on_a_missing_parameter_has_no_target() -> None:
-    patched = apply(op(target="parameter", action="set_description", tool="book_reservation",
-                       parameter="seat", description="x"))
+    patched = apply(
+        op(
+            target="parameter",
+            action="set_description",
+            tool="book_reservation",
+            parameter="seat",
+            description="x",
+        )
+    )
     assert patched.outcomes[0].state == "no_target"
 
 
@@ -205,17 +308,30 @@ def test_parameter_op_on_a_missing_parameter_has_no_target() -> None:
 
 
 def test_set_and_remove_request_parameters() -> None:
-    patched = apply(op(target="params", action="set", name="temperature", value=0),
-                    {"id": "effort", "target": "params", "action": "set",
-                     "name": "reasoning_effort", "value": "low"},
-                    {"id": "choice", "target": "params", "action": "set", "name": "tool_choice",
-                     "value": "required"})
+    patched = apply(
+        op(target="params", action="set", name="temperature", value=0),
+        {
+            "id": "effort",
+            "target": "params",
+            "action": "set",
+            "name": "reasoning_effort",
+            "value": "low",
+        },
+        {
+            "id": "choice",
+            "target": "params",
+            "action": "set",
+            "name": "tool_choice",
+            "value": "required",
+        },
+    )
     assert patched.request.params == {"temperature": 0, "reasoning_effort": "low"}
     assert patched.request.tool_choice == "required"
-    removed = apply(op(target="params", action="remove", name="temperature"),
-                    {"id": "choice", "target": "params", "action": "remove",
-                     "name": "tool_choice"},
-                    unit=first_unit().model_copy(update={"request": patched.request}))
+    removed = apply(
+        op(target="params", action="remove", name="temperature"),
+        {"id": "choice", "target": "params", "action": "remove", "name": "tool_choice"},
+        unit=first_unit().model_copy(update={"request": patched.request}),
+    )
     assert removed.request.params == {"reasoning_effort": "low"}
     assert removed.request.tool_choice is None
 
@@ -232,8 +348,15 @@ def test_set_model_names_where_the_unit_goes() -> None:
 
 
 def test_ops_apply_in_order_on_each_others_output() -> None:
-    patched = apply(op(target="tool", action="add", definition={"name": "lookup_policy"}),
-                    {"id": "describe", "target": "tool", "action": "set_description",
-                     "tool": "lookup_policy", "description": "Read the policy."})
+    patched = apply(
+        op(target="tool", action="add", definition={"name": "lookup_policy"}),
+        {
+            "id": "describe",
+            "target": "tool",
+            "action": "set_description",
+            "tool": "lookup_policy",
+            "description": "Read the policy.",
+        },
+    )
     assert patched.ops == ("op", "describe")
     assert tool(patched.request, "lookup_policy").description == "Read the policy."

@@ -19,8 +19,13 @@ from tests.fake_openai import FakeOpenAI
 from tests.patch.tau_units import tau_units
 
 runner = CliRunner()
-REFUND = {"id": "refund-rule", "target": "system", "action": "replace",
-          "find": "within 24 hours", "replace": "within 48 hours"}
+REFUND = {
+    "id": "refund-rule",
+    "target": "system",
+    "action": "replace",
+    "find": "within 24 hours",
+    "replace": "within 48 hours",
+}
 TYPO = {"id": "drop-search", "target": "tool", "action": "remove", "tool": "search_flight"}
 
 
@@ -28,8 +33,10 @@ TYPO = {"id": "drop-search", "target": "tool", "action": "remove", "tool": "sear
 def units_file(tmp_path: Path) -> Path:
     """24 τ-bench units; the first 8 belong to node triage, the rest to node booking."""
     path = tmp_path / "units.jsonl"
-    units = [unit.model_copy(update={"node": "triage" if index < 8 else "booking"})
-             for index, unit in enumerate(tau_units(24))]
+    units = [
+        unit.model_copy(update={"node": "triage" if index < 8 else "booking"})
+        for index, unit in enumerate(tau_units(24))
+    ]
     path.write_bytes(b"".join(dump_record(unit) + b"\n" for unit in units))
     return path
 
@@ -60,9 +67,21 @@ def patch_file(tmp_path: Path, *ops: dict[str, Any], name: str = "policy.json") 
 
 
 def replay(units: Path, server: FakeOpenAI, out: Path, *extra: object) -> tuple[int, str]:
-    code, stdout, stderr = abt("replay", units, "--model", "openai/candidate", "--base-url",
-                               server.base_url, "--out", out, "--cache-dir",
-                               out.parent / "cache", "--max-retries", "0", *extra)
+    code, stdout, stderr = abt(
+        "replay",
+        units,
+        "--model",
+        "openai/candidate",
+        "--base-url",
+        server.base_url,
+        "--out",
+        out,
+        "--cache-dir",
+        out.parent / "cache",
+        "--max-retries",
+        "0",
+        *extra,
+    )
     return code, stdout + stderr
 
 
@@ -72,8 +91,11 @@ def records(run: Path) -> dict[str, dict[str, Any]]:
 
 
 def triage_ids(units: Path) -> set[str]:
-    return {json.loads(line)["unit_id"] for line in units.read_text().splitlines()
-            if json.loads(line)["node"] == "triage"}
+    return {
+        json.loads(line)["unit_id"]
+        for line in units.read_text().splitlines()
+        if json.loads(line)["node"] == "triage"
+    }
 
 
 # -- abt patch check ----------------------------------------------------------------------------
@@ -87,16 +109,25 @@ def test_check_prints_the_coverage_and_a_diff(units_file: Path, tmp_path: Path) 
     assert lines[2].split() == ["refund-rule", "system", "replace", "24", "24", "24", "ok"]
     first = tau_units()[0].unit_id
     assert f"--- unit {first} before op refund-rule" in lines
-    assert any(line.startswith("+- All reservations can be cancelled within 48 hours")
-               for line in lines)
+    assert any(
+        line.startswith("+- All reservations can be cancelled within 48 hours") for line in lines
+    )
 
 
 def test_check_reads_traces_and_exits_1_on_an_unmatched_op(tmp_path: Path) -> None:
     from tests.conftest import TAU_TOOLS, TAU_TRAJECTORIES
 
-    code, stdout, stderr = abt("patch", "check", patch_file(tmp_path, REFUND, TYPO),
-                               TAU_TRAJECTORIES, "--tools", TAU_TOOLS, "--limit", "50",
-                               "--json")
+    code, stdout, stderr = abt(
+        "patch",
+        "check",
+        patch_file(tmp_path, REFUND, TYPO),
+        TAU_TRAJECTORIES,
+        "--tools",
+        TAU_TOOLS,
+        "--limit",
+        "50",
+        "--json",
+    )
     assert code == 1
     report = json.loads(stdout)
     assert report["units"] == 50 and report["unmatched"] == ["drop-search"]
@@ -108,20 +139,24 @@ def test_check_of_a_broken_patch_is_one_line(units_file: Path, tmp_path: Path) -
     broken = patch_file(tmp_path, {**REFUND, "action": "swap"})
     code, _, stderr = abt("patch", "check", broken, units_file)
     assert code == 2
-    assert stderr.strip() == (f"abt: error: {broken}: ops[0] (id 'refund-rule'): target "
-                              "'system' takes action append, prepend, replace, set; not 'swap'")
+    assert stderr.strip() == (
+        f"abt: error: {broken}: ops[0] (id 'refund-rule'): target "
+        "'system' takes action append, prepend, replace, set; not 'swap'"
+    )
 
 
 # -- abt replay --patch -------------------------------------------------------------------------
 
 
 def test_an_unmatched_op_stops_the_run_before_anything_is_sent(
-        units_file: Path, server: FakeOpenAI, tmp_path: Path) -> None:
+    units_file: Path, server: FakeOpenAI, tmp_path: Path
+) -> None:
     run = tmp_path / "runs" / "typo"
     code, output = replay(units_file, server, run, "--patch", patch_file(tmp_path, REFUND, TYPO))
     assert code == 2 and server.total == 0
-    assert "drop-search (no_target): none of the 24 units in scope has tool 'search_flight'" \
-        in output
+    assert (
+        "drop-search (no_target): none of the 24 units in scope has tool 'search_flight'" in output
+    )
     assert "1 patch op(s) matched nothing: 'drop-search'; nothing was sent" in output
     assert "--allow-unmatched replays anyway" in output
     coverage = json.loads((run / "patch_coverage.json").read_text())
@@ -133,19 +168,28 @@ def test_an_unmatched_op_stops_the_run_before_anything_is_sent(
     assert json.loads((run / "patch_coverage.json").read_text())["unmatched"] == []
 
 
-def test_allow_unmatched_replays_anyway(units_file: Path, server: FakeOpenAI,
-                                        tmp_path: Path) -> None:
+def test_allow_unmatched_replays_anyway(
+    units_file: Path, server: FakeOpenAI, tmp_path: Path
+) -> None:
     run = tmp_path / "runs" / "allowed"
-    code, output = replay(units_file, server, run, "--no-score", "--allow-unmatched",
-                          "--patch", patch_file(tmp_path, REFUND, TYPO))
+    code, output = replay(
+        units_file,
+        server,
+        run,
+        "--no-score",
+        "--allow-unmatched",
+        "--patch",
+        patch_file(tmp_path, REFUND, TYPO),
+    )
     assert code == 0, output
     assert server.total == 24
     assert all(r["patch_ops"] == ["refund-rule"] for r in records(run).values())
     assert json.loads((run / "run.json").read_text())["config"]["patch"]["allow_unmatched"]
 
 
-def test_patched_and_untouched_units_against_a_base_run(units_file: Path, server: FakeOpenAI,
-                                                        tmp_path: Path) -> None:
+def test_patched_and_untouched_units_against_a_base_run(
+    units_file: Path, server: FakeOpenAI, tmp_path: Path
+) -> None:
     base_run, patched_run = tmp_path / "runs" / "base", tmp_path / "runs" / "patched"
     assert replay(units_file, server, base_run, "--no-score")[0] == 0
     base_bodies = {sha256_of(body): body for body in server.bodies}
@@ -157,8 +201,11 @@ def test_patched_and_untouched_units_against_a_base_run(units_file: Path, server
     triage = triage_ids(units_file)
     assert set(base) == set(patched) and len(triage) == 8  # unit ids pair the runs
     # units.jsonl keeps production's requests, byte for byte.
-    assert (patched_run / "units.jsonl").read_bytes() == units_file.read_bytes() == (
-        base_run / "units.jsonl").read_bytes()
+    assert (
+        (patched_run / "units.jsonl").read_bytes()
+        == units_file.read_bytes()
+        == (base_run / "units.jsonl").read_bytes()
+    )
     for unit_id, record in patched.items():
         assert record["base_request_sha"] == base[unit_id]["request_sha"]
         if unit_id in triage:
@@ -175,27 +222,35 @@ def test_patched_and_untouched_units_against_a_base_run(units_file: Path, server
 
 
 def test_an_untouched_request_is_byte_identical_to_the_recorded_one(
-        units_file: Path, server: FakeOpenAI, tmp_path: Path) -> None:
+    units_file: Path, server: FakeOpenAI, tmp_path: Path
+) -> None:
     base_run, patched_run = tmp_path / "runs" / "base", tmp_path / "runs" / "patched"
     assert replay(units_file, server, base_run, "--no-score", "--no-cache")[0] == 0
     base_bodies = [json.dumps(body, sort_keys=True) for body in server.bodies]
     server.bodies.clear()
     patch = patch_file(tmp_path, {**REFUND, "nodes": ["triage"]})
-    assert replay(units_file, server, patched_run, "--no-score", "--no-cache",
-                  "--patch", patch)[0] == 0
+    assert (
+        replay(units_file, server, patched_run, "--no-score", "--no-cache", "--patch", patch)[0]
+        == 0
+    )
     patched_bodies = [json.dumps(body, sort_keys=True) for body in server.bodies]
     untouched = set(base_bodies) & set(patched_bodies)
     assert len(untouched) == 16 and len(set(patched_bodies)) == 24
 
 
-def test_the_run_keeps_its_patch_and_resume_applies_it(units_file: Path, server: FakeOpenAI,
-                                                       tmp_path: Path) -> None:
+def test_the_run_keeps_its_patch_and_resume_applies_it(
+    units_file: Path, server: FakeOpenAI, tmp_path: Path
+) -> None:
     run = tmp_path / "runs" / "patched"
     patch = patch_file(tmp_path, REFUND)
     assert replay(units_file, server, run, "--no-score", "--no-cache", "--patch", patch)[0] == 0
     config = json.loads((run / "run.json").read_text())["config"]["patch"]
-    assert config == {"file": "policy.json", "ops": ["refund-rule"], "allow_unmatched": False,
-                      "sha256": hashlib.sha256(patch.read_bytes()).hexdigest()}
+    assert config == {
+        "file": "policy.json",
+        "ops": ["refund-rule"],
+        "allow_unmatched": False,
+        "sha256": hashlib.sha256(patch.read_bytes()).hexdigest(),
+    }
     assert load_patch(run / "patch.json") == load_patch(patch)
     assert stat.S_IMODE((run / "patch.json").stat().st_mode) == 0o600
     # Lose the last 10 results, change the patch file the user gave: resume uses the run's copy.
@@ -210,13 +265,17 @@ def test_the_run_keeps_its_patch_and_resume_applies_it(units_file: Path, server:
     assert all(r["patch_ops"] == ["refund-rule"] for r in records(run).values())
 
 
-def test_resume_refuses_an_edited_patch_copy(units_file: Path, server: FakeOpenAI,
-                                             tmp_path: Path) -> None:
+def test_resume_refuses_an_edited_patch_copy(
+    units_file: Path, server: FakeOpenAI, tmp_path: Path
+) -> None:
     run = tmp_path / "runs" / "patched"
-    assert replay(units_file, server, run, "--no-score", "--patch",
-                  patch_file(tmp_path, REFUND))[0] == 0
-    (run / "patch.json").write_text(json.dumps({"schema": "abt.patch/1",
-                                                "ops": [{**REFUND, "id": "other"}]}))
+    assert (
+        replay(units_file, server, run, "--no-score", "--patch", patch_file(tmp_path, REFUND))[0]
+        == 0
+    )
+    (run / "patch.json").write_text(
+        json.dumps({"schema": "abt.patch/1", "ops": [{**REFUND, "id": "other"}]})
+    )
     code, _, stderr = abt("replay", "--resume", run, "--no-score")
     assert code == 2
     assert "its ops ['other'] are not the run's ['refund-rule'] (run.json)" in stderr
@@ -224,21 +283,32 @@ def test_resume_refuses_an_edited_patch_copy(units_file: Path, server: FakeOpenA
     assert code == 2 and "--resume takes the run's own" in stderr
 
 
-def test_dry_run_writes_the_coverage_and_sends_nothing(units_file: Path, server: FakeOpenAI,
-                                                       tmp_path: Path) -> None:
+def test_dry_run_writes_the_coverage_and_sends_nothing(
+    units_file: Path, server: FakeOpenAI, tmp_path: Path
+) -> None:
     run = tmp_path / "runs" / "dry"
-    code, output = replay(units_file, server, run, "--dry-run", "--patch",
-                          patch_file(tmp_path, REFUND))
+    code, output = replay(
+        units_file, server, run, "--dry-run", "--patch", patch_file(tmp_path, REFUND)
+    )
     assert code == 0, output
     assert server.total == 0
     assert (run / "patch_coverage.json").exists() and (run / "patch.json").exists()
 
 
-def test_a_model_op_sends_its_units_to_that_model(units_file: Path, server: FakeOpenAI,
-                                                  tmp_path: Path) -> None:
+def test_a_model_op_sends_its_units_to_that_model(
+    units_file: Path, server: FakeOpenAI, tmp_path: Path
+) -> None:
     run = tmp_path / "runs" / "swap"
-    patch = patch_file(tmp_path, {"id": "bigger", "target": "model", "action": "set",
-                                  "model": "openai/bigger", "nodes": ["triage"]})
+    patch = patch_file(
+        tmp_path,
+        {
+            "id": "bigger",
+            "target": "model",
+            "action": "set",
+            "model": "openai/bigger",
+            "nodes": ["triage"],
+        },
+    )
     assert replay(units_file, server, run, "--no-score", "--patch", patch)[0] == 0
     triage = triage_ids(units_file)
     for unit_id, record in records(run).items():
@@ -248,16 +318,30 @@ def test_a_model_op_sends_its_units_to_that_model(units_file: Path, server: Fake
 
 
 def test_a_removed_tool_production_called_gets_its_own_bucket(
-        units_file: Path, server: FakeOpenAI, tmp_path: Path) -> None:
+    units_file: Path, server: FakeOpenAI, tmp_path: Path
+) -> None:
     run = tmp_path / "runs" / "removed"
-    patch = patch_file(tmp_path, {"id": "no-lookup", "target": "tool", "action": "remove",
-                                  "tool": "get_reservation_details"})
+    patch = patch_file(
+        tmp_path,
+        {
+            "id": "no-lookup",
+            "target": "tool",
+            "action": "remove",
+            "tool": "get_reservation_details",
+        },
+    )
     assert replay(units_file, server, run, "--patch", patch)[0] == 0
-    golden = {json.loads(line)["unit_id"]: json.loads(line)["golden"]["message"]
-              for line in units_file.read_text().splitlines()}
-    called = {unit_id for unit_id, message in golden.items()
-              if any(call["name"] == "get_reservation_details"
-                     for call in message.get("tool_calls") or [])}
+    golden = {
+        json.loads(line)["unit_id"]: json.loads(line)["golden"]["message"]
+        for line in units_file.read_text().splitlines()
+    }
+    called = {
+        unit_id
+        for unit_id, message in golden.items()
+        if any(
+            call["name"] == "get_reservation_details" for call in message.get("tool_calls") or []
+        )
+    }
     assert called  # the sample has such units
     scores = [json.loads(line) for line in (run / "scores.jsonl").read_text().splitlines()]
     for score in scores:
@@ -266,5 +350,4 @@ def test_a_removed_tool_production_called_gets_its_own_bucket(
             assert score["status"] == "unscored"
         else:
             assert score["bucket"] != "removed_tool_called_in_golden"
-    assert all(r["removed_tools"] == ["get_reservation_details"]
-               for r in records(run).values())
+    assert all(r["removed_tools"] == ["get_reservation_details"] for r in records(run).values())

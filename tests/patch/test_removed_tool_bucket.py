@@ -15,15 +15,25 @@ from tests.patch.tau_units import tau_units
 
 def unit_calling(tool: str) -> Unit:
     """A τ-bench unit where production called ``tool``."""
-    return next(u for u in tau_units() if u.golden.message.tool_calls
-                and u.golden.message.tool_calls[0].name == tool)
+    return next(
+        u
+        for u in tau_units()
+        if u.golden.message.tool_calls and u.golden.message.tool_calls[0].name == tool
+    )
 
 
 def score(unit: Unit, answer: Message, removed: list[str] | None) -> ScoreRecord:
-    result = ResultRecord(unit_id=unit.unit_id, repeat=0, session_id=unit.session_id,
-                          model="openai/candidate", request_sha="sha256:x", attempts=1,
-                          response=LLMResponse(message=answer), patch_ops=["drop"],
-                          removed_tools=removed)
+    result = ResultRecord(
+        unit_id=unit.unit_id,
+        repeat=0,
+        session_id=unit.session_id,
+        model="openai/candidate",
+        request_sha="sha256:x",
+        attempts=1,
+        response=LLMResponse(message=answer),
+        patch_ops=["drop"],
+        removed_tools=removed,
+    )
     scorer = Scorer(AgentConfig(), judge=None, exact_strings=False, scoring_id="test")
     return asyncio.run(scorer.score(unit, result))
 
@@ -42,8 +52,7 @@ def test_another_tool_where_production_called_a_removed_tool() -> None:
     unit = unit_calling("get_reservation_details")
     call = (unit.golden.message.tool_calls or [])[0]
     other = Message(role="assistant", tool_calls=[call.model_copy(update={"name": "think"})])
-    assert score(unit, other, ["get_reservation_details"]).bucket == \
-        "removed_tool_called_in_golden"
+    assert score(unit, other, ["get_reservation_details"]).bucket == "removed_tool_called_in_golden"
     assert score(unit, other, None).bucket == "wrong_tool"
 
 

@@ -41,7 +41,11 @@ def test_missing_value_makes_total_null_with_observed_total_beside() -> None:
     tally.lack("have no end time")
     tally.lack("have no start time")
     assert tally.to_dict() == {
-        "count": 2, "missing": 3, "total": None, "observed_total": 4.0, "available": False,
+        "count": 2,
+        "missing": 3,
+        "total": None,
+        "observed_total": 4.0,
+        "available": False,
         "reason": "2 of 5 tool calls have no end time; 1 of 5 tool calls have no start time",
     }
 
@@ -65,16 +69,27 @@ def test_overlap_touching_chained_and_nested_intervals() -> None:
 
 
 def test_gap_is_measured_from_the_latest_end_so_far() -> None:
-    calls = [StepTime("llm", 0, 0, 100), StepTime("tool", 0, 110, 500),
-             StepTime("tool", 0, 120, 130), StepTime("llm", 0, 600, 700)]
+    calls = [
+        StepTime("llm", 0, 0, 100),
+        StepTime("tool", 0, 110, 500),
+        StepTime("tool", 0, 120, 130),
+        StepTime("llm", 0, 600, 700),
+    ]
     found = [(t.name, t.gap_ms) for t in transitions(calls)]
     # µs → ms: the last gap runs from the first tool's end (500), not the second's (130)
     assert found == [("llm_to_tool", 0.01), ("tool_to_tool", None), ("tool_to_llm", 0.1)]
 
 
 def test_touching_calls_leave_a_zero_gap_and_missing_times_a_reason() -> None:
-    calls = [StepTime("llm", 0, 0, 100), StepTime("tool", 0, 100, None),
-             StepTime("llm", 0, 300, 400), StepTime("llm", 1, None, 500)]
+    calls = [
+        StepTime("llm", 0, 0, 100),
+        StepTime("tool", 0, 100, None),
+        StepTime("llm", 0, 300, 400),
+        StepTime("llm", 1, None, 500),
+    ]
     assert [t.gap_ms for t in transitions(calls)] == [
-        0.0, "follow a call with no end time", "lead to a call with no start time"]
+        0.0,
+        "follow a call with no end time",
+        "lead to a call with no start time",
+    ]
     assert [t.between_turns for t in transitions(calls)] == [False, False, True]

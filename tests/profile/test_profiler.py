@@ -24,8 +24,10 @@ from .traces import llm, session, tool, worked_session
 
 @pytest.fixture(scope="module")
 def figures() -> dict[str, Any]:
-    profiler = Profiler("agent", prices=PriceTable(prices={
-        "m1": Price(input_per_million=2.0, output_per_million=10.0)}))
+    profiler = Profiler(
+        "agent",
+        prices=PriceTable(prices={"m1": Price(input_per_million=2.0, output_per_million=10.0)}),
+    )
     profiler.add(worked_session(), "f.jsonl", "canonical")
     return profiler.result([])["groups"]["helper@1"]
 
@@ -33,9 +35,17 @@ def figures() -> dict[str, Any]:
 def test_llm_service_time_nearest_rank(figures: dict[str, Any]) -> None:
     llm_time = figures["time"]["llm_service_ms"]
     # durations 100, 80, 50, 100 → sorted 50, 80, 100, 100: p50 = 2nd, p95 = 4th (⌈3.8⌉)
-    assert llm_time["all"] == {"count": 4, "missing": 0, "total": 330.0,
-                               "observed_total": 330.0, "p50": 80.0, "p95": 100.0, "max": 100.0,
-                               "available": True, "reason": None}
+    assert llm_time["all"] == {
+        "count": 4,
+        "missing": 0,
+        "total": 330.0,
+        "observed_total": 330.0,
+        "p50": 80.0,
+        "p95": 100.0,
+        "max": 100.0,
+        "available": True,
+        "reason": None,
+    }
     assert llm_time["by_model"]["m1"]["p50"] == 80.0
     assert llm_time["by_model"]["m1"]["p95"] == 100.0
     assert llm_time["by_model"]["m2"]["total"] == 150.0
@@ -44,9 +54,17 @@ def test_llm_service_time_nearest_rank(figures: dict[str, Any]) -> None:
 def test_tool_time_total_is_null_when_an_end_is_missing(figures: dict[str, Any]) -> None:
     tool_time = figures["time"]["tool_service_ms"]
     # 190, 50, —, 100, 10
-    assert tool_time["all"] == {"count": 4, "missing": 1, "total": None, "observed_total": 350.0,
-                                "p50": 50.0, "p95": 190.0, "max": 190.0, "available": False,
-                                "reason": "1 of 5 tool calls have no end time"}
+    assert tool_time["all"] == {
+        "count": 4,
+        "missing": 1,
+        "total": None,
+        "observed_total": 350.0,
+        "p50": 50.0,
+        "p95": 190.0,
+        "max": 190.0,
+        "available": False,
+        "reason": "1 of 5 tool calls have no end time",
+    }
     search = tool_time["by_tool"]["search"]
     assert (search["count"], search["missing"], search["total"]) == (2, 1, None)
     assert search["observed_total"] == 290.0
@@ -61,8 +79,10 @@ def test_gaps_between_calls(figures: dict[str, Any]) -> None:
     assert (within["count"], within["missing"], within["total"]) == (5, 1, None)
     assert within["observed_total"] == 140.0
     assert (within["p50"], within["p95"], within["max"]) == (20.0, 50.0, 50.0)
-    assert within["reason"] == "1 of 6 transitions between calls within a turn follow a call " \
-                               "with no end time"
+    assert (
+        within["reason"] == "1 of 6 transitions between calls within a turn follow a call "
+        "with no end time"
+    )
     assert gaps["overlapped_transitions"] == 1
     assert gaps["by_transition"]["llm_to_tool"]["total"] == 70.0
     assert gaps["by_transition"]["tool_to_llm"]["total"] == 70.0
@@ -85,8 +105,7 @@ def test_calls_by_status_tool_and_turn(figures: dict[str, Any]) -> None:
     tool = calls["tool"]
     assert tool["by_tool"] == {"calc": 1, "lookup": 1, "search": 3}
     assert tool["by_status"] == {"success": 2, "failed": 1, "timeout_or_unknown": 2}
-    assert tool["by_tool_status"]["search"] == {"success": 1, "failed": 1,
-                                                "timeout_or_unknown": 1}
+    assert tool["by_tool_status"]["search"] == {"success": 1, "failed": 1, "timeout_or_unknown": 1}
     assert calls["per_turn"]["llm"]["total"] == 4 and calls["per_turn"]["llm"]["max"] == 3
     assert (calls["per_turn"]["tool"]["p50"], calls["per_turn"]["tool"]["p95"]) == (1, 4)
     assert calls["per_session"]["tool"]["total"] == 5
@@ -97,8 +116,10 @@ def test_parallel_calls(figures: dict[str, Any]) -> None:
     # t1 [110,300] and t2 [150,200] overlap; t3 has no end, so the total is not known
     assert parallel["overlapping_calls"]["observed_total"] == 2
     assert parallel["overlapping_calls"]["total"] is None
-    assert parallel["overlapping_calls"]["reason"] == \
-        "1 of 5 tool calls have no valid start and end time"
+    assert (
+        parallel["overlapping_calls"]["reason"]
+        == "1 of 5 tool calls have no valid start and end time"
+    )
     assert parallel["batches"]["total"] is None
     assert parallel["max_in_flight"] == 2
     assert parallel["requested_together"] == {"answers": 1, "calls": 2}
@@ -119,8 +140,11 @@ def test_retries_and_repeats(figures: dict[str, Any]) -> None:
 def test_failures_kinds_and_follow_ups(figures: dict[str, Any]) -> None:
     failures = figures["failures"]
     assert failures["tool_error_kinds"] == {"search": {"ValueError": 1, "timeout": 1}}
-    assert failures["tool_failures_followed_by"] == {"retry_same_tool": 1, "other_tool": 0,
-                                                     "end_of_turn": 1}
+    assert failures["tool_failures_followed_by"] == {
+        "retry_same_tool": 1,
+        "other_tool": 0,
+        "end_of_turn": 1,
+    }
     assert not failures["available"]
     assert failures["reason"].startswith("1 of 5 tool calls record no status")
 
@@ -141,8 +165,10 @@ def test_tokens_and_cost(figures: dict[str, Any]) -> None:
 
 
 def test_cost_is_null_when_tokens_are_missing() -> None:
-    profiler = Profiler("agent", prices=PriceTable(prices={
-        "m2": Price(input_per_million=1.0, output_per_million=1.0)}))
+    profiler = Profiler(
+        "agent",
+        prices=PriceTable(prices={"m2": Price(input_per_million=1.0, output_per_million=1.0)}),
+    )
     profiler.add(session("s", [llm("a", 0, 1, "m2", (1000, None))]), "f", "canonical")
     cost = profiler.result([])["groups"]["helper@1"]["tokens"]["cost"]
     assert cost["by_model"]["m2"]["total"] is None
@@ -157,16 +183,19 @@ def test_untimed_session_says_so_and_counts_still_work() -> None:
     assert group["calls"]["tool"]["total"] == 1
     assert group["time"]["session_span_ms"]["reason"] == "1 of 1 sessions record no step times"
     assert group["time"]["llm_service_ms"]["all"]["total"] is None
-    assert group["time"]["llm_service_ms"]["all"]["reason"] == \
-        "1 of 1 LLM calls have no start or end time"
+    assert (
+        group["time"]["llm_service_ms"]["all"]["reason"]
+        == "1 of 1 LLM calls have no start or end time"
+    )
 
 
 def test_end_before_start_is_missing_not_negative() -> None:
     profiler = Profiler("agent")
     profiler.add(session("s", [tool("b", "x", 50, 10, {})]), "f", "c")
     tool_time = profiler.result([])["groups"]["helper@1"]["time"]["tool_service_ms"]["all"]
-    assert tool_time["count"] == 0 and tool_time["reason"] == "1 of 1 tool calls end before " \
-                                                              "they start"
+    assert (
+        tool_time["count"] == 0 and tool_time["reason"] == "1 of 1 tool calls end before they start"
+    )
 
 
 def test_sessions_are_not_kept() -> None:

@@ -69,8 +69,7 @@ def tau_tool_calls(path: Path) -> tuple[Counter[str], int, int]:
             if message["role"] != "tool":
                 continue
             function = requested[message["tool_call_id"]]
-            key = (function["name"], json.dumps(json.loads(function["arguments"]),
-                                                sort_keys=True))
+            key = (function["name"], json.dumps(json.loads(function["arguments"]), sort_keys=True))
             by_name[function["name"]] += 1
             retries += key == previous
             repeats += key in seen
@@ -80,9 +79,11 @@ def tau_tool_calls(path: Path) -> tuple[Counter[str], int, int]:
 
 
 def test_tau_bench_profile_counts_calls_and_loops_and_says_times_are_missing(
-        tau_trajectories: Path, tau_tools: Path) -> None:
-    code, stdout, _ = run("profile", tau_trajectories, "--tools", tau_tools,
-                          "--recorded-model", "gpt-4o", "--json")
+    tau_trajectories: Path, tau_tools: Path
+) -> None:
+    code, stdout, _ = run(
+        "profile", tau_trajectories, "--tools", tau_tools, "--recorded-model", "gpt-4o", "--json"
+    )
     assert code == 0
     profile = json.loads(stdout)
     [group] = profile["groups"].values()
@@ -95,16 +96,21 @@ def test_tau_bench_profile_counts_calls_and_loops_and_says_times_are_missing(
     assert tool["repeated"]["repeats"]["total"] == repeats
     time = group["time"]
     assert time["tool_service_ms"]["all"]["total"] is None
-    assert time["tool_service_ms"]["all"]["reason"] == \
-        "621 of 621 tool calls have no start or end time"
-    assert time["llm_service_ms"]["all"]["reason"] == \
-        "1381 of 1381 LLM calls have no start or end time"
+    assert (
+        time["tool_service_ms"]["all"]["reason"]
+        == "621 of 621 tool calls have no start or end time"
+    )
+    assert (
+        time["llm_service_ms"]["all"]["reason"]
+        == "1381 of 1381 LLM calls have no start or end time"
+    )
     assert time["session_span_ms"]["reason"] == "100 of 100 sessions record no step times"
     assert tool["parallel"]["overlapping_calls"]["available"] is False
 
 
 def test_tau_bench_table_prints_tools_retries_and_missing_times(
-        tau_trajectories: Path, tau_tools: Path) -> None:
+    tau_trajectories: Path, tau_tools: Path
+) -> None:
     code, stdout, _ = run("profile", tau_trajectories, "--tools", tau_tools)
     assert code == 0
     _, retries, _ = tau_tool_calls(tau_trajectories)

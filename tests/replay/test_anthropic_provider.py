@@ -16,11 +16,16 @@ from agent_backtest.providers.anthropic import AnthropicProvider
 from agent_backtest.trace import LLMRequest, Message, ToolCall, ToolDef
 
 ANSWER = {
-    "id": "msg_01", "type": "message", "role": "assistant", "model": "claude-test-1",
-    "content": [{"type": "text", "text": "Checking both."},
-                {"type": "tool_use", "id": "toolu_1", "name": "get_weather",
-                 "input": {"city": "Paris"}}],
-    "stop_reason": "tool_use", "usage": {"input_tokens": 120, "output_tokens": 30},
+    "id": "msg_01",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude-test-1",
+    "content": [
+        {"type": "text", "text": "Checking both."},
+        {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}},
+    ],
+    "stop_reason": "tool_use",
+    "usage": {"input_tokens": 120, "output_tokens": 30},
 }
 
 
@@ -66,19 +71,30 @@ def test_messages_api_round_trip(server: MessagesServer) -> None:
         messages=[
             Message(role="system", content="You are a weather bot."),
             Message(role="user", content="Weather in Paris and Rome?"),
-            Message(role="assistant", content=None, tool_calls=[
-                ToolCall(id="c1", name="get_weather", arguments={"city": "Paris"}),
-                ToolCall(id="c2", name="get_weather", arguments={"city": "Rome"})]),
+            Message(
+                role="assistant",
+                content=None,
+                tool_calls=[
+                    ToolCall(id="c1", name="get_weather", arguments={"city": "Paris"}),
+                    ToolCall(id="c2", name="get_weather", arguments={"city": "Rome"}),
+                ],
+            ),
             Message(role="tool", tool_call_id="c1", content="rain"),
             Message(role="tool", tool_call_id="c2", content="sun"),
         ],
-        tools=[ToolDef(name="get_weather", description="Weather of a city",
-                       parameters={"type": "object", "properties": {"city": {"type": "string"}}})],
+        tools=[
+            ToolDef(
+                name="get_weather",
+                description="Weather of a city",
+                parameters={"type": "object", "properties": {"city": {"type": "string"}}},
+            )
+        ],
         tool_choice="required",
         params={"temperature": 0.1, "seed": 3, "parallel_tool_calls": True},
     )
-    provider = AnthropicProvider("anthropic", ProviderSettings(type="anthropic",
-                                                               base_url=server.url), "ak-12345")
+    provider = AnthropicProvider(
+        "anthropic", ProviderSettings(type="anthropic", base_url=server.url), "ak-12345"
+    )
     client = ModelClient(provider, CallPolicy(max_retries=0))
 
     async def go():
@@ -93,16 +109,28 @@ def test_messages_api_round_trip(server: MessagesServer) -> None:
     assert body["system"] == "You are a weather bot."
     assert body["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "Weather in Paris and Rome?"}]},
-        {"role": "assistant", "content": [
-            {"type": "tool_use", "id": "c1", "name": "get_weather", "input": {"city": "Paris"}},
-            {"type": "tool_use", "id": "c2", "name": "get_weather", "input": {"city": "Rome"}}]},
-        {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "c1", "content": "rain"},
-            {"type": "tool_result", "tool_use_id": "c2", "content": "sun"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "c1", "name": "get_weather", "input": {"city": "Paris"}},
+                {"type": "tool_use", "id": "c2", "name": "get_weather", "input": {"city": "Rome"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "c1", "content": "rain"},
+                {"type": "tool_result", "tool_use_id": "c2", "content": "sun"},
+            ],
+        },
     ]
-    assert body["tools"] == [{"name": "get_weather", "description": "Weather of a city",
-                              "input_schema": {"type": "object",
-                                               "properties": {"city": {"type": "string"}}}}]
+    assert body["tools"] == [
+        {
+            "name": "get_weather",
+            "description": "Weather of a city",
+            "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
+        }
+    ]
     assert body["tool_choice"] == {"type": "any"}
     assert body["temperature"] == 0.1 and body["max_tokens"] == 4096
     assert "seed" not in body and "parallel_tool_calls" not in body
@@ -114,8 +142,9 @@ def test_messages_api_round_trip(server: MessagesServer) -> None:
     response = outcome.response
     assert response is not None
     assert response.message.content == "Checking both."
-    assert response.message.tool_calls == [ToolCall(id="toolu_1", name="get_weather",
-                                                    arguments={"city": "Paris"})]
+    assert response.message.tool_calls == [
+        ToolCall(id="toolu_1", name="get_weather", arguments={"city": "Paris"})
+    ]
     assert response.finish_reason == "tool_calls"
     assert (response.usage.input_tokens, response.usage.output_tokens) == (120, 30)
     assert response.model == "claude-test-1" and response.id == "msg_01"

@@ -35,19 +35,44 @@ def test_local_model_replays_tau_units_with_tool_calls(tmp_path: Path) -> None:
     units = tmp_path / "units.jsonl"
     # Session 0's early steps, where production called search tools: short contexts, and the
     # small model reliably answers with calls there.
-    result = runner.invoke(app, ["units", str(TAU_TRAJECTORIES), "--tools", str(TAU_TOOLS),
-                                 "--recorded-model", "gpt-4o", "-o", str(units), "--limit", "4"])
+    result = runner.invoke(
+        app,
+        [
+            "units",
+            str(TAU_TRAJECTORIES),
+            "--tools",
+            str(TAU_TOOLS),
+            "--recorded-model",
+            "gpt-4o",
+            "-o",
+            str(units),
+            "--limit",
+            "4",
+        ],
+    )
     assert result.exit_code == 0, result.output
     run = tmp_path / "run"
-    result = runner.invoke(app, ["replay", str(units), "--model", "local/smollm2", "--out",
-                                 str(run), "--no-cache", "--concurrency", "1",
-                                 "--timeout", "600"])
+    result = runner.invoke(
+        app,
+        [
+            "replay",
+            str(units),
+            "--model",
+            "local/smollm2",
+            "--out",
+            str(run),
+            "--no-cache",
+            "--concurrency",
+            "1",
+            "--timeout",
+            "600",
+        ],
+    )
     assert result.exit_code == 0, result.output
     records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
     assert len(records) == 4 and not any(r.get("error") for r in records)
     tool_names = {tool["function"]["name"] for tool in json.loads(TAU_TOOLS.read_text())}
     calls = [call for r in records for call in r["response"]["message"].get("tool_calls") or []]
     assert calls, "the local model made no tool call"
-    assert all(call["name"] in tool_names and isinstance(call["arguments"], dict)
-               for call in calls)
+    assert all(call["name"] in tool_names and isinstance(call["arguments"], dict) for call in calls)
     assert all("set max_tokens 256 (local default)" in r["adjustments"] for r in records)

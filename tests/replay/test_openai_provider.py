@@ -23,15 +23,22 @@ FAST = CallPolicy(timeout=1.0, max_retries=3, backoff_initial=0.0)
 
 def request(text: str, tools: bool = True) -> LLMRequest:
     return LLMRequest(
-        model="gpt-4o", messages=[Message(role="system", content="be brief"),
-                                  Message(role="user", content=text)],
+        model="gpt-4o",
+        messages=[Message(role="system", content="be brief"), Message(role="user", content=text)],
         tools=[ToolDef(name="lookup", parameters={"type": "object", "properties": {}})]
-        if tools else None,
-        tool_choice="auto" if tools else None, params={"temperature": 0.0})
+        if tools
+        else None,
+        tool_choice="auto" if tools else None,
+        params={"temperature": 0.0},
+    )
 
 
-def client(server: FakeOpenAI, policy: CallPolicy = FAST, key: str | None = "sk-test-123456789",
-           **kwargs: object) -> ModelClient:
+def client(
+    server: FakeOpenAI,
+    policy: CallPolicy = FAST,
+    key: str | None = "sk-test-123456789",
+    **kwargs: object,
+) -> ModelClient:
     settings = ProviderSettings(type="openai", base_url=server.base_url)
     return ModelClient(OpenAIProvider("openai", settings, key), policy, **kwargs)  # type: ignore[arg-type]
 
@@ -43,22 +50,26 @@ async def generate(model_client: ModelClient, text: str, tools: bool = True):
         await model_client.provider.aclose()
 
 
-@pytest.mark.parametrize(("script", "kind", "attempts"), [
-    ([], None, 1),
-    (["500", "500"], None, 3),
-    (["429"], None, 2),
-    (["reset"], None, 2),
-    (["malformed"], None, 2),
-    (["slow"], None, 2),
-    (["slow", "slow"], "timeout", 2),
-    (["500"] * 4, "http_5xx", 4),
-    (["429"] * 4, "http_429", 4),
-    (["reset"] * 4, "connection", 4),
-    (["malformed"] * 4, "malformed_response", 4),
-    (["401"], "http_401", 1),
-])
-def test_each_fault_ends_answered_or_with_its_kind(script: list[str], kind: str | None,
-                                                    attempts: int) -> None:
+@pytest.mark.parametrize(
+    ("script", "kind", "attempts"),
+    [
+        ([], None, 1),
+        (["500", "500"], None, 3),
+        (["429"], None, 2),
+        (["reset"], None, 2),
+        (["malformed"], None, 2),
+        (["slow"], None, 2),
+        (["slow", "slow"], "timeout", 2),
+        (["500"] * 4, "http_5xx", 4),
+        (["429"] * 4, "http_429", 4),
+        (["reset"] * 4, "connection", 4),
+        (["malformed"] * 4, "malformed_response", 4),
+        (["401"], "http_401", 1),
+    ],
+)
+def test_each_fault_ends_answered_or_with_its_kind(
+    script: list[str], kind: str | None, attempts: int
+) -> None:
     with FakeOpenAI(slow_seconds=2.0) as server:
         server.faults["hello"] = script
         outcome = asyncio.run(generate(client(server), "hello"))
@@ -93,11 +104,20 @@ def test_payload_goes_out_as_recorded() -> None:
         asyncio.run(generate(client(server), "as recorded"))
         body = server.bodies[0]
     assert body == {
-        "model": "gpt-4o", "seed": 7, "temperature": 0.0, "tool_choice": "auto",
-        "messages": [{"role": "system", "content": "be brief"},
-                     {"role": "user", "content": "as recorded"}],
-        "tools": [{"type": "function", "function": {
-            "name": "lookup", "parameters": {"type": "object", "properties": {}}}}],
+        "model": "gpt-4o",
+        "seed": 7,
+        "temperature": 0.0,
+        "tool_choice": "auto",
+        "messages": [
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "content": "as recorded"},
+        ],
+        "tools": [
+            {
+                "type": "function",
+                "function": {"name": "lookup", "parameters": {"type": "object", "properties": {}}},
+            }
+        ],
     }
 
 
@@ -108,8 +128,9 @@ def test_credential_command_refreshes_once_on_401(tmp_path: Path) -> None:
 
         async def several() -> list:
             try:
-                return await asyncio.gather(*(model_client.generate(request(f"q{i}"), "m", 0)
-                                              for i in range(5)))
+                return await asyncio.gather(
+                    *(model_client.generate(request(f"q{i}"), "m", 0) for i in range(5))
+                )
             finally:
                 await model_client.provider.aclose()
 
@@ -121,8 +142,9 @@ def test_credential_command_refreshes_once_on_401(tmp_path: Path) -> None:
 def test_failed_credential_command_is_a_401_without_the_key() -> None:
     with FakeOpenAI(api_key="fresh-key") as server:
         credentials = CredentialCommand("exit 3")
-        outcome = asyncio.run(generate(client(server, key="sk-stale-secret-value",
-                                              credentials=credentials), "q"))
+        outcome = asyncio.run(
+            generate(client(server, key="sk-stale-secret-value", credentials=credentials), "q")
+        )
     assert outcome.error is not None and outcome.error.kind == "http_401"
     assert "exit 3" in outcome.error.detail and "sk-stale" not in outcome.error.detail
 

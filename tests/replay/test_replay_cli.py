@@ -27,8 +27,21 @@ runner = CliRunner()
 def units_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The first 24 units of the τ-bench sample, with tools and the recorded model."""
     path = tmp_path_factory.mktemp("units") / "units.jsonl"
-    result = runner.invoke(app, ["units", str(TAU_TRAJECTORIES), "--tools", str(TAU_TOOLS),
-                                 "--recorded-model", "gpt-4o", "-o", str(path), "--limit", "24"])
+    result = runner.invoke(
+        app,
+        [
+            "units",
+            str(TAU_TRAJECTORIES),
+            "--tools",
+            str(TAU_TOOLS),
+            "--recorded-model",
+            "gpt-4o",
+            "-o",
+            str(path),
+            "--limit",
+            "24",
+        ],
+    )
     assert result.exit_code == 0, result.output
     return path
 
@@ -57,20 +70,36 @@ def records(run: Path) -> list[dict]:
 
 
 def replay_args(units: Path, server: FakeOpenAI, out: Path, *extra: object) -> list[object]:
-    return ["replay", units, "--model", "openai/candidate-1", "--base-url", server.base_url,
-            "--out", out, "--cache-dir", out.parent / "cache", "--max-retries", "2",
-            "--timeout", "5", *extra]
+    return [
+        "replay",
+        units,
+        "--model",
+        "openai/candidate-1",
+        "--base-url",
+        server.base_url,
+        "--out",
+        out,
+        "--cache-dir",
+        out.parent / "cache",
+        "--max-retries",
+        "2",
+        "--timeout",
+        "5",
+        *extra,
+    ]
 
 
-def test_replay_records_every_unit_privately(units_file: Path, server: FakeOpenAI,
-                                             tmp_path: Path) -> None:
+def test_replay_records_every_unit_privately(
+    units_file: Path, server: FakeOpenAI, tmp_path: Path
+) -> None:
     run = tmp_path / "runs" / "first"
     code, output = abt(*replay_args(units_file, server, run))
     assert code == 0, output
     results = records(run)
     assert len(results) == 24 == server.total
     assert {r["unit_id"] for r in results} == {
-        json.loads(line)["unit_id"] for line in units_file.read_text().splitlines()}
+        json.loads(line)["unit_id"] for line in units_file.read_text().splitlines()
+    }
     assert all(r["response"] and r["model"] == "openai/candidate-1" for r in results)
     assert not any("error" in r for r in results)
     assert all(r["seed"] == 0 and r["attempts"] == 1 and not r["cache_hit"] for r in results)
@@ -84,8 +113,9 @@ def test_replay_records_every_unit_privately(units_file: Path, server: FakeOpenA
     assert SECRET not in output
 
 
-def test_a_rerun_with_the_cache_sends_nothing(units_file: Path, server: FakeOpenAI,
-                                              tmp_path: Path) -> None:
+def test_a_rerun_with_the_cache_sends_nothing(
+    units_file: Path, server: FakeOpenAI, tmp_path: Path
+) -> None:
     abt(*replay_args(units_file, server, tmp_path / "runs" / "a"))
     code, _ = abt(*replay_args(units_file, server, tmp_path / "runs" / "b"))
     assert code == 0 and server.total == 24
@@ -95,18 +125,17 @@ def test_a_rerun_with_the_cache_sends_nothing(units_file: Path, server: FakeOpen
     assert {r["unit_id"]: r["response"] for r in again} == first
 
 
-def test_repeats_use_seed_plus_repeat(units_file: Path, server: FakeOpenAI,
-                                      tmp_path: Path) -> None:
+def test_repeats_use_seed_plus_repeat(units_file: Path, server: FakeOpenAI, tmp_path: Path) -> None:
     run = tmp_path / "runs" / "k"
-    code, _ = abt(*replay_args(units_file, server, run, "--k", "2", "--seed", "10",
-                               "--limit", "3"))
+    code, _ = abt(*replay_args(units_file, server, run, "--k", "2", "--seed", "10", "--limit", "3"))
     assert code == 0
     assert sorted((r["repeat"], r["seed"]) for r in records(run)) == [(0, 10)] * 3 + [(1, 11)] * 3
     assert sorted(body["seed"] for body in server.bodies) == [10] * 3 + [11] * 3
 
 
-def test_an_existing_run_is_refused_unless_overwritten(units_file: Path, server: FakeOpenAI,
-                                                       tmp_path: Path) -> None:
+def test_an_existing_run_is_refused_unless_overwritten(
+    units_file: Path, server: FakeOpenAI, tmp_path: Path
+) -> None:
     run = tmp_path / "runs" / "x"
     abt(*replay_args(units_file, server, run, "--limit", "2"))
     code, output = abt(*replay_args(units_file, server, run, "--limit", "2"))
@@ -123,9 +152,9 @@ def test_dry_run_sends_nothing(units_file: Path, server: FakeOpenAI, tmp_path: P
     assert not (run / "results.jsonl").exists()
 
 
-def test_a_missing_key_fails_before_any_call(units_file: Path, server: FakeOpenAI,
-                                             tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_missing_key_fails_before_any_call(
+    units_file: Path, server: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("OPENAI_API_KEY")
     code, output = abt(*replay_args(units_file, server, tmp_path / "runs" / "nokey"))
     assert code == 2 and "no key for openai: set OPENAI_API_KEY" in output
@@ -133,10 +162,13 @@ def test_a_missing_key_fails_before_any_call(units_file: Path, server: FakeOpenA
 
 
 def test_infrastructure_errors_are_recorded_and_retried_on_resume(
-        units_file: Path, server: FakeOpenAI, tmp_path: Path) -> None:
+    units_file: Path, server: FakeOpenAI, tmp_path: Path
+) -> None:
     units = [json.loads(line) for line in units_file.read_text().splitlines()]
-    failing = {request_key({"messages": [{"content": u["request"]["messages"][-1]["content"]}]})
-               for u in units[:3]}
+    failing = {
+        request_key({"messages": [{"content": u["request"]["messages"][-1]["content"]}]})
+        for u in units[:3]
+    }
     for key in failing:
         server.faults[key] = ["500"] * 3
     run = tmp_path / "runs" / "errors"
@@ -162,20 +194,35 @@ def test_mock_golden_answers_with_production(units_file: Path, tmp_path: Path) -
     run = tmp_path / "runs" / "golden"
     code, _ = abt("replay", units_file, "--model", "mock/golden", "--out", run, "--no-cache")
     assert code == 0
-    golden = {json.loads(line)["unit_id"]: json.loads(line)["golden"]
-              for line in units_file.read_text().splitlines()}
+    golden = {
+        json.loads(line)["unit_id"]: json.loads(line)["golden"]
+        for line in units_file.read_text().splitlines()
+    }
     assert {r["unit_id"]: r["response"] for r in records(run)} == golden
 
 
-def test_model_trace_sends_each_unit_to_its_recorded_model(units_file: Path,
-                                                           server: FakeOpenAI,
-                                                           tmp_path: Path) -> None:
+def test_model_trace_sends_each_unit_to_its_recorded_model(
+    units_file: Path, server: FakeOpenAI, tmp_path: Path
+) -> None:
     config = tmp_path / "abt.toml"
-    config.write_text(f'[providers.prod]\ntype = "openai"\nbase_url = "{server.base_url}"\n'
-                      'api_key_env = "OPENAI_API_KEY"\n\n[aliases]\n"gpt-4o" = "prod/gpt-4o"\n')
+    config.write_text(
+        f'[providers.prod]\ntype = "openai"\nbase_url = "{server.base_url}"\n'
+        'api_key_env = "OPENAI_API_KEY"\n\n[aliases]\n"gpt-4o" = "prod/gpt-4o"\n'
+    )
     run = tmp_path / "runs" / "trace"
-    code, output = abt("replay", units_file, "--model", "trace", "--config", config, "--out",
-                       run, "--no-cache", "--limit", "4")
+    code, output = abt(
+        "replay",
+        units_file,
+        "--model",
+        "trace",
+        "--config",
+        config,
+        "--out",
+        run,
+        "--no-cache",
+        "--limit",
+        "4",
+    )
     assert code == 0, output
     assert {body["model"] for body in server.bodies} == {"gpt-4o"}
     assert {r["model"] for r in records(run)} == {"prod/gpt-4o"}
@@ -188,9 +235,12 @@ def test_model_trace_without_an_alias_names_the_fix(units_file: Path, tmp_path: 
 
 
 def run_replay_process(args: list[str]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "agent_backtest.cli", "replay", *args],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env={**os.environ, "OPENAI_API_KEY": SECRET})
+    return subprocess.Popen(
+        [sys.executable, "-m", "agent_backtest.cli", "replay", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "OPENAI_API_KEY": SECRET},
+    )
 
 
 def wait_for_lines(path: Path, count: int, process: subprocess.Popen[bytes]) -> None:
@@ -202,20 +252,40 @@ def wait_for_lines(path: Path, count: int, process: subprocess.Popen[bytes]) -> 
     raise AssertionError(f"{path} never reached {count} lines")
 
 
-def test_sigkill_at_several_points_then_resume_loses_nothing(units_file: Path,
-                                                             tmp_path: Path) -> None:
+def test_sigkill_at_several_points_then_resume_loses_nothing(
+    units_file: Path, tmp_path: Path
+) -> None:
     concurrency = 4
     with FakeOpenAI(latency=0.15) as server:
         reference = tmp_path / "runs" / "reference"
-        code, _ = abt("replay", units_file, "--model", "openai/m", "--base-url",
-                      server.base_url, "--out", reference, "--no-cache",
-                      "--concurrency", str(concurrency))
+        code, _ = abt(
+            "replay",
+            units_file,
+            "--model",
+            "openai/m",
+            "--base-url",
+            server.base_url,
+            "--out",
+            reference,
+            "--no-cache",
+            "--concurrency",
+            str(concurrency),
+        )
         assert code == 0
         paid_for_reference = server.total
 
         run = tmp_path / "runs" / "killed"
-        first = ["--model", "openai/m", "--base-url", server.base_url, "--out", str(run),
-                 "--no-cache", "--concurrency", str(concurrency)]
+        first = [
+            "--model",
+            "openai/m",
+            "--base-url",
+            server.base_url,
+            "--out",
+            str(run),
+            "--no-cache",
+            "--concurrency",
+            str(concurrency),
+        ]
         process = run_replay_process([str(units_file), *first])
         kills = 0
         for threshold in (3, 10, 17):
@@ -237,13 +307,25 @@ def test_sigkill_at_several_points_then_resume_loses_nothing(units_file: Path,
     assert json.loads((run / "run.json").read_text())["status"] == "completed"
 
 
-def test_ctrl_c_keeps_calls_in_flight_and_marks_the_run_interrupted(units_file: Path,
-                                                                    tmp_path: Path) -> None:
+def test_ctrl_c_keeps_calls_in_flight_and_marks_the_run_interrupted(
+    units_file: Path, tmp_path: Path
+) -> None:
     with FakeOpenAI(latency=0.3) as server:
         run = tmp_path / "runs" / "interrupted"
-        process = run_replay_process([str(units_file), "--model", "openai/m", "--base-url",
-                                      server.base_url, "--out", str(run), "--no-cache",
-                                      "--concurrency", "3"])
+        process = run_replay_process(
+            [
+                str(units_file),
+                "--model",
+                "openai/m",
+                "--base-url",
+                server.base_url,
+                "--out",
+                str(run),
+                "--no-cache",
+                "--concurrency",
+                "3",
+            ]
+        )
         wait_for_lines(run / "results.jsonl", 4, process)
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=30) == 130

@@ -62,8 +62,13 @@ def args_changed(unit: Unit) -> Answer:
     """Production's call with its first argument changed: an args_mismatch."""
     call = unit.golden.message.tool_calls[0]
     key = sorted(call.arguments)[0]
-    message = unit.golden.message.model_copy(update={"tool_calls": [
-        call.model_copy(update={"arguments": {**call.arguments, key: "CHANGED-9"}})]})
+    message = unit.golden.message.model_copy(
+        update={
+            "tool_calls": [
+                call.model_copy(update={"arguments": {**call.arguments, key: "CHANGED-9"}})
+            ]
+        }
+    )
     return unit.golden.model_copy(update={"message": message})
 
 
@@ -71,23 +76,35 @@ def args_changed(unit: Unit) -> Answer:
 def baseline_run(units40: list[Unit], tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Run A: production's answers, except units 0 and 1."""
     wrong_ids = {units40[0].unit_id, units40[1].unit_id}
-    return build_run(tmp_path_factory.mktemp("runs") / "baseline", units40,
-                     lambda u: wrong(u) if u.unit_id in wrong_ids else golden(u),
-                     model="mock/baseline")
+    return build_run(
+        tmp_path_factory.mktemp("runs") / "baseline",
+        units40,
+        lambda u: wrong(u) if u.unit_id in wrong_ids else golden(u),
+        model="mock/baseline",
+    )
 
 
 @pytest.fixture(scope="session")
 def candidate_run(units40: list[Unit], tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Run B: wrong on units 0 and 2–7, an argument changed on one call, a timeout, and a
     text answer carrying a planted <script>."""
-    plan: dict[str, Callable[[Unit], Answer]] = {units40[i].unit_id: wrong
-                                                 for i in (0, 2, 3, 4, 5, 6, 7)}
-    with_args = first_index(units40, lambda u: bool(
-        u.golden.message.tool_calls and u.golden.message.tool_calls[0].arguments), 8)
+    plan: dict[str, Callable[[Unit], Answer]] = {
+        units40[i].unit_id: wrong for i in (0, 2, 3, 4, 5, 6, 7)
+    }
+    with_args = first_index(
+        units40,
+        lambda u: bool(u.golden.message.tool_calls and u.golden.message.tool_calls[0].arguments),
+        8,
+    )
     plan[units40[with_args].unit_id] = args_changed
     plan[units40[with_args + 1].unit_id] = timeout
     texty = first_index(units40, lambda u: not u.golden.message.tool_calls, with_args + 2)
-    plan[units40[texty].unit_id] = lambda u: LLMResponse(message=Message(
-        role="assistant", content=f"Sure. {PLANTED}"))
-    return build_run(tmp_path_factory.mktemp("runs") / "candidate", units40,
-                     lambda u: plan.get(u.unit_id, golden)(u), model="mock/candidate")
+    plan[units40[texty].unit_id] = lambda u: LLMResponse(
+        message=Message(role="assistant", content=f"Sure. {PLANTED}")
+    )
+    return build_run(
+        tmp_path_factory.mktemp("runs") / "candidate",
+        units40,
+        lambda u: plan.get(u.unit_id, golden)(u),
+        model="mock/candidate",
+    )

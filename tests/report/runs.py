@@ -27,9 +27,21 @@ PLANTED = '<script>window.__planted = 1</script><img src=x onerror="window.__pla
 def tau_units(folder: Path, limit: int) -> list[Unit]:
     """The first ``limit`` units of the τ-bench sample."""
     path = folder / "units.jsonl"
-    result = CliRunner().invoke(app, ["units", str(TAU_TRAJECTORIES), "--tools", str(TAU_TOOLS),
-                                      "--recorded-model", "gpt-4o", "-o", str(path),
-                                      "--limit", str(limit)])
+    result = CliRunner().invoke(
+        app,
+        [
+            "units",
+            str(TAU_TRAJECTORIES),
+            "--tools",
+            str(TAU_TOOLS),
+            "--recorded-model",
+            "gpt-4o",
+            "-o",
+            str(path),
+            "--limit",
+            str(limit),
+        ],
+    )
     assert result.exit_code == 0, result.output
     return [Unit.model_validate_json(line) for line in path.read_text().splitlines()]
 
@@ -44,8 +56,12 @@ def wrong(unit: Unit) -> Answer:
     answered in text."""
     if unit.golden.message.tool_calls:
         return LLMResponse(message=Message(role="assistant", content="Let me check."))
-    return LLMResponse(message=Message(role="assistant", tool_calls=[
-        ToolCall(id="c1", name="think", arguments={"thought": "hmm"})]))
+    return LLMResponse(
+        message=Message(
+            role="assistant",
+            tool_calls=[ToolCall(id="c1", name="think", arguments={"thought": "hmm"})],
+        )
+    )
 
 
 def timeout(unit: Unit) -> Answer:
@@ -53,17 +69,29 @@ def timeout(unit: Unit) -> Answer:
     return CallError(kind="timeout", detail="no answer within 5 s")
 
 
-def build_run(path: Path, units: Sequence[Unit], answer: Callable[[Unit], Answer],
-              model: str = "mock/candidate", k: int = 1) -> Path:
+def build_run(
+    path: Path,
+    units: Sequence[Unit],
+    answer: Callable[[Unit], Answer],
+    model: str = "mock/candidate",
+    k: int = 1,
+) -> Path:
     """A scored run directory whose candidate gave ``answer(unit)`` on every repeat."""
     directory = RunDirectory(path)
     directory.create(overwrite=False)
     directory.write_units(units)
     moment = now()
-    manifest = RunManifest(command="replay", config={"model": model, "k": k, "seed": 0},
-                           code_version="test", created_at=moment, updated_at=moment,
-                           finished_at=moment, status="completed", units=len(units),
-                           sessions=len({u.session_id for u in units}))
+    manifest = RunManifest(
+        command="replay",
+        config={"model": model, "k": k, "seed": 0},
+        code_version="test",
+        created_at=moment,
+        updated_at=moment,
+        finished_at=moment,
+        status="completed",
+        units=len(units),
+        sessions=len({u.session_id for u in units}),
+    )
     manifest.save(directory.manifest_path)
     writer = ResultWriter(directory.results_path)
     try:
@@ -82,7 +110,15 @@ def build_run(path: Path, units: Sequence[Unit], answer: Callable[[Unit], Answer
 def _record(unit: Unit, repeat: int, answer: Answer, model: str, index: int) -> ResultRecord:
     response = answer if isinstance(answer, LLMResponse) else None
     error = answer if isinstance(answer, CallError) else None
-    return ResultRecord(unit_id=unit.unit_id, repeat=repeat, session_id=unit.session_id,
-                        model=model, seed=repeat, request_sha=f"sha256:{index:064x}",
-                        response=response, error=error, attempts=1,
-                        latency_ms=None if error else 100.0 + index % 17 * 25.0)
+    return ResultRecord(
+        unit_id=unit.unit_id,
+        repeat=repeat,
+        session_id=unit.session_id,
+        model=model,
+        seed=repeat,
+        request_sha=f"sha256:{index:064x}",
+        response=response,
+        error=error,
+        attempts=1,
+        latency_ms=None if error else 100.0 + index % 17 * 25.0,
+    )

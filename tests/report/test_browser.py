@@ -33,11 +33,22 @@ def open_page(chromium: Any, path: Path, problems: list[str], anchor: str = "") 
     """A new page showing ``path``; script errors and console errors land in ``problems``."""
     page = chromium.new_page(viewport={"width": 1300, "height": 900})
     page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
-    page.on("console", lambda message: problems.append(f"console {message.type}: "
-                                                         f"{message.text}")
-            if message.type == "error" else None)
-    page.on("request", lambda request: problems.append(f"request: {request.url}")
-            if not request.url.startswith("file://") else None)
+    page.on(
+        "console",
+        lambda message: (
+            problems.append(f"console {message.type}: {message.text}")
+            if message.type == "error"
+            else None
+        ),
+    )
+    page.on(
+        "request",
+        lambda request: (
+            problems.append(f"request: {request.url}")
+            if not request.url.startswith("file://")
+            else None
+        ),
+    )
     page.goto(path.as_uri() + anchor)
     return page
 
@@ -54,7 +65,8 @@ def planted_ran(page: Any) -> Any:
 
 
 def test_report_page_shows_summary_filters_and_drills_down(
-        chromium: Any, candidate_run: Path, tmp_path: Path) -> None:
+    chromium: Any, candidate_run: Path, tmp_path: Path
+) -> None:
     write_report(candidate_run)
     summary = json.loads((candidate_run / "summary.json").read_text())
     problems: list[str] = []
@@ -82,11 +94,13 @@ def test_report_page_shows_summary_filters_and_drills_down(
     expected = summary["buckets"]["text_instead_of_tool"]
     assert page.locator("#unit-table tbody tr").count() == expected
     assert set(page.locator("#unit-table tbody .pill").all_inner_texts()) == {
-        "text_instead_of_tool"}
+        "text_instead_of_tool"
+    }
     page.select_option("#filter-bucket", "")
     page.select_option("#filter-node", HOSTILE_NODE)  # the option shows the markup as text
-    assert page.locator("#unit-table tbody tr").count() == _records_in_node(candidate_run,
-                                                                             HOSTILE_NODE)
+    assert page.locator("#unit-table tbody tr").count() == _records_in_node(
+        candidate_run, HOSTILE_NODE
+    )
     page.select_option("#filter-node", "")
 
     page.fill("#filter-text", "CHANGED-9")
@@ -126,7 +140,8 @@ def _records_in_node(run: Path, node: str) -> int:
 
 
 def test_compare_page_matches_compare_json_and_links_to_units(
-        chromium: Any, baseline_run: Path, candidate_run: Path, tmp_path: Path) -> None:
+    chromium: Any, baseline_run: Path, candidate_run: Path, tmp_path: Path
+) -> None:
     write_report(baseline_run)
     write_report(candidate_run)
     outcome = write_compare(baseline_run, candidate_run)
@@ -136,8 +151,10 @@ def test_compare_page_matches_compare_json_and_links_to_units(
     for key in ("agreement", "strict"):
         cell = page.locator(f"[data-metric='{key}-difference']")
         assert float(cell.get_attribute("data-value")) == compare[key]["difference"]["mean"]
-    assert float(page.locator("[data-metric='p_value']").get_attribute("data-value")) == \
-        compare["mcnemar"]["p_value"]
+    assert (
+        float(page.locator("[data-metric='p_value']").get_attribute("data-value"))
+        == compare["mcnemar"]["p_value"]
+    )
     down = compare["flips"]["a_right_b_wrong"]
     assert page.locator("tr[data-flip='a_right_b_wrong']").count() == len(down) > 0
     shot(page, tmp_path / "compare.png", full_page=True)
@@ -154,9 +171,16 @@ def test_compare_page_matches_compare_json_and_links_to_units(
 @pytest.fixture(scope="module")
 def large_run(units40: list, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """10,000 answers: the 40 units copied into 250 sessions each."""
-    units = [unit.model_copy(update={"unit_id": f"u-big-{copy:03d}-{index:02d}",
-                                     "session_id": f"{unit.session_id}-copy{copy}"})
-             for copy in range(250) for index, unit in enumerate(units40)]
+    units = [
+        unit.model_copy(
+            update={
+                "unit_id": f"u-big-{copy:03d}-{index:02d}",
+                "session_id": f"{unit.session_id}-copy{copy}",
+            }
+        )
+        for copy in range(250)
+        for index, unit in enumerate(units40)
+    ]
     return build_run(tmp_path_factory.mktemp("large") / "large", units, golden)
 
 
@@ -181,12 +205,16 @@ def test_large_report_opens_paginated(chromium: Any, large_run: Path, tmp_path: 
 
 def test_a_missing_browser_is_named_with_its_install_step(tmp_path: Path) -> None:
     assert missing_reason(tmp_path / "chromium") == (
-        f"no browser at {tmp_path / 'chromium'}: apt-get install -y chromium")
+        f"no browser at {tmp_path / 'chromium'}: apt-get install -y chromium"
+    )
 
 
 def test_drill_down_shows_the_judges_reasoning(chromium: Any, tmp_path: Path) -> None:
-    thinking = [u for u in tau_units(tmp_path, 120) if any(
-        c.name == "think" for c in u.golden.message.tool_calls or [])][:3]
+    thinking = [
+        u
+        for u in tau_units(tmp_path, 120)
+        if any(c.name == "think" for c in u.golden.message.tool_calls or [])
+    ][:3]
     run = build_run(tmp_path / "thinking", thinking, golden)
     write_report(run)
     judged = json.loads((run / "scores.jsonl").read_text().splitlines()[0])["judged"][0]

@@ -54,7 +54,8 @@ def test_compare_counts_known_flips_and_tests_them(units: list[Unit], tmp_path: 
     assert (test["both_right"], test["both_wrong"]) == (32, 1)
     assert test["p_value"] == pytest.approx(16 / 128, abs=1e-12)
     assert [f["unit_id"] for f in compare["flips"]["a_right_b_wrong"]] == [
-        units[i].unit_id for i in range(2, 8)]
+        units[i].unit_id for i in range(2, 8)
+    ]
     assert [f["unit_id"] for f in compare["flips"]["a_wrong_b_right"]] == [units[1].unit_id]
     strict = compare["strict"]
     assert strict["a"]["mean"] == pytest.approx(38 / 40)
@@ -62,8 +63,13 @@ def test_compare_counts_known_flips_and_tests_them(units: list[Unit], tmp_path: 
     assert strict["difference"]["mean"] == pytest.approx(-5 / 40)
     low, high = strict["difference"]["ci95"]
     assert low < -5 / 40 < high
-    assert compare["counts"] == {"paired": 40, "sessions": 4, "only_in_a": 0, "only_in_b": 0,
-                                 "not_comparable": 0}
+    assert compare["counts"] == {
+        "paired": 40,
+        "sessions": 4,
+        "only_in_a": 0,
+        "only_in_b": 0,
+        "not_comparable": 0,
+    }
     deltas = [abs(row["difference"]["mean"]) for row in compare["by_tool"]]
     assert deltas == sorted(deltas, reverse=True)
     assert sum(row["n"] for row in compare["by_tool"]) == 40
@@ -71,24 +77,39 @@ def test_compare_counts_known_flips_and_tests_them(units: list[Unit], tmp_path: 
 
 
 def test_compare_counts_and_lists_units_missing_from_either_side(
-        units: list[Unit], tmp_path: Path) -> None:
+    units: list[Unit], tmp_path: Path
+) -> None:
     a = build_run(tmp_path / "a", units[:30], golden)
     broken = units[12].unit_id
-    b = build_run(tmp_path / "b", units[5:], lambda u: timeout(u) if u.unit_id == broken
-                  else golden(u))
+    b = build_run(
+        tmp_path / "b", units[5:], lambda u: timeout(u) if u.unit_id == broken else golden(u)
+    )
     out = tmp_path / "elsewhere"
     result = runner.invoke(app, ["compare", str(a), str(b), "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert not (b / "compare.json").exists()
     compare = json.loads((out / "compare.json").read_text())
-    assert compare["counts"] == {"paired": 24, "sessions": compare["counts"]["sessions"],
-                                 "only_in_a": 5, "only_in_b": 10, "not_comparable": 1}
+    assert compare["counts"] == {
+        "paired": 24,
+        "sessions": compare["counts"]["sessions"],
+        "only_in_a": 5,
+        "only_in_b": 10,
+        "not_comparable": 1,
+    }
     missing = compare["missing"]
     assert [m["unit_id"] for m in missing["only_in_a"]] == [u.unit_id for u in units[:5]]
     assert [m["unit_id"] for m in missing["only_in_b"]] == [u.unit_id for u in units[30:]]
-    assert missing["not_comparable"] == [{
-        "unit_id": broken, "repeat": 0, "session_id": units[12].session_id,
-        "status_a": "scored", "status_b": "infra_error", "error_a": None, "error_b": "timeout"}]
+    assert missing["not_comparable"] == [
+        {
+            "unit_id": broken,
+            "repeat": 0,
+            "session_id": units[12].session_id,
+            "status_a": "scored",
+            "status_b": "infra_error",
+            "error_a": None,
+            "error_b": "timeout",
+        }
+    ]
     assert any("5 answers are only in A and 10 only in B" in w for w in compare["warnings"])
     assert "5 only in A, 10 only in B, 1 not scored on both sides" in result.output
     html = (out / "compare.html").read_text()
@@ -104,16 +125,18 @@ def test_max_drop_bar_exits_3_and_says_why(units: list[Unit], tmp_path: Path) ->
     compare = json.loads((b / "compare.json").read_text())
     low = compare["agreement"]["difference"]["ci95"][0]
     assert low < -0.2  # the interval reaches past the bar the point estimate meets
-    strict = runner.invoke(app, ["compare", str(a), str(b), "--max-drop", "0.2",
-                                 "--use-lower-bound"])
+    strict = runner.invoke(
+        app, ["compare", str(a), str(b), "--max-drop", "0.2", "--use-lower-bound"]
+    )
     assert strict.exit_code == 3
     assert "lower bound of the 95% interval" in strict.stderr
 
 
 def test_compare_markdown_is_a_pull_request_summary(units: list[Unit], tmp_path: Path) -> None:
     a, b = runs_with_flips(units, tmp_path)
-    result = runner.invoke(app, ["compare", str(a), str(b), "--format", "markdown",
-                                 "--max-drop", "0.02"])
+    result = runner.invoke(
+        app, ["compare", str(a), str(b), "--format", "markdown", "--max-drop", "0.02"]
+    )
     assert result.exit_code == 3
     assert result.stdout.startswith("### abt compare: a → b\n")
     assert "| strict agreement | 0.950 " in result.stdout

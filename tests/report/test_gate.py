@@ -47,8 +47,9 @@ def test_infrastructure_error_bars_use_the_counts(candidate_run: Path) -> None:
 
 
 def test_gate_markdown_lists_each_bar(candidate_run: Path) -> None:
-    code, out, _ = gate(candidate_run, "--min-agreement", "0.99", "--max-infra-errors", "5",
-                        "--format", "markdown")
+    code, out, _ = gate(
+        candidate_run, "--min-agreement", "0.99", "--max-infra-errors", "5", "--format", "markdown"
+    )
     assert code == 3
     assert out.startswith("### abt gate\n\n**gate failed**: candidate\n")
     assert "| agreement | ≥ 0.99 |" in out and "| **no** |" in out
@@ -63,16 +64,20 @@ def test_gate_without_a_bar_is_a_user_error(candidate_run: Path) -> None:
 @pytest.mark.parametrize("use_lower_bound", [False, True])
 def test_nothing_scored_never_meets_a_bar(use_lower_bound: bool) -> None:
     empty = {"mean": None, "se": None, "ci95": None, "n": 0, "sessions": 0}
-    summary = {"overall": {"agreement": empty, "strict": empty},
-               "counts": {"records": 0, "infra_errors": 0}}
+    summary = {
+        "overall": {"agreement": empty, "strict": empty},
+        "counts": {"records": 0, "infra_errors": 0},
+    }
     [check] = gate_run(summary, 0.5, None, None, None, use_lower_bound)
     assert not check.met and "nothing scored" in check.why
 
 
 def test_one_session_has_no_interval_to_meet_a_lower_bound_bar() -> None:
     single = {"mean": 1.0, "se": None, "ci95": None, "n": 5, "sessions": 1}
-    summary = {"overall": {"agreement": single, "strict": single},
-               "counts": {"records": 5, "infra_errors": 0}}
+    summary = {
+        "overall": {"agreement": single, "strict": single},
+        "counts": {"records": 5, "infra_errors": 0},
+    }
     assert gate_run(summary, 0.9, None, None, None, False)[0].met
     [check] = gate_run(summary, 0.9, None, None, None, True)
     assert not check.met and "no interval" in check.why

@@ -23,8 +23,9 @@ runner = CliRunner()
 
 def json_block(html: str, name: str) -> object:
     """The parsed JSON of one data block of a page."""
-    match = re.search(rf'<script type="application/json" id="{name}">(.*?)</script>', html,
-                      re.DOTALL)
+    match = re.search(
+        rf'<script type="application/json" id="{name}">(.*?)</script>', html, re.DOTALL
+    )
     assert match, name
     return json.loads(match.group(1))
 
@@ -32,12 +33,14 @@ def json_block(html: str, name: str) -> object:
 def test_report_writes_one_csv_row_per_unit_and_repeat(candidate_run: Path) -> None:
     result = runner.invoke(app, ["report", str(candidate_run)])
     assert result.exit_code == 0, result.output
-    scores = [json.loads(line) for line in (candidate_run / "scores.jsonl").read_text()
-              .splitlines()]
+    scores = [
+        json.loads(line) for line in (candidate_run / "scores.jsonl").read_text().splitlines()
+    ]
     with (candidate_run / "results.csv").open(newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     assert [(r["unit_id"], int(r["repeat"])) for r in rows] == [
-        (s["unit_id"], s["repeat"]) for s in scores]
+        (s["unit_id"], s["repeat"]) for s in scores
+    ]
     assert stat.S_IMODE((candidate_run / "results.csv").stat().st_mode) == 0o600
     by_bucket = {r["bucket"]: r for r in rows}
     text_for_tool = by_bucket["text_instead_of_tool"]
@@ -55,16 +58,20 @@ def test_report_writes_one_csv_row_per_unit_and_repeat(candidate_run: Path) -> N
 
 def test_csv_keeps_formula_like_trace_text_as_text(units40: list[Unit], tmp_path: Path) -> None:
     units = units40[:2]
-    run = build_run(tmp_path / "formula", units, lambda u: LLMResponse(message=Message(
-        role="assistant", content='=HYPERLINK("http://evil.example","x")')))
+    run = build_run(
+        tmp_path / "formula",
+        units,
+        lambda u: LLMResponse(
+            message=Message(role="assistant", content='=HYPERLINK("http://evil.example","x")')
+        ),
+    )
     assert runner.invoke(app, ["report", str(run)]).exit_code == 0
     with (run / "results.csv").open(newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
-    assert {r["candidate_text"] for r in rows} == {"'=HYPERLINK(\"http://evil.example\",\"x\")"}
+    assert {r["candidate_text"] for r in rows} == {'\'=HYPERLINK("http://evil.example","x")'}
 
 
-def test_report_html_is_self_contained_and_never_embeds_trace_markup(
-        candidate_run: Path) -> None:
+def test_report_html_is_self_contained_and_never_embeds_trace_markup(candidate_run: Path) -> None:
     assert runner.invoke(app, ["report", str(candidate_run)]).exit_code == 0
     html = (candidate_run / "report.html").read_text(encoding="utf-8")
     assert "<script>window.__planted" not in html and "<img src=x" not in html
@@ -87,13 +94,16 @@ def test_script_json_escapes_everything_that_could_leave_the_block() -> None:
     text = script_json(value)
     assert not set("<>&\u2028\u2029") & set(text)
     assert json.loads(text) == value
-    assert tag("td", "<b>&</b>", attrs={"title": '"x"'}) == \
-        '<td title="&quot;x&quot;">&lt;b&gt;&amp;&lt;/b&gt;</td>'
+    assert (
+        tag("td", "<b>&</b>", attrs={"title": '"x"'})
+        == '<td title="&quot;x&quot;">&lt;b&gt;&amp;&lt;/b&gt;</td>'
+    )
     assert escape(None) == ""
 
 
 def test_report_warns_about_reconstructed_units_and_links_a_profile(
-        units40: list[Unit], tmp_path: Path) -> None:
+    units40: list[Unit], tmp_path: Path
+) -> None:
     units = [u.model_copy(update={"reconstructed": i < 2}) for i, u in enumerate(units40[:6])]
     run = build_run(tmp_path / "rebuilt", units, golden)
     (run / "profile.json").write_text("{}")
@@ -119,10 +129,10 @@ def test_report_markdown_summarises_for_a_pull_request(candidate_run: Path) -> N
 
 @pytest.mark.parametrize("remove", ["scores.jsonl", "run.json"])
 def test_report_of_a_run_that_is_not_scored_is_a_user_error(
-        units40: list[Unit], tmp_path: Path, remove: str) -> None:
+    units40: list[Unit], tmp_path: Path, remove: str
+) -> None:
     run = build_run(tmp_path / "plain", units40[:2], wrong)
     (run / remove).unlink()
     result = runner.invoke(app, ["report", str(run)])
     assert result.exit_code == 2
     assert result.stderr.startswith("abt: error: ") and result.stderr.count("\n") == 1
-

@@ -76,12 +76,15 @@ def load_entries() -> list[Entry]:
     entries = []
     for category in CATEGORIES:
         questions = _read_jsonl(data / f"BFCL_v4_{category}.json")
-        answers = {row["id"]: row for row in _read_jsonl(
-            data / "possible_answer" / f"BFCL_v4_{category}.json")}
+        answers = {
+            row["id"]: row
+            for row in _read_jsonl(data / "possible_answer" / f"BFCL_v4_{category}.json")
+        }
         for question in questions:
             answer = answers[question["id"]]
-            entries.append(Entry(category, question["id"], question["function"],
-                                 answer["ground_truth"]))
+            entries.append(
+                Entry(category, question["id"], question["function"], answer["ground_truth"])
+            )
     return entries
 
 
@@ -100,15 +103,21 @@ def build_pairs(entries: list[Entry], seed: int = SEED) -> list[Pair]:
     rng = random.Random(seed)
     pairs = []
     for entry in entries:
-        tools = {f["name"]: ToolDef(name=f["name"], description=f.get("description"),
-                                    parameters=f["parameters"]) for f in entry.functions}
+        tools = {
+            f["name"]: ToolDef(
+                name=f["name"], description=f.get("description"), parameters=f["parameters"]
+            )
+            for f in entry.functions
+        }
         possible = [next(iter(call.items())) for call in entry.ground_truth]
-        base = [{name: _concrete_params(params, rng, pick_first=True)}
-                for name, params in possible]
+        base = [{name: _concrete_params(params, rng, pick_first=True)} for name, params in possible]
         for mutation, make in MUTATIONS.items():
             for prediction in make(base, entry, rng):
-                calls = [ToolCall(name=name, arguments=args)
-                         for call in prediction for name, args in call.items()]
+                calls = [
+                    ToolCall(name=name, arguments=args)
+                    for call in prediction
+                    for name, args in call.items()
+                ]
                 pairs.append(Pair(entry, mutation, prediction, calls, possible, tools))
     return pairs
 
@@ -142,6 +151,7 @@ Maker = Callable[[list[dict], Entry, random.Random], Iterator[list[dict]]]
 
 def _one_call(mutate: Callable[[dict, dict, random.Random], bool]) -> Maker:
     """A mutation applied to the arguments of one randomly chosen call (skipped if it can't)."""
+
     def make(base: list[dict], entry: Entry, rng: random.Random) -> Iterator[list[dict]]:
         prediction = copy.deepcopy(base)
         index = rng.randrange(len(prediction))
@@ -149,6 +159,7 @@ def _one_call(mutate: Callable[[dict, dict, random.Random], bool]) -> Maker:
         schema = _schema_of(entry, name)
         if mutate(args, schema, rng):
             yield prediction
+
     return make
 
 
@@ -167,8 +178,11 @@ def _correct(base: list[dict], entry: Entry, rng: random.Random) -> Iterator[lis
 
 def _alternative(base: list[dict], entry: Entry, rng: random.Random) -> Iterator[list[dict]]:
     """A random acceptable value per parameter, omission included where allowed."""
-    yield [{name: _concrete_params(params, rng, pick_first=False)}
-           for call in entry.ground_truth for name, params in call.items()]
+    yield [
+        {name: _concrete_params(params, rng, pick_first=False)}
+        for call in entry.ground_truth
+        for name, params in call.items()
+    ]
 
 
 def _wrong_value(args: dict, schema: dict, rng: random.Random) -> bool:
@@ -231,8 +245,16 @@ def _missing_param(args: dict, schema: dict, rng: random.Random) -> bool:
     return True
 
 
-_TYPED_VALUES = {"string": "extra", "integer": 7, "float": 2.5, "boolean": True, "array": [1],
-                 "tuple": [1], "dict": {"k": "v"}, "any": "extra"}
+_TYPED_VALUES = {
+    "string": "extra",
+    "integer": 7,
+    "float": 2.5,
+    "boolean": True,
+    "array": [1],
+    "tuple": [1],
+    "dict": {"k": "v"},
+    "any": "extra",
+}
 
 
 def _extra_param(args: dict, schema: dict, rng: random.Random) -> bool:
@@ -249,8 +271,13 @@ def _extra_param(args: dict, schema: dict, rng: random.Random) -> bool:
 def _int_float(args: dict, schema: dict, rng: random.Random) -> bool:
     """Swap an int for a float or back, at top level or inside a list."""
     spots = [(args, key) for key, value in args.items() if _is_number(value)]
-    spots += [(value, i) for value in args.values() if isinstance(value, list)
-              for i, item in enumerate(value) if _is_number(item)]
+    spots += [
+        (value, i)
+        for value in args.values()
+        if isinstance(value, list)
+        for i, item in enumerate(value)
+        if _is_number(item)
+    ]
     if not spots:
         return False
     holder, key = rng.choice(spots)
@@ -312,8 +339,7 @@ def _call_count(base: list[dict], entry: Entry, rng: random.Random) -> Iterator[
     yield [*copy.deepcopy(base), copy.deepcopy(rng.choice(base))]
 
 
-def _wrong_function(base: list[dict], entry: Entry,
-                    rng: random.Random) -> Iterator[list[dict]]:
+def _wrong_function(base: list[dict], entry: Entry, rng: random.Random) -> Iterator[list[dict]]:
     """One call names another function of the question (or an unknown one)."""
     prediction = copy.deepcopy(base)
     index = rng.randrange(len(prediction))
@@ -323,8 +349,7 @@ def _wrong_function(base: list[dict], entry: Entry,
     yield prediction
 
 
-def _reordered_mutated(base: list[dict], entry: Entry,
-                       rng: random.Random) -> Iterator[list[dict]]:
+def _reordered_mutated(base: list[dict], entry: Entry, rng: random.Random) -> Iterator[list[dict]]:
     """Calls in reverse order with one wrong value: order must not hide the error."""
     if len(base) < 2:
         return
@@ -357,8 +382,14 @@ MUTATIONS: dict[str, Maker] = {
 
 def bfcl_valid(checker: Any, pair: Pair) -> bool:
     """BFCL's verdict on the pair."""
-    result = checker.ast_checker(pair.entry.functions, pair.prediction, pair.entry.ground_truth,
-                                 python_language(), pair.entry.category, MODEL)
+    result = checker.ast_checker(
+        pair.entry.functions,
+        pair.prediction,
+        pair.entry.ground_truth,
+        python_language(),
+        pair.entry.category,
+        MODEL,
+    )
     return bool(result["valid"])
 
 
@@ -372,11 +403,13 @@ def ours_equal(pair: Pair) -> bool:
 # with us once the one thing we decided differently is taken out of the pair.
 
 
-def _bfcl_raw(checker: Any, entry: Entry, functions: list, prediction: list,
-              ground_truth: list) -> bool:
+def _bfcl_raw(
+    checker: Any, entry: Entry, functions: list, prediction: list, ground_truth: list
+) -> bool:
     """BFCL's verdict on a modified copy of an entry."""
-    result = checker.ast_checker(functions, prediction, ground_truth, python_language(),
-                                 entry.category, MODEL)
+    result = checker.ast_checker(
+        functions, prediction, ground_truth, python_language(), entry.category, MODEL
+    )
     return bool(result["valid"])
 
 
@@ -390,10 +423,14 @@ def greedy_parallel(checker: Any, pair: Pair) -> bool:
     def fits(answer: dict, call: dict) -> bool:
         name = next(iter(answer))
         description = checker.find_description(pair.entry.functions, name)
-        return bool(checker.simple_function_checker(description, call, answer, language,
-                                                    MODEL)["valid"])
-    return any(all(fits(gt[i], prediction[j]) for i, j in enumerate(order))
-               for order in itertools.permutations(range(len(prediction))))
+        return bool(
+            checker.simple_function_checker(description, call, answer, language, MODEL)["valid"]
+        )
+
+    return any(
+        all(fits(gt[i], prediction[j]) for i, j in enumerate(order))
+        for order in itertools.permutations(range(len(prediction)))
+    )
 
 
 def int_in_float_array(checker: Any, pair: Pair) -> bool:
@@ -409,8 +446,9 @@ def int_in_float_array(checker: Any, pair: Pair) -> bool:
                 floats = [float(v) if type(v) is int else v for v in value]
                 changed = changed or floats != value or any(type(v) is int for v in value)
                 args[key] = floats
-    return changed and _bfcl_raw(checker, pair.entry, pair.entry.functions, prediction,
-                                 pair.entry.ground_truth)
+    return changed and _bfcl_raw(
+        checker, pair.entry, pair.entry.functions, prediction, pair.entry.ground_truth
+    )
 
 
 def undeclared_answer_parameter(checker: Any, pair: Pair) -> bool:
@@ -425,8 +463,9 @@ def undeclared_answer_parameter(checker: Any, pair: Pair) -> bool:
             for key in [key for key in args if key not in schema]:
                 del args[key]
                 changed = True
-    return changed and _bfcl_raw(checker, pair.entry, pair.entry.functions, prediction,
-                                 ground_truth)
+    return changed and _bfcl_raw(
+        checker, pair.entry, pair.entry.functions, prediction, ground_truth
+    )
 
 
 def variable_string_exact(checker: Any, pair: Pair) -> bool:
@@ -441,12 +480,16 @@ def variable_string_exact(checker: Any, pair: Pair) -> bool:
             if not isinstance(value, str) or schema.get(key, {}).get("type") == "string":
                 continue
             for option in options.get(key, []):
-                if isinstance(option, str) and option != value and \
-                        option.strip().lower() == value.strip().lower():
+                if (
+                    isinstance(option, str)
+                    and option != value
+                    and option.strip().lower() == value.strip().lower()
+                ):
                     args[key] = option
                     changed = True
-    return changed and _bfcl_raw(checker, pair.entry, pair.entry.functions, prediction,
-                                 pair.entry.ground_truth)
+    return changed and _bfcl_raw(
+        checker, pair.entry, pair.entry.functions, prediction, pair.entry.ground_truth
+    )
 
 
 DIFFERENCES: dict[str, Callable[[Any, Pair], bool]] = {
@@ -483,17 +526,22 @@ def probe_pairs(entries: list[Entry]) -> dict[str, list[Pair]]:
     * ``null_optional``: an optional parameter the answer leaves out sent as null.
     """
     rng = random.Random(SEED)
-    probes: dict[str, list[Pair]] = {"json_string": [], "explicit_default": [],
-                                     "null_optional": []}
+    probes: dict[str, list[Pair]] = {"json_string": [], "explicit_default": [], "null_optional": []}
     for entry in entries:
-        tools = {f["name"]: ToolDef(name=f["name"], description=f.get("description"),
-                                    parameters=f["parameters"]) for f in entry.functions}
+        tools = {
+            f["name"]: ToolDef(
+                name=f["name"], description=f.get("description"), parameters=f["parameters"]
+            )
+            for f in entry.functions
+        }
         possible = [next(iter(call.items())) for call in entry.ground_truth]
-        base = [{name: _concrete_params(params, rng, pick_first=True)}
-                for name, params in possible]
+        base = [{name: _concrete_params(params, rng, pick_first=True)} for name, params in possible]
         for kind, prediction in _probes_of(entry, base):
-            calls = [ToolCall(name=name, arguments=args)
-                     for call in prediction for name, args in call.items()]
+            calls = [
+                ToolCall(name=name, arguments=args)
+                for call in prediction
+                for name, args in call.items()
+            ]
             probes[kind].append(Pair(entry, kind, prediction, calls, possible, tools))
     return probes
 

@@ -23,25 +23,33 @@ from agent_backtest.units.agent_config import AgentConfig
 
 PLAIN = MatchRules()
 
-BOOK = ToolDef(name="book_reservation", parameters={
-    "type": "object",
-    "properties": {
-        "user_id": {"type": "string"},
-        "passengers": {"type": "array", "items": {
-            "type": "object",
-            "properties": {"name": {"type": "string"}, "dob": {"type": "string"},
-                           "tags": {"type": "array", "uniqueItems": True,
-                                    "items": {"type": "string"}}},
-            "required": ["name", "dob"],
-        }},
-        "flights": {"type": "array", "items": {"type": "string"}},
-        "seats": {"type": "integer"},
-        "cabin": {"type": "string", "default": "economy"},
-        "insurance": {"type": "boolean", "default": False},
-        "note": {"type": "string"},
+BOOK = ToolDef(
+    name="book_reservation",
+    parameters={
+        "type": "object",
+        "properties": {
+            "user_id": {"type": "string"},
+            "passengers": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string"},
+                        "dob": {"type": "string"},
+                        "tags": {"type": "array", "uniqueItems": True, "items": {"type": "string"}},
+                    },
+                    "required": ["name", "dob"],
+                },
+            },
+            "flights": {"type": "array", "items": {"type": "string"}},
+            "seats": {"type": "integer"},
+            "cabin": {"type": "string", "default": "economy"},
+            "insurance": {"type": "boolean", "default": False},
+            "note": {"type": "string"},
+        },
+        "required": ["user_id", "passengers", "seats"],
     },
-    "required": ["user_id", "passengers", "seats"],
-})
+)
 AGENT = AgentConfig(
     unordered_args={"book_reservation": ["flights"]},
     arg_defaults={"book_reservation": {"insurance": "no"}},
@@ -71,11 +79,17 @@ def test_rules_read_schema_and_config() -> None:
 
 def test_rules_from_nullable_and_combined_schemas() -> None:
     """Type lists and anyOf are read too: ["integer", "null"] is still an integer."""
-    tool = ToolDef(name="t", parameters={"type": "object", "properties": {
-        "n": {"type": ["integer", "null"], "description": "count"},
-        "x": {"type": ["integer", "number"]},
-        "ids": {"anyOf": [{"type": "array", "uniqueItems": True}, {"type": "null"}]},
-    }})
+    tool = ToolDef(
+        name="t",
+        parameters={
+            "type": "object",
+            "properties": {
+                "n": {"type": ["integer", "null"], "description": "count"},
+                "x": {"type": ["integer", "number"]},
+                "ids": {"anyOf": [{"type": "array", "uniqueItems": True}, {"type": "null"}]},
+            },
+        },
+    )
     rules = rules_for(tool, AgentConfig())
     assert rules.integer_paths == {"n"}
     assert rules.unordered_paths == {"ids"}
@@ -101,22 +115,24 @@ def test_path_key_drops_indexes() -> None:
 
 def test_objects_compare_key_by_key_in_any_order() -> None:
     """Key order carries no meaning; identical values are exact."""
-    result = match_arguments({"a": 1, "b": {"x": "y", "z": [1]}},
-                             {"b": {"z": [1], "x": "y"}, "a": 1}, PLAIN)
+    result = match_arguments(
+        {"a": 1, "b": {"x": "y", "z": [1]}}, {"b": {"z": [1], "x": "y"}, "a": 1}, PLAIN
+    )
     assert result.exact and result.equal and result.score == 1.0
     assert result.mismatches == []
 
 
 def test_mismatch_names_the_nested_path() -> None:
     """A difference deep inside says where: list index and key."""
-    golden = {"passengers": [{"name": "Ann", "dob": "1990-01-01"},
-                             {"name": "Bob", "dob": "1985-02-03"}]}
-    candidate = {"passengers": [{"name": "Ann", "dob": "1990-01-02"},
-                                {"name": "Bob", "dob": "1985-02-03"}]}
+    golden = {
+        "passengers": [{"name": "Ann", "dob": "1990-01-01"}, {"name": "Bob", "dob": "1985-02-03"}]
+    }
+    candidate = {
+        "passengers": [{"name": "Ann", "dob": "1990-01-02"}, {"name": "Bob", "dob": "1985-02-03"}]
+    }
     result = match_arguments(golden, candidate, PLAIN)
     assert not result.equal
-    assert result.mismatches == [Mismatch("passengers[0].dob", "value", "1990-01-01",
-                                          "1990-01-02")]
+    assert result.mismatches == [Mismatch("passengers[0].dob", "value", "1990-01-01", "1990-01-02")]
 
 
 def test_numbers_compare_by_value() -> None:
@@ -141,8 +157,11 @@ def test_bool_is_never_a_number() -> None:
 
 def test_strings_normalised_case_whitespace_punctuation() -> None:
     """Case, surrounding whitespace and BFCL's ignorable punctuation do not count."""
-    result = match_arguments({"city": "New York, NY", "date": "April 1, 2024"},
-                             {"city": "  new york ny ", "date": "april-1 2024"}, PLAIN)
+    result = match_arguments(
+        {"city": "New York, NY", "date": "April 1, 2024"},
+        {"city": "  new york ny ", "date": "april-1 2024"},
+        PLAIN,
+    )
     assert result.equal and not result.exact
 
 
@@ -154,8 +173,7 @@ def test_other_punctuation_still_counts() -> None:
 
 def test_exact_mode_compares_strings_as_is() -> None:
     """With exact_strings a case difference is a value mismatch."""
-    result = match_arguments({"city": "Paris"}, {"city": "paris"},
-                             MatchRules(exact_strings=True))
+    result = match_arguments({"city": "Paris"}, {"city": "paris"}, MatchRules(exact_strings=True))
     assert result.mismatches == [Mismatch("city", "value", "Paris", "paris")]
 
 
@@ -191,13 +209,19 @@ def test_unordered_config_list_is_a_multiset() -> None:
     """Config unordered_args: order is ignored but multiplicity is not."""
     base = {"user_id": "u", "passengers": [], "seats": 1}
     rules = book_rules()
-    swapped = match_arguments({**base, "flights": ["HAT1", "HAT2"]},
-                              {**base, "flights": ["hat2", "HAT1"]}, rules)
+    swapped = match_arguments(
+        {**base, "flights": ["HAT1", "HAT2"]}, {**base, "flights": ["hat2", "HAT1"]}, rules
+    )
     assert swapped.equal and not swapped.exact
-    short = match_arguments({**base, "flights": ["HAT1", "HAT1", "HAT2"]},
-                            {**base, "flights": ["HAT2", "HAT1", "HAT3"]}, rules)
-    assert short.mismatches == [Mismatch("flights[1]", "missing", "HAT1", None),
-                                Mismatch("flights[2]", "extra", None, "HAT3")]
+    short = match_arguments(
+        {**base, "flights": ["HAT1", "HAT1", "HAT2"]},
+        {**base, "flights": ["HAT2", "HAT1", "HAT3"]},
+        rules,
+    )
+    assert short.mismatches == [
+        Mismatch("flights[1]", "missing", "HAT1", None),
+        Mismatch("flights[2]", "extra", None, "HAT3"),
+    ]
 
 
 def test_unique_items_schema_list_is_unordered_at_nested_path() -> None:
@@ -237,15 +261,21 @@ def test_null_optional_equals_omitted() -> None:
     """Strict-mode agents send null for optional parameters: the same as leaving them out."""
     base = {"user_id": "u", "passengers": [], "seats": 1}
     assert match_arguments(base, {**base, "cabin": None}, book_rules()).equal
-    result = match_arguments({"passengers": [], "seats": 1}, {"passengers": [], "seats": 1,
-                                                             "user_id": None}, book_rules())
+    result = match_arguments(
+        {"passengers": [], "seats": 1},
+        {"passengers": [], "seats": 1, "user_id": None},
+        book_rules(),
+    )
     assert result.mismatches == [Mismatch("user_id", "extra", None, None, required=True)]
 
 
 def test_missing_and_extra_required_are_named() -> None:
     """A missing required parameter says so; an unknown extra one is extra, not required."""
-    result = match_arguments({"user_id": "u", "passengers": [], "seats": 1},
-                             {"passengers": [], "seats": 1, "coupon": "X"}, book_rules())
+    result = match_arguments(
+        {"user_id": "u", "passengers": [], "seats": 1},
+        {"passengers": [], "seats": 1, "coupon": "X"},
+        book_rules(),
+    )
     assert result.mismatches == [
         Mismatch("user_id", "missing", "u", None, required=True),
         Mismatch("coupon", "extra", None, "X", required=False),
@@ -255,8 +285,9 @@ def test_missing_and_extra_required_are_named() -> None:
 
 def test_missing_nested_required_is_named() -> None:
     """Required inside list items is checked at the item's path."""
-    result = match_arguments({"passengers": [{"name": "A", "dob": "x"}]},
-                             {"passengers": [{"name": "A"}]}, book_rules())
+    result = match_arguments(
+        {"passengers": [{"name": "A", "dob": "x"}]}, {"passengers": [{"name": "A"}]}, book_rules()
+    )
     assert result.mismatches == [Mismatch("passengers[0].dob", "missing", "x", None, True)]
 
 
@@ -267,20 +298,24 @@ def test_missing_nested_required_is_named() -> None:
 def test_free_text_is_handed_to_the_judge() -> None:
     """A configured prose parameter is not compared: it is listed for the judge."""
     base = {"user_id": "u", "passengers": [], "seats": 1}
-    result = match_arguments({**base, "note": "Customer wants a window seat."},
-                             {**base, "note": "Window seat requested by the customer."},
-                             book_rules())
+    result = match_arguments(
+        {**base, "note": "Customer wants a window seat."},
+        {**base, "note": "Window seat requested by the customer."},
+        book_rules(),
+    )
     assert result.equal and not result.exact and result.score == 1.0
-    assert result.free_text == [("note", "Customer wants a window seat.",
-                                 "Window seat requested by the customer.")]
+    assert result.free_text == [
+        ("note", "Customer wants a window seat.", "Window seat requested by the customer.")
+    ]
 
 
 def test_identical_free_text_is_still_handed_over() -> None:
     """The judge sees every prose pair, identical ones included (exact then holds)."""
     base = {"user_id": "u", "passengers": [], "seats": 1, "note": "Aisle seat, please."}
     result = match_arguments(base, dict(base), book_rules())
-    assert result.exact and result.free_text == [("note", "Aisle seat, please.",
-                                                  "Aisle seat, please.")]
+    assert result.exact and result.free_text == [
+        ("note", "Aisle seat, please.", "Aisle seat, please.")
+    ]
 
 
 def test_free_text_left_out_is_missing() -> None:
@@ -296,17 +331,26 @@ def test_detected_prose_is_handed_to_the_judge() -> None:
     golden = {"summary": "The user wants to cancel the flight because of illness."}
     candidate = {"summary": "User asks to cancel; they are ill."}
     detected = match_arguments(golden, candidate, rules_for(None, AgentConfig(), name="t"))
-    assert detected.equal and detected.free_text == [("summary", golden["summary"],
-                                                      candidate["summary"])]
+    assert detected.equal and detected.free_text == [
+        ("summary", golden["summary"], candidate["summary"])
+    ]
     assert not match_arguments(golden, candidate, PLAIN).equal
 
 
 def test_is_prose_rule() -> None:
     """Five or more mostly plain words, not code, JSON or a URL."""
     assert is_prose("Please rebook me on the next flight to Boston.")
-    for value in ("New York, NY", "SFO", "2024-05-01", "SELECT * FROM users WHERE id = 5",
-                  '{"a": 1, "b": 2, "c": 3, "d": 4}', "see https://example.com for the details",
-                  "x1 y2 z3 w4 v5 u6", 42, None):
+    for value in (
+        "New York, NY",
+        "SFO",
+        "2024-05-01",
+        "SELECT * FROM users WHERE id = 5",
+        '{"a": 1, "b": 2, "c": 3, "d": 4}',
+        "see https://example.com for the details",
+        "x1 y2 z3 w4 v5 u6",
+        42,
+        None,
+    ):
         assert not is_prose(value), value
 
 
@@ -337,8 +381,7 @@ def test_unparseable_arguments_are_a_mismatch_not_a_crash() -> None:
 
 def test_score_is_share_of_equal_top_level_params() -> None:
     """Two of three parameters equal: 2/3; no parameters on either side: 1.0."""
-    assert match_arguments({"a": 1, "b": 2, "c": 3}, {"a": 1, "b": 2, "c": 4},
-                           PLAIN).score == 2 / 3
+    assert match_arguments({"a": 1, "b": 2, "c": 3}, {"a": 1, "b": 2, "c": 4}, PLAIN).score == 2 / 3
     empty = match_arguments({}, {}, PLAIN)
     assert empty.exact and empty.score == 1.0
 
@@ -386,10 +429,20 @@ def test_possible_answers_omitted_default_counts() -> None:
 
 def test_possible_answers_nested_dicts_and_lists_of_dicts() -> None:
     """Objects among the acceptable values hold acceptable values per key, as in BFCL."""
-    possible = {"conditions": [[{"field": ["age"], "op": [">"], "value": ["25"]},
-                                {"field": ["job"], "op": ["=", "=="], "value": ["engineer"]}]]}
-    candidate = {"conditions": [{"field": "age", "op": ">", "value": "25"},
-                                {"field": "job", "op": "==", "value": "Engineer"}]}
+    possible = {
+        "conditions": [
+            [
+                {"field": ["age"], "op": [">"], "value": ["25"]},
+                {"field": ["job"], "op": ["=", "=="], "value": ["engineer"]},
+            ]
+        ]
+    }
+    candidate = {
+        "conditions": [
+            {"field": "age", "op": ">", "value": "25"},
+            {"field": "job", "op": "==", "value": "Engineer"},
+        ]
+    }
     assert match_possible_answers(possible, candidate, PLAIN).equal
     candidate["conditions"][1]["op"] = "<"
     result = match_possible_answers(possible, candidate, PLAIN)
@@ -401,7 +454,8 @@ def test_possible_answers_int_float_and_integer_schema() -> None:
     assert match_possible_answers({"x": [5.0]}, {"x": 5}, PLAIN).equal
     rules = MatchRules(integer_paths=frozenset({"n"}))
     assert match_possible_answers({"n": [5]}, {"n": 5.0}, rules).mismatches == [
-        Mismatch("n", "type", 5, 5.0)]
+        Mismatch("n", "type", 5, 5.0)
+    ]
 
 
 def test_possible_answers_extra_parameter() -> None:
@@ -415,17 +469,31 @@ def test_possible_answers_extra_parameter() -> None:
 # Properties over arbitrary JSON
 
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(-5, 5) | st.floats(-5, 5, allow_nan=False)
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 5)
+    | st.floats(-5, 5, allow_nan=False)
     | st.text(alphabet="aB ,.-!x", max_size=6),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
-        st.text(alphabet="abc", min_size=1, max_size=2), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(alphabet="abc", min_size=1, max_size=2), inner, max_size=4)
+    ),
     max_leaves=12,
 )
 ARGS = st.dictionaries(st.text(alphabet="pqrs", min_size=1, max_size=2), JSON, max_size=5)
-RULES = st.sampled_from([PLAIN, MatchRules(exact_strings=True),
-                         MatchRules(unordered_paths=frozenset({"p", "q"}), defaults={"r": 1},
-                                    required=frozenset({"s"}), integer_paths=frozenset({"p"}),
-                                    free_text=frozenset({"q"}))])
+RULES = st.sampled_from(
+    [
+        PLAIN,
+        MatchRules(exact_strings=True),
+        MatchRules(
+            unordered_paths=frozenset({"p", "q"}),
+            defaults={"r": 1},
+            required=frozenset({"s"}),
+            integer_paths=frozenset({"p"}),
+            free_text=frozenset({"q"}),
+        ),
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -439,14 +507,14 @@ def test_identical_arguments_are_exact(arguments: dict, rules: MatchRules) -> No
 
 @settings(max_examples=300, deadline=None)
 @given(ARGS, ARGS, RULES)
-def test_any_pair_gives_a_consistent_verdict(golden: dict, candidate: dict,
-                                             rules: MatchRules) -> None:
+def test_any_pair_gives_a_consistent_verdict(
+    golden: dict, candidate: dict, rules: MatchRules
+) -> None:
     """Never raises; exact implies equal; equal means no mismatch; scores stay in [0, 1]."""
     result = match_arguments(golden, candidate, rules)
     assert result.equal == (not result.mismatches)
     assert not result.exact or result.equal
     assert 0.0 <= result.score <= 1.0
-    assert all(m.kind in {"value", "type", "missing", "extra", "length"}
-               for m in result.mismatches)
+    assert all(m.kind in {"value", "type", "missing", "extra", "length"} for m in result.mismatches)
     if result.equal and not rules.free_text:
         assert result.score == 1.0

@@ -40,6 +40,8 @@ def bfcl_installed() -> None:
         if os.environ.get("CI"):
             pytest.fail(MISSING + " (CI must install it)")
         pytest.skip(MISSING)
+
+
 REQUIRED_AGREEMENT = 0.995
 
 
@@ -61,18 +63,24 @@ def verdicts(pairs: list[Pair]) -> list[tuple[Pair, bool, bool]]:
     return [(pair, bfcl_valid(CHECKER, pair), ours_equal(pair)) for pair in pairs]
 
 
-def test_agreement_with_bfcl(verdicts: list[tuple[Pair, bool, bool]],
-                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_agreement_with_bfcl(
+    verdicts: list[tuple[Pair, bool, bool]], capsys: pytest.CaptureFixture[str]
+) -> None:
     """At least 99.5% agreement, and every disagreement a documented deliberate difference."""
     disagreements = [(pair, ours) for pair, bfcl, ours in verdicts if bfcl != ours]
     reasons = Counter(explain(CHECKER, pair, ours) for pair, ours in disagreements)
     agreeing = len(verdicts) - len(disagreements)
     share = agreeing / len(verdicts)
     with capsys.disabled():
-        print(f"\nBFCL agreement: {agreeing:,} of {len(verdicts):,} pairs ({share:.2%}); "
-              f"deliberate differences: {dict(reasons)}")
-    unexplained = [(pair.entry.id, pair.mutation, pair.prediction)
-                   for pair, ours in disagreements if explain(CHECKER, pair, ours) is None]
+        print(
+            f"\nBFCL agreement: {agreeing:,} of {len(verdicts):,} pairs ({share:.2%}); "
+            f"deliberate differences: {dict(reasons)}"
+        )
+    unexplained = [
+        (pair.entry.id, pair.mutation, pair.prediction)
+        for pair, ours in disagreements
+        if explain(CHECKER, pair, ours) is None
+    ]
     assert not unexplained, f"disagreements no deliberate difference explains: {unexplained[:5]}"
     assert share >= REQUIRED_AGREEMENT
 
@@ -101,7 +109,8 @@ def test_every_mutation_is_exercised(verdicts: list[tuple[Pair, bool, bool]]) ->
 
 
 def test_deliberate_differences_not_in_the_mutation_set(
-        entries: list[bfcl_cases.Entry], capsys: pytest.CaptureFixture[str]) -> None:
+    entries: list[bfcl_cases.Entry], capsys: pytest.CaptureFixture[str]
+) -> None:
     """JSON-string containers, explicit defaults and nulls: BFCL refuses, we accept, by design."""
     counts = {}
     for kind, probes in probe_pairs(entries).items():

@@ -20,12 +20,18 @@ from agent_backtest.units.agent_config import AgentConfig
 
 AGENT = AgentConfig(equivalent_tools=[["search_flights", "find_flights"]])
 TOOLS = {
-    "search_flights": ToolDef(name="search_flights", parameters={
-        "type": "object",
-        "properties": {"origin": {"type": "string"}, "destination": {"type": "string"},
-                       "date": {"type": "string"}},
-        "required": ["origin", "destination"],
-    }),
+    "search_flights": ToolDef(
+        name="search_flights",
+        parameters={
+            "type": "object",
+            "properties": {
+                "origin": {"type": "string"},
+                "destination": {"type": "string"},
+                "date": {"type": "string"},
+            },
+            "required": ["origin", "destination"],
+        },
+    ),
 }
 
 
@@ -43,17 +49,24 @@ def test_tool_names_equal_by_name_or_group() -> None:
 
 def test_single_equal_call() -> None:
     """One call each, same tool, normalised-equal arguments: equal, not exact."""
-    result = match_calls([call("search_flights", origin="JFK", destination="LAX")],
-                         [call("search_flights", origin="jfk", destination="LAX")],
-                         TOOLS, AGENT)
+    result = match_calls(
+        [call("search_flights", origin="JFK", destination="LAX")],
+        [call("search_flights", origin="jfk", destination="LAX")],
+        TOOLS,
+        AGENT,
+    )
     assert result.equal and not result.exact and result.score == 1.0
     assert result.missing == [] and result.extra == []
 
 
 def test_equivalent_tool_names_pair_and_compare_arguments() -> None:
     """An equivalent tool is the same tool; its arguments are still compared."""
-    result = match_calls([call("search_flights", origin="JFK", destination="LAX")],
-                         [call("find_flights", origin="JFK", destination="SFO")], TOOLS, AGENT)
+    result = match_calls(
+        [call("search_flights", origin="JFK", destination="LAX")],
+        [call("find_flights", origin="JFK", destination="SFO")],
+        TOOLS,
+        AGENT,
+    )
     pair = result.pairs[0]
     assert pair.same_tool and pair.arguments is not None
     assert pair.arguments.mismatches == [Mismatch("destination", "value", "LAX", "SFO")]
@@ -62,17 +75,24 @@ def test_equivalent_tool_names_pair_and_compare_arguments() -> None:
 
 def test_wrong_tool_pairs_without_argument_verdict() -> None:
     """A different tool is paired (a wrong-tool answer), scores 0 and has no arguments."""
-    result = match_calls([call("search_flights", origin="JFK", destination="LAX")],
-                         [call("book_flight", flight="AA1")], TOOLS, AGENT)
+    result = match_calls(
+        [call("search_flights", origin="JFK", destination="LAX")],
+        [call("book_flight", flight="AA1")],
+        TOOLS,
+        AGENT,
+    )
     assert [(p.golden, p.candidate, p.same_tool, p.arguments) for p in result.pairs] == [
-        (0, 0, False, None)]
+        (0, 0, False, None)
+    ]
     assert not result.equal and result.score == 0.0
 
 
 def test_parallel_calls_match_as_a_set() -> None:
     """The same calls in another order are equal; pairs follow the arguments, not positions."""
-    golden = [call("search_flights", origin="JFK", destination="LAX"),
-              call("search_flights", origin="BOS", destination="SEA")]
+    golden = [
+        call("search_flights", origin="JFK", destination="LAX"),
+        call("search_flights", origin="BOS", destination="SEA"),
+    ]
     candidate = golden[::-1]
     result = match_calls(golden, candidate, TOOLS, AGENT)
     assert result.exact and result.equal
@@ -81,8 +101,10 @@ def test_parallel_calls_match_as_a_set() -> None:
 
 def test_missing_and_extra_calls() -> None:
     """Unpaired golden calls are missing, unpaired candidate calls extra; score over the max."""
-    golden = [call("search_flights", origin="JFK", destination="LAX"),
-              call("search_flights", origin="BOS", destination="SEA")]
+    golden = [
+        call("search_flights", origin="JFK", destination="LAX"),
+        call("search_flights", origin="BOS", destination="SEA"),
+    ]
     fewer = match_calls(golden, [golden[1]], TOOLS, AGENT)
     assert fewer.missing == [0] and fewer.extra == [] and fewer.score == 1 / 2
     assert [(p.golden, p.candidate) for p in fewer.pairs] == [(1, 0)]
@@ -108,10 +130,14 @@ def test_optimal_assignment_where_greedy_is_wrong() -> None:
 def test_possible_answers_where_bfcl_greedy_fails() -> None:
     """g0 accepts both calls, g1 only the first: BFCL's greedy pass gives g0 the first and then
     finds nothing for g1; the optimal pairing accepts the answer."""
-    possible = [("get_population", {"city": ["New York City", "Los Angeles"]}),
-                ("get_population", {"city": ["New York City"]})]
-    candidate = [call("get_population", city="New York City"),
-                 call("get_population", city="Los Angeles")]
+    possible = [
+        ("get_population", {"city": ["New York City", "Los Angeles"]}),
+        ("get_population", {"city": ["New York City"]}),
+    ]
+    candidate = [
+        call("get_population", city="New York City"),
+        call("get_population", city="Los Angeles"),
+    ]
     result = match_possible_calls(possible, candidate, {}, AgentConfig())
     assert result.equal
     assert [(p.golden, p.candidate) for p in result.pairs] == [(0, 1), (1, 0)]
@@ -121,8 +147,9 @@ def test_unparseable_candidate_is_a_mismatch() -> None:
     """Arguments that were not valid JSON give an unparseable mismatch, not an exception."""
     broken = ToolCall.from_raw("search_flights", '{"origin": "JFK",')
     assert broken.arguments is None and broken.arguments_raw is not None
-    result = match_calls([call("search_flights", origin="JFK", destination="LAX")], [broken],
-                         TOOLS, AGENT)
+    result = match_calls(
+        [call("search_flights", origin="JFK", destination="LAX")], [broken], TOOLS, AGENT
+    )
     arguments = result.pairs[0].arguments
     assert arguments is not None
     assert [(m.path, m.kind) for m in arguments.mismatches] == [("", "unparseable")]
@@ -143,8 +170,12 @@ def test_no_calls_on_either_side() -> None:
 
 def test_rules_come_from_the_golden_tool() -> None:
     """Schema rules apply: the required origin is named when the candidate leaves it out."""
-    result = match_calls([call("search_flights", origin="JFK", destination="LAX")],
-                         [call("search_flights", destination="LAX")], TOOLS, AGENT)
+    result = match_calls(
+        [call("search_flights", origin="JFK", destination="LAX")],
+        [call("search_flights", destination="LAX")],
+        TOOLS,
+        AGENT,
+    )
     arguments = result.pairs[0].arguments
     assert arguments is not None
     assert arguments.mismatches == [Mismatch("origin", "missing", "JFK", None, required=True)]
@@ -154,14 +185,17 @@ def _brute_total(weights: list[list[float]]) -> float:
     """The best total of any one-to-one pairing, by trying them all."""
     rows, cols = len(weights), len(weights[0])
     if rows <= cols:
-        return max(sum(weights[i][j] for i, j in enumerate(p))
-                   for p in itertools.permutations(range(cols), rows))
-    return max(sum(weights[i][j] for j, i in enumerate(p))
-               for p in itertools.permutations(range(rows), cols))
+        return max(
+            sum(weights[i][j] for i, j in enumerate(p))
+            for p in itertools.permutations(range(cols), rows)
+        )
+    return max(
+        sum(weights[i][j] for j, i in enumerate(p))
+        for p in itertools.permutations(range(rows), cols)
+    )
 
 
-@pytest.mark.parametrize("shape", [(2, 2), (3, 3), (3, 4), (4, 3), (4, 4), (2, 6), (7, 7),
-                                   (8, 6)])
+@pytest.mark.parametrize("shape", [(2, 2), (3, 3), (3, 4), (4, 3), (4, 4), (2, 6), (7, 7), (8, 6)])
 def test_assignment_is_optimal(shape: tuple[int, int]) -> None:
     """Both solvers reach the brute-force optimum on seeded random weights, ties included."""
     rng = random.Random(hash(shape) & 0xFFFF)
@@ -169,11 +203,14 @@ def test_assignment_is_optimal(shape: tuple[int, int]) -> None:
     for _ in range(30):
         rows, cols = shape
         # Coarse weights with many tops and ties, as argument scores are.
-        weights = [[rng.choice((0.0, 0.25, 0.5, 0.75, top)) for _ in range(cols)]
-                   for _ in range(rows)]
+        weights = [
+            [rng.choice((0.0, 0.25, 0.5, 0.75, top)) for _ in range(cols)] for _ in range(rows)
+        ]
         best = _brute_total(weights) if max(shape) <= 7 else None
-        for pairs in (best_assignment(weights),
-                      lazy_best_assignment(rows, cols, lambda i, j, w=weights: w[i][j], top)):
+        for pairs in (
+            best_assignment(weights),
+            lazy_best_assignment(rows, cols, lambda i, j, w=weights: w[i][j], top),
+        ):
             assert len(pairs) == min(rows, cols)
             assert len({i for i, _ in pairs}) == len({j for _, j in pairs}) == len(pairs)
             total = sum(weights[i][j] for i, j in pairs)
@@ -182,7 +219,8 @@ def test_assignment_is_optimal(shape: tuple[int, int]) -> None:
         lazy = lazy_best_assignment(rows, cols, lambda i, j, w=weights: w[i][j], top)
         exact = best_assignment(weights)
         assert sum(weights[i][j] for i, j in lazy) == pytest.approx(
-            sum(weights[i][j] for i, j in exact))
+            sum(weights[i][j] for i, j in exact)
+        )
 
 
 def test_lazy_assignment_computes_few_weights_for_reordered_calls() -> None:

@@ -37,8 +37,9 @@ def answer(text: str | None) -> LLMResponse:
     return LLMResponse(message=Message(role="assistant", content=text))
 
 
-def mock_client(script: list[Any], cache: ResponseCache | None = None
-                ) -> tuple[ModelClient, MockProvider]:
+def mock_client(
+    script: list[Any], cache: ResponseCache | None = None
+) -> tuple[ModelClient, MockProvider]:
     """A real client over a scripted provider; retries without waiting."""
     provider = MockProvider("judge", script)
     policy = CallPolicy(max_retries=1, backoff_initial=0, backoff_max=0)
@@ -68,11 +69,14 @@ def last_user_text(payload: dict[str, Any]) -> str:
     return payload["messages"][-1]["content"]
 
 
-@pytest.mark.parametrize("text", [
-    f"```json\n{VALID}\n```",
-    f"Looking at both answers, they match.\n{VALID}\nThat is my verdict.",
-    f'{VALID}{{"reason": "a second opinion", "score": 0}}',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"```json\n{VALID}\n```",
+        f"Looking at both answers, they match.\n{VALID}\nThat is my verdict.",
+        f'{VALID}{{"reason": "a second opinion", "score": 0}}',
+    ],
+)
 def test_verdict_is_read_from_fenced_prose_and_concatenated_answers(text: str) -> None:
     result, provider = judge_text_with([answer(text)])
     assert result.unscored is None and result.score == 1.0
@@ -108,7 +112,8 @@ def test_invalid_twice_then_the_fallback_judges() -> None:
     fallback_client, fallback = mock_client([answer('{"reason": "near", "score": 0.66}')])
     result, primary = judge_text_with(
         [answer("They are similar."), answer('{"score": 1}')],
-        fallback=(fallback_client, "mock/judge-b"))
+        fallback=(fallback_client, "mock/judge-b"),
+    )
     [verdict] = result.verdicts
     assert (verdict.score, verdict.judge, verdict.fallback_used) == (0.66, "mock/judge-b", True)
     assert verdict.attempts == 3
@@ -119,8 +124,10 @@ def test_invalid_twice_then_the_fallback_judges() -> None:
 
 def test_fallback_failing_too_leaves_the_item_unscored_with_the_reasons() -> None:
     fallback_client, fallback = mock_client([answer("no idea"), answer("still no idea")])
-    result, _ = judge_text_with([answer("hmm"), answer('{"score": 2, "reason": "x"}')],
-                                fallback=(fallback_client, "mock/judge-b"))
+    result, _ = judge_text_with(
+        [answer("hmm"), answer('{"score": 2, "reason": "x"}')],
+        fallback=(fallback_client, "mock/judge-b"),
+    )
     assert result.verdicts == [] and result.score is None
     assert result.unscored is not None
     assert result.unscored.error_kind == "invalid_verdict"
@@ -183,18 +190,31 @@ def test_the_same_question_twice_costs_one_call(tmp_path: Path) -> None:
 
 def test_argument_prompt_names_the_tool_and_parameter() -> None:
     client, provider = mock_client([answer('{"reason": "same search", "score": 1}')])
-    tool = ToolDef(name="search_kb", description="Search the help-centre articles.",
-                   parameters={"type": "object", "properties": {
-                       "query": {"type": "string", "description": "What to look for."}}})
-    result = run(Judge(client, "mock/judge-a").judge_argument(
-        CONTEXT, tool, "query", "change flight date", "how to change my flight's date"))
+    tool = ToolDef(
+        name="search_kb",
+        description="Search the help-centre articles.",
+        parameters={
+            "type": "object",
+            "properties": {"query": {"type": "string", "description": "What to look for."}},
+        },
+    )
+    result = run(
+        Judge(client, "mock/judge-a").judge_argument(
+            CONTEXT, tool, "query", "change flight date", "how to change my flight's date"
+        )
+    )
     [verdict] = result.verdicts
     assert verdict.prompt == "free_text_argument@v1"
     assert verdict.prompt_sha256 == file_sha("free_text_argument.v1.md")
     assert verdict.prompt_sha256 != file_sha("text_answer.v1.md")
     user = provider.sent[0]["messages"][1]["content"]
-    for expected in ("tool: search_kb", "Search the help-centre articles.", "parameter: query",
-                     '"description": "What to look for."', "how to change my flight's date"):
+    for expected in (
+        "tool: search_kb",
+        "Search the help-centre articles.",
+        "parameter: query",
+        '"description": "What to look for."',
+        "how to change my flight's date",
+    ):
         assert expected in user
 
 
@@ -204,8 +224,9 @@ def test_trace_text_stays_inside_its_block() -> None:
     run(Judge(client, "mock/judge-a").judge_text(CONTEXT, "Which booking?", attack))
     user = provider.sent[0]["messages"][1]["content"]
     tag = re.search(r"marked with the tag (\w+)\.", user).group(1)
-    inside = re.search(rf"\[BEGIN candidate {tag}\]\n(.*)\n\[END candidate {tag}\]", user,
-                       re.DOTALL)
+    inside = re.search(
+        rf"\[BEGIN candidate {tag}\]\n(.*)\n\[END candidate {tag}\]", user, re.DOTALL
+    )
     assert inside is not None and inside.group(1) == attack
 
 
@@ -213,9 +234,12 @@ def test_context_keeps_instructions_the_last_user_message_and_a_bounded_tail() -
     history = [Message(role="system", content="Be brief.")]
     history += [Message(role="user", content=f"old question {i}") for i in range(30)]
     history.append(Message(role="user", content="the question that matters"))
-    history += [Message(role="assistant", tool_calls=[ToolCall(name="lookup", arguments={"n": i})])
-                if i % 2 == 0 else Message(role="tool", name="lookup", content="x" * 5000)
-                for i in range(10)]
+    history += [
+        Message(role="assistant", tool_calls=[ToolCall(name="lookup", arguments={"n": i})])
+        if i % 2 == 0
+        else Message(role="tool", name="lookup", content="x" * 5000)
+        for i in range(10)
+    ]
     text = prompts.context_text(history)
     assert text.startswith("(agent instructions) Be brief.")
     assert "user: the question that matters" in text
@@ -245,18 +269,21 @@ def test_judge_of_the_candidates_family_is_a_warning() -> None:
     assert check_judge("anthropic/claude-sonnet-4", ["openai/gpt-4.1"]) == []
 
 
-@pytest.mark.parametrize(("judge", "candidate", "expected"), [
-    ("openai/gpt-4o", "openai/gpt-4o-mini", True),
-    ("anthropic/claude-sonnet-4", "anthropic/claude-haiku-4", True),
-    ("openai/o3-mini", "azure/gpt-4.1", True),
-    ("openrouter/google/gemini-2.5-pro", "google/gemma-3-27b", True),
-    ("openai/gpt-4o", "anthropic/claude-sonnet-4", False),
-    ("local/olmo-2-7b", "openai/o1", False),
-    ("local/smollm2-135m", "local/smollm2-360m", True),
-    ("local/mymodel-a", "other/mymodel-b", False),
-    ("local/acme-7b", "local/acme-13b", True),
-    ("local/acme-7b", "local/zeta-7b", False),
-])
+@pytest.mark.parametrize(
+    ("judge", "candidate", "expected"),
+    [
+        ("openai/gpt-4o", "openai/gpt-4o-mini", True),
+        ("anthropic/claude-sonnet-4", "anthropic/claude-haiku-4", True),
+        ("openai/o3-mini", "azure/gpt-4.1", True),
+        ("openrouter/google/gemini-2.5-pro", "google/gemma-3-27b", True),
+        ("openai/gpt-4o", "anthropic/claude-sonnet-4", False),
+        ("local/olmo-2-7b", "openai/o1", False),
+        ("local/smollm2-135m", "local/smollm2-360m", True),
+        ("local/mymodel-a", "other/mymodel-b", False),
+        ("local/acme-7b", "local/acme-13b", True),
+        ("local/acme-7b", "local/zeta-7b", False),
+    ],
+)
 def test_same_family(judge: str, candidate: str, expected: bool) -> None:
     assert same_family(judge, candidate) is expected
     assert same_family(candidate, judge) is expected

@@ -19,28 +19,47 @@ from agent_backtest.trace import LLMRequest, LLMResponse, Message, ToolCall, Too
 from agent_backtest.units import AgentConfig, Unit, make_unit_id
 
 runner = CliRunner()
-TOOL = ToolDef(name="send_note", parameters={"type": "object", "properties": {
-    "to": {"type": "string"}, "note": {"type": "string"}}})
+TOOL = ToolDef(
+    name="send_note",
+    parameters={
+        "type": "object",
+        "properties": {"to": {"type": "string"}, "note": {"type": "string"}},
+    },
+)
 
 
 def unit(index: int, golden: Message, session: str = "s1") -> Unit:
-    request = LLMRequest(model="gpt-4o", messages=[Message(role="user", content=f"q{index}")],
-                         tools=[TOOL])
-    return Unit(unit_id=make_unit_id(session, str(index)), session_id=session, turn_index=0,
-                step_id=str(index), kind="action", request=request,
-                golden=LLMResponse(message=golden))
+    request = LLMRequest(
+        model="gpt-4o", messages=[Message(role="user", content=f"q{index}")], tools=[TOOL]
+    )
+    return Unit(
+        unit_id=make_unit_id(session, str(index)),
+        session_id=session,
+        turn_index=0,
+        step_id=str(index),
+        kind="action",
+        request=request,
+        golden=LLMResponse(message=golden),
+    )
 
 
 def result(u: Unit, answer: Message | None, error: str | None = None) -> ResultRecord:
-    return ResultRecord(unit_id=u.unit_id, repeat=0, session_id=u.session_id,
-                        model="openai/candidate", request_sha="sha256:x", attempts=1,
-                        response=LLMResponse(message=answer) if answer else None,
-                        error=CallError(kind=error, detail="boom") if error else None)
+    return ResultRecord(
+        unit_id=u.unit_id,
+        repeat=0,
+        session_id=u.session_id,
+        model="openai/candidate",
+        request_sha="sha256:x",
+        attempts=1,
+        response=LLMResponse(message=answer) if answer else None,
+        error=CallError(kind=error, detail="boom") if error else None,
+    )
 
 
 def verdict(score: float, reason: str = "same meaning") -> LLMResponse:
-    return LLMResponse(message=Message(role="assistant", content=json.dumps(
-        {"score": score, "reason": reason})))
+    return LLMResponse(
+        message=Message(role="assistant", content=json.dumps({"score": score, "reason": reason}))
+    )
 
 
 def scorer(answers: list) -> Scorer:
@@ -53,21 +72,40 @@ def test_text_answers_are_judged_and_judge_failure_is_unscored() -> None:
     answer = Message(role="assistant", content="Done: the booking is made.")
     judged = asyncio.run(scorer([verdict(1)]).score(u, result(u, answer)))
     assert (judged.bucket, judged.score, judged.method, judged.status) == (
-        "text_match", 1.0, "judge", "scored")
+        "text_match",
+        1.0,
+        "judge",
+        "scored",
+    )
     assert judged.judged[0].prompt_sha256 and judged.judged[0].reasons == ["same meaning"]
-    failed = asyncio.run(scorer([ProviderError("http_5xx", "down", 503)]).score(
-        u, result(u, answer)))
+    failed = asyncio.run(
+        scorer([ProviderError("http_5xx", "down", 503)]).score(u, result(u, answer))
+    )
     assert (failed.status, failed.bucket, failed.score) == ("unscored", "unscored", None)
     assert failed.unscored_reason
 
 
 def test_free_text_argument_is_judged_by_meaning() -> None:
-    golden = Message(role="assistant", tool_calls=[ToolCall(
-        id="1", name="send_note", arguments={"to": "ops", "note": "The printer on floor two "
-                                                              "is out of toner again."})])
-    candidate = Message(role="assistant", tool_calls=[ToolCall(
-        id="2", name="send_note", arguments={"to": "OPS ", "note": "Floor 2 printer has no "
-                                                               "toner left."})])
+    golden = Message(
+        role="assistant",
+        tool_calls=[
+            ToolCall(
+                id="1",
+                name="send_note",
+                arguments={"to": "ops", "note": "The printer on floor two is out of toner again."},
+            )
+        ],
+    )
+    candidate = Message(
+        role="assistant",
+        tool_calls=[
+            ToolCall(
+                id="2",
+                name="send_note",
+                arguments={"to": "OPS ", "note": "Floor 2 printer has no toner left."},
+            )
+        ],
+    )
     u = unit(1, golden)
     same = asyncio.run(scorer([verdict(1)]).score(u, result(u, candidate)))
     assert (same.bucket, same.strict, same.method) == ("match", False, "judge")
@@ -80,13 +118,19 @@ def test_infrastructure_errors_are_not_scores() -> None:
     u = unit(2, Message(role="assistant", content="hi"))
     record = asyncio.run(scorer([]).score(u, result(u, None, error="timeout")))
     assert (record.status, record.bucket, record.score, record.error_kind) == (
-        "infra_error", None, None, "timeout")
+        "infra_error",
+        None,
+        None,
+        "timeout",
+    )
 
 
 @pytest.fixture
 def small_run(tmp_path: Path) -> Path:
-    units = [unit(i, Message(role="assistant", content=f"answer {i}"), session=f"s{i % 3}")
-             for i in range(6)]
+    units = [
+        unit(i, Message(role="assistant", content=f"answer {i}"), session=f"s{i % 3}")
+        for i in range(6)
+    ]
     directory = RunDirectory(tmp_path / "run")
     directory.create(overwrite=False)
     directory.write_units(units)
@@ -106,9 +150,15 @@ def test_abt_score_writes_scores_and_keeps_earlier_ones(small_run: Path) -> None
     outcome = runner.invoke(app, ["score", str(small_run)])
     assert outcome.exit_code == 0, outcome.output
     summary = json.loads((small_run / "summary.json").read_text())
-    assert summary["counts"] == {"records": 6, "scored": 5, "unscored": 0, "infra_errors": 1,
-                                 "infra_errors_by_kind": {"http_429": 1}, "units": 6,
-                                 "sessions": 3}
+    assert summary["counts"] == {
+        "records": 6,
+        "scored": 5,
+        "unscored": 0,
+        "infra_errors": 1,
+        "infra_errors_by_kind": {"http_429": 1},
+        "units": 6,
+        "sessions": 3,
+    }
     assert summary["overall"]["strict"]["mean"] == pytest.approx(3 / 5)
     assert summary["methods"] == {"text_similarity": 5}
     assert "text_similarity" in outcome.output and "not judged" in outcome.output

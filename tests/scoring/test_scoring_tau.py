@@ -28,16 +28,39 @@ runner = CliRunner()
 @pytest.fixture(scope="module")
 def units_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("tau") / "units.jsonl"
-    result = runner.invoke(app, ["units", str(TAU_TRAJECTORIES), "--tools", str(TAU_TOOLS),
-                                 "--recorded-model", "gpt-4o", "-o", str(path)])
+    result = runner.invoke(
+        app,
+        [
+            "units",
+            str(TAU_TRAJECTORIES),
+            "--tools",
+            str(TAU_TOOLS),
+            "--recorded-model",
+            "gpt-4o",
+            "-o",
+            str(path),
+        ],
+    )
     assert result.exit_code == 0, result.output
     return path
 
 
 def test_mock_golden_scores_full_strict_agreement(units_file: Path, tmp_path: Path) -> None:
     run = tmp_path / "golden"
-    result = runner.invoke(app, ["replay", str(units_file), "--model", "mock/golden", "--out",
-                                 str(run), "--no-cache", "--concurrency", "32"])
+    result = runner.invoke(
+        app,
+        [
+            "replay",
+            str(units_file),
+            "--model",
+            "mock/golden",
+            "--out",
+            str(run),
+            "--no-cache",
+            "--concurrency",
+            "32",
+        ],
+    )
     assert result.exit_code == 0, result.output
     summary = json.loads((run / "summary.json").read_text())
     assert summary["counts"]["records"] == summary["counts"]["scored"] == 1381
@@ -57,8 +80,9 @@ def perturbed(golden: LLMResponse, index: int, tool_names: list[str]) -> tuple[L
     if not message.tool_calls:
         if index % 2:
             call = ToolCall(id="x", name=tool_names[0], arguments={})
-            return golden.model_copy(update={"message": Message(
-                role="assistant", tool_calls=[call])}), "tool_instead_of_text"
+            return golden.model_copy(
+                update={"message": Message(role="assistant", tool_calls=[call])}
+            ), "tool_instead_of_text"
         return golden, "text_match"
     call = message.tool_calls[0]
     kind = PERTURBATIONS[index % len(PERTURBATIONS)]
@@ -72,14 +96,16 @@ def perturbed(golden: LLMResponse, index: int, tool_names: list[str]) -> tuple[L
         other = next(name for name in tool_names if name != call.name)
         calls = [call.model_copy(update={"name": other}), *message.tool_calls[1:]]
     elif kind == "text_instead_of_tool":
-        return golden.model_copy(update={"message": Message(
-            role="assistant", content="Let me check.")}), kind
+        return golden.model_copy(
+            update={"message": Message(role="assistant", content="Let me check.")}
+        ), kind
     elif kind == "extra_call":
         calls = [*message.tool_calls, call.model_copy(update={"id": "extra"})]
     else:
         calls = list(message.tool_calls)
-    return golden.model_copy(update={"message": message.model_copy(
-        update={"tool_calls": calls})}), kind
+    return golden.model_copy(
+        update={"message": message.model_copy(update={"tool_calls": calls})}
+    ), kind
 
 
 def test_perturbed_answers_land_in_their_buckets(units_file: Path, tmp_path: Path) -> None:
@@ -93,8 +119,12 @@ def test_perturbed_answers_land_in_their_buckets(units_file: Path, tmp_path: Pat
         if key not in answers:  # a few units share a request: they get the same answer
             answers[key], expected_by_key[key] = perturbed(unit.golden, index, tool_names)
         expected[unit.unit_id] = expected_by_key[key]
-    provider = MockProvider("perturb", lambda payload: answers[payload_key(
-        {k: v for k, v in payload.items() if k not in ("model", "seed")})])
+    provider = MockProvider(
+        "perturb",
+        lambda payload: answers[
+            payload_key({k: v for k, v in payload.items() if k not in ("model", "seed")})
+        ],
+    )
     directory = RunDirectory(tmp_path / "perturbed")
     directory.create(overwrite=False)
     directory.write_units(units)
@@ -103,16 +133,21 @@ def test_perturbed_answers_land_in_their_buckets(units_file: Path, tmp_path: Pat
     async def replay() -> None:
         writer = ResultWriter(directory.results_path)
         try:
-            await run_jobs(iter_jobs(units, "mock/perturb", ModelConfig(), 1, 0),
-                           {ModelRef("mock", "perturb"): ModelClient(provider)}, writer, 16,
-                           asyncio.Event())
+            await run_jobs(
+                iter_jobs(units, "mock/perturb", ModelConfig(), 1, 0),
+                {ModelRef("mock", "perturb"): ModelClient(provider)},
+                writer,
+                16,
+                asyncio.Event(),
+            )
         finally:
             writer.close()
 
     asyncio.run(replay())
     outcome = score_run(directory, ScoreSettings())
-    records = [json.loads(line) for line in (directory.path / "scores.jsonl").read_text()
-               .splitlines()]
+    records = [
+        json.loads(line) for line in (directory.path / "scores.jsonl").read_text().splitlines()
+    ]
     assert len(records) == len(units)
     got = {r["unit_id"]: r["bucket"] for r in records}
     assert got == expected

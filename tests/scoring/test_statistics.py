@@ -52,8 +52,8 @@ def test_a_rate_of_exactly_one_gets_a_wilson_interval_over_sessions() -> None:
     estimate = clustered_mean([1.0] * 8, ["a", "a", "b", "b", "c", "c", "d", "d"])
     assert estimate.mean == 1.0 and estimate.se == 0.0
     # Wilson with n = 4 sessions: lower = 4 / (4 + 1.96²) ≈ 0.510
-    assert estimate.low == pytest.approx(4 / (4 + 1.959964 ** 2), abs=1e-6)
+    assert estimate.low == pytest.approx(4 / (4 + 1.959964**2), abs=1e-6)
     assert estimate.high == 1.0
     zero = clustered_mean([0.0] * 6, ["a", "b", "c", "a", "b", "c"])
     assert zero.low == 0.0
-    assert zero.high == pytest.approx(1 - 3 / (3 + 1.959964 ** 2), abs=1e-6)
+    assert zero.high == pytest.approx(1 - 3 / (3 + 1.959964**2), abs=1e-6)

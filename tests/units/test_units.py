@@ -51,8 +51,9 @@ def units_of(sess: Session, config: AgentConfig | None = None) -> list[Unit]:
 
 def test_router_when_every_offered_tool_routes() -> None:
     sess = session(
-        llm_step("a", "topic_selector", ["go_to_booking", "transfer_to_human",
-                                          "__end_session_action__"]),
+        llm_step(
+            "a", "topic_selector", ["go_to_booking", "transfer_to_human", "__end_session_action__"]
+        ),
         llm_step("b", "booking", ["search_flights", "go_to_help"]),
         llm_step("c", "booking", []),
         llm_step("d", "booking", None),
@@ -61,17 +62,18 @@ def test_router_when_every_offered_tool_routes() -> None:
 
 
 def test_router_nodes_and_configured_prefixes() -> None:
-    sess = session(llm_step("a", "dispatcher", ["search_flights"]),
-                   llm_step("b", "x", ["handoff_billing"]))
+    sess = session(
+        llm_step("a", "dispatcher", ["search_flights"]), llm_step("b", "x", ["handoff_billing"])
+    )
     config = AgentConfig(router_nodes=["dispatcher"], routing_tool_prefixes=["handoff_"])
     assert [u.kind for u in units_of(sess, config)] == ["router", "router"]
 
 
 def test_step_without_answer_is_a_named_skip() -> None:
-    items = list(units_from_session(session(llm_step("a", "n", [], answered=False)),
-                                    AgentConfig()))
-    assert items == [UnitSkip("s1", "a", "no_response",
-                              "the trace records the request but no answer")]
+    items = list(units_from_session(session(llm_step("a", "n", [], answered=False)), AgentConfig()))
+    assert items == [
+        UnitSkip("s1", "a", "no_response", "the trace records the request but no answer")
+    ]
 
 
 def test_unit_ids_are_stable_and_distinct() -> None:
@@ -95,11 +97,21 @@ def test_split_is_deterministic_salted_and_near_the_fraction() -> None:
 
 
 def test_selection_filters_and_counts_what_it_leaves_out() -> None:
-    sessions = [session(llm_step("a", "router", ["go_to_x"]), llm_step("b", "booking", ["f"]),
-                        session_id=f"s{i}") for i in range(10)]
+    sessions = [
+        session(
+            llm_step("a", "router", ["go_to_x"]),
+            llm_step("b", "booking", ["f"]),
+            session_id=f"s{i}",
+        )
+        for i in range(10)
+    ]
     units = [u for s in sessions for u in units_of(s)]
-    selection = Selection(steps="action", nodes=frozenset({"booking"}),
-                          excluded_sessions=frozenset({"s0", "s1"}), limit=5)
+    selection = Selection(
+        steps="action",
+        nodes=frozenset({"booking"}),
+        excluded_sessions=frozenset({"s0", "s1"}),
+        limit=5,
+    )
     kept = list(selection.apply(units))
     assert [u.session_id for u in kept] == ["s2", "s3", "s4", "s5", "s6"]
     assert selection.dropped == {"excluded_session": 4, "other_kind": 8, "over_limit": 3}
@@ -150,11 +162,18 @@ def test_agent_config_files(tmp_path: Path) -> None:
 
 
 def test_per_session_takes_a_slice_across_sessions() -> None:
-    sessions = [session(*(llm_step(str(j), "n", ["f"]) for j in range(5)), session_id=f"s{i}")
-                for i in range(4)]
+    sessions = [
+        session(*(llm_step(str(j), "n", ["f"]) for j in range(5)), session_id=f"s{i}")
+        for i in range(4)
+    ]
     units = [u for s in sessions for u in units_of(s)]
     selection = Selection(per_session=2, limit=5)
     kept = list(selection.apply(units))
     assert [(u.session_id, u.step_id) for u in kept] == [
-        ("s0", "0"), ("s0", "1"), ("s1", "0"), ("s1", "1"), ("s2", "0")]
+        ("s0", "0"),
+        ("s0", "1"),
+        ("s1", "0"),
+        ("s1", "1"),
+        ("s2", "0"),
+    ]
     assert selection.dropped == {"over_per_session": 12, "over_limit": 3}

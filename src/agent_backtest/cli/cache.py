@@ -9,8 +9,12 @@ import typer
 
 from agent_backtest.providers import ResponseCache, default_cache_dir
 
-cache_app = typer.Typer(help="The response cache of model answers.", no_args_is_help=True,
-                        add_completion=False, rich_markup_mode=None)
+cache_app = typer.Typer(
+    help="The response cache of model answers.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+)
 CacheDirOption = Annotated[
     Path | None,
     typer.Option("--cache-dir", metavar="DIR", help="[default: the user cache dir]"),

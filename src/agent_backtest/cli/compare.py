@@ -14,22 +14,45 @@ from agent_backtest.report import BAR_NOT_MET, compare_markdown, gate_compare, w
 from agent_backtest.report.figures import rate, signed
 
 MaxDropOption = Annotated[
-    float | None, typer.Option("--max-drop", min=0.0, metavar="F",
-                               help="Fail (exit 3) when B's agreement is more than F below "
-                               "A's on the paired answers.")]
+    float | None,
+    typer.Option(
+        "--max-drop",
+        min=0.0,
+        metavar="F",
+        help="Fail (exit 3) when B's agreement is more than F below A's on the paired answers.",
+    ),
+]
 LowerBoundOption = Annotated[
-    bool, typer.Option("--use-lower-bound", help="Apply the bar to the pessimistic end of the "
-                       "95% interval instead of the point estimate.")]
+    bool,
+    typer.Option(
+        "--use-lower-bound",
+        help="Apply the bar to the pessimistic end of the "
+        "95% interval instead of the point estimate.",
+    ),
+]
 
 
 def compare(
-    a: Annotated[Path, typer.Argument(metavar="A", show_default=False,
-                                      help="The baseline run (e.g. --model trace, or the "
-                                      "current prompt).")],
-    b: Annotated[Path, typer.Argument(metavar="B", show_default=False,
-                                      help="The run to compare with it (the candidate).")],
-    out: Annotated[Path | None, typer.Option("--out", metavar="DIR", help="Write compare.json "
-                                             "and compare.html here [default: B].")] = None,
+    a: Annotated[
+        Path,
+        typer.Argument(
+            metavar="A",
+            show_default=False,
+            help="The baseline run (e.g. --model trace, or the current prompt).",
+        ),
+    ],
+    b: Annotated[
+        Path,
+        typer.Argument(
+            metavar="B", show_default=False, help="The run to compare with it (the candidate)."
+        ),
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", metavar="DIR", help="Write compare.json and compare.html here [default: B]."
+        ),
+    ] = None,
     max_drop: MaxDropOption = None,
     use_lower_bound: LowerBoundOption = False,
     output_format: FormatOption = OutputFormat.text,
@@ -44,13 +67,16 @@ def compare(
     else:
         _print_text(Console(highlight=False), result)
         for check in checks:
-            Console(highlight=False).print(("bar met: " if check.met else "bar not met: ")
-                                           + check.why, markup=False)
+            Console(highlight=False).print(
+                ("bar met: " if check.met else "bar not met: ") + check.why, markup=False
+            )
     Console(stderr=output_format is OutputFormat.markdown, highlight=False).print(
-        f"wrote {outcome.json_path} and {outcome.html_path}", markup=False)
+        f"wrote {outcome.json_path} and {outcome.html_path}", markup=False
+    )
     if not all(check.met for check in checks):
-        err.print("abt: bar not met: " + "; ".join(c.why for c in checks if not c.met),
-                  markup=False)
+        err.print(
+            "abt: bar not met: " + "; ".join(c.why for c in checks if not c.met), markup=False
+        )
         raise typer.Exit(BAR_NOT_MET)
 
 
@@ -59,11 +85,20 @@ def _print_text(console: Console, result: dict) -> None:
         console.print(f"warning: {warning}", style="yellow", markup=False)
     for key, label in (("agreement", "agreement"), ("strict", "strict")):
         figures = result[key]
-        console.print(f"{label}: A {rate(figures['a'])} · B {rate(figures['b'])} · B − A "
-                      f"{signed(figures['difference'])}", markup=False)
+        console.print(
+            f"{label}: A {rate(figures['a'])} · B {rate(figures['b'])} · B − A "
+            f"{signed(figures['difference'])}",
+            markup=False,
+        )
     test, counts = result["mcnemar"], result["counts"]
-    console.print(f"{counts['paired']} paired answers, {counts['sessions']} sessions · strict "
-                  f"flips: {test['a_right_b_wrong']} right → wrong, {test['a_wrong_b_right']} "
-                  f"wrong → right · McNemar exact p = {test['p_value']:.4g}", markup=False)
-    console.print(f"not compared: {counts['only_in_a']} only in A, {counts['only_in_b']} only "
-                  f"in B, {counts['not_comparable']} not scored on both sides", markup=False)
+    console.print(
+        f"{counts['paired']} paired answers, {counts['sessions']} sessions · strict "
+        f"flips: {test['a_right_b_wrong']} right → wrong, {test['a_wrong_b_right']} "
+        f"wrong → right · McNemar exact p = {test['p_value']:.4g}",
+        markup=False,
+    )
+    console.print(
+        f"not compared: {counts['only_in_a']} only in A, {counts['only_in_b']} only "
+        f"in B, {counts['not_comparable']} not scored on both sides",
+        markup=False,
+    )

@@ -16,29 +16,58 @@ from agent_backtest.report import BAR_NOT_MET, gate_markdown, gate_run, load_run
 
 def gate(
     run: RunArgument,
-    min_agreement: Annotated[float | None, typer.Option(
-        "--min-agreement", min=0.0, max=1.0, metavar="F",
-        help="Agreement must be at least F.")] = None,
-    min_strict: Annotated[float | None, typer.Option(
-        "--min-strict", min=0.0, max=1.0, metavar="F",
-        help="Strict agreement must be at least F.")] = None,
-    max_infra_errors: Annotated[int | None, typer.Option(
-        "--max-infra-errors", min=0, metavar="N",
-        help="At most N answers may end in an infrastructure error.")] = None,
-    max_infra_error_rate: Annotated[float | None, typer.Option(
-        "--max-infra-error-rate", min=0.0, max=1.0, metavar="F",
-        help="At most this share of answers may end in an infrastructure error.")] = None,
+    min_agreement: Annotated[
+        float | None,
+        typer.Option(
+            "--min-agreement", min=0.0, max=1.0, metavar="F", help="Agreement must be at least F."
+        ),
+    ] = None,
+    min_strict: Annotated[
+        float | None,
+        typer.Option(
+            "--min-strict",
+            min=0.0,
+            max=1.0,
+            metavar="F",
+            help="Strict agreement must be at least F.",
+        ),
+    ] = None,
+    max_infra_errors: Annotated[
+        int | None,
+        typer.Option(
+            "--max-infra-errors",
+            min=0,
+            metavar="N",
+            help="At most N answers may end in an infrastructure error.",
+        ),
+    ] = None,
+    max_infra_error_rate: Annotated[
+        float | None,
+        typer.Option(
+            "--max-infra-error-rate",
+            min=0.0,
+            max=1.0,
+            metavar="F",
+            help="At most this share of answers may end in an infrastructure error.",
+        ),
+    ] = None,
     use_lower_bound: LowerBoundOption = False,
     output_format: FormatOption = OutputFormat.text,
 ) -> None:
     """Check a scored run against bars; exit 3 when one is not met (2 is a usage error)."""
-    if all(bar is None for bar in (min_agreement, min_strict, max_infra_errors,
-                                   max_infra_error_rate)):
-        raise InputError("gate", None, "no bar given: pass --min-agreement, --min-strict, "
-                         "--max-infra-errors or --max-infra-error-rate")
+    if all(
+        bar is None for bar in (min_agreement, min_strict, max_infra_errors, max_infra_error_rate)
+    ):
+        raise InputError(
+            "gate",
+            None,
+            "no bar given: pass --min-agreement, --min-strict, "
+            "--max-infra-errors or --max-infra-error-rate",
+        )
     summary = load_run(run, with_results=False).summary
-    checks = gate_run(summary, min_agreement, min_strict, max_infra_errors,
-                      max_infra_error_rate, use_lower_bound)
+    checks = gate_run(
+        summary, min_agreement, min_strict, max_infra_errors, max_infra_error_rate, use_lower_bound
+    )
     passed = all(check.met for check in checks)
     if output_format is OutputFormat.markdown:
         sys.stdout.write(gate_markdown(checks, name=run.name))
@@ -49,5 +78,6 @@ def gate(
         console.print(f"gate {'passed' if passed else 'failed'}: {run}", markup=False)
     if not passed:
         Console(stderr=True, highlight=False).print(
-            "abt: bar not met: " + "; ".join(c.why for c in checks if not c.met), markup=False)
+            "abt: bar not met: " + "; ".join(c.why for c in checks if not c.met), markup=False
+        )
         raise typer.Exit(BAR_NOT_MET)

@@ -40,19 +40,31 @@ from agent_backtest.units import (
 COVERAGE_FILE = "patch_coverage.json"
 UNMATCHED_EXIT = 1
 
-patch_app = typer.Typer(help="Patches: edit ops applied to each unit's request before it is "
-                        "sent (abt replay --patch).", no_args_is_help=True,
-                        add_completion=False, rich_markup_mode=None)
+patch_app = typer.Typer(
+    help="Patches: edit ops applied to each unit's request before it is sent (abt replay --patch).",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+)
 # check is registered in cli/app.py, behind the one handler that turns input errors into a line.
-PatchFileArgument = Annotated[Path, typer.Argument(
-    metavar="PATCH", help="The patch file (abt.patch/1, JSON or YAML).", show_default=False)]
+PatchFileArgument = Annotated[
+    Path,
+    typer.Argument(
+        metavar="PATCH", help="The patch file (abt.patch/1, JSON or YAML).", show_default=False
+    ),
+]
 
 
 def check(
     patch_file: PatchFileArgument,
-    inputs: Annotated[list[Path], typer.Argument(
-        metavar="INPUT", help="A units JSONL (from abt units) or trace files in any supported "
-        "format.", show_default=False)],
+    inputs: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="INPUT",
+            help="A units JSONL (from abt units) or trace files in any supported format.",
+            show_default=False,
+        ),
+    ],
     format: FormatOption = None,
     tools: ToolsOption = None,
     recorded_model: RecordedModelOption = None,
@@ -66,24 +78,42 @@ def check(
     split: SplitOption = "all",
     exclude_sessions: ExcludeSessionsOption = None,
     limit: LimitOption = None,
-    diff: Annotated[bool, typer.Option(
-        "--diff/--no-diff", help="Show the first request each op changed, before and after.")
+    diff: Annotated[
+        bool,
+        typer.Option(
+            "--diff/--no-diff", help="Show the first request each op changed, before and after."
+        ),
     ] = True,
-    json_report: Annotated[bool, typer.Option(
-        "--json", help="Print the coverage report as JSON (as patch_coverage.json holds it).")
+    json_report: Annotated[
+        bool,
+        typer.Option(
+            "--json", help="Print the coverage report as JSON (as patch_coverage.json holds it)."
+        ),
     ] = False,
 ) -> None:
     """Apply a patch to the units and report, per op, how many units have its target and how
     many it changed; exit 1 when an op matches nothing."""
     patch = load_patch(patch_file)
-    selection = make_selection(steps, node, None, val_fraction, split_salt, split,
-                               exclude_sessions, limit)
-    units = selection.apply(units_from_inputs(inputs, format, tools, recorded_model, strict,
-                                        agent_config(agent_config_file, router_nodes)))
+    selection = make_selection(
+        steps, node, None, val_fraction, split_salt, split, exclude_sessions, limit
+    )
+    units = selection.apply(
+        units_from_inputs(
+            inputs,
+            format,
+            tools,
+            recorded_model,
+            strict,
+            agent_config(agent_config_file, router_nodes),
+        )
+    )
     coverage = PatchCoverage(patch).add_all(units)
     if coverage.units == 0:
-        raise InputError(inputs[0], None, "no units to patch (see abt ingest for what the inputs "
-                         "hold, and the selection flags)")
+        raise InputError(
+            inputs[0],
+            None,
+            "no units to patch (see abt ingest for what the inputs hold, and the selection flags)",
+        )
     report = coverage.report(patch_file.name, describe_input(patch_file).sha256)
     if json_report:
         typer.echo(report.to_json().decode(), nl=False)
@@ -96,12 +126,14 @@ def check(
                 console.print(request_diff(op_id, example), markup=False)
     if report.unmatched:
         Console(stderr=True, highlight=False, soft_wrap=True).print(
-            f"abt: {_unmatched_sentence(report)}", markup=False)
+            f"abt: {_unmatched_sentence(report)}", markup=False
+        )
         raise typer.Exit(UNMATCHED_EXIT)
 
 
-def cover_run(console: Console, directory: RunDirectory, patch: Patch, patch_file: Path,
-              allow_unmatched: bool) -> CoverageReport:
+def cover_run(
+    console: Console, directory: RunDirectory, patch: Patch, patch_file: Path, allow_unmatched: bool
+) -> CoverageReport:
     """Patch every unit of the run, write patch_coverage.json and print it; an op that matches
     nothing stops the run here (before run.json exists) unless ``allow_unmatched``."""
     coverage = PatchCoverage(patch).add_all(directory.read_units())
@@ -112,23 +144,43 @@ def cover_run(console: Console, directory: RunDirectory, patch: Patch, patch_fil
     print_coverage(console, report)
     console.print(f"patch coverage written to {path}", markup=False)
     if report.unmatched and not allow_unmatched:
-        raise InputError(patch_file, None, f"{_unmatched_sentence(report)}; nothing was sent "
-                         f"(see {path}; --allow-unmatched replays anyway)")
+        raise InputError(
+            patch_file,
+            None,
+            f"{_unmatched_sentence(report)}; nothing was sent "
+            f"(see {path}; --allow-unmatched replays anyway)",
+        )
     return report
 
 
 def print_coverage(console: Console, report: CoverageReport) -> None:
     """The coverage report as an aligned table, then the message of every op not ok."""
     ops = f"{len(report.ops)} op" + ("s" if len(report.ops) != 1 else "")
-    console.print(f"patch {report.patch_file}: {ops} over {report.units} units; "
-                  f"{report.units_changed} requests changed", markup=False, soft_wrap=True)
+    console.print(
+        f"patch {report.patch_file}: {ops} over {report.units} units; "
+        f"{report.units_changed} requests changed",
+        markup=False,
+        soft_wrap=True,
+    )
     rows = [("op", "target", "action", "in scope", "with target", "changed", "status")]
-    rows += [(op.id, op.target, op.action, str(op.units_in_scope), str(op.units_with_target),
-              str(op.units_changed), op.status) for op in report.ops]
+    rows += [
+        (
+            op.id,
+            op.target,
+            op.action,
+            str(op.units_in_scope),
+            str(op.units_with_target),
+            str(op.units_changed),
+            op.status,
+        )
+        for op in report.ops
+    ]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
-        cells = [cell.rjust(width) if 3 <= i <= 5 else cell.ljust(width)
-                 for i, (cell, width) in enumerate(zip(row, widths, strict=True))]
+        cells = [
+            cell.rjust(width) if 3 <= i <= 5 else cell.ljust(width)
+            for i, (cell, width) in enumerate(zip(row, widths, strict=True))
+        ]
         console.print("  " + "  ".join(cells).rstrip(), markup=False, soft_wrap=True)
     for op in report.ops:
         if op.message:
@@ -139,5 +191,3 @@ def _unmatched_sentence(report: CoverageReport) -> str:
     """E.g. "2 patch op(s) matched nothing: 'a', 'b'"."""
     names = ", ".join(repr(op_id) for op_id in report.unmatched)
     return f"{len(report.unmatched)} patch op(s) matched nothing: {names}"
-
-

@@ -39,35 +39,47 @@ def profile(
     inputs: Inputs,
     group_by: Annotated[
         Literal["session", "agent", "model", "variant"] | None,
-        typer.Option("--group-by", metavar="session|agent|model|variant",
-                     help="Profile per session, agent, model (set of models a session used) or "
-                     "variant.  [default: variant with --variant or --annotations, else agent]",
-                     show_default=False),
+        typer.Option(
+            "--group-by",
+            metavar="session|agent|model|variant",
+            help="Profile per session, agent, model (set of models a session used) or "
+            "variant.  [default: variant with --variant or --annotations, else agent]",
+            show_default=False,
+        ),
     ] = None,
     variant: Annotated[
         list[str] | None,
-        typer.Option("--variant", metavar="NAME=SELECTOR",
-                     help="A variant to compare (repeatable; the first is the baseline). "
-                     "SELECTOR: FIELD=GLOB or FIELD!=GLOB joined by commas; fields: agent, "
-                     "agent_version, model, tool, session, file, format, case, run_variant, "
-                     "meta.KEY."),
+        typer.Option(
+            "--variant",
+            metavar="NAME=SELECTOR",
+            help="A variant to compare (repeatable; the first is the baseline). "
+            "SELECTOR: FIELD=GLOB or FIELD!=GLOB joined by commas; fields: agent, "
+            "agent_version, model, tool, session, file, format, case, run_variant, "
+            "meta.KEY.",
+        ),
     ] = None,
     annotations: Annotated[
         list[Path] | None,
-        typer.Option("--annotations", metavar="FILE",
-                     help="Run annotations (JSON object, list or JSONL; repeatable). "
-                     "Needs --case-manifest."),
+        typer.Option(
+            "--annotations",
+            metavar="FILE",
+            help="Run annotations (JSON object, list or JSONL; repeatable). Needs --case-manifest.",
+        ),
     ] = None,
     case_manifest: Annotated[
         Path | None,
-        typer.Option("--case-manifest", metavar="FILE",
-                     help="The cases the annotations name (JSON)."),
+        typer.Option(
+            "--case-manifest", metavar="FILE", help="The cases the annotations name (JSON)."
+        ),
     ] = None,
     prices: Annotated[
         Path | None,
-        typer.Option("--prices", metavar="FILE",
-                     help='Prices per million tokens by model (JSON: {"MODEL": '
-                     '{"input_per_million": X, "output_per_million": Y}}).'),
+        typer.Option(
+            "--prices",
+            metavar="FILE",
+            help='Prices per million tokens by model (JSON: {"MODEL": '
+            '{"input_per_million": X, "output_per_million": Y}}).',
+        ),
     ] = None,
     output: Annotated[
         Path | None,
@@ -90,10 +102,18 @@ def profile(
     if variants and chosen != "variant":
         raise InputError("--variant", None, f"variants need --group-by variant, not {chosen}")
     if chosen == "variant" and not variants and not annotations:
-        raise InputError("--group-by", None, "variant needs --variant NAME=SELECTOR or "
-                         "--annotations (whose runs name their variant)")
-    profiler = Profiler(chosen, variants, _annotations(annotations or [], case_manifest),
-                        load_prices(prices) if prices else None)
+        raise InputError(
+            "--group-by",
+            None,
+            "variant needs --variant NAME=SELECTOR or "
+            "--annotations (whose runs name their variant)",
+        )
+    profiler = Profiler(
+        chosen,
+        variants,
+        _annotations(annotations or [], case_manifest),
+        load_prices(prices) if prices else None,
+    )
     stream = session_stream(inputs, format, tools, recorded_model, strict)
     for session in stream:
         summary = stream.summaries[-1]
@@ -118,19 +138,25 @@ def _annotations(paths: list[Path], manifest: Path | None) -> dict[str, RunAnnot
             load_manifest(manifest)  # validate it even when nothing refers to it
         return {}
     if manifest is None:
-        raise InputError("--annotations", None,
-                         "needs --case-manifest FILE: the cases the annotations name")
+        raise InputError(
+            "--annotations", None, "needs --case-manifest FILE: the cases the annotations name"
+        )
     cases = load_manifest(manifest)
-    return sessions_by_id([(path, annotation) for path in paths
-                           for annotation in load_annotations(path, cases)])
+    return sessions_by_id(
+        [(path, annotation) for path in paths for annotation in load_annotations(path, cases)]
+    )
 
 
 def _input(summary: InputSummary) -> dict[str, Any]:
     """What was read from one input."""
-    return {"file": summary.file, "format": summary.format, "sessions": summary.sessions,
-            "duplicate_sessions": summary.duplicate_sessions,
-            "steps": dict(sorted(summary.steps.items())),
-            "skips": dict(sorted(summary.skips.counts.items()))}
+    return {
+        "file": summary.file,
+        "format": summary.format,
+        "sessions": summary.sessions,
+        "duplicate_sessions": summary.duplicate_sessions,
+        "steps": dict(sorted(summary.steps.items())),
+        "skips": dict(sorted(summary.skips.counts.items())),
+    }
 
 
 def _print(result: dict[str, Any], output: Path | None) -> None:

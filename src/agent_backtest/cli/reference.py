@@ -26,8 +26,9 @@ def command_names() -> list[str]:
 
 def help_text(*args: str) -> str:
     """What ``abt ARGS --help`` prints at a fixed width."""
-    result = CliRunner().invoke(app, [*args, "--help"], terminal_width=WIDTH,
-                                env={"COLUMNS": str(WIDTH), "NO_COLOR": "1"})
+    result = CliRunner().invoke(
+        app, [*args, "--help"], terminal_width=WIDTH, env={"COLUMNS": str(WIDTH), "NO_COLOR": "1"}
+    )
     return result.stdout.rstrip() + "\n"
 
 

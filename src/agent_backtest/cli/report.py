@@ -21,12 +21,21 @@ class OutputFormat(StrEnum):
     markdown = "markdown"
 
 
-RunArgument = Annotated[Path, typer.Argument(metavar="RUN", show_default=False,
-                                             help="A scored run directory (abt replay/score).")]
+RunArgument = Annotated[
+    Path,
+    typer.Argument(
+        metavar="RUN", show_default=False, help="A scored run directory (abt replay/score)."
+    ),
+]
 FormatOption = Annotated[
-    OutputFormat, typer.Option("--format", metavar="text|markdown",
-                               help="Print the summary as text, or as Markdown fit for a "
-                               "pull-request comment (file paths then go to stderr).")]
+    OutputFormat,
+    typer.Option(
+        "--format",
+        metavar="text|markdown",
+        help="Print the summary as text, or as Markdown fit for a "
+        "pull-request comment (file paths then go to stderr).",
+    ),
+]
 
 
 def report(run: RunArgument, output_format: FormatOption = OutputFormat.text) -> None:
@@ -40,9 +49,13 @@ def report(run: RunArgument, output_format: FormatOption = OutputFormat.text) ->
         for warning in outcome.warnings:
             console.print(f"warning: {warning}", style="yellow", markup=False)
         counts = summary["counts"]
-        console.print(f"agreement {rate(summary['overall']['agreement'])} · strict "
-                      f"{rate(summary['overall']['strict'])} · scored {counts['scored']} of "
-                      f"{counts['records']} (unscored {counts['unscored']}, infrastructure "
-                      f"errors {counts['infra_errors']})", markup=False)
+        console.print(
+            f"agreement {rate(summary['overall']['agreement'])} · strict "
+            f"{rate(summary['overall']['strict'])} · scored {counts['scored']} of "
+            f"{counts['records']} (unscored {counts['unscored']}, infrastructure "
+            f"errors {counts['infra_errors']})",
+            markup=False,
+        )
     Console(stderr=output_format is OutputFormat.markdown, highlight=False).print(
-        f"wrote {outcome.csv_path} ({outcome.rows} rows) and {outcome.html_path}", markup=False)
+        f"wrote {outcome.csv_path} ({outcome.rows} rows) and {outcome.html_path}", markup=False
+    )

@@ -15,28 +15,45 @@ from agent_backtest.scoring.run import ScoreOutcome, ScoreSettings, score_run
 
 JudgeOption = Annotated[
     str | None,
-    typer.Option("--judge", metavar="MODEL", help="LLM judge for text answers and free-text "
-                 "arguments (provider/model); without one, text gets a labelled token-overlap "
-                 "similarity instead."),
+    typer.Option(
+        "--judge",
+        metavar="MODEL",
+        help="LLM judge for text answers and free-text "
+        "arguments (provider/model); without one, text gets a labelled token-overlap "
+        "similarity instead.",
+    ),
 ]
 FallbackJudgeOption = Annotated[
     str | None,
-    typer.Option("--fallback-judge", metavar="MODEL",
-                 help="Asked when the judge's verdict is still invalid after one retry."),
+    typer.Option(
+        "--fallback-judge",
+        metavar="MODEL",
+        help="Asked when the judge's verdict is still invalid after one retry.",
+    ),
 ]
 JudgeRepeatsOption = Annotated[
-    int, typer.Option("--judge-repeats", min=1, metavar="N",
-                      help="Ask the judge N times (different seeds) and record their agreement."),
+    int,
+    typer.Option(
+        "--judge-repeats",
+        min=1,
+        metavar="N",
+        help="Ask the judge N times (different seeds) and record their agreement.",
+    ),
 ]
 ExactStringsOption = Annotated[
-    bool, typer.Option("--exact-strings", help="Compare string arguments exactly (no case, "
-                       "whitespace or punctuation normalisation)."),
+    bool,
+    typer.Option(
+        "--exact-strings",
+        help="Compare string arguments exactly (no case, whitespace or punctuation normalisation).",
+    ),
 ]
 
 
 def score(
-    run: Annotated[Path, typer.Argument(metavar="RUN", help="A run directory from abt replay.",
-                                        show_default=False)],
+    run: Annotated[
+        Path,
+        typer.Argument(metavar="RUN", help="A run directory from abt replay.", show_default=False),
+    ],
     judge: JudgeOption = None,
     fallback_judge: FallbackJudgeOption = None,
     judge_repeats: JudgeRepeatsOption = 1,
@@ -45,9 +62,13 @@ def score(
     router_nodes: RouterNodesOption = None,
 ) -> None:
     """Score a run's results against production's answers; never calls the candidate."""
-    settings = ScoreSettings(judge=judge, fallback_judge=fallback_judge,
-                             judge_repeats=judge_repeats, exact_strings=exact_strings,
-                             agent=agent_config(agent_config_file, router_nodes))
+    settings = ScoreSettings(
+        judge=judge,
+        fallback_judge=fallback_judge,
+        judge_repeats=judge_repeats,
+        exact_strings=exact_strings,
+        agent=agent_config(agent_config_file, router_nodes),
+    )
     outcome = score_run(RunDirectory(run), settings)
     print_outcome(Console(highlight=False), run, outcome)
 
@@ -59,15 +80,22 @@ def print_outcome(console: Console, run: Path, outcome: ScoreOutcome) -> None:
     for warning in summary["warnings"]:
         console.print(f"warning: {warning}", style="yellow", markup=False)
     overall = summary["overall"]
-    console.print(f"agreement {_rate(overall['agreement'])} · strict {_rate(overall['strict'])}"
-                  f" · scored {counts['scored']} of {counts['records']} (unscored "
-                  f"{counts['unscored']}, infrastructure errors {counts['infra_errors']}) · "
-                  f"{counts['sessions']} sessions", markup=False)
+    console.print(
+        f"agreement {_rate(overall['agreement'])} · strict {_rate(overall['strict'])}"
+        f" · scored {counts['scored']} of {counts['records']} (unscored "
+        f"{counts['unscored']}, infrastructure errors {counts['infra_errors']}) · "
+        f"{counts['sessions']} sessions",
+        markup=False,
+    )
     table = Table("group", "n", "agreement", "strict", show_edge=False, title_justify="left")
     for grouping in ("kind", "node", "tool", "split"):
         for label, figures in summary[f"by_{grouping}"].items():
-            table.add_row(f"{grouping} {label}", str(figures["agreement"]["n"]),
-                          _rate(figures["agreement"]), _rate(figures["strict"]))
+            table.add_row(
+                f"{grouping} {label}",
+                str(figures["agreement"]["n"]),
+                _rate(figures["agreement"]),
+                _rate(figures["strict"]),
+            )
     console.print(table)
     buckets = " · ".join(f"{name} {n}" for name, n in summary["buckets"].items())
     console.print(f"buckets: {buckets or 'none'}", markup=False)
@@ -75,8 +103,11 @@ def print_outcome(console: Console, run: Path, outcome: ScoreOutcome) -> None:
         errors = " · ".join(f"{k} {v}" for k, v in counts["infra_errors_by_kind"].items())
         console.print(f"infrastructure errors (not scored): {errors}", markup=False)
     if summary["methods"].get("text_similarity"):
-        console.print("text answers were compared by token overlap (text_similarity), not "
-                      "judged: pass --judge MODEL for verdicts", markup=False)
+        console.print(
+            "text answers were compared by token overlap (text_similarity), not "
+            "judged: pass --judge MODEL for verdicts",
+            markup=False,
+        )
     for name in outcome.kept_earlier:
         console.print(f"earlier scoring kept as {run / name}", markup=False)
     console.print(f"wrote {run / 'scores.jsonl'} and {run / 'summary.json'}", markup=False)

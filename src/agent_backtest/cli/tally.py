@@ -46,9 +46,14 @@ class UnitTally:
         return self.units[summary.file], self.skips[summary.file]
 
 
-def units_from_inputs(inputs: list[Path], format: str | None, tools: Path | None,
-                      recorded_model: str | None, strict: bool, config: AgentConfig
-                      ) -> Iterator[Unit]:
+def units_from_inputs(
+    inputs: list[Path],
+    format: str | None,
+    tools: Path | None,
+    recorded_model: str | None,
+    strict: bool,
+    config: AgentConfig,
+) -> Iterator[Unit]:
     """The units of a units file, or of trace files read with the shared options."""
     if len(inputs) == 1 and is_units_file(inputs[0]):
         yield from read_units_file(inputs[0])

@@ -17,19 +17,28 @@ from agent_backtest.units import (
 
 AgentConfigOption = Annotated[
     Path | None,
-    typer.Option("--agent-config", metavar="FILE", help="Agent config file (TOML, JSON or YAML): "
-                 "router_nodes, routing_tool_prefixes, end_session_tools, equivalent_tools, "
-                 "arg_defaults, free_text_args, unordered_args."),
+    typer.Option(
+        "--agent-config",
+        metavar="FILE",
+        help="Agent config file (TOML, JSON or YAML): "
+        "router_nodes, routing_tool_prefixes, end_session_tools, equivalent_tools, "
+        "arg_defaults, free_text_args, unordered_args.",
+    ),
 ]
 RouterNodesOption = Annotated[
     str | None,
-    typer.Option("--router-nodes", metavar="NAMES", help="Comma-separated node names whose steps "
-                 "are routing decisions (added to the agent config's)."),
+    typer.Option(
+        "--router-nodes",
+        metavar="NAMES",
+        help="Comma-separated node names whose steps "
+        "are routing decisions (added to the agent config's).",
+    ),
 ]
 StepsOption = Annotated[
     Literal["router", "action", "all"],
-    typer.Option("--steps", metavar="router|action|all",
-                 help="Keep router steps, action steps, or all."),
+    typer.Option(
+        "--steps", metavar="router|action|all", help="Keep router steps, action steps, or all."
+    ),
 ]
 NodeOption = Annotated[
     list[str] | None,
@@ -37,27 +46,42 @@ NodeOption = Annotated[
 ]
 ValFractionOption = Annotated[
     float | None,
-    typer.Option("--val-fraction", min=0.0, max=1.0, metavar="F",
-                 help="Label each session val with this probability (by a salted hash of its "
-                 "id), else test."),
+    typer.Option(
+        "--val-fraction",
+        min=0.0,
+        max=1.0,
+        metavar="F",
+        help="Label each session val with this probability (by a salted hash of its "
+        "id), else test.",
+    ),
 ]
 SplitSaltOption = Annotated[
-    str, typer.Option("--split-salt", metavar="SALT", help="Salt of the split hash."),
+    str,
+    typer.Option("--split-salt", metavar="SALT", help="Salt of the split hash."),
 ]
 SplitOption = Annotated[
     Literal["test", "val", "all"],
-    typer.Option("--split", metavar="test|val|all",
-                 help="Keep only this split (needs --val-fraction)."),
+    typer.Option(
+        "--split", metavar="test|val|all", help="Keep only this split (needs --val-fraction)."
+    ),
 ]
 ExcludeSessionsOption = Annotated[
     Path | None,
-    typer.Option("--exclude-sessions", metavar="FILE", help="Leave out these sessions: a file of "
-                 "ids (one per line), a units or sessions JSONL, or a run directory."),
+    typer.Option(
+        "--exclude-sessions",
+        metavar="FILE",
+        help="Leave out these sessions: a file of "
+        "ids (one per line), a units or sessions JSONL, or a run directory.",
+    ),
 ]
 PerSessionOption = Annotated[
     int | None,
-    typer.Option("--per-session", min=1, metavar="N",
-                 help="Keep at most N units of each session (a slice across sessions)."),
+    typer.Option(
+        "--per-session",
+        min=1,
+        metavar="N",
+        help="Keep at most N units of each session (a slice across sessions).",
+    ),
 ]
 LimitOption = Annotated[
     int | None,
@@ -74,10 +98,17 @@ def agent_config(path: Path | None, router_nodes: str | None) -> AgentConfig:
     return config
 
 
-def make_selection(steps: str, nodes: list[str] | None, models: list[str] | None,
-                   val_fraction: float | None, split_salt: str | None, split: str,
-                   exclude_sessions: Path | None, limit: int | None,
-                   per_session: int | None = None) -> Selection:
+def make_selection(
+    steps: str,
+    nodes: list[str] | None,
+    models: list[str] | None,
+    val_fraction: float | None,
+    split_salt: str | None,
+    split: str,
+    exclude_sessions: Path | None,
+    limit: int | None,
+    per_session: int | None = None,
+) -> Selection:
     """The selection the flags describe; an impossible combination is a usage error."""
     try:
         return Selection(
@@ -87,7 +118,8 @@ def make_selection(steps: str, nodes: list[str] | None, models: list[str] | None
             val_fraction=val_fraction,
             split_salt=split_salt or DEFAULT_SPLIT_SALT,
             split=split,  # type: ignore[arg-type]
-            excluded_sessions=read_session_ids(exclude_sessions) if exclude_sessions
+            excluded_sessions=read_session_ids(exclude_sessions)
+            if exclude_sessions
             else frozenset(),
             limit=limit,
             per_session=per_session,

@@ -57,8 +57,9 @@ def read(path: Path, options: ReadOptions, skips: SkipLog) -> Iterator[Session]:
             continue
         request, notes = assembler.full_request(index, item)
         call = LLMCall(request=request, response=item.response, notes=notes)
-        yield from assembler.add(index, Step(id=f"interaction-{index}", kind="llm", status="ok",
-                                             llm=call))
+        yield from assembler.add(
+            index, Step(id=f"interaction-{index}", kind="llm", status="ok", llm=call)
+        )
     yield from assembler.flush()
 
 
@@ -83,8 +84,9 @@ def load_interactions(path: Path) -> list[Any]:
         else:
             where = "document"
         problem = getattr(exc, "problem", None) or getattr(exc, "reason", None) or "invalid YAML"
-        raise InputError(path, where, f"not valid YAML ({problem}); check the cassette is "
-                         "complete") from None
+        raise InputError(
+            path, where, f"not valid YAML ({problem}); check the cassette is complete"
+        ) from None
     if not isinstance(document, dict) or not isinstance(document.get("interactions"), list):
         raise InputError(path, "$", "expected a VCR cassette: a mapping with an interactions list")
     return document["interactions"]
@@ -118,8 +120,10 @@ def _interaction_exchange(interaction: Any) -> Exchange:
         raise RecordError("error_response", f"HTTP status {status}")
     body = response.get("body")
     answer = decode_body(body.get("string") if isinstance(body, dict) else body, "response")
-    return Exchange(request=request_from_openai(decode_body(request.get("body"), "request")),
-                    response=response_from_openai(answer))
+    return Exchange(
+        request=request_from_openai(decode_body(request.get("body"), "request")),
+        response=response_from_openai(answer),
+    )
 
 
 def decode_body(raw: Any, what: str) -> Any:

@@ -56,8 +56,7 @@ def sniff(head: str, path: Path) -> bool:
     except orjson.JSONDecodeError:
         # A first line longer than the head is cut off: judge it by how it starts.
         truncated = first.strip() == head.strip() and first.lstrip().startswith("{")
-        return truncated and '"request"' in first and ('"messages"' in first
-                                                      or '"input"' in first)
+        return truncated and '"request"' in first and ('"messages"' in first or '"input"' in first)
     return isinstance(value, dict) and "request" in value and "response" in value
 
 
@@ -107,9 +106,11 @@ def _parse_line(value: Any) -> LogLine:
     exchange = _exchange(request, response)
     exchange.record_id = _optional_id(value.get("id"), "id")
     exchange.session_id = _optional_id(value.get("session_id"), "session_id")
-    started, ended = complete_interval(parse_timestamp(value.get("started_at"), "started_at"),
-                                       parse_timestamp(value.get("ended_at"), "ended_at"),
-                                       value.get("latency_ms"))
+    started, ended = complete_interval(
+        parse_timestamp(value.get("started_at"), "started_at"),
+        parse_timestamp(value.get("ended_at"), "ended_at"),
+        value.get("latency_ms"),
+    )
     attributes = {key: value[key] for key in ("metadata", "latency_ms") if key in value}
     if exchange.previous_response_id is not None:
         attributes["previous_response_id"] = exchange.previous_response_id
@@ -134,19 +135,34 @@ def line_step(number: int, line: LogLine, assembler: SessionAssembler) -> Step:
     """The LLM step of a line, its request completed from earlier lines when chained."""
     exchange = line.exchange
     request, notes = assembler.full_request(number, exchange)
-    call = LLMCall(request=request, response=exchange.response,
-                   reconstructed=exchange.previous_response_id is not None, notes=notes)
-    return Step(id=exchange.record_id or f"line-{number}", kind="llm", started_at=line.started_at,
-                ended_at=line.ended_at, status="ok", llm=call, attributes=line.attributes)
+    call = LLMCall(
+        request=request,
+        response=exchange.response,
+        reconstructed=exchange.previous_response_id is not None,
+        notes=notes,
+    )
+    return Step(
+        id=exchange.record_id or f"line-{number}",
+        kind="llm",
+        started_at=line.started_at,
+        ended_at=line.ended_at,
+        status="ok",
+        llm=call,
+        attributes=line.attributes,
+    )
 
 
 def _exchange(request: Any, response: Any) -> Exchange:
     """The request and response bodies of a line, chat completions or Responses API."""
     if is_responses_request(request):
         parsed = request_from_responses(request)
-        return Exchange(request=parsed.request, response=response_from_responses(response),
-                        instructions=parsed.instructions,
-                        previous_response_id=parsed.previous_response_id, notes=parsed.notes)
+        return Exchange(
+            request=parsed.request,
+            response=response_from_responses(response),
+            instructions=parsed.instructions,
+            previous_response_id=parsed.previous_response_id,
+            notes=parsed.notes,
+        )
     return Exchange(request=request_from_openai(request), response=response_from_openai(response))
 
 

@@ -46,8 +46,9 @@ class SessionStream:
             if not path.exists():
                 raise InputError(path, None, "no such file")
             reader = reader_for(self.format) if self.format else detect(path)
-            summary = InputSummary(str(path), reader.FORMAT,
-                                   SkipLog(str(path), strict=self.options.strict))
+            summary = InputSummary(
+                str(path), reader.FORMAT, SkipLog(str(path), strict=self.options.strict)
+            )
             self.summaries.append(summary)
             for session in reader.read(path, self.options, summary.skips):
                 if self._is_repeat(session, summary):
@@ -67,8 +68,11 @@ class SessionStream:
             summary.duplicate_sessions += 1
         else:
             location = session.source.location if session.source else None
-            summary.skips.skip("session_id_conflict", location or f"session {session.id}",
-                               f"session {session.id!r} was read before with other content")
+            summary.skips.skip(
+                "session_id_conflict",
+                location or f"session {session.id}",
+                f"session {session.id!r} was read before with other content",
+            )
         return True
 
 

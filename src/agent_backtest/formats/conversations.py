@@ -70,12 +70,15 @@ def message_digest(message: Message) -> bytes:
         else:
             content = [part.model_dump(mode="json", exclude_none=True) for part in content]
     calls = [
-        {"id": call.id, "name": call.name, "arguments": call.arguments,
-         "raw": call.arguments_raw}
+        {"id": call.id, "name": call.name, "arguments": call.arguments, "raw": call.arguments_raw}
         for call in message.tool_calls or []
     ]
-    value = {"role": message.role, "content": content or None, "tool_calls": calls or None,
-             "tool_call_id": message.tool_call_id}
+    value = {
+        "role": message.role,
+        "content": content or None,
+        "tool_calls": calls or None,
+        "tool_call_id": message.tool_call_id,
+    }
     return hashlib.sha256(canonical_json(value)).digest()
 
 
@@ -135,8 +138,9 @@ class ConversationPlan:
                 session = self._new_session(default_name, index)
         self._assign(index, session)
         if chain is not None:
-            answer = extend_chain(chain[-1] if chain else b"",
-                                  message_digest(exchange.response.message))
+            answer = extend_chain(
+                chain[-1] if chain else b"", message_digest(exchange.response.message)
+            )
             self._answers.setdefault(answer, []).append(session)
         if exchange.response.id is not None:
             self._responses[exchange.response.id] = session
@@ -185,8 +189,9 @@ class ConversationPlan:
 class SessionAssembler:
     """Pass 2: collects the steps of each session and builds it after its last record."""
 
-    def __init__(self, plan: ConversationPlan, file: Path, format_name: str,
-                 locate: Callable[[int], str]) -> None:
+    def __init__(
+        self, plan: ConversationPlan, file: Path, format_name: str, locate: Callable[[int], str]
+    ) -> None:
         """An assembler for the plan of ``file``; ``locate`` names a record's place."""
         self._plan = plan
         self._file = file
@@ -205,17 +210,23 @@ class SessionAssembler:
             placed = self._plan.session_of(index) is not None
             history = self._take_history(previous) if placed else None
             if history is None:
-                raise RecordError("history_not_recorded", f"previous_response_id {previous!r} "
-                                  "names no earlier record of this file")
-            head = request.messages[:exchange.instructions]
-            tail = request.messages[exchange.instructions:]
+                raise RecordError(
+                    "history_not_recorded",
+                    f"previous_response_id {previous!r} names no earlier record of this file",
+                )
+            head = request.messages[: exchange.instructions]
+            tail = request.messages[exchange.instructions :]
             request = request.model_copy(update={"messages": head + history + tail})
-            notes.append(f"history rebuilt from previous_response_id {previous}: the earlier "
-                         "request and answer, then this request's input")
+            notes.append(
+                f"history rebuilt from previous_response_id {previous}: the earlier "
+                "request and answer, then this request's input"
+            )
         response_id = exchange.response.id
         if response_id is not None and self._waiting[response_id] > 0:
-            self._histories[response_id] = [*request.messages[exchange.instructions:],
-                                            exchange.response.message]
+            self._histories[response_id] = [
+                *request.messages[exchange.instructions :],
+                exchange.response.message,
+            ]
         return request, notes
 
     def add(self, index: int, step: Step) -> Iterator[Session]:

@@ -33,10 +33,16 @@ if TYPE_CHECKING:
     from agent_backtest.formats.spans import Span
 
 # Attributes whose content becomes the call or execution itself (not kept twice in the step).
-CONTENT_KEYS = frozenset({
-    "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
-    "gen_ai.tool.definitions", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result",
-})
+CONTENT_KEYS = frozenset(
+    {
+        "gen_ai.input.messages",
+        "gen_ai.output.messages",
+        "gen_ai.system_instructions",
+        "gen_ai.tool.definitions",
+        "gen_ai.tool.call.arguments",
+        "gen_ai.tool.call.result",
+    }
+)
 
 # The GenAI schema names a few finish reasons differently from OpenAI, whose names the
 # canonical model uses.
@@ -54,8 +60,7 @@ def llm_call(span: Span) -> LLMCall | None:
     if "gen_ai.input.messages" not in attributes and "gen_ai.output.messages" not in attributes:
         return None
     call = metadata_only_call(attributes)
-    messages = messages_from_genai(attributes.get("gen_ai.input.messages"),
-                                   "gen_ai.input.messages")
+    messages = messages_from_genai(attributes.get("gen_ai.input.messages"), "gen_ai.input.messages")
     instructions = system_instructions(attributes.get("gen_ai.system_instructions"))
     if instructions is not None and not any(m.role == "system" for m in messages):
         messages.insert(0, Message(role="system", content=instructions))
@@ -78,7 +83,9 @@ def tool_execution(span: Span) -> ToolExecution | None:
     return ToolExecution(
         name=name,
         call_id=optional_str(attributes.get("gen_ai.tool.call.id"), "gen_ai.tool.call.id"),
-        arguments=value, arguments_raw=raw, arguments_error=error,
+        arguments=value,
+        arguments_raw=raw,
+        arguments_error=error,
         result=attributes.get("gen_ai.tool.call.result"),
     )
 
@@ -96,8 +103,9 @@ def metadata_only_call(attributes: dict[str, Any]) -> LLMCall:
     )
 
 
-def response(attributes: dict[str, Any], message: Message,
-             finish_reason: str | None) -> LLMResponse:
+def response(
+    attributes: dict[str, Any], message: Message, finish_reason: str | None
+) -> LLMResponse:
     """The answer: the message, plus usage, model, id and finish reason from the attributes."""
     if finish_reason is None:
         reasons = load_json_value(attributes.get("gen_ai.response.finish_reasons"))
@@ -162,8 +170,13 @@ def message_from_genai(raw: Any) -> list[Message]:
         if kind == "tool_call":
             calls.append(_tool_call(part))
         elif kind == "tool_call_response":
-            answers.append(Message(role="tool", tool_call_id=optional_str(part.get("id"), "id"),
-                                   content=_as_text(part.get("response"))))
+            answers.append(
+                Message(
+                    role="tool",
+                    tool_call_id=optional_str(part.get("id"), "id"),
+                    content=_as_text(part.get("response")),
+                )
+            )
         else:
             parts.append(_content_part(part))
     name = optional_str(raw.get("name"), "name")
@@ -203,10 +216,12 @@ def request_params(attributes: dict[str, Any]) -> dict[str, Any]:
 def usage(attributes: dict[str, Any]) -> Usage | None:
     """Token counts from ``gen_ai.usage.*``; None when none is recorded."""
     found = Usage(
-        input_tokens=to_int(attributes.get("gen_ai.usage.input_tokens"),
-                            "gen_ai.usage.input_tokens"),
-        output_tokens=to_int(attributes.get("gen_ai.usage.output_tokens"),
-                             "gen_ai.usage.output_tokens"),
+        input_tokens=to_int(
+            attributes.get("gen_ai.usage.input_tokens"), "gen_ai.usage.input_tokens"
+        ),
+        output_tokens=to_int(
+            attributes.get("gen_ai.usage.output_tokens"), "gen_ai.usage.output_tokens"
+        ),
     )
     return None if found.input_tokens is None and found.output_tokens is None else found
 
@@ -311,8 +326,9 @@ def _output(value: Any) -> tuple[Message, str | None] | None:
     messages = message_from_genai(first)
     message = messages[-1]
     if message.role != "assistant":
-        raise RecordError("malformed_message",
-                          f"the output message has role {message.role!r}, not assistant")
+        raise RecordError(
+            "malformed_message", f"the output message has role {message.role!r}, not assistant"
+        )
     return message, first.get("finish_reason")
 
 

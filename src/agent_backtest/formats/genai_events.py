@@ -38,8 +38,7 @@ EVENT_NAMES = frozenset({*MESSAGE_EVENTS, CHOICE_EVENT, PROMPT_EVENT, COMPLETION
 # Where instrumentations put the whole event body on a span event.
 BODY_KEYS = ("gen_ai.event.content", "event.body", "body")
 # Body fields when they are spread over the event's attributes instead.
-BODY_FIELDS = ("role", "content", "tool_calls", "id", "name", "index", "finish_reason",
-               "message")
+BODY_FIELDS = ("role", "content", "tool_calls", "id", "name", "index", "finish_reason", "message")
 
 Choice = tuple[int, Message, str | None]
 
@@ -115,8 +114,11 @@ def _choice(body: dict[str, Any]) -> Choice:
     message = _decoded(body.get("message")) or {}
     if not isinstance(message, dict):
         raise RecordError("malformed_event", "gen_ai.choice message is not an object")
-    raw = {**message, "role": message.get("role") or "assistant",
-           "content": _content(message.get("content"))}
+    raw = {
+        **message,
+        "role": message.get("role") or "assistant",
+        "content": _content(message.get("content")),
+    }
     index = genai_current.to_int(body.get("index"), "gen_ai.choice index") or 0
     finish_reason = genai_current.finish_reason_name(body.get("finish_reason"))
     return index, genai_current.openai_message(raw), finish_reason

@@ -27,8 +27,9 @@ def parse_timestamp(value: Any, what: str) -> datetime | None:
         raise RecordError("malformed_timestamp", f"{what} {value!r} is not ISO 8601") from None
 
 
-def complete_interval(started: datetime | None, ended: datetime | None,
-                      latency_ms: Any) -> tuple[datetime | None, datetime | None]:
+def complete_interval(
+    started: datetime | None, ended: datetime | None, latency_ms: Any
+) -> tuple[datetime | None, datetime | None]:
     """Fill the missing end (or start) of an interval from a recorded latency in milliseconds."""
     if not isinstance(latency_ms, int | float) or isinstance(latency_ms, bool):
         return started, ended
@@ -39,6 +40,7 @@ def complete_interval(started: datetime | None, ended: datetime | None,
         if ended is not None and started is None:
             return ended - latency, ended
     except (ValueError, OverflowError):
-        raise RecordError("malformed_timestamp", f"latency_ms {latency_ms} is out of range") \
-            from None
+        raise RecordError(
+            "malformed_timestamp", f"latency_ms {latency_ms} is out of range"
+        ) from None
     return started, ended

@@ -17,8 +17,11 @@ def load_json(path: Path) -> Any:
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        raise InputError(path, f"line {exc.lineno} column {exc.colno}",
-                         f"not valid JSON ({exc.msg}); check the file is complete") from None
+        raise InputError(
+            path,
+            f"line {exc.lineno} column {exc.colno}",
+            f"not valid JSON ({exc.msg}); check the file is complete",
+        ) from None
 
 
 def iter_json_lines(path: Path) -> Iterator[tuple[int, Any]]:
@@ -34,9 +37,11 @@ def iter_json_lines(path: Path) -> Iterator[tuple[int, Any]]:
             try:
                 yield number, orjson.loads(line)
             except orjson.JSONDecodeError as exc:
-                raise InputError(path, f"line {number}",
-                                 f"not valid JSON ({exc.msg}); each line must be one JSON value"
-                                 ) from None
+                raise InputError(
+                    path,
+                    f"line {number}",
+                    f"not valid JSON ({exc.msg}); each line must be one JSON value",
+                ) from None
 
 
 def read_bytes(path: Path) -> bytes:

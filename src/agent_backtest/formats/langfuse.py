@@ -46,8 +46,9 @@ def sniff(head: str, path: Path) -> bool:
     """True for a Langfuse export: a ``trace`` object first, or Langfuse's observation fields."""
     if '"resourceSpans"' in head:
         return False
-    return bool(EXPORT_START.match(head)) or ('"observations"' in head
-                                             and '"parentObservationId"' in head)
+    return bool(EXPORT_START.match(head)) or (
+        '"observations"' in head and '"parentObservationId"' in head
+    )
 
 
 def read(path: Path, options: ReadOptions, skips: SkipLog) -> Iterator[Session]:
@@ -131,7 +132,9 @@ def observation_span(raw: Any, trace: dict[str, Any], location: str) -> Span:
     level_error = raw.get("level") == "ERROR"
     message = raw.get("statusMessage")
     span = Span(
-        trace_id=trace_id, span_id=span_id, location=location,
+        trace_id=trace_id,
+        span_id=span_id,
+        location=location,
         name=raw.get("name") if isinstance(raw.get("name"), str) else "",
         parent_id=_str_or_none(raw.get("parentObservationId"), "parentObservationId"),
         started_at=parse_time(raw.get("startTime"), "startTime"),
@@ -139,8 +142,9 @@ def observation_span(raw: Any, trace: dict[str, Any], location: str) -> Span:
         status="error" if level_error else None,
         status_message=message if level_error and isinstance(message, str) else None,
         attributes=attributes,
-        resource_attributes=_mapping(metadata.get("resourceAttributes"),
-                                     "metadata.resourceAttributes"),
+        resource_attributes=_mapping(
+            metadata.get("resourceAttributes"), "metadata.resourceAttributes"
+        ),
         scope=_scope_name(metadata.get("scope")),
         kind_hint=kind,
     )
@@ -183,7 +187,7 @@ def _fill_generation(attributes: dict[str, Any], raw: dict[str, Any]) -> set[str
         if usage.get(name) is not None:
             added[f"gen_ai.usage.{name}_tokens"] = usage[name]
     parameters = raw.get("modelParameters")
-    for name, value in (parameters.items() if isinstance(parameters, dict) else ()):
+    for name, value in parameters.items() if isinstance(parameters, dict) else ():
         if name in PARAMETERS and value is not None:
             added[PARAMETERS[name]] = value
     added = {key: value for key, value in added.items() if key not in attributes}
@@ -207,8 +211,13 @@ def _tool_fallback(raw: dict[str, Any]) -> ToolExecution:
     """The execution from a tool observation without GenAI attributes."""
     value, text, error = parse_arguments(raw.get("input"))
     name = raw.get("name") if isinstance(raw.get("name"), str) else "tool"
-    return ToolExecution(name=name, arguments=value, arguments_raw=text, arguments_error=error,
-                         result=_decoded(raw.get("output")))
+    return ToolExecution(
+        name=name,
+        arguments=value,
+        arguments_raw=text,
+        arguments_error=error,
+        result=_decoded(raw.get("output")),
+    )
 
 
 def _input_messages(value: Any) -> list[Any] | None:

@@ -74,8 +74,9 @@ def _content_part(part: dict[str, Any]) -> ContentPart:
     try:
         return ContentPart.model_validate(part)
     except ValidationError:
-        raise RecordError("malformed_message", "a text content part's text is not a string"
-                          ) from None
+        raise RecordError(
+            "malformed_message", "a text content part's text is not a string"
+        ) from None
 
 
 def tool_call_from_openai(raw: Any) -> ToolCall:
@@ -85,8 +86,9 @@ def tool_call_from_openai(raw: Any) -> ToolCall:
     function = raw.get("function", raw)
     if not isinstance(function, dict) or not isinstance(function.get("name"), str):
         raise RecordError("malformed_tool_call", "tool call without a function name")
-    return ToolCall.from_raw(function["name"], function.get("arguments"),
-                             _optional_str(raw.get("id"), "tool call id"))
+    return ToolCall.from_raw(
+        function["name"], function.get("arguments"), _optional_str(raw.get("id"), "tool call id")
+    )
 
 
 def tool_def_from_openai(raw: Any) -> ToolDef:
@@ -179,8 +181,12 @@ def load_tools_file(path: Path) -> list[ToolDef]:
     if isinstance(data, dict) and isinstance(data.get("tools"), list):
         data = data["tools"]
     if not isinstance(data, list):
-        raise InputError(path, "$", "expected a JSON list of tool definitions "
-                         '(OpenAI function format: [{"type": "function", "function": {...}}])')
+        raise InputError(
+            path,
+            "$",
+            "expected a JSON list of tool definitions "
+            '(OpenAI function format: [{"type": "function", "function": {...}}])',
+        )
     tools = []
     for index, raw in enumerate(data):
         try:

@@ -85,16 +85,23 @@ def messages_from_items(items: Any) -> list[Message]:
             raise RecordError("malformed_request", "input items must be objects")
         kind = item.get("type", "message" if "role" in item else None)
         if kind == "message":
-            messages.append(message_from_openai(
-                {"role": item.get("role"), "content": _content(item.get("content"))}))
+            messages.append(
+                message_from_openai(
+                    {"role": item.get("role"), "content": _content(item.get("content"))}
+                )
+            )
         elif kind == "function_call":
             _append_call(messages, _function_call(item))
         elif kind == "function_call_output":
-            messages.append(Message(role="tool", content=_content(item.get("output")),
-                                    tool_call_id=_call_id(item)))
+            messages.append(
+                Message(
+                    role="tool", content=_content(item.get("output")), tool_call_id=_call_id(item)
+                )
+            )
         elif kind == "item_reference":
-            raise RecordError("history_not_recorded",
-                              f"input refers to stored item {item.get('id')!r}")
+            raise RecordError(
+                "history_not_recorded", f"input refers to stored item {item.get('id')!r}"
+            )
         elif kind not in IGNORED_ITEM_TYPES:
             raise RecordError("malformed_request", f"unsupported input item type {kind!r}")
     return messages

@@ -38,8 +38,14 @@ if TYPE_CHECKING:
     from agent_backtest.formats.spans import Span
 
 # Prefixes of the attributes that become the call or execution itself.
-CONTENT_PREFIXES = ("llm.input_messages", "llm.output_messages", "llm.tools", "input.value",
-                    "output.value", "llm.invocation_parameters")
+CONTENT_PREFIXES = (
+    "llm.input_messages",
+    "llm.output_messages",
+    "llm.tools",
+    "input.value",
+    "output.value",
+    "llm.invocation_parameters",
+)
 
 
 def content_keys(attributes: dict[str, Any]) -> set[str]:
@@ -58,15 +64,19 @@ def llm_call(span: Span) -> LLMCall | None:
     for key in (*REQUEST_KEYS, *TRANSPORT_KEYS):
         params.pop(key, None)
     request = LLMRequest(
-        model=_first_str(attributes, "llm.request.model_name") or _str(invoked_model)
+        model=_first_str(attributes, "llm.request.model_name")
+        or _str(invoked_model)
         or _first_str(attributes, "llm.model_name"),
         messages=[_message(raw) for raw in indexed(attributes, "llm.input_messages")],
         tools=_tools(attributes),
         tool_choice=tool_choice,
         params=params,
     )
-    call = LLMCall(request=request, response=_response(attributes),
-                   provider=_first_str(attributes, "llm.provider", "llm.system"))
+    call = LLMCall(
+        request=request,
+        response=_response(attributes),
+        provider=_first_str(attributes, "llm.provider", "llm.system"),
+    )
     if not request.messages:
         _fill_from_values(call, attributes)
     return call
@@ -81,7 +91,9 @@ def tool_execution(span: Span) -> ToolExecution | None:
     return ToolExecution(
         name=_first_str(attributes, "tool.name") or span.name,
         call_id=_first_str(attributes, "tool_call.id", "tool.id"),
-        arguments=value, arguments_raw=raw, arguments_error=error,
+        arguments=value,
+        arguments_raw=raw,
+        arguments_error=error,
         result=attributes.get("output.value"),
     )
 
@@ -98,7 +110,7 @@ def indexed(attributes: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
     start = prefix + "."
     for key, value in attributes.items():
         if key.startswith(start):
-            index, _, rest = key[len(start):].partition(".")
+            index, _, rest = key[len(start) :].partition(".")
             if index.isdigit() and rest:
                 items.setdefault(int(index), {})[rest] = value
     return [items[index] for index in sorted(items)]
@@ -106,15 +118,23 @@ def indexed(attributes: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
 
 def _message(raw: dict[str, Any]) -> Message:
     """One flattened OpenInference message as a canonical message."""
-    message: dict[str, Any] = {"role": raw.get("message.role"),
-                               "content": raw.get("message.content")}
+    message: dict[str, Any] = {
+        "role": raw.get("message.role"),
+        "content": raw.get("message.content"),
+    }
     contents = indexed(raw, "message.contents")
     if message["content"] is None and contents:
         message["content"] = [_content_part(part) for part in contents]
     calls = [_tool_call(call) for call in indexed(raw, "message.tool_calls")]
     if not calls and raw.get("message.function_call_name"):
-        calls = [{"function": {"name": raw["message.function_call_name"],
-                               "arguments": raw.get("message.function_call_arguments_json")}}]
+        calls = [
+            {
+                "function": {
+                    "name": raw["message.function_call_name"],
+                    "arguments": raw.get("message.function_call_arguments_json"),
+                }
+            }
+        ]
     if calls:
         message["tool_calls"] = calls
     for key in ("tool_call_id", "name"):
@@ -127,8 +147,10 @@ def _content_part(raw: dict[str, Any]) -> dict[str, Any]:
     """One ``message_content`` item as an OpenAI content part."""
     kind = raw.get("message_content.type", "text")
     if kind == "image":
-        return {"type": "image_url",
-                "image_url": {"url": raw.get("message_content.image.image.url")}}
+        return {
+            "type": "image_url",
+            "image_url": {"url": raw.get("message_content.image.image.url")},
+        }
     part = {"type": kind}
     if raw.get("message_content.text") is not None:
         part["text"] = raw["message_content.text"]
@@ -137,8 +159,12 @@ def _content_part(raw: dict[str, Any]) -> dict[str, Any]:
 
 def _tool_call(raw: dict[str, Any]) -> dict[str, Any]:
     """One flattened tool call as an OpenAI tool call."""
-    call = {"function": {"name": raw.get("tool_call.function.name"),
-                         "arguments": raw.get("tool_call.function.arguments")}}
+    call = {
+        "function": {
+            "name": raw.get("tool_call.function.name"),
+            "arguments": raw.get("tool_call.function.arguments"),
+        }
+    }
     if raw.get("tool_call.id") is not None:
         call["id"] = raw["tool_call.id"]
     return call
@@ -149,8 +175,7 @@ def _tools(attributes: dict[str, Any]) -> list[Any] | None:
     tools = indexed(attributes, "llm.tools")
     if not tools:
         return None  # not recorded, which is not the same as "no tools"
-    return [tool_def_from_openai(load_json_value(tool.get("tool.json_schema")))
-            for tool in tools]
+    return [tool_def_from_openai(load_json_value(tool.get("tool.json_schema"))) for tool in tools]
 
 
 def _response(attributes: dict[str, Any]) -> LLMResponse | None:
@@ -160,8 +185,9 @@ def _response(attributes: dict[str, Any]) -> LLMResponse | None:
         return None
     message = _message(outputs[0])
     if message.role != "assistant":
-        raise RecordError("malformed_message",
-                          f"the output message has role {message.role!r}, not assistant")
+        raise RecordError(
+            "malformed_message", f"the output message has role {message.role!r}, not assistant"
+        )
     return LLMResponse(
         message=message,
         finish_reason=genai_current.finish_reason_name(attributes.get("llm.finish_reason")),
@@ -174,8 +200,9 @@ def _usage(attributes: dict[str, Any]) -> Usage | None:
     """Token counts from ``llm.token_count.*``; None when none is recorded."""
     found = Usage(
         input_tokens=to_int(attributes.get("llm.token_count.prompt"), "llm.token_count.prompt"),
-        output_tokens=to_int(attributes.get("llm.token_count.completion"),
-                             "llm.token_count.completion"),
+        output_tokens=to_int(
+            attributes.get("llm.token_count.completion"), "llm.token_count.completion"
+        ),
         total_tokens=to_int(attributes.get("llm.token_count.total"), "llm.token_count.total"),
     )
     return None if found == Usage() else found

@@ -132,8 +132,11 @@ def _check_shape(data: Any, path: Path, line: int | None) -> None:
             raise InputError(path, f"{where}, $.resourceSpans[{i}]", "expected an object")
         for j, scope in enumerate(_scopes(resource)):
             if not isinstance(scope, dict) or not isinstance(scope.get("spans", []), list):
-                raise InputError(path, f"{where}, $.resourceSpans[{i}].scopeSpans[{j}]",
-                                 "expected an object with a spans list")
+                raise InputError(
+                    path,
+                    f"{where}, $.resourceSpans[{i}].scopeSpans[{j}]",
+                    "expected an object with a spans list",
+                )
 
 
 def _scopes(resource: dict[str, Any]) -> list[Any]:
@@ -204,7 +207,8 @@ def decode_span(raw: Any, location: str) -> Span:
         trace_id=decode_id(raw["traceId"], 16, "traceId"),
         span_id=decode_id(raw["spanId"], 8, "spanId"),
         parent_id=decode_id(raw["parentSpanId"], 8, "parentSpanId")
-        if raw.get("parentSpanId") else None,
+        if raw.get("parentSpanId")
+        else None,
         name=name,
         location=location,
         kind=_enum(raw.get("kind"), SPAN_KINDS, "SPAN_KIND_", "kind"),
@@ -221,8 +225,9 @@ def decode_id(value: Any, size: int, what: str) -> str:
     """A trace id (16 bytes) or span id (8 bytes), hex or base64, as lowercase hex."""
     found = _id_or_none(value, size)
     if found is None:
-        raise RecordError("mistyped_field",
-                          f"{what} must be {size} bytes in hex or base64, got {value!r}")
+        raise RecordError(
+            "mistyped_field", f"{what} must be {size} bytes in hex or base64, got {value!r}"
+        )
     return found
 
 
@@ -283,8 +288,11 @@ def _event(raw: Any) -> SpanEvent:
     name = raw.get("name", "")
     if not isinstance(name, str):
         raise RecordError("mistyped_field", "event name must be a string")
-    return SpanEvent(name, decode_time(raw.get("timeUnixNano"), "event timeUnixNano"),
-                     attributes_of(raw.get("attributes")))
+    return SpanEvent(
+        name,
+        decode_time(raw.get("timeUnixNano"), "event timeUnixNano"),
+        attributes_of(raw.get("attributes")),
+    )
 
 
 def _id_or_none(value: Any, size: int) -> str | None:

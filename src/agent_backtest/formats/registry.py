@@ -18,7 +18,13 @@ from agent_backtest.formats.base import InputError
 
 # Sniff order matters: the most specific markers first.
 READERS: tuple[ModuleType, ...] = (
-    canonical, otlp, langfuse, tau_bench, session_steps, chat_log, cassette,
+    canonical,
+    otlp,
+    langfuse,
+    tau_bench,
+    session_steps,
+    chat_log,
+    cassette,
 )
 HEAD_BYTES = 64 * 1024
 
@@ -33,8 +39,9 @@ def reader_for(name: str) -> ModuleType:
     for reader in READERS:
         if reader.FORMAT == name:
             return reader
-    raise InputError("--format", None, f"unknown format {name!r}; one of: "
-                     + ", ".join(format_names()))
+    raise InputError(
+        "--format", None, f"unknown format {name!r}; one of: " + ", ".join(format_names())
+    )
 
 
 def detect(path: Path) -> ModuleType:
@@ -47,5 +54,9 @@ def detect(path: Path) -> ModuleType:
     for reader in READERS:
         if reader.sniff(head, path):
             return reader
-    raise InputError(path, None, "cannot tell the format from the content; pass --format "
-                     "(one of: " + ", ".join(format_names()) + ")")
+    raise InputError(
+        path,
+        None,
+        "cannot tell the format from the content; pass --format "
+        "(one of: " + ", ".join(format_names()) + ")",
+    )

@@ -57,8 +57,11 @@ ERROR_STATUSES = ("error", "failed", "failure", "timeout", "cancelled", "cancele
 def sniff(head: str, path: Path) -> bool:
     """True for a JSON document with typed steps (``step_type`` LLM_STEP / ACTION_STEP)."""
     start = head.lstrip()[:1]
-    return start in ("[", "{") and '"step_type"' in head and (
-        '"LLM_STEP"' in head or '"ACTION_STEP"' in head)
+    return (
+        start in ("[", "{")
+        and '"step_type"' in head
+        and ('"LLM_STEP"' in head or '"ACTION_STEP"' in head)
+    )
 
 
 def read(path: Path, options: ReadOptions, skips: SkipLog) -> Iterator[Session]:
@@ -86,8 +89,10 @@ def read_session(raw: Any, path: Path, location: str, skips: SkipLog) -> Session
         id=str(session_id),
         source=SourceRef(file=str(path), format=FORMAT, location=location),
         agent=_agent(raw.get("agent")),
-        turns=[read_turn(turn, index, f"{location}.turns[{index}]", skips)
-               for index, turn in enumerate(turns)],
+        turns=[
+            read_turn(turn, index, f"{location}.turns[{index}]", skips)
+            for index, turn in enumerate(turns)
+        ],
     )
 
 
@@ -98,8 +103,12 @@ def read_turn(raw: Any, index: int, location: str, skips: SkipLog) -> Turn:
     steps = raw.get("steps", [])
     if not isinstance(steps, list):
         raise RecordError("malformed_turn", f"{location}.steps is not a list")
-    turn = Turn(index=index, user_input=_turn_text(raw, "Input"),
-                agent_output=_turn_text(raw, "Output"), topic=_optional_str(raw.get("topic")))
+    turn = Turn(
+        index=index,
+        user_input=_turn_text(raw, "Input"),
+        agent_output=_turn_text(raw, "Output"),
+        topic=_optional_str(raw.get("topic")),
+    )
     for number, step in enumerate(steps):
         step_location = f"{location}.steps[{number}]"
         try:
@@ -151,9 +160,12 @@ def llm_call(raw: dict[str, Any]) -> LLMCall:
     messages = payload.get(INPUT_MESSAGES)
     if not isinstance(messages, list) or not messages:
         raise RecordError("malformed_step_input", f"input has no {INPUT_MESSAGES} list")
-    params = {key.removeprefix(REQUEST_PREFIX): value for key, value in payload.items()
-              if key.startswith(REQUEST_PREFIX) and key not in (
-                  REQUEST_PREFIX + "model", REQUEST_PREFIX + "tools")}
+    params = {
+        key.removeprefix(REQUEST_PREFIX): value
+        for key, value in payload.items()
+        if key.startswith(REQUEST_PREFIX)
+        and key not in (REQUEST_PREFIX + "model", REQUEST_PREFIX + "tools")
+    }
     model = payload.get(REQUEST_PREFIX + "model")
     request = LLMRequest(
         model=model if isinstance(model, str) else None,
@@ -198,8 +210,12 @@ def _response(raw: Any) -> LLMResponse:
     if finish is None and isinstance(reasons, list) and reasons:
         finish = reasons[0]
     model = payload.get("gen_ai.response.model")
-    return LLMResponse(message=message, finish_reason=_optional_str(finish),
-                       usage=_usage(payload), model=_optional_str(model))
+    return LLMResponse(
+        message=message,
+        finish_reason=_optional_str(finish),
+        usage=_usage(payload),
+        model=_optional_str(model),
+    )
 
 
 def _message(raw: Any) -> Message:
@@ -215,10 +231,13 @@ def _message(raw: Any) -> Message:
 
 def _usage(payload: dict[str, Any]) -> Usage | None:
     """Token counts from ``gen_ai.usage.*`` keys of the output, if any."""
-    counts = {name: payload.get(f"gen_ai.usage.{name}") for name in
-              ("input_tokens", "output_tokens")}
-    counts = {name: value if isinstance(value, int) and not isinstance(value, bool) else None
-              for name, value in counts.items()}
+    counts = {
+        name: payload.get(f"gen_ai.usage.{name}") for name in ("input_tokens", "output_tokens")
+    }
+    counts = {
+        name: value if isinstance(value, int) and not isinstance(value, bool) else None
+        for name, value in counts.items()
+    }
     if all(value is None for value in counts.values()):
         return None
     return Usage(**counts)
@@ -264,8 +283,13 @@ def _turn_text(turn: dict[str, Any], message_type: str) -> str | None:
     messages = turn.get("messages")
     if not isinstance(messages, list):
         return None
-    texts = [m["text"] for m in messages if isinstance(m, dict)
-             and m.get("message_type") == message_type and isinstance(m.get("text"), str)]
+    texts = [
+        m["text"]
+        for m in messages
+        if isinstance(m, dict)
+        and m.get("message_type") == message_type
+        and isinstance(m.get("text"), str)
+    ]
     return "\n".join(texts) if texts else None
 
 
@@ -274,8 +298,9 @@ def _agent(raw: Any) -> AgentInfo | None:
     if not isinstance(raw, dict):
         return None
     version = raw.get("version")
-    return AgentInfo(name=_optional_str(raw.get("name")),
-                     version=str(version) if version is not None else None)
+    return AgentInfo(
+        name=_optional_str(raw.get("name")), version=str(version) if version is not None else None
+    )
 
 
 def _session_list(document: Any, path: Path) -> tuple[list[Any], str]:

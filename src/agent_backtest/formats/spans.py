@@ -131,8 +131,9 @@ def step_kind(span: Span) -> StepKind:
     return "other"
 
 
-def build_session(key: str, spans: list[Span], *, file: str, format: str,
-                  skips: SkipLog) -> Session | None:
+def build_session(
+    key: str, spans: list[Span], *, file: str, format: str, skips: SkipLog
+) -> Session | None:
     """The session of one group of spans; None when no span could be used.
 
     Spans that cannot become steps are logged in ``skips`` under their reason.
@@ -161,8 +162,11 @@ def build_session(key: str, spans: list[Span], *, file: str, format: str,
 def clean_attributes(attributes: dict[str, Any], drop: Iterable[str] = ()) -> dict[str, Any]:
     """Attributes safe to keep: credentials removed, and the keys in ``drop`` left out."""
     dropped = set(drop)
-    return {key: value for key, value in attributes.items()
-            if key not in dropped and not _is_secret(key, value)}
+    return {
+        key: value
+        for key, value in attributes.items()
+        if key not in dropped and not _is_secret(key, value)
+    }
 
 
 # --- steps ------------------------------------------------------------------------------------
@@ -179,14 +183,19 @@ class _History:
         """Keep a finished exchange so a later call continuing it can be rebuilt."""
         if call.response is not None and call.response.id:
             self.by_response_id[call.response.id] = (
-                step_id, call.request.messages, call.response.message)
+                step_id,
+                call.request.messages,
+                call.response.message,
+            )
 
 
 def _start_key(span: Span) -> tuple[bool, float]:
     # Timed spans first by time; untimed keep their file order (sorted() is stable).
     """Sort key of a span: timed spans by time, untimed after them."""
-    return (span.started_at is None,
-            span.started_at.timestamp() if span.started_at is not None else 0.0)
+    return (
+        span.started_at is None,
+        span.started_at.timestamp() if span.started_at is not None else 0.0,
+    )
 
 
 def _trace_steps(trace: list[Span], history: _History, skips: SkipLog) -> list[Step]:
@@ -237,8 +246,7 @@ def _step(span: Span, by_id: dict[str, Span], history: _History) -> Step:
     )
 
 
-def _llm_call(span: Span, by_id: dict[str, Span],
-              history: _History) -> tuple[LLMCall, set[str]]:
+def _llm_call(span: Span, by_id: dict[str, Span], history: _History) -> tuple[LLMCall, set[str]]:
     """The call of an LLM span, with history and instructions repaired."""
     call, consumed = _dialect_call(span)
     _continue_history(span, call, history)
@@ -274,13 +282,15 @@ def _continue_history(span: Span, call: LLMCall, history: _History) -> None:
         call.reconstructed = True
         call.notes.append(
             f"the trace recorded only the new input; history rebuilt from step {step_id} "
-            f"(response {conversation}) and its answer")
+            f"(response {conversation}) and its answer"
+        )
         return
     if conversation and not any(m.role in ("system", "developer", "user") for m in messages):
         raise RecordError(
             "history_not_recorded",
             f"the input holds no system or user message and continues conversation "
-            f"{conversation!r}, whose earlier exchange is not in the trace")
+            f"{conversation!r}, whose earlier exchange is not in the trace",
+        )
 
 
 def _chain(before: list[Message], new: list[Message]) -> list[Message]:
@@ -301,11 +311,14 @@ def _add_agent_instructions(span: Span, call: LLMCall, by_id: dict[str, Span]) -
         if ancestor.attributes.get("gen_ai.operation.name") != "invoke_agent":
             continue
         content = genai_current.system_instructions(
-            ancestor.attributes.get("gen_ai.system_instructions"))
+            ancestor.attributes.get("gen_ai.system_instructions")
+        )
         if content is not None:
             call.request.messages.insert(0, Message(role="system", content=content))
-            call.notes.append(f"system message taken from gen_ai.system_instructions of agent "
-                              f"span {ancestor.span_id}")
+            call.notes.append(
+                f"system message taken from gen_ai.system_instructions of agent "
+                f"span {ancestor.span_id}"
+            )
             return
 
 
@@ -369,10 +382,17 @@ def _turn(index: int, steps: list[Step]) -> Turn:
     if calls:
         users = [m for m in calls[0].request.messages if m.role == "user"]
         user_input = users[-1].text() if users else None
-    answers = [call.response.message.text() for call in calls
-               if call.response is not None and call.response.message.text()]
-    return Turn(index=index, user_input=user_input,
-                agent_output=answers[-1] if answers else None, steps=steps)
+    answers = [
+        call.response.message.text()
+        for call in calls
+        if call.response is not None and call.response.message.text()
+    ]
+    return Turn(
+        index=index,
+        user_input=user_input,
+        agent_output=answers[-1] if answers else None,
+        steps=steps,
+    )
 
 
 def _agent_info(spans: list[Span]) -> AgentInfo | None:
@@ -416,8 +436,9 @@ def _is_secret(key: str, value: Any) -> bool:
         return False
     # Cheap test first: the regex runs only on values that could match it.
     start = value.lstrip()[:6].lower()
-    return (("sk-" in value or start.startswith(("bearer", "basic")))
-            and bool(_SECRET_VALUE.search(value)))
+    return ("sk-" in value or start.startswith(("bearer", "basic"))) and bool(
+        _SECRET_VALUE.search(value)
+    )
 
 
 @lru_cache(maxsize=4096)

@@ -39,8 +39,11 @@ def read(path: Path, options: ReadOptions, skips: SkipLog) -> Iterator[Session]:
     """Yield one session per trajectory."""
     data = load_json(path)
     if not isinstance(data, list):
-        raise InputError(path, "$", "expected a list of τ-bench trajectories "
-                         "({task_id, trial, reward, info, traj})")
+        raise InputError(
+            path,
+            "$",
+            "expected a list of τ-bench trajectories ({task_id, trial, reward, info, traj})",
+        )
     for index, item in enumerate(data):
         location = f"$[{index}]"
         try:
@@ -107,15 +110,24 @@ def _tool_step(index: int, message: Message, call: Any) -> Step:
     failed = isinstance(message.content, str) and message.content.startswith("Error:")
     if failed:
         execution.error = message.text()
-    return Step(id=f"msg-{index}", kind="tool", name=execution.name, tool=execution,
-                status="error" if failed else "ok", error=execution.error)
+    return Step(
+        id=f"msg-{index}",
+        kind="tool",
+        name=execution.name,
+        tool=execution,
+        status="error" if failed else "ok",
+        error=execution.error,
+    )
 
 
 def _metadata(item: dict[str, Any]) -> dict[str, Any]:
     info = item.get("info") if isinstance(item.get("info"), dict) else {}
     task = info.get("task") if isinstance(info.get("task"), dict) else {}
-    metadata = {"task_id": item.get("task_id"), "trial": item.get("trial"),
-                "reward": item.get("reward")}
+    metadata = {
+        "task_id": item.get("task_id"),
+        "trial": item.get("trial"),
+        "reward": item.get("reward"),
+    }
     if isinstance(task.get("instruction"), str):
         metadata["instruction"] = task["instruction"]
     return metadata

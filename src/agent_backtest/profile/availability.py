@@ -12,7 +12,7 @@ from typing import Any
 
 
 def missing_reason(missing: Counter[str], of: int, noun: str) -> str | None:
-    """"12 of 40 tool calls have no end time; …" for each reason, or None when nothing lacks."""
+    """ "12 of 40 tool calls have no end time; …" for each reason, or None when nothing lacks."""
     parts = [f"{count} of {of} {noun} {why}" for why, count in sorted(missing.items()) if count]
     return "; ".join(parts) or None
 

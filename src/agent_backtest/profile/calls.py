@@ -27,8 +27,9 @@ class CallCounts:
         self.tool_status_by_name: defaultdict[str, Counter[str]] = defaultdict(Counter)
         self.no_status = Counter({"llm": 0, "tool": 0})
         self.per_turn = {kind: Distribution("turns", integral=True) for kind in ("llm", "tool")}
-        self.per_session = {kind: Distribution("sessions", integral=True)
-                            for kind in ("llm", "tool")}
+        self.per_session = {
+            kind: Distribution("sessions", integral=True) for kind in ("llm", "tool")
+        }
 
     def add_llm(self, model: str, status: Outcome, recorded_status: bool) -> None:
         """One LLM call."""
@@ -60,18 +61,25 @@ class CallCounts:
                 "total": sum(self.llm_by_model.values()),
                 "by_model": dict(sorted(self.llm_by_model.items())),
                 "by_status": _statuses(self.llm_by_status),
-                "status_note": missing_reason(Counter({"record no status": self.no_status["llm"]}),
-                                              self.llm_by_model.total(), "LLM calls"),
+                "status_note": missing_reason(
+                    Counter({"record no status": self.no_status["llm"]}),
+                    self.llm_by_model.total(),
+                    "LLM calls",
+                ),
             },
             "tool": {
                 "total": sum(self.tool_by_name.values()),
                 "by_tool": dict(sorted(self.tool_by_name.items())),
                 "by_status": _statuses(self.tool_by_status),
-                "by_tool_status": {name: _statuses(self.tool_status_by_name[name])
-                                   for name in sorted(self.tool_status_by_name)},
+                "by_tool_status": {
+                    name: _statuses(self.tool_status_by_name[name])
+                    for name in sorted(self.tool_status_by_name)
+                },
                 "status_note": missing_reason(
                     Counter({"record no status": self.no_status["tool"]}),
-                    self.tool_by_name.total(), "tool calls"),
+                    self.tool_by_name.total(),
+                    "tool calls",
+                ),
             },
             "per_turn": {kind: d.to_dict() for kind, d in self.per_turn.items()},
             "per_session": {kind: d.to_dict() for kind, d in self.per_session.items()},

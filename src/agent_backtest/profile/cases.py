@@ -35,8 +35,7 @@ MANIFEST_SCHEMA = "abt.cases/1"
 ANNOTATION_SCHEMA = "abt.run-annotation/1"
 REVISION = re.compile(r"[0-9a-f]{40}")
 FINGERPRINT = re.compile(r"sha256:[0-9a-f]{64}")
-NonEmpty = Annotated[str, StringConstraints(min_length=1, strip_whitespace=False,
-                                            pattern=r"\S")]
+NonEmpty = Annotated[str, StringConstraints(min_length=1, strip_whitespace=False, pattern=r"\S")]
 Count = Annotated[int, Field(ge=0)]
 ReasonName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")]
 
@@ -86,8 +85,9 @@ class CaseManifest(Strict):
         seen: dict[str, int] = {}
         for index, case in enumerate(cases):
             if case.id in seen:
-                raise ValueError(f"case id {case.id!r} appears twice "
-                                 f"(cases[{seen[case.id]}] and cases[{index}])")
+                raise ValueError(
+                    f"case id {case.id!r} appears twice (cases[{seen[case.id]}] and cases[{index}])"
+                )
             seen[case.id] = index
         return cases
 
@@ -104,8 +104,9 @@ class RepairTurns(Strict):
         """Refuse counts by reason that do not add up to the total."""
         total = info.data.get("total")
         if total is not None and sum(by_reason.values()) != total:
-            raise ValueError(f"the counts by reason add up to {sum(by_reason.values())}, "
-                             f"but total is {total}")
+            raise ValueError(
+                f"the counts by reason add up to {sum(by_reason.values())}, but total is {total}"
+            )
         return by_reason
 
 
@@ -175,8 +176,9 @@ class Cases:
 
     def __init__(self, manifest: CaseManifest, raw_cases: list[Any]) -> None:
         self.by_id = {case.id: case for case in manifest.cases}
-        self.fingerprints = {case.id: sha256_of(raw) for case, raw in
-                             zip(manifest.cases, raw_cases, strict=True)}
+        self.fingerprints = {
+            case.id: sha256_of(raw) for case, raw in zip(manifest.cases, raw_cases, strict=True)
+        }
 
 
 def case_fingerprint(case: dict[str, Any]) -> str:
@@ -209,22 +211,28 @@ def load_annotations(path: Path, cases: Cases) -> list[RunAnnotation]:
     return found
 
 
-def _check_against_case(annotation: RunAnnotation, cases: Cases, path: Path,
-                        prefix: str) -> None:
+def _check_against_case(annotation: RunAnnotation, cases: Cases, path: Path, prefix: str) -> None:
     """Check an annotation against its case: present, same fingerprint, verdicts allowed."""
     case = cases.by_id.get(annotation.case_id)
     if case is None:
-        raise InputError(path, f"{prefix}.case_id",
-                         f"case {annotation.case_id!r} is not in the case manifest")
+        raise InputError(
+            path, f"{prefix}.case_id", f"case {annotation.case_id!r} is not in the case manifest"
+        )
     expected = cases.fingerprints[case.id]
     if annotation.case_fingerprint != expected:
-        raise InputError(path, f"{prefix}.case_fingerprint",
-                         f"does not match case {case.id!r} of the manifest ({expected}): "
-                         "the run used another version of the case")
+        raise InputError(
+            path,
+            f"{prefix}.case_fingerprint",
+            f"does not match case {case.id!r} of the manifest ({expected}): "
+            "the run used another version of the case",
+        )
     verdict = annotation.correctness.validation_verdict if annotation.correctness else None
     if verdict == "not_required" and case.validation is not None and case.validation.required:
-        raise InputError(path, f"{prefix}.correctness.validation_verdict",
-                         f"is not_required, but case {case.id!r} requires validation")
+        raise InputError(
+            path,
+            f"{prefix}.correctness.validation_verdict",
+            f"is not_required, but case {case.id!r} requires validation",
+        )
 
 
 def _load(path: Path) -> Any:
@@ -271,8 +279,11 @@ def sessions_by_id(annotations: list[tuple[Path, RunAnnotation]]) -> dict[str, R
     for path, annotation in annotations:
         for session_id in annotation.session_ids:
             if session_id in found:
-                raise InputError(path, "$.session_ids",
-                                 f"session {session_id!r} is also annotated in "
-                                 f"{found[session_id][0]} (a session belongs to one run)")
+                raise InputError(
+                    path,
+                    "$.session_ids",
+                    f"session {session_id!r} is also annotated in "
+                    f"{found[session_id][0]} (a session belongs to one run)",
+                )
             found[session_id] = (path, annotation)
     return {session_id: annotation for session_id, (_, annotation) in found.items()}

@@ -53,8 +53,9 @@ class Failures:
     def add_turn(self, tool_steps: Sequence[Step]) -> None:
         """A turn's tool calls: error kinds and follow-ups of the failed ones."""
         self.tool_calls += len(tool_steps)
-        self.unknown[UNKNOWN] += sum(step.status is None and not has_failed(step)
-                                     for step in tool_steps)
+        self.unknown[UNKNOWN] += sum(
+            step.status is None and not has_failed(step) for step in tool_steps
+        )
         for step, follow_up in follow_ups(tool_steps):
             name = tool_name_of(step)
             self.tool_kinds[name][error_kind(step)] += 1

@@ -21,8 +21,17 @@ from agent_backtest.profile.facts import model_of, tool_name_of
 from agent_backtest.trace import Session
 
 GroupBy = Literal["session", "agent", "model", "variant"]
-FIELDS = ("agent", "agent_version", "model", "tool", "session", "file", "format", "case",
-          "run_variant")
+FIELDS = (
+    "agent",
+    "agent_version",
+    "model",
+    "tool",
+    "session",
+    "file",
+    "format",
+    "case",
+    "run_variant",
+)
 NO_LLM_CALLS = "(no LLM calls)"
 NO_AGENT = "(agent not recorded)"
 
@@ -152,7 +161,10 @@ def _variant_key(facts: SessionFacts, variants: Sequence[Variant]) -> str | None
         return facts.annotation.variant if facts.annotation else None
     matched = [variant.name for variant in variants if variant.holds(facts)]
     if len(matched) > 1:
-        raise InputError("--variant", None,
-                         f"session {facts.session.id!r} matches variants "
-                         f"{' and '.join(matched)}; make the selectors exclusive")
+        raise InputError(
+            "--variant",
+            None,
+            f"session {facts.session.id!r} matches variants "
+            f"{' and '.join(matched)}; make the selectors exclusive",
+        )
     return matched[0] if matched else None

@@ -19,8 +19,12 @@ def markdown(profile: dict[str, Any]) -> str:
 
 def _table(table: Table) -> str:
     """One table as a Markdown pipe table under a heading."""
-    lines = [f"## {table.title}\n", "| " + " | ".join(table.headers) + " |",
-             "|" + "|".join("---" for _ in table.headers) + "|"]
-    lines.extend("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |"
-                 for row in table.rows)
+    lines = [
+        f"## {table.title}\n",
+        "| " + " | ".join(table.headers) + " |",
+        "|" + "|".join("---" for _ in table.headers) + "|",
+    ]
+    lines.extend(
+        "| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in table.rows
+    )
     return "\n".join(lines) + "\n"

@@ -74,9 +74,11 @@ class GroupProfile:
     def _parallel(self, times: list[StepTime]) -> None:
         """Overlaps among the session's tool calls that have valid times."""
         tools = [time for time in times if time.kind == "tool"]
-        intervals: list[Interval] = [(t.start, t.end) for t in tools
-                                     if t.start is not None and t.end is not None
-                                     and t.end >= t.start]
+        intervals: list[Interval] = [
+            (t.start, t.end)
+            for t in tools
+            if t.start is not None and t.end is not None and t.end >= t.start
+        ]
         self.parallel.add_session(intervals, len(tools) - len(intervals))
 
     def _llm(self, step: Step, time: StepTime) -> None:

@@ -61,8 +61,7 @@ class RunFigures:
             self.task_time.add(float(timing.ended_at_ms - timing.started_at_ms))
         verdicts = annotation.correctness
         self.task_verdicts[verdicts.task_verdict if verdicts else "not_annotated"] += 1
-        self.validation_verdicts[verdicts.validation_verdict if verdicts
-                                 else "not_annotated"] += 1
+        self.validation_verdicts[verdicts.validation_verdict if verdicts else "not_annotated"] += 1
 
     def to_dict(self) -> dict[str, Any]:
         """The group's run figures."""
@@ -73,8 +72,10 @@ class RunFigures:
             "cases": sorted(self.cases),
             "variants": sorted(self.variants),
             "base_revisions": sorted(self.revisions),
-            "repair_turns": {"total": self.repair_total.to_dict(),
-                             "by_reason": dict(sorted(self.repair_by_reason.items()))},
+            "repair_turns": {
+                "total": self.repair_total.to_dict(),
+                "by_reason": dict(sorted(self.repair_by_reason.items())),
+            },
             "task_time_ms": self.task_time.to_dict(),
             "task_verdicts": _verdicts(self.task_verdicts, TASK_VERDICTS),
             "validation_verdicts": _verdicts(self.validation_verdicts, VALIDATION_VERDICTS),

@@ -13,8 +13,10 @@ from typing import Any
 NOT_AVAILABLE = "n/a"
 SIDE_BY_SIDE = 4
 PARTIAL = "*"
-LEGEND = ("≥: at least this much (some values are missing); *: over the observed values only; "
-          "n/a: not available (why: below)")
+LEGEND = (
+    "≥: at least this much (some values are missing); *: over the observed values only; "
+    "n/a: not available (why: below)"
+)
 TIME_FIGURES = (
     ("LLM service", ("llm_service_ms", "all")),
     ("tool service", ("tool_service_ms", "all")),
@@ -24,12 +26,18 @@ TIME_FIGURES = (
 )
 # Differences shown in the summary; the profile JSON holds every figure's difference.
 KEY_DIFFERENCES = (
-    "/sessions", "/calls/llm/total", "/calls/tool/total", "/calls/tool/by_status/failed",
+    "/sessions",
+    "/calls/llm/total",
+    "/calls/tool/total",
+    "/calls/tool/by_status/failed",
     "/calls/tool/repeated/retries/observed_total",
     "/calls/tool/parallel/overlapping_calls/observed_total",
-    "/time/llm_service_ms/all/p50", "/time/llm_service_ms/all/p95",
-    "/time/tool_service_ms/all/p50", "/time/tool_service_ms/all/p95",
-    "/time/gap_ms/within_turns/p50", "/time/session_span_ms/p50",
+    "/time/llm_service_ms/all/p50",
+    "/time/llm_service_ms/all/p95",
+    "/time/tool_service_ms/all/p50",
+    "/time/tool_service_ms/all/p95",
+    "/time/gap_ms/within_turns/p50",
+    "/time/session_span_ms/p50",
     "/tokens/cost/total",
 )
 
@@ -72,16 +80,40 @@ def calls_table(groups: dict[str, Any]) -> Table:
     rows = []
     for name, group in groups.items():
         tool = group["calls"]["tool"]
-        rows.append((name, number(group["sessions"]), number(group["turns"]),
-                     number(group["calls"]["llm"]["total"]), number(tool["total"]),
-                     number(tool["by_status"]["success"]), number(tool["by_status"]["failed"]),
-                     number(tool["by_status"]["timeout_or_unknown"]),
-                     figure(tool["repeated"]["retries"]), figure(tool["repeated"]["repeats"]),
-                     figure(tool["parallel"]["overlapping_calls"]),
-                     number(tool["parallel"]["requested_together"]["calls"])))
-    return Table("Calls", ("group", "sessions", "turns", "LLM calls", "tool calls", "success",
-                           "failed", "timeout/unknown", "retries", "repeats", "overlapping",
-                           "asked together"), rows)
+        rows.append(
+            (
+                name,
+                number(group["sessions"]),
+                number(group["turns"]),
+                number(group["calls"]["llm"]["total"]),
+                number(tool["total"]),
+                number(tool["by_status"]["success"]),
+                number(tool["by_status"]["failed"]),
+                number(tool["by_status"]["timeout_or_unknown"]),
+                figure(tool["repeated"]["retries"]),
+                figure(tool["repeated"]["repeats"]),
+                figure(tool["parallel"]["overlapping_calls"]),
+                number(tool["parallel"]["requested_together"]["calls"]),
+            )
+        )
+    return Table(
+        "Calls",
+        (
+            "group",
+            "sessions",
+            "turns",
+            "LLM calls",
+            "tool calls",
+            "success",
+            "failed",
+            "timeout/unknown",
+            "retries",
+            "repeats",
+            "overlapping",
+            "asked together",
+        ),
+        rows,
+    )
 
 
 def tools_table(groups: dict[str, Any]) -> Table:
@@ -93,12 +125,34 @@ def tools_table(groups: dict[str, Any]) -> Table:
         for tool_name, count in tool["by_tool"].items():
             status = tool["by_tool_status"][tool_name]
             retries = tool["repeated"]["retries_by_tool"].get(tool_name, 0)
-            rows.append((name, tool_name, number(count), number(status["success"]),
-                         number(status["failed"]), number(status["timeout_or_unknown"]),
-                         number(retries), figure(times[tool_name], "p50"),
-                         figure(times[tool_name], "p95")))
-    return Table("Calls by tool", ("group", "tool", "calls", "success", "failed",
-                                   "timeout/unknown", "retries", "p50 ms", "p95 ms"), rows)
+            rows.append(
+                (
+                    name,
+                    tool_name,
+                    number(count),
+                    number(status["success"]),
+                    number(status["failed"]),
+                    number(status["timeout_or_unknown"]),
+                    number(retries),
+                    figure(times[tool_name], "p50"),
+                    figure(times[tool_name], "p95"),
+                )
+            )
+    return Table(
+        "Calls by tool",
+        (
+            "group",
+            "tool",
+            "calls",
+            "success",
+            "failed",
+            "timeout/unknown",
+            "retries",
+            "p50 ms",
+            "p95 ms",
+        ),
+        rows,
+    )
 
 
 def time_table(groups: dict[str, Any]) -> Table:
@@ -107,8 +161,17 @@ def time_table(groups: dict[str, Any]) -> Table:
     for name, group in groups.items():
         for label, path in TIME_FIGURES:
             value = _at(group["time"], path)
-            rows.append((name, label, number(value["count"]), figure(value),
-                         figure(value, "p50"), figure(value, "p95"), figure(value, "max")))
+            rows.append(
+                (
+                    name,
+                    label,
+                    number(value["count"]),
+                    figure(value),
+                    figure(value, "p50"),
+                    figure(value, "p95"),
+                    figure(value, "max"),
+                )
+            )
     return Table("Time (ms)", ("group", "figure", "count", "total", "p50", "p95", "max"), rows)
 
 
@@ -119,8 +182,16 @@ def tokens_table(groups: dict[str, Any]) -> Table:
         costs = group["tokens"]["cost"].get("by_model", {})
         for model, tokens in group["tokens"]["by_model"].items():
             cost = figure(costs[model]) if model in costs else NOT_AVAILABLE
-            rows.append((name, model, number(group["calls"]["llm"]["by_model"][model]),
-                         figure(tokens["input"]), figure(tokens["output"]), cost))
+            rows.append(
+                (
+                    name,
+                    model,
+                    number(group["calls"]["llm"]["by_model"][model]),
+                    figure(tokens["input"]),
+                    figure(tokens["output"]),
+                    cost,
+                )
+            )
     return Table("Tokens", ("group", "model", "LLM calls", "input", "output", "cost"), rows)
 
 
@@ -130,12 +201,17 @@ def differences_table(profile: dict[str, Any]) -> Table | None:
     if not compared:
         return None
     baseline = profile["comparison"]["baseline"]
-    rows = [(name, key, number(entry["baseline"]), number(entry["value"]),
-             number(entry["difference"]))
-            for name, entries in compared.items()
-            for key in KEY_DIFFERENCES if (entry := entries.get(key)) is not None]
-    return Table(f"Differences against {baseline}",
-                 ("variant", "figure", baseline, "value", "difference"), rows)
+    rows = [
+        (name, key, number(entry["baseline"]), number(entry["value"]), number(entry["difference"]))
+        for name, entries in compared.items()
+        for key in KEY_DIFFERENCES
+        if (entry := entries.get(key)) is not None
+    ]
+    return Table(
+        f"Differences against {baseline}",
+        ("variant", "figure", baseline, "value", "difference"),
+        rows,
+    )
 
 
 def tables(profile: dict[str, Any]) -> list[Table]:
@@ -157,8 +233,9 @@ def tables(profile: dict[str, Any]) -> list[Table]:
 def transpose(table: Table) -> Table:
     """Rows become columns: a column per group, a row per figure."""
     columns = list(zip(table.headers, *table.rows, strict=True))
-    return Table(table.title, ("figure", *columns[0][1:]),
-                 [tuple(column) for column in columns[1:]])
+    return Table(
+        table.title, ("figure", *columns[0][1:]), [tuple(column) for column in columns[1:]]
+    )
 
 
 def without_group(table: Table, name: str) -> Table:
@@ -178,8 +255,10 @@ def notes(profile: dict[str, Any]) -> list[str]:
                 seen.add(reason)
                 found.append(f"{name}: {path}: {reason}" if several else f"{path}: {reason}")
     if profile.get("sessions_in_no_group"):
-        found.append(f"{profile['sessions_in_no_group']} sessions are in no group "
-                     "(they match no --variant, or have no annotated variant)")
+        found.append(
+            f"{profile['sessions_in_no_group']} sessions are in no group "
+            "(they match no --variant, or have no annotated variant)"
+        )
     return found
 
 

@@ -98,13 +98,16 @@ class Timing:
     def __init__(self) -> None:
         self.llm = Distribution("LLM calls")
         self.llm_by_model: defaultdict[str, Distribution] = defaultdict(
-            lambda: Distribution("LLM calls"))
+            lambda: Distribution("LLM calls")
+        )
         self.tool = Distribution("tool calls")
         self.tool_by_name: defaultdict[str, Distribution] = defaultdict(
-            lambda: Distribution("tool calls"))
+            lambda: Distribution("tool calls")
+        )
         self.gaps = Distribution(TRANSITION_NOUN + " within a turn")
         self.gaps_by_transition: defaultdict[str, Distribution] = defaultdict(
-            lambda: Distribution(TRANSITION_NOUN + " within a turn"))
+            lambda: Distribution(TRANSITION_NOUN + " within a turn")
+        )
         self.between_turns = Distribution(TRANSITION_NOUN + " across turns")
         self.overlapped = 0
         self.spans = Distribution("sessions")
@@ -140,8 +143,10 @@ class Timing:
         """Every time figure as a distribution in milliseconds."""
         spans = self.spans.to_dict()
         if self.sessions_partly_timed:
-            spans["note"] = (f"{self.sessions_partly_timed} sessions have steps without times: "
-                             "their span covers the timed steps only")
+            spans["note"] = (
+                f"{self.sessions_partly_timed} sessions have steps without times: "
+                "their span covers the timed steps only"
+            )
         return {
             "llm_service_ms": {
                 "all": self.llm.to_dict(),

@@ -81,8 +81,10 @@ class Tokens:
         if call is not None and call.request.model:
             tokens.requested.add(call.request.model)
         usage = call.response.usage if call is not None and call.response is not None else None
-        for tally, count in ((tokens.input, usage and usage.input_tokens),
-                             (tokens.output, usage and usage.output_tokens)):
+        for tally, count in (
+            (tokens.input, usage and usage.input_tokens),
+            (tokens.output, usage and usage.output_tokens),
+        ):
             if usage is None:
                 tally.lack("report no token usage")
             elif count is None:
@@ -93,8 +95,13 @@ class Tokens:
     def to_dict(self, prices: PriceTable | None) -> dict[str, Any]:
         """Tokens by model, and cost by model and in total (when a price table is given)."""
         models = sorted(self.by_model)
-        tokens = {model: {"input": self.by_model[model].input.to_dict(),
-                          "output": self.by_model[model].output.to_dict()} for model in models}
+        tokens = {
+            model: {
+                "input": self.by_model[model].input.to_dict(),
+                "output": self.by_model[model].output.to_dict(),
+            }
+            for model in models
+        }
         if prices is None:
             return {"by_model": tokens, "cost": unavailable("no price table (--prices)")}
         costs = {model: _cost(model, self.by_model[model], prices) for model in models}
@@ -105,16 +112,25 @@ def _cost(model: str, tokens: ModelTokens, prices: PriceTable) -> dict[str, Any]
     """One model's cost: None when its tokens are incomplete or it has no price."""
     price = prices.price_of(model, *sorted(tokens.requested))
     if price is None:
-        return {"total": None, "observed_total": None,
-                **unavailable(f"the price table has no price for {model}")}
-    observed = (tokens.input.observed_total * price.input_per_million
-                + tokens.output.observed_total * price.output_per_million) / PER
+        return {
+            "total": None,
+            "observed_total": None,
+            **unavailable(f"the price table has no price for {model}"),
+        }
+    observed = (
+        tokens.input.observed_total * price.input_per_million
+        + tokens.output.observed_total * price.output_per_million
+    ) / PER
     complete = tokens.input.total is not None and tokens.output.total is not None
-    reasons = [r for r in (tokens.input.to_dict()["reason"], tokens.output.to_dict()["reason"])
-               if r]
-    return {"total": round(observed, COST_DECIMALS) if complete else None,
-            "observed_total": round(observed, COST_DECIMALS),
-            "available": complete, "reason": "; ".join(reasons) or None}
+    reasons = [
+        r for r in (tokens.input.to_dict()["reason"], tokens.output.to_dict()["reason"]) if r
+    ]
+    return {
+        "total": round(observed, COST_DECIMALS) if complete else None,
+        "observed_total": round(observed, COST_DECIMALS),
+        "available": complete,
+        "reason": "; ".join(reasons) or None,
+    }
 
 
 def _total_cost(costs: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -124,8 +140,14 @@ def _total_cost(costs: dict[str, dict[str, Any]]) -> dict[str, Any]:
     unpriced = sorted(model for model, cost in costs.items() if cost["observed_total"] is None)
     observed = sum(cost["observed_total"] or 0.0 for cost in costs.values())
     complete = all(cost["available"] for cost in costs.values())
-    reason = None if complete else (
-        f"no price for {', '.join(unpriced)}" if unpriced else "token counts are missing")
-    return {"total": round(observed, COST_DECIMALS) if complete else None,
-            "observed_total": round(observed, COST_DECIMALS),
-            "available": complete, "reason": reason}
+    reason = (
+        None
+        if complete
+        else (f"no price for {', '.join(unpriced)}" if unpriced else "token counts are missing")
+    )
+    return {
+        "total": round(observed, COST_DECIMALS) if complete else None,
+        "observed_total": round(observed, COST_DECIMALS),
+        "available": complete,
+        "reason": reason,
+    }

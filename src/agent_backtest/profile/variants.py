@@ -34,8 +34,11 @@ def leaves(figures: Mapping[str, Any], path: tuple[str, ...] = ()) -> Iterator[t
 def _is_count_map(figures: Mapping[str, Any]) -> bool:
     """True for a map of counts by name (where an absent name means zero)."""
     # Figure dicts carry "available"; a plain map of integers is a count by name.
-    return "available" not in figures and bool(figures) and all(
-        isinstance(v, int) and not isinstance(v, bool) for v in figures.values())
+    return (
+        "available" not in figures
+        and bool(figures)
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in figures.values())
+    )
 
 
 def compare(baseline: Mapping[str, Any], other: Mapping[str, Any]) -> dict[str, Any]:
@@ -69,9 +72,14 @@ def comparison(groups: Mapping[str, Mapping[str, Any]], order: Sequence[str]) ->
     """Every group after the first in ``order`` compared with the first (the baseline)."""
     present = [name for name in order if name in groups]
     if len(present) < 2:
-        return {"baseline": present[0] if present else None, "variants": {},
-                "note": "fewer than two groups hold sessions: nothing to compare"}
+        return {
+            "baseline": present[0] if present else None,
+            "variants": {},
+            "note": "fewer than two groups hold sessions: nothing to compare",
+        }
     baseline = present[0]
-    return {"baseline": baseline,
-            "order": present,
-            "variants": {name: compare(groups[baseline], groups[name]) for name in present[1:]}}
+    return {
+        "baseline": baseline,
+        "order": present,
+        "variants": {name: compare(groups[baseline], groups[name]) for name in present[1:]},
+    }

@@ -21,26 +21,36 @@ from agent_backtest.trace import LLMRequest, LLMResponse, Message, ToolCall, Usa
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
 PASSED_PARAMS = ("temperature", "top_p", "top_k", "metadata")
-STOP_REASONS = {"end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "length",
-                "stop_sequence": "stop"}
+STOP_REASONS = {
+    "end_turn": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "stop_sequence": "stop",
+}
 
 
 class AnthropicProvider:
     """POSTs ``/v1/messages`` with httpx."""
 
-    def __init__(self, name: str, settings: ProviderSettings, api_key: str | None,
-                 max_connections: int = 64) -> None:
+    def __init__(
+        self, name: str, settings: ProviderSettings, api_key: str | None, max_connections: int = 64
+    ) -> None:
         self.name = name
         self.settings = settings
         self.endpoint = (settings.base_url or "https://api.anthropic.com").rstrip("/")
         self._api_key = api_key
         self._client = httpx.AsyncClient(
-            base_url=self.endpoint, headers=settings.headers, timeout=None,
-            limits=httpx.Limits(max_connections=max_connections,
-                                max_keepalive_connections=max_connections))
+            base_url=self.endpoint,
+            headers=settings.headers,
+            timeout=None,
+            limits=httpx.Limits(
+                max_connections=max_connections, max_keepalive_connections=max_connections
+            ),
+        )
 
-    def payload(self, request: LLMRequest, model: str, seed: int | None
-                ) -> tuple[dict[str, Any], list[str]]:
+    def payload(
+        self, request: LLMRequest, model: str, seed: int | None
+    ) -> tuple[dict[str, Any], list[str]]:
         """The Messages body and what could not be carried over."""
         return messages_payload(request, model, seed)
 
@@ -62,8 +72,9 @@ class AnthropicProvider:
         await self._client.aclose()
 
 
-def messages_payload(request: LLMRequest, model: str, seed: int | None
-                     ) -> tuple[dict[str, Any], list[str]]:
+def messages_payload(
+    request: LLMRequest, model: str, seed: int | None
+) -> tuple[dict[str, Any], list[str]]:
     """A canonical request as a Messages API body, and the adjustments made."""
     adjustments: list[str] = []
     system = [m.text() for m in request.messages if m.role in ("system", "developer")]
@@ -87,9 +98,14 @@ def messages_payload(request: LLMRequest, model: str, seed: int | None
     if seed is not None:
         adjustments.append("seed not sent (the Messages API has none)")
     if request.tools:
-        payload["tools"] = [{"name": t.name, "description": t.description or "",
-                             "input_schema": t.parameters or {"type": "object"}}
-                            for t in request.tools]
+        payload["tools"] = [
+            {
+                "name": t.name,
+                "description": t.description or "",
+                "input_schema": t.parameters or {"type": "object"},
+            }
+            for t in request.tools
+        ]
         choice = _tool_choice(request.tool_choice)
         if choice is not None:
             payload["tool_choice"] = choice
@@ -114,15 +130,25 @@ def _turns(messages: list[Message]) -> list[dict[str, Any]]:
 
 def _blocks(message: Message) -> list[dict[str, Any]]:
     if message.role == "tool":
-        return [{"type": "tool_result", "tool_use_id": message.tool_call_id or "",
-                 "content": message.text()}]
+        return [
+            {
+                "type": "tool_result",
+                "tool_use_id": message.tool_call_id or "",
+                "content": message.text(),
+            }
+        ]
     blocks: list[dict[str, Any]] = []
     if message.text():
         blocks.append({"type": "text", "text": message.text()})
     for call in message.tool_calls or []:
-        blocks.append({"type": "tool_use", "id": call.id or f"toolu_{call.name}",
-                       "name": call.name,
-                       "input": call.arguments if isinstance(call.arguments, dict) else {}})
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": call.id or f"toolu_{call.name}",
+                "name": call.name,
+                "input": call.arguments if isinstance(call.arguments, dict) else {},
+            }
+        )
     return blocks
 
 
@@ -145,8 +171,9 @@ def response_from_messages(body: Any) -> LLMResponse:
     try:
         return _response(body)
     except ValidationError as exc:
-        raise ProviderError("malformed_response", f"unexpected answer: {exc.errors()[0]['msg']}"
-                            ) from None
+        raise ProviderError(
+            "malformed_response", f"unexpected answer: {exc.errors()[0]['msg']}"
+        ) from None
 
 
 def _response(body: dict[str, Any]) -> LLMResponse:
@@ -157,16 +184,21 @@ def _response(body: dict[str, Any]) -> LLMResponse:
         if block.get("type") == "text":
             texts.append(str(block.get("text", "")))
         elif block.get("type") == "tool_use":
-            calls.append(ToolCall(id=block.get("id"), name=str(block.get("name")),
-                                  arguments=block.get("input")))
+            calls.append(
+                ToolCall(
+                    id=block.get("id"), name=str(block.get("name")), arguments=block.get("input")
+                )
+            )
     usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
     stop = body.get("stop_reason")
     return LLMResponse(
-        message=Message(role="assistant", content="".join(texts) if texts else None,
-                        tool_calls=calls or None),
+        message=Message(
+            role="assistant", content="".join(texts) if texts else None, tool_calls=calls or None
+        ),
         finish_reason=STOP_REASONS.get(stop, stop) if isinstance(stop, str) else None,
-        usage=Usage(input_tokens=usage.get("input_tokens"),
-                    output_tokens=usage.get("output_tokens")),
+        usage=Usage(
+            input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens")
+        ),
         model=body.get("model") if isinstance(body.get("model"), str) else None,
         id=body.get("id") if isinstance(body.get("id"), str) else None,
     )

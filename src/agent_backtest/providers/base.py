@@ -18,8 +18,9 @@ class Provider(Protocol):
     endpoint: str
     """What identifies the endpoint in cache keys: a base URL, or the local model file."""
 
-    def payload(self, request: LLMRequest, model: str, seed: int | None
-                ) -> tuple[dict[str, Any], list[str]]:
+    def payload(
+        self, request: LLMRequest, model: str, seed: int | None
+    ) -> tuple[dict[str, Any], list[str]]:
         """The wire payload for ``request`` on ``model``, and what had to be removed or changed."""
         ...
 

@@ -52,8 +52,10 @@ class ResponseCache:
         self._db = sqlite3.connect(self.path, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS responses "
-                         "(key TEXT PRIMARY KEY, value BLOB NOT NULL, stored REAL NOT NULL)")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS responses "
+            "(key TEXT PRIMARY KEY, value BLOB NOT NULL, stored REAL NOT NULL)"
+        )
         self.hits = 0
         self.misses = 0
         self.stores = 0
@@ -70,14 +72,16 @@ class ResponseCache:
     def put(self, key: str, response: LLMResponse) -> None:
         """Store an answer (the first one stored for a key stays)."""
         value = response.model_dump_json(exclude_none=True)
-        self._db.execute("INSERT OR IGNORE INTO responses VALUES (?, ?, ?)",
-                         (key, value, time.time()))
+        self._db.execute(
+            "INSERT OR IGNORE INTO responses VALUES (?, ?, ?)", (key, value, time.time())
+        )
         self.stores += 1
 
     def stats(self) -> CacheStats:
         """Entries and bytes on disk."""
         entries, size = self._db.execute(
-            "SELECT COUNT(*), COALESCE(SUM(LENGTH(value)), 0) FROM responses").fetchone()
+            "SELECT COUNT(*), COALESCE(SUM(LENGTH(value)), 0) FROM responses"
+        ).fetchone()
         return CacheStats(str(self.path), entries, size)
 
     def clear(self) -> int:

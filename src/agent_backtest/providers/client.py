@@ -28,7 +28,8 @@ from agent_backtest.providers.errors import ErrorKind, ProviderError
 from agent_backtest.trace import LLMRequest, LLMResponse, sha256_of
 
 RETRIED: frozenset[ErrorKind] = frozenset(
-    {"http_429", "http_5xx", "connection", "timeout", "malformed_response"})
+    {"http_429", "http_5xx", "connection", "timeout", "malformed_response"}
+)
 MAX_TIMEOUT_ATTEMPTS = 2  # a timeout is retried once: a runaway answer is not paid for forever
 MAX_RETRY_AFTER = 300.0
 
@@ -70,10 +71,15 @@ class CallCounters:
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data for run.json."""
-        return {"calls": self.calls, "cache_hits": self.cache_hits, "retries": self.retries,
-                "credential_refreshes": self.credential_refreshes,
-                "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
-                "errors": dict(sorted(self.errors.items()))}
+        return {
+            "calls": self.calls,
+            "cache_hits": self.cache_hits,
+            "retries": self.retries,
+            "credential_refreshes": self.credential_refreshes,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "errors": dict(sorted(self.errors.items())),
+        }
 
 
 class RateLimits:
@@ -108,13 +114,17 @@ class CredentialCommand:
             if self.generation != seen_generation:
                 return None
             process = await asyncio.create_subprocess_shell(
-                self.command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+                self.command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
+            )
             out, _ = await process.communicate()
             key = out.decode().strip()
             if process.returncode != 0 or not key:
-                raise ProviderError("http_401", "HTTP 401, and --credential-command failed "
-                                    f"(exit {process.returncode}, {len(key)} characters printed)",
-                                    status=401)
+                raise ProviderError(
+                    "http_401",
+                    "HTTP 401, and --credential-command failed "
+                    f"(exit {process.returncode}, {len(key)} characters printed)",
+                    status=401,
+                )
             self.generation += 1
             return key
 
@@ -122,10 +132,15 @@ class CredentialCommand:
 class ModelClient:
     """A provider behind the cache, the limits and the retry policy."""
 
-    def __init__(self, provider: Provider, policy: CallPolicy | None = None,
-                 cache: ResponseCache | None = None, limits: RateLimits | None = None,
-                 credentials: CredentialCommand | None = None,
-                 counters: CallCounters | None = None) -> None:
+    def __init__(
+        self,
+        provider: Provider,
+        policy: CallPolicy | None = None,
+        cache: ResponseCache | None = None,
+        limits: RateLimits | None = None,
+        credentials: CredentialCommand | None = None,
+        counters: CallCounters | None = None,
+    ) -> None:
         self.provider = provider
         self.policy = policy or CallPolicy()
         self.cache = cache
@@ -133,8 +148,9 @@ class ModelClient:
         self.credentials = credentials
         self.counters = counters or CallCounters()
 
-    def prepare(self, request: LLMRequest, model: str, seed: int | None
-                ) -> tuple[dict[str, Any], list[str], str]:
+    def prepare(
+        self, request: LLMRequest, model: str, seed: int | None
+    ) -> tuple[dict[str, Any], list[str], str]:
         """(payload as sent, adjustments, request sha) without sending anything."""
         payload, adjustments = self.provider.payload(request, model, seed)
         return payload, adjustments, sha256_of(payload)
@@ -170,9 +186,9 @@ class ModelClient:
         return CallOutcome(response, None, attempts, latency, False, request_sha, adjustments)
 
     def _retrying(self) -> AsyncRetrying:
-        backoff = (wait_exponential(multiplier=self.policy.backoff_initial,
-                                    max=self.policy.backoff_max)
-                   + wait_random(0, self.policy.backoff_initial))
+        backoff = wait_exponential(
+            multiplier=self.policy.backoff_initial, max=self.policy.backoff_max
+        ) + wait_random(0, self.policy.backoff_initial)
 
         def wait(state: RetryCallState) -> float:
             error = state.outcome.exception() if state.outcome else None
@@ -181,8 +197,7 @@ class ModelClient:
             return backoff(state)
 
         return AsyncRetrying(
-            retry=retry_if_exception(
-                lambda e: isinstance(e, ProviderError) and e.kind in RETRIED),
+            retry=retry_if_exception(lambda e: isinstance(e, ProviderError) and e.kind in RETRIED),
             stop=self._stop,
             wait=wait,
             reraise=True,

@@ -31,10 +31,16 @@ from agent_backtest.formats import InputError
 ProviderType = Literal["openai", "anthropic", "local", "mock"]
 
 BUILT_IN: dict[str, dict[str, str]] = {
-    "openai": {"type": "openai", "base_url": "https://api.openai.com/v1",
-               "api_key_env": "OPENAI_API_KEY"},
-    "anthropic": {"type": "anthropic", "base_url": "https://api.anthropic.com",
-                  "api_key_env": "ANTHROPIC_API_KEY"},
+    "openai": {
+        "type": "openai",
+        "base_url": "https://api.openai.com/v1",
+        "api_key_env": "OPENAI_API_KEY",
+    },
+    "anthropic": {
+        "type": "anthropic",
+        "base_url": "https://api.anthropic.com",
+        "api_key_env": "ANTHROPIC_API_KEY",
+    },
     "local": {"type": "local"},
     "mock": {"type": "mock"},
 }
@@ -79,8 +85,12 @@ class ModelConfig(BaseModel):
             if name not in BUILT_IN:
                 known = ", ".join(sorted({*BUILT_IN, *self.providers}))
                 where = self.source or "abt.toml"
-                raise InputError("--model", None, f"unknown provider {name!r} (known: {known}); "
-                                 f"add [providers.{name}] with type and base_url to {where}")
+                raise InputError(
+                    "--model",
+                    None,
+                    f"unknown provider {name!r} (known: {known}); "
+                    f"add [providers.{name}] with type and base_url to {where}",
+                )
             settings = ProviderSettings.model_validate(BUILT_IN[name])
         if base_url:
             settings = settings.model_copy(update={"base_url": base_url})
@@ -93,9 +103,13 @@ class ModelConfig(BaseModel):
             return None
         key = os.environ.get(variable)
         if not key:
-            raise InputError("--model", None, f"no key for {name}: set {variable}, or name "
-                             f"another variable as api_key_env in [providers.{name}] of "
-                             f"{self.source or 'abt.toml'} (empty for a server without keys)")
+            raise InputError(
+                "--model",
+                None,
+                f"no key for {name}: set {variable}, or name "
+                f"another variable as api_key_env in [providers.{name}] of "
+                f"{self.source or 'abt.toml'} (empty for a server without keys)",
+            )
         return key
 
 
@@ -103,8 +117,10 @@ def config_path(explicit: Path | None) -> Path | None:
     """The config file in effect, or None for the built-in defaults."""
     if explicit is not None:
         return explicit
-    for candidate in (Path("abt.toml"),
-                      Path(platformdirs.user_config_dir("agent-backtest")) / "abt.toml"):
+    for candidate in (
+        Path("abt.toml"),
+        Path(platformdirs.user_config_dir("agent-backtest")) / "abt.toml",
+    ):
         if candidate.is_file():
             return candidate
     return None

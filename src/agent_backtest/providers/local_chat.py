@@ -32,8 +32,12 @@ def render_prompt(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -
         if role == "assistant":
             parts.append(_turn("assistant", _assistant_text(message, bool(tools))))
         elif role == "tool":
-            parts.append(_turn("user", f"Result of {message.get('tool_call_id') or 'the call'}:"
-                               f"\n{_text(message)}"))
+            parts.append(
+                _turn(
+                    "user",
+                    f"Result of {message.get('tool_call_id') or 'the call'}:\n{_text(message)}",
+                )
+            )
         else:
             parts.append(_turn("user", _text(message)))
     return "".join(parts) + "<|im_start|>assistant\n"
@@ -45,20 +49,34 @@ def decision_grammar(tools: list[dict[str, Any]]) -> str:
     return f'root ::= "{MESSAGE}" | "{CALL}" ({names}) ":"'
 
 
-def completion_body(text: str, call: tuple[str, str] | None, usage: tuple[int, int],
-                    finish: str | None) -> dict[str, Any]:
+def completion_body(
+    text: str, call: tuple[str, str] | None, usage: tuple[int, int], finish: str | None
+) -> dict[str, Any]:
     """The answer as an OpenAI chat-completion body."""
     if call is not None:
-        message = {"role": "assistant", "content": None, "tool_calls": [{
-            "id": f"call_{uuid.uuid4().hex[:12]}", "type": "function",
-            "function": {"name": call[0], "arguments": call[1]}}]}
+        message = {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": f"call_{uuid.uuid4().hex[:12]}",
+                    "type": "function",
+                    "function": {"name": call[0], "arguments": call[1]},
+                }
+            ],
+        }
         finish = "tool_calls" if finish == "stop" else finish
     else:
         message = {"role": "assistant", "content": text.strip()}
-    return {"object": "chat.completion", "choices": [{"index": 0, "message": message,
-                                                      "finish_reason": finish}],
-            "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1],
-                      "total_tokens": usage[0] + usage[1]}}
+    return {
+        "object": "chat.completion",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {
+            "prompt_tokens": usage[0],
+            "completion_tokens": usage[1],
+            "total_tokens": usage[0] + usage[1],
+        },
+    }
 
 
 class Deadline:
@@ -87,8 +105,9 @@ def _text(message: dict[str, Any]) -> str:
 def _assistant_text(message: dict[str, Any], with_tools: bool) -> str:
     calls = message.get("tool_calls") or []
     if calls:
-        return "\n".join(f"{CALL}{c['function']['name']}:\n{c['function']['arguments']}"
-                         for c in calls)
+        return "\n".join(
+            f"{CALL}{c['function']['name']}:\n{c['function']['arguments']}" for c in calls
+        )
     return f"{MESSAGE}\n{_text(message)}" if with_tools else _text(message)
 
 
@@ -96,8 +115,11 @@ def _tool_instructions(tools: list[dict[str, Any]]) -> str:
     listing = "\n".join(
         f"{CALL}{t['function']['name']}: {t['function'].get('description', '')}\n"
         f"  arguments (JSON Schema): {json.dumps(t['function'].get('parameters', {}))}"
-        for t in tools)
-    return ("Tools you can call:\n" + listing + "\n\nAnswer in one of two ways. To reply to the "
-            f"user, start with '{MESSAGE}' and write the reply on the next line. To call a tool, "
-            f"write '{CALL}<tool name>:' and then its arguments as one JSON object on the next "
-            "line.")
+        for t in tools
+    )
+    return (
+        "Tools you can call:\n" + listing + "\n\nAnswer in one of two ways. To reply to the "
+        f"user, start with '{MESSAGE}' and write the reply on the next line. To call a tool, "
+        f"write '{CALL}<tool name>:' and then its arguments as one JSON object on the next "
+        "line."
+    )

@@ -38,8 +38,9 @@ class MockProvider:
         else:
             self._queue = deque(script)
 
-    def payload(self, request: LLMRequest, model: str, seed: int | None
-                ) -> tuple[dict[str, Any], list[str]]:
+    def payload(
+        self, request: LLMRequest, model: str, seed: int | None
+    ) -> tuple[dict[str, Any], list[str]]:
         """The same body an OpenAI-compatible server would get."""
         return chat_payload(request, model, seed)
 
@@ -80,6 +81,5 @@ def payload_key(payload: dict[str, Any]) -> str:
 
 def golden_provider(pairs: Iterable[tuple[LLMRequest, LLMResponse]]) -> MockProvider:
     """``mock/golden``: answers every request with the answer production gave to it."""
-    mapping = {payload_key(chat_payload(request, "", None)[0]): golden
-               for request, golden in pairs}
+    mapping = {payload_key(chat_payload(request, "", None)[0]): golden for request, golden in pairs}
     return MockProvider("golden", mapping)

@@ -13,16 +13,23 @@ import orjson
 from agent_backtest.trace import LLMRequest, Message, ToolCall, ToolDef
 
 
-def chat_payload(request: LLMRequest, model: str, seed: int | None,
-                 drop_schema_keys: list[str] | None = None,
-                 drop_params: list[str] | None = None) -> tuple[dict[str, Any], list[str]]:
+def chat_payload(
+    request: LLMRequest,
+    model: str,
+    seed: int | None,
+    drop_schema_keys: list[str] | None = None,
+    drop_params: list[str] | None = None,
+) -> tuple[dict[str, Any], list[str]]:
     """The ``/chat/completions`` body for ``request`` sent to ``model``, and the adjustments."""
     adjustments: list[str] = []
-    payload: dict[str, Any] = {"model": model,
-                               "messages": [message_to_wire(m) for m in request.messages]}
+    payload: dict[str, Any] = {
+        "model": model,
+        "messages": [message_to_wire(m) for m in request.messages],
+    }
     if request.tools:
-        payload["tools"] = [tool_to_wire(t, drop_schema_keys or [], adjustments)
-                            for t in request.tools]
+        payload["tools"] = [
+            tool_to_wire(t, drop_schema_keys or [], adjustments) for t in request.tools
+        ]
         if request.tool_choice is not None:
             payload["tool_choice"] = request.tool_choice
     elif request.tool_choice is not None:
@@ -60,23 +67,28 @@ def tool_call_to_wire(call: ToolCall) -> dict[str, Any]:
         arguments = call.arguments_raw
     else:
         arguments = orjson.dumps(call.arguments if call.arguments is not None else {}).decode()
-    wire: dict[str, Any] = {"type": "function",
-                            "function": {"name": call.name, "arguments": arguments}}
+    wire: dict[str, Any] = {
+        "type": "function",
+        "function": {"name": call.name, "arguments": arguments},
+    }
     if call.id is not None:
         wire["id"] = call.id
     return wire
 
 
-def tool_to_wire(tool: ToolDef, drop_schema_keys: list[str], adjustments: list[str]
-                 ) -> dict[str, Any]:
+def tool_to_wire(
+    tool: ToolDef, drop_schema_keys: list[str], adjustments: list[str]
+) -> dict[str, Any]:
     """A tool definition in the nested OpenAI form."""
     function: dict[str, Any] = {"name": tool.name}
     if tool.description is not None:
         function["description"] = tool.description
     if tool.parameters is not None:
         function["parameters"] = (
-            _without_keys(tool.parameters, set(drop_schema_keys), f"tool {tool.name}",
-                          adjustments) if drop_schema_keys else tool.parameters)
+            _without_keys(tool.parameters, set(drop_schema_keys), f"tool {tool.name}", adjustments)
+            if drop_schema_keys
+            else tool.parameters
+        )
     if tool.strict is not None:
         function["strict"] = tool.strict
     return {"type": "function", "function": function}

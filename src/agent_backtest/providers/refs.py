@@ -24,7 +24,11 @@ def parse_model_ref(text: str, what: str = "--model") -> ModelRef:
     """``openai/gpt-4.1-mini`` → ModelRef; a name without a provider is a user error."""
     provider, slash, model = text.partition("/")
     if not slash or not provider or not model:
-        raise InputError(what, None, f"{text!r} is not provider/model "
-                         "(e.g. openai/gpt-4.1-mini, anthropic/claude-sonnet-4-5, local/smollm2, "
-                         "mock/golden, or trace)")
+        raise InputError(
+            what,
+            None,
+            f"{text!r} is not provider/model "
+            "(e.g. openai/gpt-4.1-mini, anthropic/claude-sonnet-4-5, local/smollm2, "
+            "mock/golden, or trace)",
+        )
     return ModelRef(provider, model)

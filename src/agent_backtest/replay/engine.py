@@ -24,10 +24,14 @@ class ReplayOutcome:
     interrupted: bool
 
 
-async def run_jobs(jobs: Iterable[Job], clients: Mapping[ModelRef, ModelClient],
-                   writer: ResultWriter, concurrency: int, stop: asyncio.Event,
-                   on_result: Callable[[ResultRecord], None] = lambda record: None
-                   ) -> ReplayOutcome:
+async def run_jobs(
+    jobs: Iterable[Job],
+    clients: Mapping[ModelRef, ModelClient],
+    writer: ResultWriter,
+    concurrency: int,
+    stop: asyncio.Event,
+    on_result: Callable[[ResultRecord], None] = lambda record: None,
+) -> ReplayOutcome:
     """Send every job (at most ``concurrency`` at once) until done or ``stop`` is set.
 
     Jobs are taken from the iterable one at a time, so units stream from disk.
@@ -64,19 +68,29 @@ async def run_jobs(jobs: Iterable[Job], clients: Mapping[ModelRef, ModelClient],
     return ReplayOutcome(finished, interrupted=stop.is_set() and left)
 
 
-def result_record(job: Job, outcome: CallOutcome, base_request_sha: str | None = None
-                  ) -> ResultRecord:
+def result_record(
+    job: Job, outcome: CallOutcome, base_request_sha: str | None = None
+) -> ResultRecord:
     """The results.jsonl record of one job's outcome (and, in a patched run, the patch's part)."""
     error = None
     if outcome.error is not None:
-        error = CallError(kind=outcome.error.kind, detail=outcome.error.detail,
-                          status=outcome.error.status)
+        error = CallError(
+            kind=outcome.error.kind, detail=outcome.error.detail, status=outcome.error.status
+        )
     patched = job.patched
     return ResultRecord(
-        unit_id=job.unit.unit_id, repeat=job.repeat, session_id=job.unit.session_id,
-        model=str(job.model), seed=job.seed, request_sha=outcome.request_sha,
-        adjustments=outcome.adjustments, response=outcome.response, error=error,
-        latency_ms=outcome.latency_ms, attempts=outcome.attempts, cache_hit=outcome.cache_hit,
+        unit_id=job.unit.unit_id,
+        repeat=job.repeat,
+        session_id=job.unit.session_id,
+        model=str(job.model),
+        seed=job.seed,
+        request_sha=outcome.request_sha,
+        adjustments=outcome.adjustments,
+        response=outcome.response,
+        error=error,
+        latency_ms=outcome.latency_ms,
+        attempts=outcome.attempts,
+        cache_hit=outcome.cache_hit,
         base_request_sha=base_request_sha,
         patch_ops=list(patched.ops) if patched is not None else None,
         removed_tools=list(patched.removed_tools) if patched and patched.removed_tools else None,

@@ -45,8 +45,12 @@ PROMPT_ROLES: dict[str, frozenset[str]] = {
     "instructions": frozenset({"system", "developer"}),
 }
 # Set by the replay itself or by other targets: a params op on them would be silently lost.
-RESERVED_PARAMS = {"seed": "the seed comes from --seed", "model": "use target model",
-                   "messages": "use the message targets", "tools": "use target tool"}
+RESERVED_PARAMS = {
+    "seed": "the seed comes from --seed",
+    "model": "use target model",
+    "messages": "use the message targets",
+    "tools": "use target tool",
+}
 
 
 @dataclass(frozen=True)
@@ -64,12 +68,15 @@ class OpBase(BaseModel):
 
     id: str = Field(min_length=1, description="Names the op in coverage reports and results.")
     nodes: list[str] | None = Field(default=None, description="Only units of these nodes.")
-    kind: Literal["router", "action"] | None = Field(default=None,
-                                                     description="Only units of this kind.")
+    kind: Literal["router", "action"] | None = Field(
+        default=None, description="Only units of this kind."
+    )
     tools_present: list[str] | None = Field(
-        default=None, description="Only units whose recorded request offers all these tools.")
-    split: Literal["test", "val"] | None = Field(default=None,
-                                                 description="Only units of this split.")
+        default=None, description="Only units whose recorded request offers all these tools."
+    )
+    split: Literal["test", "val"] | None = Field(
+        default=None, description="Only units of this split."
+    )
 
     def in_scope(self, unit: Unit) -> bool:
         """True when the unit passes the op's narrowing (judged on production's request)."""
@@ -120,8 +127,9 @@ class PromptOp(OpBase):
 
     def first_index(self, request: LLMRequest) -> int:
         """Index of the first message of the target's role (the prompt an append edits)."""
-        return next(i for i, m in enumerate(request.messages)
-                    if m.role in PROMPT_ROLES[self.target])
+        return next(
+            i for i, m in enumerate(request.messages) if m.role in PROMPT_ROLES[self.target]
+        )
 
 
 class ReplaceText(PromptOp):
@@ -132,8 +140,11 @@ class ReplaceText(PromptOp):
     replace: str = Field(description="What replaces each match (regex: may use \\1 groups).")
     regex: bool = False
     count: int | None = Field(
-        default=None, ge=1, description="Matches expected per message; a message with another "
-        "number of matches is left unchanged and reported.")
+        default=None,
+        ge=1,
+        description="Matches expected per message; a message with another "
+        "number of matches is left unchanged and reported.",
+    )
 
     @model_validator(mode="after")
     def _regex_compiles(self) -> ReplaceText:
@@ -212,8 +223,9 @@ class SetText(PromptOp):
         message = request.messages[index]
         if message.content == self.text:
             return Edit(None, "the prompt already is this text")
-        return Edit(_replace_message(request, index,
-                                     message.model_copy(update={"content": self.text})))
+        return Edit(
+            _replace_message(request, index, message.model_copy(update={"content": self.text}))
+        )
 
 
 class NewMessage(BaseModel):
@@ -246,8 +258,10 @@ class InsertMessage(OpBase):
         index = {"start": 0, "end": len(request.messages)}.get(self.position)
         if index is None:
             index = 0
-            while (index < len(request.messages)
-                   and request.messages[index].role in PROMPT_ROLES["instructions"]):
+            while (
+                index < len(request.messages)
+                and request.messages[index].role in PROMPT_ROLES["instructions"]
+            ):
                 index += 1
         new = Message(role=self.message.role, content=self.message.content)
         messages = [*request.messages[:index], new, *request.messages[index:]]
@@ -296,8 +310,9 @@ class SetToolDescription(ToolOp):
         tool = self.current(request)
         if tool.description == self.description:
             return Edit(None, "the description already is this text")
-        return Edit(self.replace_tool(request,
-                                      tool.model_copy(update={"description": self.description})))
+        return Edit(
+            self.replace_tool(request, tool.model_copy(update={"description": self.description}))
+        )
 
 
 class RemoveTool(ToolOp):
@@ -343,8 +358,9 @@ class ParameterOp(OpBase):
 
     target: Literal["parameter"]
     tool: str = Field(min_length=1)
-    parameter: str = Field(min_length=1, description="Property name; dots walk into nested "
-                           "objects (and array items).")
+    parameter: str = Field(
+        min_length=1, description="Property name; dots walk into nested objects (and array items)."
+    )
 
     def has_target(self, request: LLMRequest) -> bool:
         """True when the tool is offered and its schema has the parameter."""
@@ -369,8 +385,10 @@ class ParameterOp(OpBase):
         note = self.edit_schema(parent, name)
         if note is not None or schema == tool.parameters:
             return Edit(None, note or "the schema already says this")
-        tools = [tool.model_copy(update={"parameters": schema}) if t.name == self.tool else t
-                 for t in request.tools or []]
+        tools = [
+            tool.model_copy(update={"parameters": schema}) if t.name == self.tool else t
+            for t in request.tools or []
+        ]
         return Edit(request.model_copy(update={"tools": tools}))
 
     def edit_schema(self, parent: dict[str, Any], name: str) -> str | None:
@@ -394,13 +412,16 @@ class EditParameter(ParameterOp):
     """Edit a tool parameter's schema: its enum values, whether it is required, its default."""
 
     action: Literal["edit"]
-    enum: list[Any] | None = Field(default=None, min_length=1,
-                                   description="The allowed values, replacing any enum.")
-    required: bool | None = Field(default=None, description="Add to (true) or remove from "
-                                  "(false) the tool's required list.")
+    enum: list[Any] | None = Field(
+        default=None, min_length=1, description="The allowed values, replacing any enum."
+    )
+    required: bool | None = Field(
+        default=None, description="Add to (true) or remove from (false) the tool's required list."
+    )
     default: Any = Field(default=None, description="Set the default (null is a value too).")
     unset: list[Literal["enum", "default"]] = Field(
-        default_factory=list, description="Schema keys to remove from the parameter.")
+        default_factory=list, description="Schema keys to remove from the parameter."
+    )
 
     @model_validator(mode="after")
     def _does_something(self) -> EditParameter:
@@ -437,16 +458,19 @@ class ParamsOp(OpBase):
     """An op on one request parameter; ``tool_choice`` is one of them."""
 
     target: Literal["params"]
-    name: str = Field(min_length=1, description="temperature, max_tokens, tool_choice, "
-                      "reasoning_effort, …, as in the request.")
+    name: str = Field(
+        min_length=1,
+        description="temperature, max_tokens, tool_choice, reasoning_effort, …, as in the request.",
+    )
 
     @field_validator("name")
     @classmethod
     def _not_reserved(cls, value: str) -> str:
         """Refuse names the replay or another target sets."""
         if value in RESERVED_PARAMS:
-            raise ValueError(f"{value} is not a request parameter a patch can set: "
-                             f"{RESERVED_PARAMS[value]}")
+            raise ValueError(
+                f"{value} is not a request parameter a patch can set: {RESERVED_PARAMS[value]}"
+            )
         return value
 
     def target_label(self) -> str:
@@ -481,8 +505,9 @@ class SetParam(ParamsOp):
             return Edit(None, f"{self.name} already is {self.value!r}")
         if self.name == "tool_choice":
             return Edit(request.model_copy(update={"tool_choice": self.value}))
-        return Edit(request.model_copy(update={"params": {**request.params,
-                                                          self.name: self.value}}))
+        return Edit(
+            request.model_copy(update={"params": {**request.params, self.name: self.value}})
+        )
 
 
 class RemoveParam(ParamsOp):
@@ -538,14 +563,30 @@ class SetModel(OpBase):
 # -- the patch ----------------------------------------------------------------------------------
 
 OPS: dict[str, type[OpBase]] = {
-    "prompt.replace": ReplaceText, "prompt.append": AppendText, "prompt.prepend": PrependText,
-    "prompt.set": SetText, "messages.insert": InsertMessage,
-    "tool.set_description": SetToolDescription, "tool.remove": RemoveTool, "tool.add": AddTool,
-    "parameter.set_description": SetParameterDescription, "parameter.edit": EditParameter,
-    "params.set": SetParam, "params.remove": RemoveParam, "model.set": SetModel,
+    "prompt.replace": ReplaceText,
+    "prompt.append": AppendText,
+    "prompt.prepend": PrependText,
+    "prompt.set": SetText,
+    "messages.insert": InsertMessage,
+    "tool.set_description": SetToolDescription,
+    "tool.remove": RemoveTool,
+    "tool.add": AddTool,
+    "parameter.set_description": SetParameterDescription,
+    "parameter.edit": EditParameter,
+    "params.set": SetParam,
+    "params.remove": RemoveParam,
+    "model.set": SetModel,
 }
-TARGETS = ("system", "developer", "instructions", "messages", "tool", "parameter", "params",
-           "model")
+TARGETS = (
+    "system",
+    "developer",
+    "instructions",
+    "messages",
+    "tool",
+    "parameter",
+    "params",
+    "model",
+)
 
 
 def _op_tag(value: Any) -> str | None:
@@ -559,14 +600,18 @@ def _op_tag(value: Any) -> str | None:
 
 
 Op = Annotated[
-    Annotated[ReplaceText, Tag("prompt.replace")] | Annotated[AppendText, Tag("prompt.append")]
-    | Annotated[PrependText, Tag("prompt.prepend")] | Annotated[SetText, Tag("prompt.set")]
+    Annotated[ReplaceText, Tag("prompt.replace")]
+    | Annotated[AppendText, Tag("prompt.append")]
+    | Annotated[PrependText, Tag("prompt.prepend")]
+    | Annotated[SetText, Tag("prompt.set")]
     | Annotated[InsertMessage, Tag("messages.insert")]
     | Annotated[SetToolDescription, Tag("tool.set_description")]
-    | Annotated[RemoveTool, Tag("tool.remove")] | Annotated[AddTool, Tag("tool.add")]
+    | Annotated[RemoveTool, Tag("tool.remove")]
+    | Annotated[AddTool, Tag("tool.add")]
     | Annotated[SetParameterDescription, Tag("parameter.set_description")]
     | Annotated[EditParameter, Tag("parameter.edit")]
-    | Annotated[SetParam, Tag("params.set")] | Annotated[RemoveParam, Tag("params.remove")]
+    | Annotated[SetParam, Tag("params.set")]
+    | Annotated[RemoveParam, Tag("params.remove")]
     | Annotated[SetModel, Tag("model.set")],
     Discriminator(_op_tag),
 ]
@@ -686,8 +731,9 @@ def load_patch(path: Path) -> Patch:
         raise InputError(path, None, f"cannot read the patch: {exc}") from None
     data = _parse(path, text)
     if not isinstance(data, dict):
-        raise InputError(path, None, 'not a patch: expected an object {"schema": "abt.patch/1", '
-                         '"ops": [...]}')
+        raise InputError(
+            path, None, 'not a patch: expected an object {"schema": "abt.patch/1", "ops": [...]}'
+        )
     try:
         return Patch.model_validate(data)
     except ValidationError as exc:
@@ -711,9 +757,11 @@ def _parse(path: Path, text: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(path, f"line {exc.lineno}, column {exc.colno}",
-                         f"not valid JSON: {exc.msg} (a .yaml/.yml file is read as YAML)"
-                         ) from None
+        raise InputError(
+            path,
+            f"line {exc.lineno}, column {exc.colno}",
+            f"not valid JSON: {exc.msg} (a .yaml/.yml file is read as YAML)",
+        ) from None
 
 
 def describe_error(error: Any, data: dict[str, Any]) -> tuple[str | None, str]:
@@ -774,8 +822,10 @@ def _map_texts(message: Message, change: Callable[[str], str]) -> Message:
     if isinstance(message.content, str):
         return message.model_copy(update={"content": change(message.content)})
     if isinstance(message.content, list):
-        parts = [part.model_copy(update={"text": change(part.text)}) if part.text is not None
-                 else part for part in message.content]
+        parts = [
+            part.model_copy(update={"text": change(part.text)}) if part.text is not None else part
+            for part in message.content
+        ]
         return message.model_copy(update={"content": parts})
     return message
 
@@ -789,11 +839,13 @@ def _with_edge_text(message: Message, paragraph: str, at_end: bool) -> Message:
             i = indexes[-1] if at_end else indexes[0]
             parts = list(content)
             parts[i] = parts[i].model_copy(
-                update={"text": _join(parts[i].text or "", paragraph, at_end)})
+                update={"text": _join(parts[i].text or "", paragraph, at_end)}
+            )
             return message.model_copy(update={"content": parts})
         new = ContentPart(type="text", text=paragraph)
-        return message.model_copy(update={"content": [*content, new] if at_end
-                                          else [new, *content]})
+        return message.model_copy(
+            update={"content": [*content, new] if at_end else [new, *content]}
+        )
     return message.model_copy(update={"content": _join(content or "", paragraph, at_end)})
 
 
@@ -814,8 +866,7 @@ def _replace_message(request: LLMRequest, index: int, message: Message) -> LLMRe
     return request.model_copy(update={"messages": messages})
 
 
-def _find_property(schema: dict[str, Any] | None, path: str
-                   ) -> tuple[dict[str, Any], str] | None:
+def _find_property(schema: dict[str, Any] | None, path: str) -> tuple[dict[str, Any], str] | None:
     """(the object schema holding the property, its name) for a dotted path, or None."""
     node: Any = schema
     names = path.split(".")

@@ -130,9 +130,14 @@ class PatchCoverage:
     def report(self, patch_file: str, patch_sha256: str) -> CoverageReport:
         """The coverage report."""
         ops = [_op_coverage(op, self._tallies[op.id], self._tool_names) for op in self.patch.ops]
-        return CoverageReport(patch_file=patch_file, patch_sha256=patch_sha256, units=self.units,
-                              units_changed=self.units_changed, ops=ops,
-                              unmatched=[op.id for op in ops if op.status in UNMATCHED])
+        return CoverageReport(
+            patch_file=patch_file,
+            patch_sha256=patch_sha256,
+            units=self.units,
+            units_changed=self.units_changed,
+            ops=ops,
+            unmatched=[op.id for op in ops if op.status in UNMATCHED],
+        )
 
 
 def _op_coverage(op: OpBase, tally: _Tally, tool_names: set[str]) -> OpCoverage:
@@ -143,27 +148,45 @@ def _op_coverage(op: OpBase, tally: _Tally, tool_names: set[str]) -> OpCoverage:
         close = difflib.get_close_matches(tool, sorted(tool_names), n=3)
         if close:
             message += f" (offered tools with a similar name: {', '.join(close)})"
-    return OpCoverage(id=op.id, target=op.target_label(), action=str(getattr(op, "action", "")),
-                      units_in_scope=tally.in_scope, units_with_target=tally.with_target,
-                      units_changed=tally.changed, status=status, message=message,
-                      example_unit=tally.example.unit_id if tally.example else None)
+    return OpCoverage(
+        id=op.id,
+        target=op.target_label(),
+        action=str(getattr(op, "action", "")),
+        units_in_scope=tally.in_scope,
+        units_with_target=tally.with_target,
+        units_changed=tally.changed,
+        status=status,
+        message=message,
+        example_unit=tally.example.unit_id if tally.example else None,
+    )
 
 
 def _status(op: OpBase, tally: _Tally) -> tuple[CoverageStatus, str]:
     """The op's status and the message that says why and what to do."""
     notes = "; ".join(f"{note} ({count} units)" for note, count in tally.notes.most_common(3))
     if tally.in_scope == 0:
-        return "no_target", "no selected unit is in the op's scope: check nodes, kind, " \
-            "tools_present and split against the units (abt units, abt show)"
+        return (
+            "no_target",
+            "no selected unit is in the op's scope: check nodes, kind, "
+            "tools_present and split against the units (abt units, abt show)",
+        )
     if tally.with_target == 0:
-        return "no_target", f"none of the {tally.in_scope} units in scope has " \
-            f"{op.target_phrase()}: check the name, or narrow the op"
+        return (
+            "no_target",
+            f"none of the {tally.in_scope} units in scope has "
+            f"{op.target_phrase()}: check the name, or narrow the op",
+        )
     if tally.changed == 0:
-        return "no_match", f"changed none of the {tally.with_target} units with " \
-            f"{op.target_phrase()}: {notes}"
+        return (
+            "no_match",
+            f"changed none of the {tally.with_target} units with {op.target_phrase()}: {notes}",
+        )
     if tally.changed < tally.with_target:
-        return "partial", f"changed {tally.changed} of {tally.with_target} units with " \
-            f"{op.target_phrase()}; the others: {notes}"
+        return (
+            "partial",
+            f"changed {tally.changed} of {tally.with_target} units with "
+            f"{op.target_phrase()}; the others: {notes}",
+        )
     return "ok", ""
 
 
@@ -190,7 +213,13 @@ def request_lines(request: LLMRequest) -> list[str]:
 
 def request_diff(op_id: str, example: Example, context: int = 2) -> str:
     """A unified diff of the example request before and after the op."""
-    return "\n".join(difflib.unified_diff(
-        request_lines(example.before), request_lines(example.after),
-        fromfile=f"unit {example.unit_id} before op {op_id}",
-        tofile=f"unit {example.unit_id} after op {op_id}", n=context, lineterm=""))
+    return "\n".join(
+        difflib.unified_diff(
+            request_lines(example.before),
+            request_lines(example.after),
+            fromfile=f"unit {example.unit_id} before op {op_id}",
+            tofile=f"unit {example.unit_id} after op {op_id}",
+            n=context,
+            lineterm="",
+        )
+    )

@@ -40,21 +40,35 @@ def candidate_for(unit: Unit, model: str, config: ModelConfig) -> ModelRef:
         return parse_model_ref(model)
     recorded = unit.recorded_model
     if recorded is None:
-        raise InputError("--model trace", f"unit {unit.unit_id}", "the trace does not say which "
-                         "model answered; pass --recorded-model when reading it, or name a model")
+        raise InputError(
+            "--model trace",
+            f"unit {unit.unit_id}",
+            "the trace does not say which "
+            "model answered; pass --recorded-model when reading it, or name a model",
+        )
     mapped = config.aliases.get(recorded)
     if mapped is not None:
         return parse_model_ref(mapped, f"alias of {recorded}")
     if "/" in recorded:
         return parse_model_ref(recorded)
-    raise InputError("--model trace", f"unit {unit.unit_id}", f"the recorded model {recorded!r} "
-                     f'names no provider: add [aliases] "{recorded}" = "openai/{recorded}" '
-                     "(or another provider) to abt.toml")
+    raise InputError(
+        "--model trace",
+        f"unit {unit.unit_id}",
+        f"the recorded model {recorded!r} "
+        f'names no provider: add [aliases] "{recorded}" = "openai/{recorded}" '
+        "(or another provider) to abt.toml",
+    )
 
 
-def iter_jobs(units: Iterable[Unit], model: str, config: ModelConfig, k: int, seed: int,
-              done: Container[tuple[str, int]] = frozenset(), patch: Patch | None = None
-              ) -> Iterator[Job]:
+def iter_jobs(
+    units: Iterable[Unit],
+    model: str,
+    config: ModelConfig,
+    k: int,
+    seed: int,
+    done: Container[tuple[str, int]] = frozenset(),
+    patch: Patch | None = None,
+) -> Iterator[Job]:
     """Every (unit, repeat) not yet done, with seed ``seed + repeat``, in unit order; with a
     patch, each unit's request is patched once for all its repeats."""
     for unit in units:
@@ -67,18 +81,22 @@ def iter_jobs(units: Iterable[Unit], model: str, config: ModelConfig, k: int, se
                 yield Job(unit, repeat, seed + repeat, ref, patched)
 
 
-def candidates(units: Iterable[Unit], model: str, config: ModelConfig,
-               patch: Patch | None = None) -> set[ModelRef]:
+def candidates(
+    units: Iterable[Unit], model: str, config: ModelConfig, patch: Patch | None = None
+) -> set[ModelRef]:
     """Every model the units will be sent to; a unit no model can be found for is an error."""
     extra = {parse_model_ref(name) for name in patch.models()} if patch is not None else set()
     if model != TRACE:
         return {parse_model_ref(model)} | extra
-    return {_model_of(unit, patch.apply(unit) if patch is not None else None, model, config)
-            for unit in units} | extra
+    return {
+        _model_of(unit, patch.apply(unit) if patch is not None else None, model, config)
+        for unit in units
+    } | extra
 
 
-def _model_of(unit: Unit, patched: PatchedRequest | None, model: str, config: ModelConfig
-              ) -> ModelRef:
+def _model_of(
+    unit: Unit, patched: PatchedRequest | None, model: str, config: ModelConfig
+) -> ModelRef:
     """A model op of the patch decides where its units go; else as for an unpatched run."""
     if patched is not None and patched.model is not None:
         return parse_model_ref(patched.model)

@@ -62,10 +62,13 @@ class ReplaySettings(BaseModel):
     timeout: float = Field(default=60.0, gt=0)
     max_retries: int = Field(default=4, ge=0)
     backoff_initial: float = Field(default=1.0, ge=0)
-    selection: dict[str, object] = Field(default_factory=dict,
-                                         description="How the units were chosen.")
-    patch: PatchSettings | None = Field(default=None, description="The patch applied to each "
-                                        "request before it is sent (ops in patch.json).")
+    selection: dict[str, object] = Field(
+        default_factory=dict, description="How the units were chosen."
+    )
+    patch: PatchSettings | None = Field(
+        default=None,
+        description="The patch applied to each request before it is sent (ops in patch.json).",
+    )
 
 
 @dataclass
@@ -86,17 +89,25 @@ class RunResult:
     counters: CallCounters = field(default_factory=CallCounters)
 
 
-def start_run(directory: RunDirectory, settings: ReplaySettings, manifest: RunManifest,
-              credential_command: str | None = None, hooks: RunHooks | None = None
-              ) -> RunResult:
+def start_run(
+    directory: RunDirectory,
+    settings: ReplaySettings,
+    manifest: RunManifest,
+    credential_command: str | None = None,
+    hooks: RunHooks | None = None,
+) -> RunResult:
     """Replay every (unit, repeat) of the units.jsonl already written in ``directory``."""
     manifest.save(directory.manifest_path)
     return _replay(directory, settings, manifest, set(), credential_command, hooks)
 
 
-def resume_run(directory: RunDirectory, retry_errors: bool, overrides: dict[str, object],
-               credential_command: str | None = None, hooks: RunHooks | None = None
-               ) -> RunResult:
+def resume_run(
+    directory: RunDirectory,
+    retry_errors: bool,
+    overrides: dict[str, object],
+    credential_command: str | None = None,
+    hooks: RunHooks | None = None,
+) -> RunResult:
     """Send only the pairs with no result (and, with ``retry_errors``, those that failed)."""
     manifest = directory.load_manifest()
     settings = ReplaySettings.model_validate({**manifest.config, **overrides})
@@ -112,8 +123,14 @@ def resume_run(directory: RunDirectory, retry_errors: bool, overrides: dict[str,
 def new_manifest(settings: ReplaySettings, inputs: list) -> RunManifest:
     """A fresh manifest for a replay run."""
     moment = now()
-    return RunManifest(command="replay", config=settings.model_dump(), inputs=inputs,
-                       code_version=code_version(), created_at=moment, updated_at=moment)
+    return RunManifest(
+        command="replay",
+        config=settings.model_dump(),
+        inputs=inputs,
+        code_version=code_version(),
+        created_at=moment,
+        updated_at=moment,
+    )
 
 
 def write_run_patch(directory: RunDirectory, patch: Patch) -> None:
@@ -126,18 +143,31 @@ def load_run_patch(directory: RunDirectory, settings: PatchSettings) -> Patch:
     """The patch a run was started with; its ops must be the ones run.json names."""
     path = directory.path / PATCH_FILE
     if not path.exists():
-        raise InputError(path, None, f"missing: run.json says the run applies the patch "
-                         f"{settings.file}, and its ops are kept in this file")
+        raise InputError(
+            path,
+            None,
+            f"missing: run.json says the run applies the patch "
+            f"{settings.file}, and its ops are kept in this file",
+        )
     patch = load_patch(path)
     if patch.op_ids() != settings.ops:
-        raise InputError(path, None, f"its ops {patch.op_ids()} are not the run's "
-                         f"{settings.ops} (run.json): the file was edited after the run started")
+        raise InputError(
+            path,
+            None,
+            f"its ops {patch.op_ids()} are not the run's "
+            f"{settings.ops} (run.json): the file was edited after the run started",
+        )
     return patch
 
 
-def _replay(directory: RunDirectory, settings: ReplaySettings, manifest: RunManifest,
-            done: set[tuple[str, int]], credential_command: str | None,
-            hooks: RunHooks | None) -> RunResult:
+def _replay(
+    directory: RunDirectory,
+    settings: ReplaySettings,
+    manifest: RunManifest,
+    done: set[tuple[str, int]],
+    credential_command: str | None,
+    hooks: RunHooks | None,
+) -> RunResult:
     hooks = hooks or RunHooks()
     config = load_model_config(Path(settings.config_file) if settings.config_file else None)
     patch = load_run_patch(directory, settings.patch) if settings.patch else None
@@ -147,8 +177,9 @@ def _replay(directory: RunDirectory, settings: ReplaySettings, manifest: RunMani
     clients = _clients(refs, directory, settings, config, counters, credential_command)
     todo = manifest.units * settings.k - len(done)
     hooks.on_start(todo, len(done))
-    jobs = iter_jobs(directory.read_units(), settings.model, config, settings.k, settings.seed,
-                     done, patch)
+    jobs = iter_jobs(
+        directory.read_units(), settings.model, config, settings.k, settings.seed, done, patch
+    )
     writer = ResultWriter(directory.results_path)
     try:
         outcome = asyncio.run(_send(jobs, clients, settings, writer, hooks))
@@ -165,9 +196,13 @@ def _replay(directory: RunDirectory, settings: ReplaySettings, manifest: RunMani
     return RunResult(manifest, outcome, todo, counters)
 
 
-async def _send(jobs: Iterator[Job], clients: dict[ModelRef, ModelClient],
-                settings: ReplaySettings, writer: ResultWriter, hooks: RunHooks
-                ) -> ReplayOutcome:
+async def _send(
+    jobs: Iterator[Job],
+    clients: dict[ModelRef, ModelClient],
+    settings: ReplaySettings,
+    writer: ResultWriter,
+    hooks: RunHooks,
+) -> ReplayOutcome:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
 
@@ -192,11 +227,19 @@ async def _send(jobs: Iterator[Job], clients: dict[ModelRef, ModelClient],
             loop.remove_signal_handler(signal.SIGTERM)
 
 
-def _clients(refs: set[ModelRef], directory: RunDirectory, settings: ReplaySettings,
-             config: ModelConfig, counters: CallCounters, credential_command: str | None
-             ) -> dict[ModelRef, ModelClient]:
-    policy = CallPolicy(timeout=settings.timeout, max_retries=settings.max_retries,
-                        backoff_initial=settings.backoff_initial)
+def _clients(
+    refs: set[ModelRef],
+    directory: RunDirectory,
+    settings: ReplaySettings,
+    config: ModelConfig,
+    counters: CallCounters,
+    credential_command: str | None,
+) -> dict[ModelRef, ModelClient]:
+    policy = CallPolicy(
+        timeout=settings.timeout,
+        max_retries=settings.max_retries,
+        backoff_initial=settings.backoff_initial,
+    )
     limits = RateLimits(settings.rpm, settings.tpm)
     credentials = CredentialCommand(credential_command) if credential_command else None
 
@@ -211,8 +254,9 @@ def _clients(refs: set[ModelRef], directory: RunDirectory, settings: ReplaySetti
     return clients
 
 
-def _finish(directory: RunDirectory, manifest: RunManifest, counters: CallCounters,
-            status: str) -> None:
+def _finish(
+    directory: RunDirectory, manifest: RunManifest, counters: CallCounters, status: str
+) -> None:
     manifest.status = status  # type: ignore[assignment]
     manifest.finished_at = now()
     previous = manifest.counts or {}

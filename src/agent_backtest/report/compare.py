@@ -77,25 +77,43 @@ def compare_runs(a: ScoredRun, b: ScoredRun) -> dict[str, Any]:
         "schema": COMPARE_SCHEMA,
         "a": side(a),
         "b": side(b),
-        "counts": {"paired": len(pairs), "sessions": len({x.session_id for x, _ in pairs}),
-                   "only_in_a": len(pairing.only_a), "only_in_b": len(pairing.only_b),
-                   "not_comparable": len(pairing.not_comparable)},
+        "counts": {
+            "paired": len(pairs),
+            "sessions": len({x.session_id for x, _ in pairs}),
+            "only_in_a": len(pairing.only_a),
+            "only_in_b": len(pairing.only_b),
+            "not_comparable": len(pairing.not_comparable),
+        },
         "agreement": paired_rates(pairs, lambda r: r.score or 0.0),
         "strict": paired_rates(pairs, lambda r: float(bool(r.strict))),
-        "mcnemar": {"a_right_b_wrong": len(flips_down), "a_wrong_b_right": len(flips_up),
-                    "both_right": both_right,
-                    "both_wrong": len(pairs) - both_right - len(flips_down) - len(flips_up),
-                    "p_value": mcnemar_exact(len(flips_down), len(flips_up)),
-                    "test": "McNemar exact: two-sided binomial on the discordant pairs"},
-        "flips": {"a_right_b_wrong": [flip(p) for p in flips_down],
-                  "a_wrong_b_right": [flip(p) for p in flips_up]},
+        "mcnemar": {
+            "a_right_b_wrong": len(flips_down),
+            "a_wrong_b_right": len(flips_up),
+            "both_right": both_right,
+            "both_wrong": len(pairs) - both_right - len(flips_down) - len(flips_up),
+            "p_value": mcnemar_exact(len(flips_down), len(flips_up)),
+            "test": "McNemar exact: two-sided binomial on the discordant pairs",
+        },
+        "flips": {
+            "a_right_b_wrong": [flip(p) for p in flips_down],
+            "a_wrong_b_right": [flip(p) for p in flips_up],
+        },
         "by_node": group_deltas(pairs, lambda r: r.node or "(no node)"),
         "by_tool": group_deltas(pairs, lambda r: r.golden_tool or "(text answer)"),
-        "missing": {"only_in_a": [key_of(r) for r in pairing.only_a],
-                    "only_in_b": [key_of(r) for r in pairing.only_b],
-                    "not_comparable": [{**key_of(x), "status_a": x.status, "status_b": y.status,
-                                        "error_a": x.error_kind, "error_b": y.error_kind}
-                                       for x, y in pairing.not_comparable]},
+        "missing": {
+            "only_in_a": [key_of(r) for r in pairing.only_a],
+            "only_in_b": [key_of(r) for r in pairing.only_b],
+            "not_comparable": [
+                {
+                    **key_of(x),
+                    "status_a": x.status,
+                    "status_b": y.status,
+                    "error_a": x.error_kind,
+                    "error_b": y.error_kind,
+                }
+                for x, y in pairing.not_comparable
+            ],
+        },
         "warnings": compare_warnings(a, b, pairing),
     }
 
@@ -103,41 +121,58 @@ def compare_runs(a: ScoredRun, b: ScoredRun) -> dict[str, Any]:
 def side(run: ScoredRun) -> dict[str, Any]:
     """What one run is, and its own headline figures (over all its scored answers)."""
     scoring = run.summary.get("scoring", {})
-    return {"run": str(run.path), "name": run.path.name,
-            "model": run.manifest.config.get("model"), "patch": run.manifest.config.get("patch"),
-            "k": run.manifest.config.get("k"), "judge": scoring.get("judge"),
-            "scoring_id": scoring.get("scoring_id"), "records": len(run.scores),
-            "agreement": run.summary["overall"]["agreement"],
-            "strict": run.summary["overall"]["strict"]}
+    return {
+        "run": str(run.path),
+        "name": run.path.name,
+        "model": run.manifest.config.get("model"),
+        "patch": run.manifest.config.get("patch"),
+        "k": run.manifest.config.get("k"),
+        "judge": scoring.get("judge"),
+        "scoring_id": scoring.get("scoring_id"),
+        "records": len(run.scores),
+        "agreement": run.summary["overall"]["agreement"],
+        "strict": run.summary["overall"]["strict"],
+    }
 
 
-def paired_rates(pairs: Sequence[Pair], value: Callable[[ScoreRecord], float]
-                 ) -> dict[str, Any]:
+def paired_rates(pairs: Sequence[Pair], value: Callable[[ScoreRecord], float]) -> dict[str, Any]:
     """A's and B's rate over the paired answers and their paired difference B − A."""
     sessions = [x.session_id for x, _ in pairs]
-    return {"a": clustered_mean([value(x) for x, _ in pairs], sessions).as_dict(),
-            "b": clustered_mean([value(y) for _, y in pairs], sessions).as_dict(),
-            "difference": paired_difference((value(x), value(y), x.session_id)
-                                            for x, y in pairs).as_dict()}
+    return {
+        "a": clustered_mean([value(x) for x, _ in pairs], sessions).as_dict(),
+        "b": clustered_mean([value(y) for _, y in pairs], sessions).as_dict(),
+        "difference": paired_difference(
+            (value(x), value(y), x.session_id) for x, y in pairs
+        ).as_dict(),
+    }
 
 
-def group_deltas(pairs: Sequence[Pair], label: Callable[[ScoreRecord], str]
-                 ) -> list[dict[str, Any]]:
+def group_deltas(
+    pairs: Sequence[Pair], label: Callable[[ScoreRecord], str]
+) -> list[dict[str, Any]]:
     """Agreement change per group, largest change first (by size, either direction)."""
     groups: defaultdict[str, list[Pair]] = defaultdict(list)
     for pair in pairs:
         groups[label(pair[0])].append(pair)
-    rows = [{"label": name, "n": len(items), **paired_rates(items, lambda r: r.score or 0.0)}
-            for name, items in groups.items()]
+    rows = [
+        {"label": name, "n": len(items), **paired_rates(items, lambda r: r.score or 0.0)}
+        for name, items in groups.items()
+    ]
     return sorted(rows, key=lambda row: (-abs(row["difference"]["mean"]), row["label"]))
 
 
 def flip(pair: Pair) -> dict[str, Any]:
     """One pair whose strict agreement changed."""
     x, y = pair
-    return {**key_of(x), "node": x.node, "golden_tool": x.golden_tool,
-            "bucket_a": x.bucket, "bucket_b": y.bucket,
-            "candidate_tool_a": x.candidate_tool, "candidate_tool_b": y.candidate_tool}
+    return {
+        **key_of(x),
+        "node": x.node,
+        "golden_tool": x.golden_tool,
+        "bucket_a": x.bucket,
+        "bucket_b": y.bucket,
+        "candidate_tool_a": x.candidate_tool,
+        "candidate_tool_b": y.candidate_tool,
+    }
 
 
 def key_of(record: ScoreRecord) -> dict[str, Any]:
@@ -150,15 +185,21 @@ def compare_warnings(a: ScoredRun, b: ScoredRun, pairing: Pairing) -> list[str]:
     warnings = []
     sa, sb = a.summary.get("scoring", {}), b.summary.get("scoring", {})
     if sa.get("scoring_id") != sb.get("scoring_id"):
-        warnings.append("the runs were scored with different settings (judge, matcher or agent "
-                        "config): part of the difference may come from scoring; score both "
-                        "with the same settings")
+        warnings.append(
+            "the runs were scored with different settings (judge, matcher or agent "
+            "config): part of the difference may come from scoring; score both "
+            "with the same settings"
+        )
     if not pairing.pairs:
         warnings.append("no answer was scored in both runs: they share no (unit, repeat)")
     if pairing.only_a or pairing.only_b:
-        warnings.append(f"{len(pairing.only_a)} answers are only in A and {len(pairing.only_b)} "
-                        "only in B: they are listed, not compared")
+        warnings.append(
+            f"{len(pairing.only_a)} answers are only in A and {len(pairing.only_b)} "
+            "only in B: they are listed, not compared"
+        )
     if pairing.not_comparable:
-        warnings.append(f"{len(pairing.not_comparable)} paired answers were not scored on both "
-                        "sides (infrastructure error or unscored) and are left out")
+        warnings.append(
+            f"{len(pairing.not_comparable)} paired answers were not scored on both "
+            "sides (infrastructure error or unscored) and are left out"
+        )
     return warnings

@@ -15,17 +15,47 @@ from agent_backtest.runs.scores import ScoreRecord
 from agent_backtest.units import Unit
 
 COLUMNS = (
-    "unit_id", "repeat", "session", "turn", "node", "kind", "split",
-    "golden_tool", "golden_args", "golden_text",
-    "candidate_tool", "candidate_args", "candidate_text",
-    "status", "bucket", "strict", "score", "method", "judge_reason", "unscored_reason",
-    "error_kind", "latency_ms", "input_tokens", "output_tokens",
+    "unit_id",
+    "repeat",
+    "session",
+    "turn",
+    "node",
+    "kind",
+    "split",
+    "golden_tool",
+    "golden_args",
+    "golden_text",
+    "candidate_tool",
+    "candidate_args",
+    "candidate_text",
+    "status",
+    "bucket",
+    "strict",
+    "score",
+    "method",
+    "judge_reason",
+    "unscored_reason",
+    "error_kind",
+    "latency_ms",
+    "input_tokens",
+    "output_tokens",
 )
 # Text from traces that a spreadsheet would run as a formula (CSV injection); such a cell gets a
 # leading apostrophe, which spreadsheets hide and which keeps the text as text.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-TRACE_COLUMNS = frozenset({"session", "node", "golden_tool", "golden_args", "golden_text",
-                           "candidate_tool", "candidate_args", "candidate_text", "judge_reason"})
+TRACE_COLUMNS = frozenset(
+    {
+        "session",
+        "node",
+        "golden_tool",
+        "golden_args",
+        "golden_text",
+        "candidate_tool",
+        "candidate_args",
+        "candidate_text",
+        "judge_reason",
+    }
+)
 
 
 def write_results_csv(joined: Iterable[Joined], path: Path) -> int:
@@ -46,27 +76,36 @@ def write_results_csv(joined: Iterable[Joined], path: Path) -> int:
     return count
 
 
-def csv_row(unit: Unit | None, score: ScoreRecord, result: ResultRecord | None
-            ) -> dict[str, Any]:
+def csv_row(unit: Unit | None, score: ScoreRecord, result: ResultRecord | None) -> dict[str, Any]:
     """The cells of one (unit, repeat)."""
     golden = unit.golden.message if unit else None
     candidate = result.response.message if result and result.response else None
     usage = result.response.usage if result and result.response else None
     return {
-        "unit_id": score.unit_id, "repeat": score.repeat, "session": score.session_id,
-        "turn": unit.turn_index if unit else "", "node": score.node or "", "kind": score.kind,
+        "unit_id": score.unit_id,
+        "repeat": score.repeat,
+        "session": score.session_id,
+        "turn": unit.turn_index if unit else "",
+        "node": score.node or "",
+        "kind": score.kind,
         "split": score.split or "",
-        "golden_tool": tool_names(golden), "golden_args": arguments_json(golden),
+        "golden_tool": tool_names(golden),
+        "golden_args": arguments_json(golden),
         "golden_text": golden.text() if golden else "",
-        "candidate_tool": tool_names(candidate), "candidate_args": arguments_json(candidate),
+        "candidate_tool": tool_names(candidate),
+        "candidate_args": arguments_json(candidate),
         "candidate_text": candidate.text() if candidate else "",
-        "status": score.status, "bucket": score.bucket or "",
+        "status": score.status,
+        "bucket": score.bucket or "",
         "strict": "" if score.strict is None else str(score.strict).lower(),
         "score": "" if score.score is None else score.score,
-        "method": score.method or "", "judge_reason": judge_reason(score),
-        "unscored_reason": score.unscored_reason or "", "error_kind": score.error_kind or "",
-        "latency_ms": "" if not result or result.latency_ms is None else
-        round(result.latency_ms, 3),
+        "method": score.method or "",
+        "judge_reason": judge_reason(score),
+        "unscored_reason": score.unscored_reason or "",
+        "error_kind": score.error_kind or "",
+        "latency_ms": ""
+        if not result or result.latency_ms is None
+        else round(result.latency_ms, 3),
         "input_tokens": _tokens(usage.input_tokens if usage else None),
         "output_tokens": _tokens(usage.output_tokens if usage else None),
     }
@@ -74,14 +113,17 @@ def csv_row(unit: Unit | None, score: ScoreRecord, result: ResultRecord | None
 
 def judge_reason(score: ScoreRecord) -> str:
     """The judge's reasons, one ``target: reason`` line per judged item."""
-    return "\n".join(f"{item.target}: {reason}" for item in score.judged
-                     for reason in item.reasons)
+    return "\n".join(f"{item.target}: {reason}" for item in score.judged for reason in item.reasons)
 
 
 def neutralise(row: dict[str, Any]) -> dict[str, Any]:
     """The row with trace text that starts like a formula kept as text."""
-    return {name: f"'{value}" if name in TRACE_COLUMNS and isinstance(value, str)
-            and value.startswith(FORMULA_STARTS) else value for name, value in row.items()}
+    return {
+        name: f"'{value}"
+        if name in TRACE_COLUMNS and isinstance(value, str) and value.startswith(FORMULA_STARTS)
+        else value
+        for name, value in row.items()
+    }
 
 
 def _tokens(value: int | None) -> int | str:

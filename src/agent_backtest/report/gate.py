@@ -27,8 +27,13 @@ class Check:
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data for JSON output."""
-        return {"name": self.name, "requirement": self.requirement, "value": self.value,
-                "met": self.met, "why": self.why}
+        return {
+            "name": self.name,
+            "requirement": self.requirement,
+            "value": self.value,
+            "met": self.met,
+            "why": self.why,
+        }
 
 
 def checked_value(estimate: dict[str, Any], use_lower_bound: bool) -> tuple[float | None, str]:
@@ -49,40 +54,47 @@ def at_least(name: str, estimate: dict[str, Any], bar: float, use_lower_bound: b
     if value is None:
         return Check(name, f"≥ {bar:g}", None, False, f"{name}: {what}, so the bar is not met")
     met = value >= bar
-    return Check(name, f"≥ {bar:g}", value, met,
-                 f"{name} {what} {value:.4f} {'>=' if met else '<'} {bar:g}")
+    return Check(
+        name, f"≥ {bar:g}", value, met, f"{name} {what} {value:.4f} {'>=' if met else '<'} {bar:g}"
+    )
 
 
 def at_most(name: str, count: float, bar: float) -> Check:
     """An observed count or rate must be at most ``bar``."""
     met = count <= bar
-    return Check(name, f"≤ {bar:g}", count, met,
-                 f"{name} {count:g} {'<=' if met else '>'} {bar:g}")
+    return Check(name, f"≤ {bar:g}", count, met, f"{name} {count:g} {'<=' if met else '>'} {bar:g}")
 
 
-def gate_run(summary: dict[str, Any], min_agreement: float | None, min_strict: float | None,
-             max_infra_errors: int | None, max_infra_error_rate: float | None,
-             use_lower_bound: bool) -> list[Check]:
+def gate_run(
+    summary: dict[str, Any],
+    min_agreement: float | None,
+    min_strict: float | None,
+    max_infra_errors: int | None,
+    max_infra_error_rate: float | None,
+    use_lower_bound: bool,
+) -> list[Check]:
     """The bars asked of one run's summary.json."""
     checks = []
     if min_agreement is not None:
-        checks.append(at_least("agreement", summary["overall"]["agreement"], min_agreement,
-                               use_lower_bound))
+        checks.append(
+            at_least("agreement", summary["overall"]["agreement"], min_agreement, use_lower_bound)
+        )
     if min_strict is not None:
-        checks.append(at_least("strict agreement", summary["overall"]["strict"], min_strict,
-                               use_lower_bound))
+        checks.append(
+            at_least("strict agreement", summary["overall"]["strict"], min_strict, use_lower_bound)
+        )
     counts = summary["counts"]
     if max_infra_errors is not None:
         checks.append(at_most("infrastructure errors", counts["infra_errors"], max_infra_errors))
     if max_infra_error_rate is not None:
         rate = counts["infra_errors"] / counts["records"] if counts["records"] else 0.0
-        checks.append(at_most("infrastructure error rate", round(rate, 6),
-                              max_infra_error_rate))
+        checks.append(at_most("infrastructure error rate", round(rate, 6), max_infra_error_rate))
     return checks
 
 
 def gate_compare(compare: dict[str, Any], max_drop: float, use_lower_bound: bool) -> Check:
     """B's agreement may fall below A's by at most ``max_drop`` (on the paired answers)."""
     bar = -max_drop
-    return at_least("agreement change B − A", compare["agreement"]["difference"], bar,
-                    use_lower_bound)
+    return at_least(
+        "agreement change B − A", compare["agreement"]["difference"], bar, use_lower_bound
+    )

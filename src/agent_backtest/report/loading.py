@@ -75,7 +75,5 @@ def load_run(path: Path, with_results: bool = True) -> ScoredRun:
         summary = orjson.loads(summary_path.read_bytes())
     except orjson.JSONDecodeError as exc:
         raise InputError(summary_path, None, f"not JSON: {exc}") from None
-    results = ({r.key: r for r in read_results(directory.results_path)}
-               if with_results else {})
+    results = {r.key: r for r in read_results(directory.results_path)} if with_results else {}
     return ScoredRun(directory, manifest, summary, list(read_scores(scores_path)), results)
-

@@ -16,15 +16,19 @@ import orjson
 
 # Characters that could end a <script> block or start markup inside one, and the two line
 # separators that older JavaScript parsers reject in strings: written as JSON \u escapes.
-_SCRIPT_UNSAFE = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
-                  "\u2028": "\\u2028", "\u2029": "\\u2029"}
+_SCRIPT_UNSAFE = {
+    "<": "\\u003c",
+    ">": "\\u003e",
+    "&": "\\u0026",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+}
 _VOID = frozenset({"input", "br", "meta", "hr", "img"})
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 
 
 class Markup(str):
     """A string that is already HTML and is inserted as is."""
-
 
 
 def escape(text: object) -> Markup:
@@ -36,8 +40,11 @@ def escape(text: object) -> Markup:
 
 def tag(name: str, *children: object, attrs: Mapping[str, object] | None = None) -> Markup:
     """``<name attrs>children</name>`` with attribute values and text children escaped."""
-    attributes = "".join(f' {key}="{escape(value)}"' for key, value in (attrs or {}).items()
-                         if value is not None and value is not False)
+    attributes = "".join(
+        f' {key}="{escape(value)}"'
+        for key, value in (attrs or {}).items()
+        if value is not None and value is not False
+    )
     if name in _VOID:
         return Markup(f"<{name}{attributes}>")
     return Markup(f"<{name}{attributes}>{join(children)}</{name}>")
@@ -49,8 +56,9 @@ def join(children: Iterable[object]) -> Markup:
     for child in children:
         if child is None:
             continue
-        if isinstance(child, (list, tuple)) or (not isinstance(child, str)
-                                                and isinstance(child, Iterable)):
+        if isinstance(child, (list, tuple)) or (
+            not isinstance(child, str) and isinstance(child, Iterable)
+        ):
             parts.append(join(child))
         else:
             parts.append(escape(child))

@@ -16,28 +16,42 @@ from agent_backtest.report.loading import ScoredRun
 from agent_backtest.report.markup import Markup, escape, join, script_json, tag
 from agent_backtest.report.page_data import PageData
 
-BREAKDOWNS = (("kind", "Agreement by kind"), ("node", "Agreement by node"),
-              ("tool", "Agreement by production's tool"), ("split", "Agreement by split"),
-              ("model", "Agreement by candidate model"))
+BREAKDOWNS = (
+    ("kind", "Agreement by kind"),
+    ("node", "Agreement by node"),
+    ("tool", "Agreement by production's tool"),
+    ("split", "Agreement by split"),
+    ("model", "Agreement by candidate model"),
+)
 
 
 def render_report(run: ScoredRun, data: PageData) -> str:
     """The report page of ``run`` as HTML text."""
-    body = join([
-        tag("h1", f"abt report: {run.path.name}"),
-        compared_section(run, data),
-        headline_section(run.summary),
-        warnings_section(report_warnings(run, data)),
-        breakdown_section(run.summary),
-        distribution_section(run),
-        units_section(),
-        tag("footer", f"agent-backtest {run.manifest.code_version} · scorer "
-                      f"{run.summary.get('scoring', {}).get('scorer', '?')} · scoring id "
-                      f"{run.summary.get('scoring', {}).get('scoring_id', '?')}"),
-    ])
-    blocks = join(tag("script", script_json(value), attrs={"type": "application/json", "id": name})
-                  for name, value in (("abt-units", data.units), ("abt-rows", data.rows),
-                                      ("abt-messages", data.messages)))
+    body = join(
+        [
+            tag("h1", f"abt report: {run.path.name}"),
+            compared_section(run, data),
+            headline_section(run.summary),
+            warnings_section(report_warnings(run, data)),
+            breakdown_section(run.summary),
+            distribution_section(run),
+            units_section(),
+            tag(
+                "footer",
+                f"agent-backtest {run.manifest.code_version} · scorer "
+                f"{run.summary.get('scoring', {}).get('scorer', '?')} · scoring id "
+                f"{run.summary.get('scoring', {}).get('scoring_id', '?')}",
+            ),
+        ]
+    )
+    blocks = join(
+        tag("script", script_json(value), attrs={"type": "application/json", "id": name})
+        for name, value in (
+            ("abt-units", data.units),
+            ("abt-rows", data.rows),
+            ("abt-messages", data.messages),
+        )
+    )
     return page(f"abt report: {escape(run.path.name)}", body, blocks, asset("report.js"))
 
 
@@ -48,28 +62,44 @@ def compared_section(run: ScoredRun, data: PageData) -> Markup:
     judge = scoring.get("judge") or "none (text answers compared by token overlap)"
     if scoring.get("fallback_judge"):
         judge += f"; fallback {scoring['fallback_judge']}"
-    inputs = [tag("div", tag("code", item.path), f" sha256 {item.sha256[:12]}…")
-              for item in manifest.inputs] or "units file given directly"
+    inputs = [
+        tag("div", tag("code", item.path), f" sha256 {item.sha256[:12]}…")
+        for item in manifest.inputs
+    ] or "units file given directly"
     patch = config.get("patch")
     facts = [
         ("candidate", tag("code", config.get("model", "?"))),
         ("production", ", ".join(sorted(data.recorded_models)) or "not recorded"),
         ("judge", judge),
         ("inputs", inputs),
-        ("patch", tag("code", patch if isinstance(patch, str) else repr(patch))
-         if patch else "none"),
+        (
+            "patch",
+            tag("code", patch if isinstance(patch, str) else repr(patch)) if patch else "none",
+        ),
         ("repeats (k)", f"{config.get('k', 1)} (seed {config.get('seed', 0)} + repeat)"),
-        ("run", f"{manifest.status}, started {manifest.created_at:%Y-%m-%d %H:%M:%S} UTC"
-                + (f", finished {manifest.finished_at:%Y-%m-%d %H:%M:%S} UTC"
-                   if manifest.finished_at else "")),
-        ("units", f"{run.summary['counts']['units']} units in "
-                  f"{run.summary['counts']['sessions']} sessions, "
-                  f"{run.summary['counts']['records']} answers"),
+        (
+            "run",
+            f"{manifest.status}, started {manifest.created_at:%Y-%m-%d %H:%M:%S} UTC"
+            + (
+                f", finished {manifest.finished_at:%Y-%m-%d %H:%M:%S} UTC"
+                if manifest.finished_at
+                else ""
+            ),
+        ),
+        (
+            "units",
+            f"{run.summary['counts']['units']} units in "
+            f"{run.summary['counts']['sessions']} sessions, "
+            f"{run.summary['counts']['records']} answers",
+        ),
     ]
     if (run.path / "profile.json").exists():
         facts.append(("profile", tag("a", "profile.json", attrs={"href": "profile.json"})))
-    return tag("section", tag("dl", [(tag("dt", k), tag("dd", v)) for k, v in facts],
-                              attrs={"class": "facts"}), attrs={"id": "compared"})
+    return tag(
+        "section",
+        tag("dl", [(tag("dt", k), tag("dd", v)) for k, v in facts], attrs={"class": "facts"}),
+        attrs={"id": "compared"},
+    )
 
 
 def headline_section(summary: dict[str, Any]) -> Markup:
@@ -78,12 +108,24 @@ def headline_section(summary: dict[str, Any]) -> Markup:
     overall = summary["overall"]
     errors = ", ".join(f"{k} {v}" for k, v in counts["infra_errors_by_kind"].items())
     cards = [
-        _metric("agreement", "agreement", overall["agreement"],
-                f"{counts['scored']} scored answers, {counts['sessions']} sessions"),
-        _metric("strict", "strict agreement", overall["strict"],
-                "same tool and every argument exact, or the same text"),
-        _count("infra_errors", "infrastructure errors", counts["infra_errors"],
-               errors or "not scored, never counted as disagreement"),
+        _metric(
+            "agreement",
+            "agreement",
+            overall["agreement"],
+            f"{counts['scored']} scored answers, {counts['sessions']} sessions",
+        ),
+        _metric(
+            "strict",
+            "strict agreement",
+            overall["strict"],
+            "same tool and every argument exact, or the same text",
+        ),
+        _count(
+            "infra_errors",
+            "infrastructure errors",
+            counts["infra_errors"],
+            errors or "not scored, never counted as disagreement",
+        ),
         _count("unscored", "unscored", counts["unscored"], "left out of the means"),
     ]
     return tag("section", cards, attrs={"class": "headline", "id": "headline"})
@@ -91,43 +133,64 @@ def headline_section(summary: dict[str, Any]) -> Markup:
 
 def _metric(key: str, name: str, estimate: dict[str, Any], note: str) -> Markup:
     mean = estimate.get("mean")
-    return tag("div", tag("div", name, attrs={"class": "name"}),
-               tag("div", "n/a" if mean is None else f"{mean:.3f}", attrs={"class": "mean"}),
-               tag("div", interval(estimate) if mean is not None else "",
-                   attrs={"class": "interval"}),
-               tag("div", note, attrs={"class": "note"}),
-               attrs={"class": "metric", "data-metric": key,
-                      "data-value": "" if mean is None else repr(mean)})
+    return tag(
+        "div",
+        tag("div", name, attrs={"class": "name"}),
+        tag("div", "n/a" if mean is None else f"{mean:.3f}", attrs={"class": "mean"}),
+        tag("div", interval(estimate) if mean is not None else "", attrs={"class": "interval"}),
+        tag("div", note, attrs={"class": "note"}),
+        attrs={
+            "class": "metric",
+            "data-metric": key,
+            "data-value": "" if mean is None else repr(mean),
+        },
+    )
 
 
 def _count(key: str, name: str, count: int, note: str) -> Markup:
-    return tag("div", tag("div", name, attrs={"class": "name"}),
-               tag("div", count, attrs={"class": "mean"}),
-               tag("div", note, attrs={"class": "note"}),
-               attrs={"class": f"metric{' bad' if count else ''}", "data-metric": key,
-                      "data-value": count})
+    return tag(
+        "div",
+        tag("div", name, attrs={"class": "name"}),
+        tag("div", count, attrs={"class": "mean"}),
+        tag("div", note, attrs={"class": "note"}),
+        attrs={
+            "class": f"metric{' bad' if count else ''}",
+            "data-metric": key,
+            "data-value": count,
+        },
+    )
 
 
 def report_warnings(run: ScoredRun, data: PageData) -> list[str]:
     """Everything that qualifies the numbers: scoring's warnings and the run's own state."""
     warnings = list(run.summary.get("warnings", []))
     if data.reconstructed:
-        warnings.append(f"{data.reconstructed} units were reconstructed from server-side "
-                        "history (Responses API chains): the request may differ from what "
-                        "production sent")
+        warnings.append(
+            f"{data.reconstructed} units were reconstructed from server-side "
+            "history (Responses API chains): the request may differ from what "
+            "production sent"
+        )
     if data.tools_missing:
-        warnings.append(f"{data.tools_missing} units lack the tool definitions production "
-                        "offered: replay with --tools FILE to supply them")
+        warnings.append(
+            f"{data.tools_missing} units lack the tool definitions production "
+            "offered: replay with --tools FILE to supply them"
+        )
     if run.manifest.status != "completed":
-        warnings.append(f"the run is {run.manifest.status}: these numbers cover the answers "
-                        f"that finished; abt replay --resume {run.path} completes it")
+        warnings.append(
+            f"the run is {run.manifest.status}: these numbers cover the answers "
+            f"that finished; abt replay --resume {run.path} completes it"
+        )
     late = run.unscored_results()
     if late:
-        warnings.append(f"{late} answers arrived after the last scoring and are not in these "
-                        f"numbers: run abt score {run.path}")
+        warnings.append(
+            f"{late} answers arrived after the last scoring and are not in these "
+            f"numbers: run abt score {run.path}"
+        )
     if run.summary.get("methods", {}).get("text_similarity"):
-        warnings.append("text answers were compared by token overlap, not judged: score with "
-                        "--judge MODEL for verdicts")
+        warnings.append(
+            "text answers were compared by token overlap, not judged: score with "
+            "--judge MODEL for verdicts"
+        )
     return warnings
 
 
@@ -135,8 +198,9 @@ def warnings_section(warnings: list[str]) -> Markup:
     """The warnings list, or nothing."""
     if not warnings:
         return Markup("")
-    return tag("ul", [tag("li", w) for w in warnings], attrs={"class": "warnings",
-                                                               "id": "warnings"})
+    return tag(
+        "ul", [tag("li", w) for w in warnings], attrs={"class": "warnings", "id": "warnings"}
+    )
 
 
 def breakdown_section(summary: dict[str, Any]) -> Markup:
@@ -146,31 +210,62 @@ def breakdown_section(summary: dict[str, Any]) -> Markup:
         groups = summary.get(f"by_{grouping}") or {}
         if not groups or (grouping == "model" and len(groups) < 2):
             continue
-        bars = [RateBar(label, g["agreement"]["mean"], *(g["agreement"]["ci95"] or (None, None)),
-                        g["agreement"]["n"]) for label, g in groups.items()]
-        parts.append(tag("div", tag("div", tag("h3", title), _group_table(grouping, groups)),
-                         tag("div", rate_chart(bars, title)), attrs={"class": "grid2"}))
+        bars = [
+            RateBar(
+                label,
+                g["agreement"]["mean"],
+                *(g["agreement"]["ci95"] or (None, None)),
+                g["agreement"]["n"],
+            )
+            for label, g in groups.items()
+        ]
+        parts.append(
+            tag(
+                "div",
+                tag("div", tag("h3", title), _group_table(grouping, groups)),
+                tag("div", rate_chart(bars, title)),
+                attrs={"class": "grid2"},
+            )
+        )
     buckets = sorted(summary.get("buckets", {}).items(), key=lambda item: -item[1])
-    table = tag("table", tag("tr", tag("th", "bucket"), tag("th", "answers",
-                                                            attrs={"class": "num"})),
-                [tag("tr", tag("td", name), tag("td", n, attrs={"class": "num"}))
-                 for name, n in buckets], attrs={"id": "buckets"})
-    parts.append(tag("div", tag("div", tag("h3", "Buckets"), table),
-                     tag("div", count_chart(buckets, "Answers by bucket")),
-                     attrs={"class": "grid2"}))
+    table = tag(
+        "table",
+        tag("tr", tag("th", "bucket"), tag("th", "answers", attrs={"class": "num"})),
+        [tag("tr", tag("td", name), tag("td", n, attrs={"class": "num"})) for name, n in buckets],
+        attrs={"id": "buckets"},
+    )
+    parts.append(
+        tag(
+            "div",
+            tag("div", tag("h3", "Buckets"), table),
+            tag("div", count_chart(buckets, "Answers by bucket")),
+            attrs={"class": "grid2"},
+        )
+    )
     return tag("section", parts, attrs={"id": "breakdowns"})
 
 
 def _group_table(grouping: str, groups: dict[str, Any]) -> Markup:
-    head = tag("tr", tag("th", grouping), tag("th", "n", attrs={"class": "num"}),
-               tag("th", "sessions", attrs={"class": "num"}), tag("th", "agreement"),
-               tag("th", "strict"))
-    rows = [tag("tr", tag("td", label), tag("td", g["agreement"]["n"], attrs={"class": "num"}),
-                tag("td", g["agreement"]["sessions"], attrs={"class": "num"}),
-                tag("td", rate(g["agreement"]), attrs={"class": "mono"}),
-                tag("td", rate(g["strict"]), attrs={"class": "mono"}),
-                attrs={"data-group": label})
-            for label, g in groups.items()]
+    head = tag(
+        "tr",
+        tag("th", grouping),
+        tag("th", "n", attrs={"class": "num"}),
+        tag("th", "sessions", attrs={"class": "num"}),
+        tag("th", "agreement"),
+        tag("th", "strict"),
+    )
+    rows = [
+        tag(
+            "tr",
+            tag("td", label),
+            tag("td", g["agreement"]["n"], attrs={"class": "num"}),
+            tag("td", g["agreement"]["sessions"], attrs={"class": "num"}),
+            tag("td", rate(g["agreement"]), attrs={"class": "mono"}),
+            tag("td", rate(g["strict"]), attrs={"class": "mono"}),
+            attrs={"data-group": label},
+        )
+        for label, g in groups.items()
+    ]
     return tag("table", head, rows, attrs={"id": f"by-{grouping}"})
 
 
@@ -179,29 +274,63 @@ def distribution_section(run: ScoredRun) -> Markup:
     results = list(run.results.values())
     latencies = [r.latency_ms for r in results if r.latency_ms is not None]
     usages = [r.response.usage for r in results if r.response and r.response.usage]
-    series = [("latency", "ms", latencies),
-              ("output tokens", "tokens", [u.output_tokens for u in usages
-                                           if u.output_tokens is not None]),
-              ("input tokens", "tokens", [u.input_tokens for u in usages
-                                          if u.input_tokens is not None])]
+    series = [
+        ("latency", "ms", latencies),
+        (
+            "output tokens",
+            "tokens",
+            [u.output_tokens for u in usages if u.output_tokens is not None],
+        ),
+        ("input tokens", "tokens", [u.input_tokens for u in usages if u.input_tokens is not None]),
+    ]
     cached = sum(r.cache_hit for r in results)
-    head = tag("tr", *(tag("th", h, attrs={"class": "num" if h != "measure" else None})
-                       for h in ("measure", "n", "p50", "p90", "p99", "max")))
-    rows = [tag("tr", tag("td", name), tag("td", len(values), attrs={"class": "num"}),
-                *(tag("td", _fmt(percentile(values, share)), attrs={"class": "num"})
-                  for share in (0.5, 0.9, 0.99, 1.0)))
-            for name, _, values in series]
-    charts = [tag("div", tag("h3", f"Candidate {name} ({unit})"),
-                  histogram(values, f"Candidate {name}", unit))
-              for name, unit, values in series if values]
-    note = tag("p", f"{cached} answers came from the response cache and have no latency.",
-               attrs={"class": "muted"}) if cached else None
-    return tag("section", tag("h2", "Candidate latency and tokens"),
-               tag("table", head, rows, attrs={"id": "distributions"}), note,
-               tag("div", charts, attrs={"class": "grid2"}) if charts else
-               tag("p", "No latencies or token counts were recorded.",
-                   attrs={"class": "muted"}),
-               attrs={"id": "latency"})
+    head = tag(
+        "tr",
+        *(
+            tag("th", h, attrs={"class": "num" if h != "measure" else None})
+            for h in ("measure", "n", "p50", "p90", "p99", "max")
+        ),
+    )
+    rows = [
+        tag(
+            "tr",
+            tag("td", name),
+            tag("td", len(values), attrs={"class": "num"}),
+            *(
+                tag("td", _fmt(percentile(values, share)), attrs={"class": "num"})
+                for share in (0.5, 0.9, 0.99, 1.0)
+            ),
+        )
+        for name, _, values in series
+    ]
+    charts = [
+        tag(
+            "div",
+            tag("h3", f"Candidate {name} ({unit})"),
+            histogram(values, f"Candidate {name}", unit),
+        )
+        for name, unit, values in series
+        if values
+    ]
+    note = (
+        tag(
+            "p",
+            f"{cached} answers came from the response cache and have no latency.",
+            attrs={"class": "muted"},
+        )
+        if cached
+        else None
+    )
+    return tag(
+        "section",
+        tag("h2", "Candidate latency and tokens"),
+        tag("table", head, rows, attrs={"id": "distributions"}),
+        note,
+        tag("div", charts, attrs={"class": "grid2"})
+        if charts
+        else tag("p", "No latencies or token counts were recorded.", attrs={"class": "muted"}),
+        attrs={"id": "latency"},
+    )
 
 
 def _fmt(value: float | None) -> str:
@@ -210,14 +339,36 @@ def _fmt(value: float | None) -> str:
 
 def units_section() -> Markup:
     """The skeleton the page script fills: filters, the paginated list and the drill-down."""
-    filters = [tag("label", label, tag("select", attrs={"id": f"filter-{key}"}))
-               for key, label in (("bucket", "bucket"), ("node", "node"),
-                                  ("tool", "production's tool"), ("kind", "kind"))]
-    filters.append(tag("label", "search", tag("input", attrs={
-        "id": "filter-text", "type": "search", "placeholder": "id, session, text, arguments"})))
-    return tag("section", tag("h2", "Units"), tag("div", filters, attrs={"class": "filters"}),
-               tag("div", attrs={"class": "pager", "id": "pager"}),
-               tag("table", tag("thead"), tag("tbody"), attrs={"id": "unit-table"}),
-               tag("div", attrs={"id": "detail", "hidden": "hidden"}),
-               tag("noscript", "The unit list needs JavaScript; results.csv has every unit."),
-               attrs={"id": "units"})
+    filters = [
+        tag("label", label, tag("select", attrs={"id": f"filter-{key}"}))
+        for key, label in (
+            ("bucket", "bucket"),
+            ("node", "node"),
+            ("tool", "production's tool"),
+            ("kind", "kind"),
+        )
+    ]
+    filters.append(
+        tag(
+            "label",
+            "search",
+            tag(
+                "input",
+                attrs={
+                    "id": "filter-text",
+                    "type": "search",
+                    "placeholder": "id, session, text, arguments",
+                },
+            ),
+        )
+    )
+    return tag(
+        "section",
+        tag("h2", "Units"),
+        tag("div", filters, attrs={"class": "filters"}),
+        tag("div", attrs={"class": "pager", "id": "pager"}),
+        tag("table", tag("thead"), tag("tbody"), attrs={"id": "unit-table"}),
+        tag("div", attrs={"id": "detail", "hidden": "hidden"}),
+        tag("noscript", "The unit list needs JavaScript; results.csv has every unit."),
+        attrs={"id": "units"},
+    )

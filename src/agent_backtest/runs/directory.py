@@ -17,9 +17,20 @@ from agent_backtest.units import Unit, read_units_file
 
 # Everything a run writes; --overwrite removes these first, so an overwritten run that stops
 # early cannot pass for the old one.
-RUN_FILES = ("run.json", "units.jsonl", "results.jsonl", "scores.jsonl", "summary.json",
-             "results.csv", "report.html", "compare.json", "compare.html",
-             "patch.json", "patch_coverage.json", "profile.json")
+RUN_FILES = (
+    "run.json",
+    "units.jsonl",
+    "results.jsonl",
+    "scores.jsonl",
+    "summary.json",
+    "results.csv",
+    "report.html",
+    "compare.json",
+    "compare.html",
+    "patch.json",
+    "patch_coverage.json",
+    "profile.json",
+)
 
 
 class RunDirectory:
@@ -38,8 +49,12 @@ class RunDirectory:
     def create(self, overwrite: bool) -> None:
         """Make the folder (0700), refusing to mix with an earlier run unless overwriting."""
         if self.holds_run() and not overwrite:
-            raise InputError(self.path, None, "already holds a run: use --resume "
-                             f"{self.path} to finish it, another --out, or --overwrite")
+            raise InputError(
+                self.path,
+                None,
+                "already holds a run: use --resume "
+                f"{self.path} to finish it, another --out, or --overwrite",
+            )
         self.path.mkdir(parents=True, exist_ok=True, mode=0o700)
         os.chmod(self.path, 0o700)  # an existing folder too: it will hold user utterances
         if overwrite:
@@ -53,8 +68,9 @@ class RunDirectory:
         try:
             return RunManifest.load(self.manifest_path)
         except ValidationError as exc:
-            raise InputError(self.manifest_path, None,
-                             f"not a run manifest: {exc.errors()[0]['msg']}") from None
+            raise InputError(
+                self.manifest_path, None, f"not a run manifest: {exc.errors()[0]['msg']}"
+            ) from None
 
     def write_units(self, units: Iterable[Unit]) -> tuple[int, int]:
         """Write units.jsonl atomically; (units, sessions) written."""
@@ -76,8 +92,9 @@ class RunDirectory:
         The rewrite drops a torn last line and, with ``retry_errors``, the records that ended in
         an infrastructure error, so the pairs sent again end with exactly one record each.
         """
-        kept: list[ResultRecord] = [r for r in read_results(self.results_path)
-                                    if not (retry_errors and r.error is not None)]
+        kept: list[ResultRecord] = [
+            r for r in read_results(self.results_path) if not (retry_errors and r.error is not None)
+        ]
         if self.results_path.exists():
             with private_atomic_writer(self.results_path) as handle:
                 for record in kept:

@@ -39,8 +39,10 @@ class RunManifest(BaseModel):
     created_at: datetime
     updated_at: datetime
     finished_at: datetime | None = None
-    counts: dict[str, Any] = Field(default_factory=dict, description="Calls, cache hits, "
-                                   "errors by kind, credential refreshes, tokens.")
+    counts: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Calls, cache hits, errors by kind, credential refreshes, tokens.",
+    )
     sessions: int = 0
     units: int = 0
     attempts_of_run: int = Field(default=1, description="1 + the number of resumes.")

@@ -25,8 +25,10 @@ class CallError(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: str = Field(description="http_401, http_429, http_4xx, http_5xx, timeout, connection "
-                      "or malformed_response.")
+    kind: str = Field(
+        description="http_401, http_429, http_4xx, http_5xx, timeout, connection "
+        "or malformed_response."
+    )
     detail: str
     status: int | None = None
 
@@ -48,18 +50,24 @@ class ResultRecord(BaseModel):
     )
     response: LLMResponse | None = None
     error: CallError | None = None
-    latency_ms: float | None = Field(default=None, description="Service time of the answering "
-                                     "attempt; None for cache hits and errors.")
+    latency_ms: float | None = Field(
+        default=None,
+        description="Service time of the answering attempt; None for cache hits and errors.",
+    )
     attempts: int = Field(description="Calls sent for this record (0 for a cache hit).")
     cache_hit: bool = False
     base_request_sha: str | None = Field(
-        default=None, description="Patched runs: sha256 of the payload the unit's unpatched "
+        default=None,
+        description="Patched runs: sha256 of the payload the unit's unpatched "
         "request would have been sent as (same model and seed); equals request_sha when no op "
-        "changed the unit.")
+        "changed the unit.",
+    )
     patch_ops: list[str] | None = Field(
-        default=None, description="Patched runs: ids of the ops that changed this unit's request.")
+        default=None, description="Patched runs: ids of the ops that changed this unit's request."
+    )
     removed_tools: list[str] | None = Field(
-        default=None, description="Patched runs: tools the patch removed from this unit's request.")
+        default=None, description="Patched runs: tools the patch removed from this unit's request."
+    )
 
     @property
     def key(self) -> tuple[str, int]:
@@ -80,8 +88,11 @@ def read_results(path: Path) -> Iterator[ResultRecord]:
         except (orjson.JSONDecodeError, ValidationError):
             if number == len(lines):  # the last line, with no newline after it: torn
                 return
-            raise InputError(path, f"line {number}", "not a result record; the run directory "
-                             "was edited or is from another tool") from None
+            raise InputError(
+                path,
+                f"line {number}",
+                "not a result record; the run directory was edited or is from another tool",
+            ) from None
 
 
 class ResultWriter:

@@ -18,8 +18,16 @@ from agent_backtest.formats import InputError
 SCORE_SCHEMA = "abt.score/1"
 
 Bucket = Literal[
-    "match", "wrong_tool", "args_mismatch", "text_instead_of_tool", "tool_instead_of_text",
-    "text_match", "text_mismatch", "missing_call", "extra_call", "unscored",
+    "match",
+    "wrong_tool",
+    "args_mismatch",
+    "text_instead_of_tool",
+    "tool_instead_of_text",
+    "text_match",
+    "text_mismatch",
+    "missing_call",
+    "extra_call",
+    "unscored",
     "removed_tool_called_in_golden",
 ]
 Status = Literal["scored", "unscored", "infra_error"]
@@ -67,13 +75,16 @@ class ScoreRecord(BaseModel):
     kind: str
     split: str | None = None
     model: str = Field(description="The candidate provider/model.")
-    golden_tool: str | None = Field(default=None, description="Production's (first) tool, or "
-                                    "None for a text answer.")
+    golden_tool: str | None = Field(
+        default=None, description="Production's (first) tool, or None for a text answer."
+    )
     candidate_tool: str | None = None
     status: Status
     bucket: Bucket | None = Field(default=None, description="None for infrastructure errors.")
-    strict: bool | None = Field(default=None, description="Same tool and every argument "
-                                "exact (or the same text); None when not scored.")
+    strict: bool | None = Field(
+        default=None,
+        description="Same tool and every argument exact (or the same text); None when not scored.",
+    )
     score: float | None = Field(default=None, description="Lenient agreement in [0, 1].")
     method: Method | None = None
     topic_match: bool | None = Field(default=None, description="Router units: same target.")
@@ -81,12 +92,15 @@ class ScoreRecord(BaseModel):
     missing_calls: int = 0
     extra_calls: int = 0
     judged: list[JudgeSummary] = Field(default_factory=list)
-    similarity: float | None = Field(default=None, description="Deterministic text "
-                                     "similarity, when no judge was configured (not a verdict).")
+    similarity: float | None = Field(
+        default=None,
+        description="Deterministic text similarity, when no judge was configured (not a verdict).",
+    )
     error_kind: str | None = None
     unscored_reason: str | None = None
-    answer_signature: str | None = Field(default=None, description="Hash of the candidate's "
-                                         "normalised answer, to compare repeats.")
+    answer_signature: str | None = Field(
+        default=None, description="Hash of the candidate's normalised answer, to compare repeats."
+    )
     scorer: str = Field(description="Scorer name and version.")
     scoring_id: str = Field(description="Hash of the scoring settings that produced this record.")
 
@@ -100,5 +114,6 @@ def read_scores(path: Path) -> Iterator[ScoreRecord]:
             try:
                 yield ScoreRecord.model_validate(orjson.loads(line))
             except (orjson.JSONDecodeError, ValidationError):
-                raise InputError(path, f"line {number}", "not a score record; score the run "
-                                 "again with abt score") from None
+                raise InputError(
+                    path, f"line {number}", "not a score record; score the run again with abt score"
+                ) from None

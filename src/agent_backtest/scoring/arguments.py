@@ -84,8 +84,7 @@ class MatchRules:
             if type(paths) is not frozenset or _has_index(paths):
                 object.__setattr__(self, name, frozenset(path_key(p) for p in paths))
         if _has_index(self.defaults):
-            object.__setattr__(self, "defaults",
-                               {path_key(p): v for p, v in self.defaults.items()})
+            object.__setattr__(self, "defaults", {path_key(p): v for p, v in self.defaults.items()})
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,8 +127,14 @@ _FLAT = frozenset((str, int, float, bool, type(None)))
 # Rules from the tool's schema and the agent config
 
 
-def rules_for(tool: ToolDef | None, agent: AgentConfig, exact_strings: bool = False, *,
-              name: str | None = None, detect_prose: bool = True) -> MatchRules:
+def rules_for(
+    tool: ToolDef | None,
+    agent: AgentConfig,
+    exact_strings: bool = False,
+    *,
+    name: str | None = None,
+    detect_prose: bool = True,
+) -> MatchRules:
     """The matching rules of one tool, from its JSON Schema and the agent config.
 
     ``name`` gives the tool's name when there is no definition (config settings still apply).
@@ -147,9 +152,15 @@ def rules_for(tool: ToolDef | None, agent: AgentConfig, exact_strings: bool = Fa
         free_text = frozenset(agent.free_text_args.get(tool_name, ()))
     else:
         unordered, free_text = walk.unordered, frozenset()
-    return MatchRules(exact_strings=exact_strings, unordered_paths=frozenset(unordered),
-                      defaults=defaults, free_text=free_text, required=frozenset(walk.required),
-                      integer_paths=frozenset(walk.integers), detect_prose=detect_prose)
+    return MatchRules(
+        exact_strings=exact_strings,
+        unordered_paths=frozenset(unordered),
+        defaults=defaults,
+        free_text=free_text,
+        required=frozenset(walk.required),
+        integer_paths=frozenset(walk.integers),
+        detect_prose=detect_prose,
+    )
 
 
 class _SchemaWalk:
@@ -167,8 +178,9 @@ class _SchemaWalk:
         if not isinstance(schema, dict) or depth > 20:  # self-referencing schemas stop here
             return
         kind = schema.get("type")
-        if kind == "integer" or (isinstance(kind, list) and "integer" in kind
-                                 and "number" not in kind):
+        if kind == "integer" or (
+            isinstance(kind, list) and "integer" in kind and "number" not in kind
+        ):
             self.integers.add(path)
         if schema.get("uniqueItems") is True:
             self.unordered.add(path)
@@ -223,8 +235,9 @@ def match_arguments(golden: Any, candidate: Any, rules: MatchRules) -> Arguments
     return _tally_params(golden, candidate, rules, decoded)
 
 
-def _tally_params(golden: dict, candidate: dict, rules: MatchRules,
-                  decoded: bool) -> ArgumentsMatch:
+def _tally_params(
+    golden: dict, candidate: dict, rules: MatchRules, decoded: bool
+) -> ArgumentsMatch:
     """Score every top-level parameter of two argument objects.
 
     Written with local variables and a fast path for identical scalars: this loop runs for every
@@ -234,15 +247,25 @@ def _tally_params(golden: dict, candidate: dict, rules: MatchRules,
     free_text: list[tuple[str, Any, Any]] = []
     unequal = present = prose = 0
     exact = not decoded
-    free_keys, detect, absent, flat, get = (rules.free_text, rules.detect_prose, _ABSENT, _FLAT,
-                                            candidate.get)
+    free_keys, detect, absent, flat, get = (
+        rules.free_text,
+        rules.detect_prose,
+        _ABSENT,
+        _FLAT,
+        candidate.get,
+    )
     for key, gv in golden.items():
         cv = get(key, absent)
         if cv is not absent:
             present += 1
             tg = type(gv)
-            if tg is type(cv) and tg in flat and gv == cv and key not in free_keys and (
-                    tg is not str or not detect or not is_prose(gv)):
+            if (
+                tg is type(cv)
+                and tg in flat
+                and gv == cv
+                and key not in free_keys
+                and (tg is not str or not detect or not is_prose(gv))
+            ):
                 continue
         if key in free_keys or (detect and cv is not absent and is_prose(gv)):
             prose += 1
@@ -271,9 +294,13 @@ def _tally_params(golden: dict, candidate: dict, rules: MatchRules,
                 unequal += 1
                 mismatches.append(_one_sided(key, cv, "extra", rules))
     equal = not mismatches
-    return ArgumentsMatch(exact=equal and exact, equal=equal,
-                          score=(compared - unequal) / compared if compared else 1.0,
-                          mismatches=mismatches, free_text=free_text)
+    return ArgumentsMatch(
+        exact=equal and exact,
+        equal=equal,
+        score=(compared - unequal) / compared if compared else 1.0,
+        mismatches=mismatches,
+        free_text=free_text,
+    )
 
 
 def _match_whole(golden: Any, candidate: Any, rules: MatchRules) -> ArgumentsMatch:
@@ -281,19 +308,24 @@ def _match_whole(golden: Any, candidate: Any, rules: MatchRules) -> ArgumentsMat
     mismatches: list[Mismatch] = []
     exact = _compare(golden, candidate, "", rules, mismatches)
     equal = not mismatches
-    return ArgumentsMatch(exact=exact and equal, equal=equal, score=1.0 if equal else 0.0,
-                          mismatches=mismatches, free_text=[])
+    return ArgumentsMatch(
+        exact=exact and equal,
+        equal=equal,
+        score=1.0 if equal else 0.0,
+        mismatches=mismatches,
+        free_text=[],
+    )
 
 
 def _unparseable(golden: Any, candidate: Any) -> ArgumentsMatch:
     """Verdict when either side's arguments were not valid JSON."""
     g_raw = golden.raw if isinstance(golden, Unparseable) else golden
     c_raw = candidate.raw if isinstance(candidate, Unparseable) else candidate
-    same = (isinstance(golden, Unparseable) and isinstance(candidate, Unparseable)
-            and g_raw == c_raw)
+    same = isinstance(golden, Unparseable) and isinstance(candidate, Unparseable) and g_raw == c_raw
     mismatches = [] if same else [Mismatch("", "unparseable", g_raw, c_raw)]
-    return ArgumentsMatch(exact=same, equal=same, score=1.0 if same else 0.0,
-                          mismatches=mismatches, free_text=[])
+    return ArgumentsMatch(
+        exact=same, equal=same, score=1.0 if same else 0.0, mismatches=mismatches, free_text=[]
+    )
 
 
 def _decode_top(golden: Any, candidate: Any) -> tuple[Any, bool]:
@@ -375,8 +407,9 @@ def _compare_mixed(g: Any, c: Any, path: str, rules: MatchRules, out: list[Misma
         out.append(Mismatch(path, "value", g, c))
         return False
     if tg is tuple or tc is tuple:  # Python callers may pass tuples; JSON has only arrays
-        return _compare(list(g) if tg is tuple else g, list(c) if tc is tuple else c,
-                        path, rules, out)
+        return _compare(
+            list(g) if tg is tuple else g, list(c) if tc is tuple else c, path, rules, out
+        )
     if tc is str and tg in (dict, list):
         decoded = _decode_json(c, tg)
         if decoded is not _ABSENT:
@@ -427,8 +460,7 @@ def _compare_lists(g: list, c: list, path: str, rules: MatchRules, out: list[Mis
     return exact
 
 
-def _compare_multisets(g: list, c: list, path: str, rules: MatchRules,
-                       out: list[Mismatch]) -> bool:
+def _compare_multisets(g: list, c: list, path: str, rules: MatchRules, out: list[Mismatch]) -> bool:
     """Compare two arrays ignoring order: unmatched golden items missing, candidate items extra.
 
     Matching each golden item to the first equal unused candidate item is optimal here because
@@ -453,8 +485,9 @@ def _compare_multisets(g: list, c: list, path: str, rules: MatchRules,
     return False
 
 
-def _compare_lists_in_order(g: list, c: list, path: str, rules: MatchRules,
-                            out: list[Mismatch]) -> bool:
+def _compare_lists_in_order(
+    g: list, c: list, path: str, rules: MatchRules, out: list[Mismatch]
+) -> bool:
     """Element-wise comparison of two equally long arrays (exact verdict returned)."""
     exact = True
     for i, gv in enumerate(g):
@@ -466,8 +499,9 @@ def _compare_lists_in_order(g: list, c: list, path: str, rules: MatchRules,
 # Possible answers (BFCL style)
 
 
-def match_possible_answers(possible: Mapping[str, Sequence[Any]], candidate: Any,
-                           rules: MatchRules) -> ArgumentsMatch:
+def match_possible_answers(
+    possible: Mapping[str, Sequence[Any]], candidate: Any, rules: MatchRules
+) -> ArgumentsMatch:
     """Compare a candidate's arguments with a set of acceptable values per parameter.
 
     ``possible`` maps each parameter to the values that count as right; ``""`` in the list means
@@ -489,13 +523,15 @@ def match_possible_answers(possible: Mapping[str, Sequence[Any]], candidate: Any
             candidate, decoded = value, True
     if type(candidate) is not dict:
         mismatch = Mismatch("", "type", dict(possible), candidate)
-        return ArgumentsMatch(exact=False, equal=False, score=0.0, mismatches=[mismatch],
-                              free_text=[])
+        return ArgumentsMatch(
+            exact=False, equal=False, score=0.0, mismatches=[mismatch], free_text=[]
+        )
     return _tally_possible(possible, candidate, rules, decoded)
 
 
-def _tally_possible(possible: Mapping[str, Sequence[Any]], candidate: dict, rules: MatchRules,
-                    decoded: bool) -> ArgumentsMatch:
+def _tally_possible(
+    possible: Mapping[str, Sequence[Any]], candidate: dict, rules: MatchRules, decoded: bool
+) -> ArgumentsMatch:
     """Score every parameter of ``candidate`` against ``possible``.
 
     Written with local variables and a fast path for a scalar found verbatim among the options:
@@ -515,8 +551,9 @@ def _tally_possible(possible: Mapping[str, Sequence[Any]], candidate: dict, rule
             if cv is absent:
                 exact = _check_omitted(options, key, rules, mismatches) and exact
             else:
-                exact = _free(key, _first_option(options), cv, rules, mismatches,
-                              free_text) and exact
+                exact = (
+                    _free(key, _first_option(options), cv, rules, mismatches, free_text) and exact
+                )
             continue
         if cv is not absent:
             present += 1
@@ -553,16 +590,25 @@ def _tally_possible(possible: Mapping[str, Sequence[Any]], candidate: dict, rule
                 unequal += 1
                 mismatches.append(_one_sided(key, cv, "extra", rules))
     equal = not mismatches
-    return ArgumentsMatch(exact=equal and exact, equal=equal,
-                          score=(compared - unequal) / compared if compared else 1.0,
-                          mismatches=mismatches, free_text=free_text)
+    return ArgumentsMatch(
+        exact=equal and exact,
+        equal=equal,
+        score=(compared - unequal) / compared if compared else 1.0,
+        mismatches=mismatches,
+        free_text=free_text,
+    )
 
 
 def _list_listed(cv: list, options: list) -> bool:
     """True when an option is the same list of scalars as ``cv``, item types included."""
     for option in options:
-        if type(option) is list and option == cv and all(
-                type(a) is type(b) and type(a) in _FLAT for a, b in zip(option, cv, strict=True)):
+        if (
+            type(option) is list
+            and option == cv
+            and all(
+                type(a) is type(b) and type(a) in _FLAT for a, b in zip(option, cv, strict=True)
+            )
+        ):
             return True
     return False
 
@@ -574,8 +620,14 @@ def _is_free_param(key: str, options: Sequence[Any], cv: Any, rules: MatchRules)
     return rules.detect_prose and cv is not _ABSENT and is_prose(_first_option(options))
 
 
-def _free(key: str, gv: Any, cv: Any, rules: MatchRules, mismatches: list[Mismatch],
-          free_text: list[tuple[str, Any, Any]]) -> bool:
+def _free(
+    key: str,
+    gv: Any,
+    cv: Any,
+    rules: MatchRules,
+    mismatches: list[Mismatch],
+    free_text: list[tuple[str, Any, Any]],
+) -> bool:
     """A prose parameter: handed to the judge when both sides set it; True if identical."""
     if gv is _ABSENT or cv is _ABSENT:
         if gv is _ABSENT and cv is _ABSENT:
@@ -601,8 +653,9 @@ def _is_omission(option: Any) -> bool:
     return type(option) is str and option == ""
 
 
-def _check_option_list(options: Sequence[Any], cv: Any, path: str, rules: MatchRules,
-                       out: list[Mismatch]) -> bool:
+def _check_option_list(
+    options: Sequence[Any], cv: Any, path: str, rules: MatchRules, out: list[Mismatch]
+) -> bool:
     """Check candidate value ``cv`` (or ``_ABSENT``) against acceptable ``options``.
 
     Appends the closest option's mismatches when none fits; returns True when ``cv`` matches an
@@ -644,8 +697,9 @@ def _has_container(options: Sequence[Any]) -> bool:
     return any(type(option) in (dict, list) for option in options)
 
 
-def _check_scalar(options: Sequence[Any], cv: Any, path: str, rules: MatchRules,
-                  out: list[Mismatch]) -> bool:
+def _check_scalar(
+    options: Sequence[Any], cv: Any, path: str, rules: MatchRules, out: list[Mismatch]
+) -> bool:
     """:func:`_check_option_list` for a scalar candidate: one pass, one mismatch at most.
 
     The candidate string is normalised once, and no mismatch is built for options that fail
@@ -693,8 +747,9 @@ def _check_scalar(options: Sequence[Any], cv: Any, path: str, rules: MatchRules,
     return False
 
 
-def _check_omitted(options: Sequence[Any], path: str, rules: MatchRules,
-                   out: list[Mismatch]) -> bool:
+def _check_omitted(
+    options: Sequence[Any], path: str, rules: MatchRules, out: list[Mismatch]
+) -> bool:
     """A parameter the candidate left out: fine when omission or its default is acceptable."""
     key = path_key(path)
     required = key in rules.required
@@ -702,8 +757,11 @@ def _check_omitted(options: Sequence[Any], path: str, rules: MatchRules,
         return True
     if not required and key in rules.defaults:
         default = rules.defaults[key]
-        if any(_equal_option(option, default, path, rules) for option in options
-               if not _is_omission(option)):
+        if any(
+            _equal_option(option, default, path, rules)
+            for option in options
+            if not _is_omission(option)
+        ):
             return False
     acceptable = [option for option in options if not _is_omission(option)]
     out.append(Mismatch(path, "missing", acceptable, None, required))
@@ -717,8 +775,9 @@ def _equal_option(option: Any, value: Any, path: str, rules: MatchRules) -> bool
     return not scratch
 
 
-def _compare_option(option: Any, cv: Any, path: str, rules: MatchRules,
-                    out: list[Mismatch]) -> bool:
+def _compare_option(
+    option: Any, cv: Any, path: str, rules: MatchRules, out: list[Mismatch]
+) -> bool:
     """Compare ``cv`` with one acceptable value, which may hold nested possible answers."""
     to = type(option)
     if to is dict:
@@ -728,8 +787,9 @@ def _compare_option(option: Any, cv: Any, path: str, rules: MatchRules,
     return _compare(option, cv, path, rules, out)
 
 
-def _compare_possible_dict(option: dict, cv: Any, path: str, rules: MatchRules,
-                           out: list[Mismatch]) -> bool:
+def _compare_possible_dict(
+    option: dict, cv: Any, path: str, rules: MatchRules, out: list[Mismatch]
+) -> bool:
     """An object checked against a nested possible-answers mapping."""
     if type(cv) is str:
         decoded = _decode_json(cv, dict)
@@ -752,8 +812,9 @@ def _compare_possible_dict(option: dict, cv: Any, path: str, rules: MatchRules,
     return exact
 
 
-def _compare_possible_list(option: list, cv: Any, path: str, rules: MatchRules,
-                           out: list[Mismatch]) -> bool:
+def _compare_possible_list(
+    option: list, cv: Any, path: str, rules: MatchRules, out: list[Mismatch]
+) -> bool:
     """An array checked item by item against acceptable items (objects hold possible answers)."""
     if type(cv) is str:
         decoded = _decode_json(cv, list)

@@ -19,8 +19,9 @@ _BRUTE_SMALL = 4
 _BRUTE_LARGE = 6
 
 
-def lazy_best_assignment(n_rows: int, n_cols: int, weight: Callable[[int, int], float],
-                         top: float) -> list[tuple[int, int]]:
+def lazy_best_assignment(
+    n_rows: int, n_cols: int, weight: Callable[[int, int], float], top: float
+) -> list[tuple[int, int]]:
     """Like :func:`best_assignment`, computing as few weights as it can.
 
     ``weight(i, j)`` is called at most once per pair; ``top`` is the largest weight any pair can
@@ -51,9 +52,13 @@ def lazy_best_assignment(n_rows: int, n_cols: int, weight: Callable[[int, int], 
 _SLACK = 1e-9
 
 
-def _quick_pairing(rows: int, cols: int, get: Callable[[int, int], float],
-                   known: dict[tuple[int, int], float],
-                   top: float) -> list[tuple[int, int]] | None:
+def _quick_pairing(
+    rows: int,
+    cols: int,
+    get: Callable[[int, int], float],
+    known: dict[tuple[int, int], float],
+    top: float,
+) -> list[tuple[int, int]] | None:
     """A pairing proven optimal by a bound, or None (``rows <= cols``).
 
     First each row takes the first unused column with a ``top`` weight, trying first the column
@@ -92,14 +97,19 @@ def _quick_pairing(rows: int, cols: int, get: Callable[[int, int], float],
     pairs = list(chosen.items())
     if total >= row_bound - _SLACK:
         return pairs
-    col_max = [top if any(known.get((r, c), 0.0) >= top for r in range(rows))
-               else max(get(r, c) for r in range(rows)) for c in range(cols)]
+    col_max = [
+        top
+        if any(known.get((r, c), 0.0) >= top for r in range(rows))
+        else max(get(r, c) for r in range(rows))
+        for c in range(cols)
+    ]
     col_bound = sum(sorted(col_max, reverse=True)[:rows])
     return pairs if total >= col_bound - _SLACK else None
 
 
-def _first_top(r: int, follows: int, cols: int, used: set[int],
-               get: Callable[[int, int], float], top: float) -> int:
+def _first_top(
+    r: int, follows: int, cols: int, used: set[int], get: Callable[[int, int], float], top: float
+) -> int:
     """The first unused column of row ``r`` with a ``top`` weight (``follows``, ``r``, then the
     rest in order), or -1."""
     if follows < cols and follows not in used and get(r, follows) >= top:

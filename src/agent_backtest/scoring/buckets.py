@@ -40,58 +40,108 @@ class Scorer:
         removed = set(result.removed_tools or ())
         if any(call.name in removed for call in golden.tool_calls or []):
             # The patch took away what production did: expected, not the candidate's failure.
-            return ScoreRecord(**base, status="unscored", bucket="removed_tool_called_in_golden",
-                               unscored_reason="production called a tool the patch removed")
+            return ScoreRecord(
+                **base,
+                status="unscored",
+                bucket="removed_tool_called_in_golden",
+                unscored_reason="production called a tool the patch removed",
+            )
         if golden.tool_calls and not candidate.tool_calls:
-            return ScoreRecord(**base, status="scored", bucket="text_instead_of_tool",
-                               strict=False, score=0.0, method="matcher",
-                               missing_calls=len(golden.tool_calls),
-                               topic_match=False if unit.kind == "router" else None)
+            return ScoreRecord(
+                **base,
+                status="scored",
+                bucket="text_instead_of_tool",
+                strict=False,
+                score=0.0,
+                method="matcher",
+                missing_calls=len(golden.tool_calls),
+                topic_match=False if unit.kind == "router" else None,
+            )
         if candidate.tool_calls and not golden.tool_calls:
-            return ScoreRecord(**base, status="scored", bucket="tool_instead_of_text",
-                               strict=False, score=0.0, method="matcher",
-                               extra_calls=len(candidate.tool_calls))
+            return ScoreRecord(
+                **base,
+                status="scored",
+                bucket="tool_instead_of_text",
+                strict=False,
+                score=0.0,
+                method="matcher",
+                extra_calls=len(candidate.tool_calls),
+            )
         if golden.tool_calls:
             return await self._calls(unit, base, golden, candidate)
         return await self._text(unit, base, golden.text(), candidate.text())
 
     def _base(self, unit: Unit, result: ResultRecord) -> dict[str, Any]:
-        return {"unit_id": unit.unit_id, "repeat": result.repeat, "session_id": unit.session_id,
-                "node": unit.node, "kind": unit.kind, "split": unit.split,
-                "model": result.model, "golden_tool": _first_tool(unit.golden.message),
-                "scorer": SCORER, "scoring_id": self.scoring_id}
+        return {
+            "unit_id": unit.unit_id,
+            "repeat": result.repeat,
+            "session_id": unit.session_id,
+            "node": unit.node,
+            "kind": unit.kind,
+            "split": unit.split,
+            "model": result.model,
+            "golden_tool": _first_tool(unit.golden.message),
+            "scorer": SCORER,
+            "scoring_id": self.scoring_id,
+        }
 
-    async def _calls(self, unit: Unit, base: dict[str, Any], golden: Message,
-                     candidate: Message) -> ScoreRecord:
+    async def _calls(
+        self, unit: Unit, base: dict[str, Any], golden: Message, candidate: Message
+    ) -> ScoreRecord:
         tools = {tool.name: tool for tool in unit.request.tools or []}
-        calls = match_calls(golden.tool_calls or [], candidate.tool_calls or [], tools,
-                            self.agent, self.exact_strings)
-        judged, free_text_ok, free_text_scores = await self._free_text(unit, calls, golden,
-                                                                       tools)
-        differences = [ArgumentDifference(call=pair.golden, path=m.path, kind=m.kind,
-                                          golden=m.golden, candidate=m.candidate,
-                                          required=m.required)
-                       for pair in calls.pairs if pair.arguments is not None
-                       for m in pair.arguments.mismatches]
+        calls = match_calls(
+            golden.tool_calls or [],
+            candidate.tool_calls or [],
+            tools,
+            self.agent,
+            self.exact_strings,
+        )
+        judged, free_text_ok, free_text_scores = await self._free_text(unit, calls, golden, tools)
+        differences = [
+            ArgumentDifference(
+                call=pair.golden,
+                path=m.path,
+                kind=m.kind,
+                golden=m.golden,
+                candidate=m.candidate,
+                required=m.required,
+            )
+            for pair in calls.pairs
+            if pair.arguments is not None
+            for m in pair.arguments.mismatches
+        ]
         topic = None
         if unit.kind == "router":
-            topic = base["golden_tool"] is not None and base["golden_tool"] == base[
-                "candidate_tool"]
-        common = dict(differences=differences, missing_calls=len(calls.missing),
-                      extra_calls=len(calls.extra), judged=judged, topic_match=topic)
+            topic = (
+                base["golden_tool"] is not None and base["golden_tool"] == base["candidate_tool"]
+            )
+        common = dict(
+            differences=differences,
+            missing_calls=len(calls.missing),
+            extra_calls=len(calls.extra),
+            judged=judged,
+            topic_match=topic,
+        )
         if free_text_ok is None:
             reason = next(j.unscored_reason for j in judged if j.unscored_reason)
-            return ScoreRecord(**base, **common, status="unscored", bucket="unscored",
-                               unscored_reason=reason)
+            return ScoreRecord(
+                **base, **common, status="unscored", bucket="unscored", unscored_reason=reason
+            )
         score = _call_score(calls, free_text_scores)
         bucket = _calls_bucket(calls, free_text_ok)
-        return ScoreRecord(**base, **common, status="scored", bucket=bucket,
-                           strict=calls.exact and not calls.missing and not calls.extra,
-                           score=score, method="judge" if judged else "matcher")
+        return ScoreRecord(
+            **base,
+            **common,
+            status="scored",
+            bucket=bucket,
+            strict=calls.exact and not calls.missing and not calls.extra,
+            score=score,
+            method="judge" if judged else "matcher",
+        )
 
-    async def _free_text(self, unit: Unit, calls: CallsMatch, golden: Message,
-                         tools: dict[str, ToolDef]
-                         ) -> tuple[list[JudgeSummary], bool | None, list[float]]:
+    async def _free_text(
+        self, unit: Unit, calls: CallsMatch, golden: Message, tools: dict[str, ToolDef]
+    ) -> tuple[list[JudgeSummary], bool | None, list[float]]:
         """Judge every free-text argument of paired calls: (summaries, all equal?, scores).
 
         ``all equal`` is None when a free-text argument could not be scored.
@@ -108,12 +158,16 @@ class Scorer:
                     similarity = token_f1(str(gold), str(cand))
                     scores.append(similarity)
                     ok = ok and similarity >= SIMILAR_ENOUGH if ok is not None else None
-                    summaries.append(JudgeSummary(target=target, score=similarity,
-                                                  reasons=["text_similarity (no judge)"]))
+                    summaries.append(
+                        JudgeSummary(
+                            target=target, score=similarity, reasons=["text_similarity (no judge)"]
+                        )
+                    )
                     continue
                 call = (golden.tool_calls or [])[pair.golden]
-                verdict = await self.judge.judge_argument(unit.request.messages,
-                                                          tools.get(call.name), param, gold, cand)
+                verdict = await self.judge.judge_argument(
+                    unit.request.messages, tools.get(call.name), param, gold, cand
+                )
                 summaries.append(_summary(target, verdict))
                 if verdict.score is None:
                     ok = None
@@ -122,23 +176,42 @@ class Scorer:
                     ok = ok and verdict.score >= JUDGE_PASS if ok is not None else None
         return summaries, ok, scores
 
-    async def _text(self, unit: Unit, base: dict[str, Any], golden: str, candidate: str
-                    ) -> ScoreRecord:
+    async def _text(
+        self, unit: Unit, base: dict[str, Any], golden: str, candidate: str
+    ) -> ScoreRecord:
         strict = normalise_text(golden) == normalise_text(candidate)
         if self.judge is None:
             similarity = 1.0 if strict else token_f1(golden, candidate)
             bucket = "text_match" if similarity >= SIMILAR_ENOUGH else "text_mismatch"
-            return ScoreRecord(**base, status="scored", bucket=bucket, strict=strict,
-                               score=similarity, similarity=similarity,
-                               method="text_similarity")
+            return ScoreRecord(
+                **base,
+                status="scored",
+                bucket=bucket,
+                strict=strict,
+                score=similarity,
+                similarity=similarity,
+                method="text_similarity",
+            )
         verdict = await self.judge.judge_text(unit.request.messages, golden, candidate)
         summary = _summary("text", verdict)
         if verdict.score is None:
-            return ScoreRecord(**base, status="unscored", bucket="unscored", judged=[summary],
-                               unscored_reason=summary.unscored_reason)
+            return ScoreRecord(
+                **base,
+                status="unscored",
+                bucket="unscored",
+                judged=[summary],
+                unscored_reason=summary.unscored_reason,
+            )
         bucket = "text_match" if verdict.score >= JUDGE_PASS else "text_mismatch"
-        return ScoreRecord(**base, status="scored", bucket=bucket, strict=strict,
-                           score=verdict.score, method="judge", judged=[summary])
+        return ScoreRecord(
+            **base,
+            status="scored",
+            bucket=bucket,
+            strict=strict,
+            score=verdict.score,
+            method="judge",
+            judged=[summary],
+        )
 
 
 def _calls_bucket(calls: CallsMatch, free_text_ok: bool) -> str:
@@ -164,12 +237,15 @@ def _call_score(calls: CallsMatch, free_text_scores: list[float]) -> float:
 def _summary(target: str, result: JudgeResult) -> JudgeSummary:
     first = result.verdicts[0] if result.verdicts else None
     return JudgeSummary(
-        target=target, score=result.score, reasons=[v.reason for v in result.verdicts],
+        target=target,
+        score=result.score,
+        reasons=[v.reason for v in result.verdicts],
         judge=first.judge if first else (result.unscored.judge if result.unscored else None),
         prompt=first.prompt if first else None,
         prompt_sha256=first.prompt_sha256 if first else None,
         agreement=result.agreement,
-        unscored_reason=result.unscored.reason if result.unscored else None)
+        unscored_reason=result.unscored.reason if result.unscored else None,
+    )
 
 
 def _first_tool(message: Message) -> str | None:
@@ -180,7 +256,9 @@ def answer_signature(response: LLMResponse) -> str:
     """A hash of the normalised answer: equal for answers that say the same thing the same way."""
     message = response.message
     if message.tool_calls:
-        calls = sorted(canonical_json([c.name, c.arguments if c.arguments_raw is None
-                                       else c.arguments_raw]) for c in message.tool_calls)
+        calls = sorted(
+            canonical_json([c.name, c.arguments if c.arguments_raw is None else c.arguments_raw])
+            for c in message.tool_calls
+        )
         return sha256_of({"calls": [call.decode() for call in calls]})
     return sha256_of({"text": normalise_text(message.text())})

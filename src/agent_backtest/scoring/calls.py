@@ -84,14 +84,19 @@ def call_arguments(call: ToolCall) -> Any:
     return call.arguments
 
 
-def match_calls(golden: Sequence[ToolCall], candidate: Sequence[ToolCall],
-                tools: Mapping[str, ToolDef], agent: AgentConfig,
-                exact_strings: bool = False) -> CallsMatch:
+def match_calls(
+    golden: Sequence[ToolCall],
+    candidate: Sequence[ToolCall],
+    tools: Mapping[str, ToolDef],
+    agent: AgentConfig,
+    exact_strings: bool = False,
+) -> CallsMatch:
     """Match the candidate's calls of one answer against the golden's, as a set.
 
     Arguments are compared under the rules of the golden call's tool (its schema from ``tools``
     and the agent config); see :mod:`agent_backtest.scoring.arguments`.
     """
+
     def compare(i: int, j: int) -> ArgumentsMatch | None:
         g_name, c_name = golden[i].name, candidate[j].name
         if g_name != c_name and not tool_names_equal(g_name, c_name, agent):
@@ -102,14 +107,19 @@ def match_calls(golden: Sequence[ToolCall], candidate: Sequence[ToolCall],
     return _assemble(len(golden), len(candidate), compare)
 
 
-def match_possible_calls(possible: Sequence[PossibleCall], candidate: Sequence[ToolCall],
-                         tools: Mapping[str, ToolDef], agent: AgentConfig,
-                         exact_strings: bool = False) -> CallsMatch:
+def match_possible_calls(
+    possible: Sequence[PossibleCall],
+    candidate: Sequence[ToolCall],
+    tools: Mapping[str, ToolDef],
+    agent: AgentConfig,
+    exact_strings: bool = False,
+) -> CallsMatch:
     """Like :func:`match_calls`, with each golden call given as acceptable values (BFCL style).
 
     See :func:`~agent_backtest.scoring.arguments.match_possible_answers` for what the acceptable
     values mean. Prose is not detected: every listed value is an acceptable answer as is.
     """
+
     def compare(i: int, j: int) -> ArgumentsMatch | None:
         name, params = possible[i]
         c_call = candidate[j]
@@ -140,8 +150,14 @@ def clear_rules_memo() -> None:
     _BY_CONTENT.clear()
 
 
-def _rules(tools: Mapping[str, ToolDef], name: str, fallback: str, agent: AgentConfig,
-           exact_strings: bool, detect_prose: bool) -> MatchRules:
+def _rules(
+    tools: Mapping[str, ToolDef],
+    name: str,
+    fallback: str,
+    agent: AgentConfig,
+    exact_strings: bool,
+    detect_prose: bool,
+) -> MatchRules:
     """:func:`rules_for` tool ``name`` (else its equivalent ``fallback``), memoised."""
     tool = tools.get(name) or tools.get(fallback)
     key = (id(tool), id(agent), exact_strings, name, detect_prose)
@@ -199,8 +215,7 @@ def _assemble(n_golden: int, n_candidate: int, compare: Any) -> CallsMatch:
 _UNSEEN: Any = object()
 
 
-def _verdict(pairs: list[CallPair], missing: list[int], extra: list[int],
-             total: int) -> CallsMatch:
+def _verdict(pairs: list[CallPair], missing: list[int], extra: list[int], total: int) -> CallsMatch:
     """The answer's verdict from its pairs and unpaired calls."""
     exact = equal = not missing and not extra
     score = 0.0
@@ -212,7 +227,11 @@ def _verdict(pairs: list[CallPair], missing: list[int], extra: list[int],
         score += arguments.score
         exact = exact and arguments.exact
         equal = equal and arguments.equal
-    return CallsMatch(pairs=pairs, missing=missing, extra=extra, exact=exact, equal=equal,
-                      score=score / total if total else 1.0)
-
-
+    return CallsMatch(
+        pairs=pairs,
+        missing=missing,
+        extra=extra,
+        exact=exact,
+        equal=equal,
+        score=score / total if total else 1.0,
+    )

@@ -50,8 +50,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "anthropic": ("claude",),
     "google": ("gemini", "gemma", "palm"),
     "meta": ("llama", "meta-llama", "codellama"),
-    "mistral": ("mistral", "mixtral", "codestral", "ministral", "magistral", "devstral",
-                "pixtral"),
+    "mistral": ("mistral", "mixtral", "codestral", "ministral", "magistral", "devstral", "pixtral"),
     "qwen": ("qwen", "qwq"),
     "deepseek": ("deepseek",),
     "xai": ("grok",),
@@ -108,11 +107,13 @@ def check_judge(judge_model: str, candidates: Iterable[str]) -> list[str]:
         if model_name(judge_model) == model_name(candidate):
             raise JudgeError(
                 f"the judge {judge_model} is the candidate model {candidate}: a model grading "
-                "its own answers is not a check; choose another --judge")
+                "its own answers is not a check; choose another --judge"
+            )
         if same_family(judge_model, candidate):
             warnings.append(
                 f"the judge {judge_model} is of the same family as the candidate {candidate} "
-                "and may favour its answers; choose a judge of another family to avoid it")
+                "and may favour its answers; choose a judge of another family to avoid it"
+            )
     return warnings
 
 
@@ -130,9 +131,14 @@ class _Answer:
 class Judge:
     """An LLM judge on one model (and optionally a fallback), asked ``repeats`` times per item."""
 
-    def __init__(self, client: ModelClient, model: str,
-                 fallback: tuple[ModelClient, str] | None = None, repeats: int = 1,
-                 seed: int = 0) -> None:
+    def __init__(
+        self,
+        client: ModelClient,
+        model: str,
+        fallback: tuple[ModelClient, str] | None = None,
+        repeats: int = 1,
+        seed: int = 0,
+    ) -> None:
         if repeats < 1:
             raise ValueError(f"--judge-repeats must be at least 1, got {repeats}")
         self.client = client
@@ -149,25 +155,31 @@ class Judge:
         models = [self.model] + ([self.fallback[1]] if self.fallback else [])
         return [warning for model in models for warning in check_judge(model, candidates)]
 
-    async def judge_text(self, context: list[Message], golden: str, candidate: str
-                         ) -> JudgeResult:
+    async def judge_text(self, context: list[Message], golden: str, candidate: str) -> JudgeResult:
         """Grade the candidate's text answer against production's, given the conversation."""
-        prompt = render(load_template(TEXT_ANSWER), {
-            "context": context_text(context),
-            "reference": value_text(golden),
-            "candidate": value_text(candidate),
-        })
+        prompt = render(
+            load_template(TEXT_ANSWER),
+            {
+                "context": context_text(context),
+                "reference": value_text(golden),
+                "candidate": value_text(candidate),
+            },
+        )
         return await self._judge(prompt)
 
-    async def judge_argument(self, context: list[Message], tool: ToolDef | None, param: str,
-                             golden: Any, candidate: Any) -> JudgeResult:
+    async def judge_argument(
+        self, context: list[Message], tool: ToolDef | None, param: str, golden: Any, candidate: Any
+    ) -> JudgeResult:
         """Grade the candidate's free-text value of ``param`` against production's."""
-        prompt = render(load_template(FREE_TEXT_ARGUMENT), {
-            "context": context_text(context),
-            "tool": tool_text(tool, param),
-            "reference": value_text(golden),
-            "candidate": value_text(candidate),
-        })
+        prompt = render(
+            load_template(FREE_TEXT_ARGUMENT),
+            {
+                "context": context_text(context),
+                "tool": tool_text(tool, param),
+                "reference": value_text(golden),
+                "candidate": value_text(candidate),
+            },
+        )
         return await self._judge(prompt)
 
     async def _judge(self, prompt: RenderedPrompt) -> JudgeResult:
@@ -192,42 +204,57 @@ class Judge:
             asked += answer.asked
             if answer.verdict is not None and answer.outcome is not None:
                 return Verdict(
-                    score=answer.verdict.score, reason=answer.verdict.reason, judge=str(ref),
-                    prompt=prompt.template.id, prompt_sha256=prompt.template.sha256,
-                    attempts=asked, fallback_used=is_fallback,
-                    cache_hit=answer.outcome.cache_hit, seed=seed,
-                    request_sha=answer.outcome.request_sha)
+                    score=answer.verdict.score,
+                    reason=answer.verdict.reason,
+                    judge=str(ref),
+                    prompt=prompt.template.id,
+                    prompt_sha256=prompt.template.sha256,
+                    attempts=asked,
+                    fallback_used=is_fallback,
+                    cache_hit=answer.outcome.cache_hit,
+                    seed=seed,
+                    request_sha=answer.outcome.request_sha,
+                )
             reasons.append(f"{ref}: {answer.problem}")
         assert answer is not None
-        return Unscored(reason="; then ".join(reasons), judge=str(judges[-1][1]),
-                        error_kind=answer.error_kind)
+        return Unscored(
+            reason="; then ".join(reasons), judge=str(judges[-1][1]), error_kind=answer.error_kind
+        )
 
-    async def _ask(self, client: ModelClient, ref: ModelRef, prompt: RenderedPrompt,
-                   seed: int) -> _Answer:
+    async def _ask(
+        self, client: ModelClient, ref: ModelRef, prompt: RenderedPrompt, seed: int
+    ) -> _Answer:
         """Ask one judge, and once more with its answer quoted when that was not a verdict."""
-        messages = [Message(role="system", content=prompt.system),
-                    Message(role="user", content=prompt.user)]
+        messages = [
+            Message(role="system", content=prompt.system),
+            Message(role="user", content=prompt.user),
+        ]
         first = await self._call(client, ref, messages, seed)
         if first.error_kind != INVALID_VERDICT:  # a verdict, or an error a retry will not fix
             return first
         text = _text(first.outcome)
-        messages += [Message(role="assistant", content=text or "(no text)"),
-                     Message(role="user", content=prompt.correction(text, first.problem or ""))]
+        messages += [
+            Message(role="assistant", content=text or "(no text)"),
+            Message(role="user", content=prompt.correction(text, first.problem or "")),
+        ]
         second = await self._call(client, ref, messages, seed)
         second.asked += first.asked
         if second.verdict is None and second.error_kind == INVALID_VERDICT:
-            second.problem = (f"no valid verdict in two answers (first: {first.problem}; "
-                              f"then: {second.problem})")
+            second.problem = (
+                f"no valid verdict in two answers (first: {first.problem}; then: {second.problem})"
+            )
         return second
 
-    async def _call(self, client: ModelClient, ref: ModelRef, messages: list[Message],
-                    seed: int) -> _Answer:
+    async def _call(
+        self, client: ModelClient, ref: ModelRef, messages: list[Message], seed: int
+    ) -> _Answer:
         """One question to one judge: its verdict, an invalid answer, or an infrastructure error."""
         request = LLMRequest(messages=messages, tools=None, params=dict(JUDGE_PARAMS))
         outcome = await client.generate(request, ref.model, seed)
         if outcome.error is not None:
-            return _Answer(None, outcome, 1, f"judge call failed ({outcome.error})",
-                           outcome.error.kind)
+            return _Answer(
+                None, outcome, 1, f"judge call failed ({outcome.error})", outcome.error.kind
+            )
         verdict, problem = parse_verdict(_text(outcome))
         if verdict is None:
             return _Answer(None, outcome, 1, problem, INVALID_VERDICT)

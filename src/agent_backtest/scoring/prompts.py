@@ -80,8 +80,10 @@ class RenderedPrompt:
     def correction(self, answer: str, problem: str) -> str:
         """The request sent after an invalid ``answer``: it quotes it and says what was wrong."""
         return self.template.correction.substitute(
-            tag=self.tag, problem=problem,
-            answer=block("previous_answer", clip(answer, ANSWER_QUOTE_CHARS), self.tag))
+            tag=self.tag,
+            problem=problem,
+            answer=block("previous_answer", clip(answer, ANSWER_QUOTE_CHARS), self.tag),
+        )
 
 
 @cache
@@ -93,8 +95,12 @@ def load_template(name: str, version: str = CURRENT_VERSION) -> PromptTemplate:
         raise ValueError(f"no judge prompt {name}@{version} (known: {', '.join(known)})")
     raw = path.read_bytes()
     sections = split_sections(raw.decode("utf-8"), path.name)
-    return PromptTemplate(name, version, "sha256:" + hashlib.sha256(raw).hexdigest(),
-                          *(Template(sections[s]) for s in SECTIONS))
+    return PromptTemplate(
+        name,
+        version,
+        "sha256:" + hashlib.sha256(raw).hexdigest(),
+        *(Template(sections[s]) for s in SECTIONS),
+    )
 
 
 def split_sections(text: str, where: str) -> dict[str, str]:
@@ -105,7 +111,7 @@ def split_sections(text: str, where: str) -> dict[str, str]:
     for line in text.splitlines():
         stripped = line.strip()
         if stripped.startswith("<!-- abt:") and stripped.endswith("-->"):
-            current = sections.setdefault(stripped[len("<!-- abt:"):-3].strip(), [])
+            current = sections.setdefault(stripped[len("<!-- abt:") : -3].strip(), [])
         elif current is not None:
             current.append(line)
     missing = [s for s in SECTIONS if s not in sections]
@@ -118,8 +124,12 @@ def render(template: PromptTemplate, data: dict[str, str]) -> RenderedPrompt:
     """Fill ``template`` with trace ``data`` (placeholder → text), each value in its own block."""
     tag = data_tag(data)
     blocks = {name: block(name, text, tag) for name, text in data.items()}
-    return RenderedPrompt(template, template.system.substitute(tag=tag),
-                          template.user.substitute(blocks, tag=tag), tag)
+    return RenderedPrompt(
+        template,
+        template.system.substitute(tag=tag),
+        template.user.substitute(blocks, tag=tag),
+        tag,
+    )
 
 
 def data_tag(data: dict[str, str]) -> str:
@@ -202,8 +212,11 @@ def message_text(message: Message, limit: int) -> str:
     if isinstance(message.content, list):
         lines += [f"[{part.type} part]" for part in message.content if part.text is None]
     for call in message.tool_calls or []:
-        arguments = call.arguments_raw if call.arguments_raw is not None else json.dumps(
-            call.arguments, ensure_ascii=False, sort_keys=True)
+        arguments = (
+            call.arguments_raw
+            if call.arguments_raw is not None
+            else json.dumps(call.arguments, ensure_ascii=False, sort_keys=True)
+        )
         lines.append(f"→ calls tool {call.name} with {arguments}")
     return f"{label}: {clip(chr(10).join(lines), limit) if lines else '(empty)'}"
 
@@ -216,8 +229,10 @@ def tool_text(tool: ToolDef | None, param: str) -> str:
     lines.append(f"parameter: {param}")
     schema = parameter_schema(tool, param)
     if schema is not None:
-        lines.append("parameter schema: " + clip(
-            json.dumps(schema, ensure_ascii=False, sort_keys=True), TOOL_CHARS))
+        lines.append(
+            "parameter schema: "
+            + clip(json.dumps(schema, ensure_ascii=False, sort_keys=True), TOOL_CHARS)
+        )
     return "\n".join(lines)
 
 

@@ -48,13 +48,18 @@ class ScoreSettings:
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data for summary.json and the scoring id."""
-        return {"scorer": SCORER, "judge": self.judge, "fallback_judge": self.fallback_judge,
-                "judge_repeats": self.judge_repeats, "exact_strings": self.exact_strings,
-                "agent": self.agent.model_dump()}
+        return {
+            "scorer": SCORER,
+            "judge": self.judge,
+            "fallback_judge": self.fallback_judge,
+            "judge_repeats": self.judge_repeats,
+            "exact_strings": self.exact_strings,
+            "agent": self.agent.model_dump(),
+        }
 
     def scoring_id(self) -> str:
         """A short hash naming these settings."""
-        return sha256_of(self.as_dict())[len("sha256:"):][:12]
+        return sha256_of(self.as_dict())[len("sha256:") :][:12]
 
 
 @dataclass
@@ -74,10 +79,15 @@ def score_run(directory: RunDirectory, settings: ScoreSettings) -> ScoreOutcome:
     warnings = _judge_warnings(settings, candidates)
     counters = CallCounters()
     records = asyncio.run(_score_all(directory, results, settings, manifest.config, counters))
-    summary = summarise(records, {**settings.as_dict(), "scoring_id": settings.scoring_id()},
-                        warnings)
-    summary["run"] = {"model": manifest.config.get("model"), "k": manifest.config.get("k"),
-                      "status": manifest.status, "units": manifest.units}
+    summary = summarise(
+        records, {**settings.as_dict(), "scoring_id": settings.scoring_id()}, warnings
+    )
+    summary["run"] = {
+        "model": manifest.config.get("model"),
+        "k": manifest.config.get("k"),
+        "status": manifest.status,
+        "units": manifest.units,
+    }
     kept = _keep_earlier(directory.path, settings.scoring_id())
     with private_atomic_writer(directory.path / "scores.jsonl") as handle:
         for record in records:
@@ -107,22 +117,27 @@ def _judge_warnings(settings: ScoreSettings, candidates: list[str]) -> list[str]
     return warnings
 
 
-async def _score_all(directory: RunDirectory, results: dict[str, list[ResultRecord]],
-                     settings: ScoreSettings, run_config: dict[str, Any],
-                     counters: CallCounters) -> list[ScoreRecord]:
+async def _score_all(
+    directory: RunDirectory,
+    results: dict[str, list[ResultRecord]],
+    settings: ScoreSettings,
+    run_config: dict[str, Any],
+    counters: CallCounters,
+) -> list[ScoreRecord]:
     judge, clients = _judge(settings, run_config, counters)
     scorer = Scorer(settings.agent, judge, settings.exact_strings, settings.scoring_id())
     gate = asyncio.Semaphore(SCORING_CONCURRENCY)
 
-    async def one(unit_index: int, unit: Any, result: ResultRecord) -> tuple[int, int,
-                                                                              ScoreRecord]:
+    async def one(unit_index: int, unit: Any, result: ResultRecord) -> tuple[int, int, ScoreRecord]:
         async with gate:
             return unit_index, result.repeat, await scorer.score(unit, result)
 
     try:
-        tasks = [one(index, unit, result)
-                 for index, unit in enumerate(directory.read_units())
-                 for result in results.get(unit.unit_id, [])]
+        tasks = [
+            one(index, unit, result)
+            for index, unit in enumerate(directory.read_units())
+            for result in results.get(unit.unit_id, [])
+        ]
         scored = await asyncio.gather(*tasks)
     finally:
         for client in clients:
@@ -132,14 +147,17 @@ async def _score_all(directory: RunDirectory, results: dict[str, list[ResultReco
     return [record for _, _, record in sorted(scored, key=lambda item: item[:2])]
 
 
-def _judge(settings: ScoreSettings, run_config: dict[str, Any], counters: CallCounters
-           ) -> tuple[Judge | None, list[ModelClient]]:
+def _judge(
+    settings: ScoreSettings, run_config: dict[str, Any], counters: CallCounters
+) -> tuple[Judge | None, list[ModelClient]]:
     if settings.judge is None:
         return None, []
-    config = load_model_config(Path(run_config["config_file"])
-                               if run_config.get("config_file") else None)
-    policy = CallPolicy(timeout=run_config.get("timeout", 60.0),
-                        max_retries=run_config.get("max_retries", 4))
+    config = load_model_config(
+        Path(run_config["config_file"]) if run_config.get("config_file") else None
+    )
+    policy = CallPolicy(
+        timeout=run_config.get("timeout", 60.0), max_retries=run_config.get("max_retries", 4)
+    )
     cache_dir = run_config.get("cache_dir")
 
     def client(model: str) -> ModelClient:
@@ -150,10 +168,12 @@ def _judge(settings: ScoreSettings, run_config: dict[str, Any], counters: CallCo
 
     main = client(settings.judge)
     fallback = client(settings.fallback_judge) if settings.fallback_judge else None
-    judge = Judge(main, settings.judge,
-                  (fallback, settings.fallback_judge)
-                  if fallback and settings.fallback_judge else None,
-                  repeats=settings.judge_repeats)
+    judge = Judge(
+        main,
+        settings.judge,
+        (fallback, settings.fallback_judge) if fallback and settings.fallback_judge else None,
+        repeats=settings.judge_repeats,
+    )
     return judge, [main, *([fallback] if fallback else [])]
 
 

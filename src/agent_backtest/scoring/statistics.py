@@ -39,12 +39,20 @@ class Estimate:
 
     def as_dict(self) -> dict[str, float | int | None]:
         """Plain data for summary.json."""
-        return {"mean": self.mean, "se": self.se, "ci95": [self.low, self.high]
-                if self.low is not None else None, "n": self.n, "sessions": self.clusters}
+        return {
+            "mean": self.mean,
+            "se": self.se,
+            "ci95": [self.low, self.high] if self.low is not None else None,
+            "n": self.n,
+            "sessions": self.clusters,
+        }
 
 
-def clustered_mean(values: Sequence[float], clusters: Sequence[str],
-                   bounds: tuple[float, float] | None = (0.0, 1.0)) -> Estimate:
+def clustered_mean(
+    values: Sequence[float],
+    clusters: Sequence[str],
+    bounds: tuple[float, float] | None = (0.0, 1.0),
+) -> Estimate:
     """The mean of ``values`` with a standard error clustered by ``clusters`` (one per value)."""
     n = len(values)
     if n == 0:
@@ -81,8 +89,9 @@ def wilson(rate: float, n: int) -> tuple[float, float]:
 def paired_difference(pairs: Iterable[tuple[float, float, str]]) -> Estimate:
     """The mean of b − a over paired values, clustered by session (for comparing two runs)."""
     items = list(pairs)
-    return clustered_mean([b - a for a, b, _ in items], [c for _, _, c in items],
-                          bounds=(-1.0, 1.0))
+    return clustered_mean(
+        [b - a for a, b, _ in items], [c for _, _, c in items], bounds=(-1.0, 1.0)
+    )
 
 
 def agreement_of(labels: Sequence[str]) -> float | None:

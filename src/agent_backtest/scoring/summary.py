@@ -22,8 +22,9 @@ GROUPINGS: dict[str, Callable[[ScoreRecord], str | None]] = {
 }
 
 
-def summarise(records: Sequence[ScoreRecord], settings: dict[str, Any],
-              warnings: Sequence[str] = ()) -> dict[str, Any]:
+def summarise(
+    records: Sequence[ScoreRecord], settings: dict[str, Any], warnings: Sequence[str] = ()
+) -> dict[str, Any]:
     """The run's aggregates as plain data (sorted keys when written)."""
     scored = [r for r in records if r.status == "scored"]
     infra = [r for r in records if r.status == "infra_error"]
@@ -40,8 +41,9 @@ def summarise(records: Sequence[ScoreRecord], settings: dict[str, Any],
             "units": len({r.unit_id for r in records}),
             "sessions": len({r.session_id for r in records}),
         },
-        "infra_error_rate": clustered_mean([float(r.status == "infra_error") for r in records],
-                                           [r.session_id for r in records]).as_dict(),
+        "infra_error_rate": clustered_mean(
+            [float(r.status == "infra_error") for r in records], [r.session_id for r in records]
+        ).as_dict(),
         "overall": aggregate(scored),
         "buckets": dict(sorted(Counter(r.bucket for r in records if r.bucket).items())),
         "methods": dict(sorted(Counter(r.method for r in scored if r.method).items())),
@@ -54,8 +56,9 @@ def summarise(records: Sequence[ScoreRecord], settings: dict[str, Any],
                 groups[label].append(record)
         summary[f"by_{name}"] = {label: aggregate(items) for label, items in sorted(groups.items())}
     routers = [r for r in scored if r.topic_match is not None]
-    summary["topic_agreement"] = clustered_mean([float(bool(r.topic_match)) for r in routers],
-                                                [r.session_id for r in routers]).as_dict()
+    summary["topic_agreement"] = clustered_mean(
+        [float(bool(r.topic_match)) for r in routers], [r.session_id for r in routers]
+    ).as_dict()
     summary["repeats"] = repeat_consistency(records)
     return summary
 
@@ -92,6 +95,8 @@ def repeat_consistency(records: Sequence[ScoreRecord]) -> dict[str, Any] | None:
         if scored and len(scored) == len(items):
             passes.append(float(all(r.strict for r in scored)))
             pass_sessions.append(items[0].session_id)
-    return {"k": max(len(v) for v in by_unit.values()),
-            "consistency": clustered_mean(consistency, sessions).as_dict(),
-            "pass_all_repeats_strict": clustered_mean(passes, pass_sessions).as_dict()}
+    return {
+        "k": max(len(v) for v in by_unit.values()),
+        "consistency": clustered_mean(consistency, sessions).as_dict(),
+        "pass_all_repeats_strict": clustered_mean(passes, pass_sessions).as_dict(),
+    }

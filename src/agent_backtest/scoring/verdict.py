@@ -66,12 +66,14 @@ class Verdict(BaseModel):
     prompt_sha256: str = Field(description="sha256:… of the template file's text.")
     attempts: int = Field(
         description="Questions asked to get this verdict: 1, 2 after a correction, "
-        "3 or 4 when the fallback judge gave it.")
+        "3 or 4 when the fallback judge gave it."
+    )
     fallback_used: bool = Field(description="True when the fallback judge gave the verdict.")
     cache_hit: bool = Field(description="True when the answer holding the verdict was cached.")
     seed: int | None = Field(default=None, description="Seed the judge was called with.")
     request_sha: str | None = Field(
-        default=None, description="sha256 of the judge request that gave the verdict.")
+        default=None, description="sha256 of the judge request that gave the verdict."
+    )
 
 
 class Unscored(BaseModel):
@@ -82,7 +84,8 @@ class Unscored(BaseModel):
     error_kind: str | None = Field(
         default=None,
         description="How the last judge asked failed: a provider error kind (http_429, "
-        "timeout, …) for an infrastructure failure, or 'invalid_verdict'.")
+        "timeout, …) for an infrastructure failure, or 'invalid_verdict'.",
+    )
 
 
 class JudgeResult(BaseModel):
@@ -90,15 +93,20 @@ class JudgeResult(BaseModel):
 
     verdicts: list[Verdict] = Field(default_factory=list)
     unscored: Unscored | None = Field(
-        default=None, description="Set when no repeat gave a verdict; the item is unscored.")
+        default=None, description="Set when no repeat gave a verdict; the item is unscored."
+    )
     score: float | None = Field(
-        default=None, description="Mean score of the verdicts; None when unscored.")
+        default=None, description="Mean score of the verdicts; None when unscored."
+    )
     agreement: float | None = Field(
-        default=None, description="Share of pairs of verdicts with the same score "
-        "(two verdicts or more; None otherwise).")
+        default=None,
+        description="Share of pairs of verdicts with the same score "
+        "(two verdicts or more; None otherwise).",
+    )
     failures: list[Unscored] = Field(
         default_factory=list,
-        description="Repeats that gave no verdict, when others did (left out of the mean).")
+        description="Repeats that gave no verdict, when others did (left out of the mean).",
+    )
 
     @classmethod
     def of(cls, verdicts: list[Verdict], failures: list[Unscored]) -> JudgeResult:
@@ -107,8 +115,12 @@ class JudgeResult(BaseModel):
             last = failures[-1] if failures else Unscored(reason="the judge was not asked")
             return cls(unscored=last, failures=failures[:-1])
         scores = [v.score for v in verdicts]
-        return cls(verdicts=verdicts, failures=failures,
-                   score=round(sum(scores) / len(scores), 6), agreement=agreement(scores))
+        return cls(
+            verdicts=verdicts,
+            failures=failures,
+            score=round(sum(scores) / len(scores), 6),
+            agreement=agreement(scores),
+        )
 
 
 def agreement(scores: list[float]) -> float | None:

@@ -56,8 +56,7 @@ class ToolCall(Record):
     def from_raw(cls, name: str, arguments: Any, call_id: str | None = None) -> ToolCall:
         """A call whose arguments may be a JSON string, an object, or absent."""
         value, raw, error = parse_arguments(arguments)
-        return cls(id=call_id, name=name, arguments=value, arguments_raw=raw,
-                   arguments_error=error)
+        return cls(id=call_id, name=name, arguments=value, arguments_raw=raw, arguments_error=error)
 
 
 class Message(Record):

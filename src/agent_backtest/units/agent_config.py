@@ -66,8 +66,11 @@ def load_agent_config(path: Path) -> AgentConfig:
     try:
         data = _parse(path, text)
     except (tomllib.TOMLDecodeError, orjson.JSONDecodeError, yaml.YAMLError) as exc:
-        raise InputError(path, None, f"not valid {path.suffix.lstrip('.') or 'config'}: "
-                         f"{str(exc).splitlines()[0]}") from None
+        raise InputError(
+            path,
+            None,
+            f"not valid {path.suffix.lstrip('.') or 'config'}: {str(exc).splitlines()[0]}",
+        ) from None
     if not isinstance(data, dict):
         raise InputError(path, "$", "the agent config must be a table/object of settings")
     try:

@@ -28,5 +28,6 @@ def read_units_file(path: Path) -> Iterator[Unit]:
         try:
             yield Unit.model_validate(value)
         except ValidationError as exc:
-            raise InputError(path, f"line {number}",
-                             f"not a unit record ({first_validation_error(exc)})") from None
+            raise InputError(
+                path, f"line {number}", f"not a unit record ({first_validation_error(exc)})"
+            ) from None

@@ -117,7 +117,11 @@ def _session_id_of_record(path: Path, number: int, text: bytes) -> str:
         if isinstance(record.get("session_id"), str):
             return record["session_id"]
         if str(record.get("schema", "")).startswith("abt.session/") and isinstance(
-                record.get("id"), str):
+            record.get("id"), str
+        ):
             return record["id"]
-    raise InputError(path, f"line {number}", "a JSON line needs a session_id "
-                     "(a units or results file) or an id (a sessions file)")
+    raise InputError(
+        path,
+        f"line {number}",
+        "a JSON line needs a session_id (a units or results file) or an id (a sessions file)",
+    )
