@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
+from agent_backtest.errors import InputError
 from agent_backtest.formats import cassette, session_steps
-from agent_backtest.formats.base import InputError, ReadOptions, SkipLog
+from agent_backtest.formats.base import ReadOptions, SkipLog
 from agent_backtest.trace import Message, Session, ToolCall, dump_record
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

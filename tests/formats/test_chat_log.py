@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
+from agent_backtest.errors import InputError
 from agent_backtest.formats import cassette, chat_log, session_steps
-from agent_backtest.formats.base import InputError, ReadOptions, SkipLog
+from agent_backtest.formats.base import ReadOptions, SkipLog
 from agent_backtest.trace import Message, Session, ToolCall, ToolDef
 
 SYSTEM = {"role": "system", "content": "You are a travel assistant. Use tools for live data."}

@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
+from agent_backtest.errors import InputError
 from agent_backtest.formats import langfuse
-from agent_backtest.formats.base import InputError, ReadOptions, SkipLog
-from agent_backtest.formats.openai_chat import message_from_openai
+from agent_backtest.formats.base import ReadOptions, SkipLog
 from agent_backtest.trace import Session, Step
+from agent_backtest.trace.openai_wire import message_from_openai
 from tests.conftest import FIXTURES
 
 TRACE = FIXTURES / "traces" / "microsoft-agent-2025-12-17.trace.json"

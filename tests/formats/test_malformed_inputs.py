@@ -18,7 +18,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_backtest.formats import InputError, ReadOptions, SessionStream, format_names
+from agent_backtest.errors import InputError
+from agent_backtest.formats import ReadOptions, SessionStream, format_names
 from agent_backtest.units import AgentConfig, units_from_session
 from tests.formats.seeds import SEEDS
 

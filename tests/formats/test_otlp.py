@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from agent_backtest.errors import InputError, RecordError
 from agent_backtest.formats import otlp
-from agent_backtest.formats.base import InputError, ReadOptions, RecordError, SkipLog
+from agent_backtest.formats.base import ReadOptions, SkipLog
 from tests.conftest import FIXTURES
 from tests.formats.otlp_json import span, traces_data, write_document, write_lines
 

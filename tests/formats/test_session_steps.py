@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from agent_backtest.errors import InputError
 from agent_backtest.formats import cassette, chat_log, session_steps
-from agent_backtest.formats.base import InputError, ReadOptions, SkipLog
+from agent_backtest.formats.base import ReadOptions, SkipLog
 from agent_backtest.trace import Message, Session, Step, ToolCall
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "fixtures" / "session_steps" / "example.json"

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from agent_backtest.formats import InputError, ReadOptions, SessionStream
-from agent_backtest.formats.openai_chat import load_tools_file
+from agent_backtest.errors import InputError
+from agent_backtest.formats import ReadOptions, SessionStream
+from agent_backtest.formats.tools_file import load_tools_file
 from agent_backtest.trace import Message
 from agent_backtest.units import AgentConfig, Unit, units_from_session
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agent_backtest.formats import InputError
+from agent_backtest.errors import InputError
 from agent_backtest.replay.patch import EditParameter, ReplaceText, load_patch
 
 REFUND = {

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agent_backtest.formats import InputError
+from agent_backtest.errors import InputError
 from agent_backtest.profile import case_fingerprint, load_annotations, load_manifest
 from agent_backtest.profile.cases import sessions_by_id
 

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_backtest.cli.app import app
-from agent_backtest.report import mcnemar_exact
+from agent_backtest.statistics import mcnemar_exact
 from agent_backtest.units import Unit
 from tests.report.runs import build_run, golden, tau_units, timeout, wrong
 

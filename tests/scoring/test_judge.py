@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agent_backtest.formats import InputError
+from agent_backtest.errors import UserError
 from agent_backtest.providers import (
     CallPolicy,
     MockProvider,
@@ -291,7 +291,7 @@ def test_same_family(judge: str, candidate: str, expected: bool) -> None:
 
 def test_bad_judge_settings_are_refused() -> None:
     client, _ = mock_client([])
-    with pytest.raises(InputError, match="not provider/model"):
+    with pytest.raises(UserError, match="not provider/model"):
         Judge(client, "gpt-4o")
     with pytest.raises(ValueError, match="at least 1"):
         Judge(client, "mock/judge-a", repeats=0)

@@ -13,12 +13,12 @@ from typer.testing import CliRunner
 
 from agent_backtest.cli.app import app
 from agent_backtest.providers import MockProvider, ModelClient, ModelConfig, ModelRef, payload_key
-from agent_backtest.providers.openai_wire import chat_payload
 from agent_backtest.replay import iter_jobs, run_jobs
 from agent_backtest.replay.run import ReplaySettings, new_manifest
 from agent_backtest.runs import ResultWriter, RunDirectory
 from agent_backtest.scoring.run import ScoreSettings, score_run
 from agent_backtest.trace import LLMResponse, Message, ToolCall
+from agent_backtest.trace.openai_wire import chat_payload
 from agent_backtest.units import Unit
 from tests.conftest import TAU_TOOLS, TAU_TRAJECTORIES
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_backtest.formats import InputError
+from agent_backtest.errors import InputError
 from agent_backtest.trace import (
     LLMCall,
     LLMRequest,

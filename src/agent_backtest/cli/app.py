@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import functools
 import sys
-from collections.abc import Callable
-from typing import Any
 
 import typer
-from rich.console import Console
 
 from agent_backtest.cli import (
     compare,
@@ -23,9 +19,9 @@ from agent_backtest.cli import (
     units,
 )
 from agent_backtest.cli.cache import cache_app
+from agent_backtest.cli.errors import friendly_errors
 from agent_backtest.cli.patch import check as patch_check
 from agent_backtest.cli.patch import patch_app
-from agent_backtest.formats import InputError
 
 app = typer.Typer(
     name="abt",
@@ -35,29 +31,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-USER_ERROR = 2
-INTERRUPTED = 130
-
-
-def friendly_errors(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn a user mistake into one line on stderr and exit code 2, never a traceback."""
-
-    @functools.wraps(command)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return command(*args, **kwargs)
-        except InputError as exc:
-            Console(stderr=True, highlight=False, soft_wrap=True).print(
-                f"abt: error: {exc}", markup=False
-            )
-            raise typer.Exit(USER_ERROR) from None
-        except KeyboardInterrupt:
-            Console(stderr=True).print("abt: interrupted", markup=False)
-            raise typer.Exit(INTERRUPTED) from None
-
-    return run
-
-
 for name, function in (
     ("ingest", ingest.ingest),
     ("units", units.units),

@@ -10,7 +10,7 @@ from rich.console import Console
 
 from agent_backtest.cli.compare import LowerBoundOption
 from agent_backtest.cli.report import FormatOption, OutputFormat, RunArgument
-from agent_backtest.formats import InputError
+from agent_backtest.errors import InputError
 from agent_backtest.report import BAR_NOT_MET, gate_markdown, gate_run, load_run
 
 

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from agent_backtest.formats import ReadOptions, SessionStream
-from agent_backtest.formats.openai_chat import load_tools_file
+from agent_backtest.formats.tools_file import load_tools_file
 
 Inputs = Annotated[
     list[Path],

@@ -29,7 +29,7 @@ from agent_backtest.cli.unit_options import (
     agent_config,
     make_selection,
 )
-from agent_backtest.formats import InputError
+from agent_backtest.errors import InputError
 from agent_backtest.replay.patch import Patch, load_patch
 from agent_backtest.replay.patch_coverage import CoverageReport, PatchCoverage, request_diff
 from agent_backtest.runs import RunDirectory, describe_input, private_atomic_writer

@@ -18,7 +18,8 @@ from agent_backtest.cli.options import (
     ToolsOption,
     session_stream,
 )
-from agent_backtest.formats import InputError, InputSummary
+from agent_backtest.errors import UserError
+from agent_backtest.formats import InputSummary
 from agent_backtest.profile import (
     Profiler,
     load_annotations,
@@ -100,13 +101,12 @@ def profile(
     variants = parse_variants(variant or [])
     chosen = group_by or ("variant" if variants or annotations else "agent")
     if variants and chosen != "variant":
-        raise InputError("--variant", None, f"variants need --group-by variant, not {chosen}")
+        raise UserError(f"variants need --group-by variant, not {chosen}", "variants")
     if chosen == "variant" and not variants and not annotations:
-        raise InputError(
-            "--group-by",
-            None,
+        raise UserError(
             "variant needs --variant NAME=SELECTOR or "
             "--annotations (whose runs name their variant)",
+            "group_by",
         )
     profiler = Profiler(
         chosen,
@@ -138,9 +138,7 @@ def _annotations(paths: list[Path], manifest: Path | None) -> dict[str, RunAnnot
             load_manifest(manifest)  # validate it even when nothing refers to it
         return {}
     if manifest is None:
-        raise InputError(
-            "--annotations", None, "needs --case-manifest FILE: the cases the annotations name"
-        )
+        raise UserError("needs --case-manifest FILE: the cases the annotations name", "annotations")
     cases = load_manifest(manifest)
     return sessions_by_id(
         [(path, annotation) for path in paths for annotation in load_annotations(path, cases)]

@@ -48,7 +48,7 @@ from agent_backtest.cli.unit_options import (
     agent_config,
     make_selection,
 )
-from agent_backtest.formats import InputError
+from agent_backtest.errors import InputError, UserError
 from agent_backtest.providers import default_cache_dir, load_model_config, parse_model_ref
 from agent_backtest.providers.refs import TRACE
 from agent_backtest.replay.patch import PatchSettings, load_patch
@@ -341,7 +341,7 @@ def replay(
         try:
             check_judge(judge, [model])
         except JudgeError as exc:
-            raise InputError("--judge", None, str(exc)) from None
+            raise UserError(str(exc), "judge") from None
     directory = RunDirectory(out)
     directory.create(overwrite)
     manifest = new_manifest(settings, [describe_input(path) for path in inputs])

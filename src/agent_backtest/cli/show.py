@@ -17,7 +17,7 @@ from agent_backtest.cli.options import (
     ToolsOption,
     session_stream,
 )
-from agent_backtest.formats import InputError
+from agent_backtest.errors import InputError
 from agent_backtest.trace import LLMRequest, LLMResponse, Message, Session, Step, ToolCall
 from agent_backtest.units import Unit, is_units_file, read_units_file
 

@@ -14,30 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from agent_backtest.errors import InputError, RecordError
 from agent_backtest.trace import Session, ToolDef
-
-
-class InputError(Exception):
-    """Input that cannot be read; the message names the file, the location and the fix."""
-
-    def __init__(self, file: str | Path, location: str | None, message: str) -> None:
-        self.file = str(file)
-        self.location = location
-        self.message = message
-        super().__init__(str(self))
-
-    def __str__(self) -> str:
-        where = f"{self.file}: {self.location}" if self.location else self.file
-        return f"{where}: {self.message}"
-
-
-class RecordError(Exception):
-    """One record that cannot become a step or unit: a named reason and what was wrong."""
-
-    def __init__(self, reason: str, detail: str) -> None:
-        self.reason = reason
-        self.detail = detail
-        super().__init__(f"{reason}: {detail}")
 
 
 @dataclass

@@ -21,11 +21,12 @@ import orjson
 import yaml
 from pydantic import ValidationError
 
-from agent_backtest.formats.base import InputError, ReadOptions, RecordError, SkipLog
+from agent_backtest.errors import InputError, RecordError
+from agent_backtest.formats.base import ReadOptions, SkipLog
 from agent_backtest.formats.canonical import first_validation_error
 from agent_backtest.formats.conversations import ConversationPlan, Exchange, SessionAssembler
-from agent_backtest.formats.openai_chat import request_from_openai, response_from_openai
 from agent_backtest.trace import LLMCall, Session, Step
+from agent_backtest.trace.openai_wire import request_from_openai, response_from_openai
 
 FORMAT = "cassette"
 CHAT_PATH = "/chat/completions"

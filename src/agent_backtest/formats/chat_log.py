@@ -22,18 +22,19 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from agent_backtest.formats.base import ReadOptions, RecordError, SkipLog
+from agent_backtest.errors import RecordError
+from agent_backtest.formats.base import ReadOptions, SkipLog
 from agent_backtest.formats.canonical import first_validation_error
 from agent_backtest.formats.conversations import ConversationPlan, Exchange, SessionAssembler
 from agent_backtest.formats.isotime import complete_interval, parse_timestamp
 from agent_backtest.formats.jsonio import iter_json_lines
-from agent_backtest.formats.openai_chat import request_from_openai, response_from_openai
 from agent_backtest.formats.openai_responses import (
     is_responses_request,
     request_from_responses,
     response_from_responses,
 )
 from agent_backtest.trace import LLMCall, Session, Step
+from agent_backtest.trace.openai_wire import request_from_openai, response_from_openai
 
 FORMAT = "chat_log"
 

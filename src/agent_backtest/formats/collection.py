@@ -11,7 +11,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent_backtest.formats.base import InputError, ReadOptions, SkipLog
+from agent_backtest.errors import InputError
+from agent_backtest.formats.base import ReadOptions, SkipLog
 from agent_backtest.formats.registry import detect, reader_for
 from agent_backtest.trace import Session, sha256_of
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent_backtest.formats.base import RecordError
+from agent_backtest.errors import RecordError
 from agent_backtest.trace import (
     LLMRequest,
     LLMResponse,

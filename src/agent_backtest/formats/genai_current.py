@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from agent_backtest.formats.base import RecordError
-from agent_backtest.formats.openai_chat import ROLES, message_from_openai, tools_from_openai
+from agent_backtest.errors import RecordError
 from agent_backtest.trace import (
     ContentPart,
     LLMCall,
@@ -28,6 +27,7 @@ from agent_backtest.trace import (
     Usage,
     parse_arguments,
 )
+from agent_backtest.trace.openai_wire import ROLES, message_from_openai, tools_from_openai
 
 if TYPE_CHECKING:
     from agent_backtest.formats.spans import Span

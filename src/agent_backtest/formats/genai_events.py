@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from agent_backtest.errors import RecordError
 from agent_backtest.formats import genai_current
-from agent_backtest.formats.base import RecordError
 from agent_backtest.trace import LLMCall, Message
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from agent_backtest.formats.base import RecordError
+from agent_backtest.errors import RecordError
 
 
 def parse_timestamp(value: Any, what: str) -> datetime | None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from agent_backtest.formats.base import InputError
+from agent_backtest.errors import InputError
 
 
 def load_json(path: Path) -> Any:

@@ -18,7 +18,8 @@ from typing import Any
 
 import orjson
 
-from agent_backtest.formats.base import InputError, ReadOptions, RecordError, SkipLog
+from agent_backtest.errors import InputError, RecordError
+from agent_backtest.formats.base import ReadOptions, SkipLog
 from agent_backtest.formats.jsonio import is_json_lines, iter_json_lines, load_json
 from agent_backtest.formats.spans import Span, build_session, group_spans
 from agent_backtest.trace import Session, ToolExecution, parse_arguments

@@ -13,15 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_backtest.formats.base import RecordError
-from agent_backtest.formats.openai_chat import (
+from agent_backtest.errors import RecordError
+from agent_backtest.trace import LLMRequest, LLMResponse, Message, ToolCall, ToolDef
+from agent_backtest.trace.openai_wire import (
     TRANSPORT_KEYS,
     content_from_openai,
     message_from_openai,
     tool_def_from_openai,
     usage_from_openai,
 )
-from agent_backtest.trace import LLMRequest, LLMResponse, Message, ToolCall, ToolDef
 
 REQUEST_KEYS = ("model", "input", "instructions", "tools", "tool_choice", "previous_response_id")
 TEXT_PART_TYPES = ("input_text", "output_text", "text")

@@ -13,17 +13,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from agent_backtest.errors import RecordError
 from agent_backtest.formats import genai_current
-from agent_backtest.formats.base import RecordError
 from agent_backtest.formats.genai_current import load_json_value, optional_str, to_int
-from agent_backtest.formats.openai_chat import (
-    REQUEST_KEYS,
-    TRANSPORT_KEYS,
-    message_from_openai,
-    request_from_openai,
-    response_from_openai,
-    tool_def_from_openai,
-)
 from agent_backtest.trace import (
     LLMCall,
     LLMRequest,
@@ -32,6 +24,14 @@ from agent_backtest.trace import (
     ToolExecution,
     Usage,
     parse_arguments,
+)
+from agent_backtest.trace.openai_wire import (
+    REQUEST_KEYS,
+    TRANSPORT_KEYS,
+    message_from_openai,
+    request_from_openai,
+    response_from_openai,
+    tool_def_from_openai,
 )
 
 if TYPE_CHECKING:

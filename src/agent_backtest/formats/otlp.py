@@ -19,7 +19,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from agent_backtest.formats.base import InputError, ReadOptions, RecordError, SkipLog
+from agent_backtest.errors import InputError, RecordError
+from agent_backtest.formats.base import ReadOptions, SkipLog
 from agent_backtest.formats.jsonio import is_json_lines, iter_json_lines, load_json
 from agent_backtest.formats.spans import (
     SESSION_KEYS,

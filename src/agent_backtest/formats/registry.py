@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
+from agent_backtest.errors import InputError, UserError
 from agent_backtest.formats import (
     canonical,
     cassette,
@@ -14,7 +15,6 @@ from agent_backtest.formats import (
     session_steps,
     tau_bench,
 )
-from agent_backtest.formats.base import InputError
 
 # Sniff order matters: the most specific markers first.
 READERS: tuple[ModuleType, ...] = (
@@ -39,9 +39,7 @@ def reader_for(name: str) -> ModuleType:
     for reader in READERS:
         if reader.FORMAT == name:
             return reader
-    raise InputError(
-        "--format", None, f"unknown format {name!r}; one of: " + ", ".join(format_names())
-    )
+    raise UserError(f"unknown format {name!r}; one of: " + ", ".join(format_names()), "format")
 
 
 def detect(path: Path) -> ModuleType:

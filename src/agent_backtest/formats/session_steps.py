@@ -25,11 +25,11 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from agent_backtest.formats.base import InputError, ReadOptions, RecordError, SkipLog
+from agent_backtest.errors import InputError, RecordError
+from agent_backtest.formats.base import ReadOptions, SkipLog
 from agent_backtest.formats.canonical import first_validation_error
 from agent_backtest.formats.isotime import parse_timestamp
 from agent_backtest.formats.jsonio import load_json
-from agent_backtest.formats.openai_chat import message_from_openai, tools_from_openai
 from agent_backtest.trace import (
     AgentInfo,
     LLMCall,
@@ -45,6 +45,7 @@ from agent_backtest.trace import (
     parse_arguments,
 )
 from agent_backtest.trace.models import StepStatus
+from agent_backtest.trace.openai_wire import message_from_openai, tools_from_openai
 
 FORMAT = "session_steps"
 INPUT_MESSAGES = "gen_ai.input.messages"

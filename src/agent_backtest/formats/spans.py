@@ -12,17 +12,17 @@ or a single trace when none is recorded; each trace is one turn.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import lru_cache
 from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
+from agent_backtest.errors import RecordError
 from agent_backtest.formats import genai_current, genai_events, openinference
-from agent_backtest.formats.base import RecordError, SkipLog
+from agent_backtest.formats.base import SkipLog
+from agent_backtest.redaction import is_secret
 from agent_backtest.trace import (
     AgentInfo,
     LLMCall,
@@ -39,15 +39,6 @@ SESSION_KEYS = ("session.id", "langfuse.session.id")
 LLM_OPERATIONS = ("chat", "text_completion", "generate_content")
 AGENT_OPERATIONS = ("invoke_agent", "create_agent")
 AGENT_NAME_KEYS = ("gen_ai.agent.name", "agent.name")
-
-# Attribute keys whose value is (part of) a credential: never kept in a step.
-_SECRET_KEY = re.compile(
-    r"(authorization|api[_.-]?key|secret|password|passwd|cookie|credential|private[_.-]?key"
-    r"|(access|refresh|auth|bearer|session|id)[_.-]?token|(^|[._-])token$)",
-    re.IGNORECASE,
-)
-# Values that are credentials whatever their key is called.
-_SECRET_VALUE = re.compile(r"^\s*(bearer|basic)\s+\S+|\bsk-[A-Za-z0-9_-]{16,}", re.IGNORECASE)
 
 Fallback = Callable[[], LLMCall | ToolExecution | None]
 
@@ -165,7 +156,7 @@ def clean_attributes(attributes: dict[str, Any], drop: Iterable[str] = ()) -> di
     return {
         key: value
         for key, value in attributes.items()
-        if key not in dropped and not _is_secret(key, value)
+        if key not in dropped and not is_secret(key, value)
     }
 
 
@@ -426,22 +417,3 @@ def _first_str(attributes: dict[str, Any], keys: Iterable[str]) -> str | None:
         if isinstance(value, str) and value:
             return value
     return None
-
-
-def _is_secret(key: str, value: Any) -> bool:
-    """True for an attribute that is or holds a credential."""
-    if _secret_key(key):
-        return True
-    if not isinstance(value, str):
-        return False
-    # Cheap test first: the regex runs only on values that could match it.
-    start = value.lstrip()[:6].lower()
-    return ("sk-" in value or start.startswith(("bearer", "basic"))) and bool(
-        _SECRET_VALUE.search(value)
-    )
-
-
-@lru_cache(maxsize=4096)
-def _secret_key(key: str) -> bool:
-    """True for an attribute name that names a credential."""
-    return bool(_SECRET_KEY.search(key))

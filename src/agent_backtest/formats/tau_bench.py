@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from agent_backtest.formats.base import InputError, ReadOptions, RecordError, SkipLog
+from agent_backtest.errors import InputError, RecordError
+from agent_backtest.formats.base import ReadOptions, SkipLog
 from agent_backtest.formats.jsonio import load_json
-from agent_backtest.formats.openai_chat import message_from_openai
 from agent_backtest.trace import (
     LLMCall,
     LLMRequest,
@@ -26,6 +26,7 @@ from agent_backtest.trace import (
     ToolExecution,
     Turn,
 )
+from agent_backtest.trace.openai_wire import message_from_openai
 
 FORMAT = "tau_bench"
 

@@ -27,7 +27,7 @@ from pydantic import (
     field_validator,
 )
 
-from agent_backtest.formats import InputError
+from agent_backtest.errors import InputError
 from agent_backtest.profile.validation import first_error
 from agent_backtest.trace import sha256_of
 

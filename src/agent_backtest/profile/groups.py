@@ -15,7 +15,7 @@ from typing import Literal
 
 import orjson
 
-from agent_backtest.formats import InputError
+from agent_backtest.errors import InputError, UserError
 from agent_backtest.profile.cases import RunAnnotation
 from agent_backtest.profile.facts import model_of, tool_name_of
 from agent_backtest.trace import Session
@@ -127,13 +127,13 @@ def parse_variants(texts: Iterable[str]) -> list[Variant]:
     names = [variant.name for variant in variants]
     for name in names:
         if names.count(name) > 1:
-            raise InputError("--variant", None, f"variant {name!r} is named twice")
+            raise UserError(f"variant {name!r} is named twice", "variants")
     return variants
 
 
 def _bad(text: str, why: str) -> InputError:
     """The error for a ``--variant`` value that cannot be read."""
-    return InputError("--variant", None, f"{text!r}: {why}")
+    return UserError(f"{text!r}: {why}", "variants")
 
 
 def group_key(group_by: GroupBy, facts: SessionFacts, variants: Sequence[Variant]) -> str | None:
@@ -161,10 +161,9 @@ def _variant_key(facts: SessionFacts, variants: Sequence[Variant]) -> str | None
         return facts.annotation.variant if facts.annotation else None
     matched = [variant.name for variant in variants if variant.holds(facts)]
     if len(matched) > 1:
-        raise InputError(
-            "--variant",
-            None,
+        raise UserError(
             f"session {facts.session.id!r} matches variants "
             f"{' and '.join(matched)}; make the selectors exclusive",
+            "variants",
         )
     return matched[0] if matched else None

@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agent_backtest.formats import InputError
+from agent_backtest.errors import InputError
 from agent_backtest.profile.availability import unavailable
 from agent_backtest.profile.distribution import Tally
 from agent_backtest.profile.validation import first_error

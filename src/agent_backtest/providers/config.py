@@ -26,7 +26,7 @@ from typing import Literal
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agent_backtest.formats import InputError
+from agent_backtest.errors import InputError, UserError
 
 ProviderType = Literal["openai", "anthropic", "local", "mock"]
 
@@ -85,11 +85,10 @@ class ModelConfig(BaseModel):
             if name not in BUILT_IN:
                 known = ", ".join(sorted({*BUILT_IN, *self.providers}))
                 where = self.source or "abt.toml"
-                raise InputError(
-                    "--model",
-                    None,
+                raise UserError(
                     f"unknown provider {name!r} (known: {known}); "
                     f"add [providers.{name}] with type and base_url to {where}",
+                    "model",
                 )
             settings = ProviderSettings.model_validate(BUILT_IN[name])
         if base_url:
@@ -103,12 +102,11 @@ class ModelConfig(BaseModel):
             return None
         key = os.environ.get(variable)
         if not key:
-            raise InputError(
-                "--model",
-                None,
+            raise UserError(
                 f"no key for {name}: set {variable}, or name "
                 f"another variable as api_key_env in [providers.{name}] of "
                 f"{self.source or 'abt.toml'} (empty for a server without keys)",
+                "model",
             )
         return key
 

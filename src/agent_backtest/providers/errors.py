@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from typing import Literal
+
+from agent_backtest.redaction import redact
 
 ErrorKind = Literal[
     "http_401",
@@ -23,20 +24,6 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
     "connection",
     "malformed_response",
 )
-
-# Bearer tokens and API-key shaped strings are cut out of anything that may be shown or stored.
-_SECRET = re.compile(
-    r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{8,}|\b(sk|pk|rk|key|ak)-[A-Za-z0-9_-]{8,}"
-    r"|((?:api[_-]?key|x-api-key|authorization|token)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]{6,}"
-)
-
-
-def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
-    """``text`` with known secrets and anything shaped like a credential replaced."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "[redacted]")
-    return _SECRET.sub(lambda m: (m.group(1) or m.group(3) or "") + "[redacted]", text)
 
 
 class ProviderError(Exception):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from agent_backtest.formats import InputError
+from agent_backtest.errors import UserError
 from agent_backtest.providers.anthropic import AnthropicProvider
 from agent_backtest.providers.base import Provider
 from agent_backtest.providers.config import ModelConfig
@@ -39,9 +39,8 @@ def build_provider(
         return LocalProvider(ref.provider, ref.model)
     if ref.model == "golden":
         return golden_provider(golden())
-    raise InputError(
-        "--model",
-        None,
+    raise UserError(
         f"{ref}: the command line knows mock/golden (answers with "
         "production's own answer); other mocks are scripted in code",
+        "model",
     )

@@ -18,8 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agent_backtest.formats import InputError, RecordError
-from agent_backtest.formats.openai_chat import response_from_openai
+from agent_backtest.errors import RecordError, UserError
 from agent_backtest.providers.errors import ProviderError
 from agent_backtest.providers.local_chat import (
     CALL,
@@ -29,8 +28,8 @@ from agent_backtest.providers.local_chat import (
     decision_grammar,
     render_prompt,
 )
-from agent_backtest.providers.openai_wire import chat_payload
 from agent_backtest.trace import LLMRequest, LLMResponse
+from agent_backtest.trace.openai_wire import chat_payload, response_from_openai
 
 # llama.cpp busy-waits its worker threads by default; on a 2-core machine that starves
 # everything else, and one thread is measured fastest there.
@@ -72,20 +71,17 @@ def model_path(name: str) -> Path:
     """Where the named model's GGUF file is, without importing its package."""
     model = MODELS.get(name)
     if model is None:
-        raise InputError(
-            "--model",
-            None,
+        raise UserError(
             f"unknown local model {name!r}; local models: "
             + ", ".join(f"local/{n}" for n in MODELS),
+            "model",
         )
     spec = importlib.util.find_spec(model.package)
     if spec is None or not spec.submodule_search_locations:
-        raise InputError("--model", None, f"local/{name} is not installed: {model.install}")
+        raise UserError(f"local/{name} is not installed: {model.install}", "model")
     path = Path(next(iter(spec.submodule_search_locations))) / model.file
     if not path.is_file():
-        raise InputError(
-            "--model", None, f"local/{name}: {path} is missing; reinstall with {model.install}"
-        )
+        raise UserError(f"local/{name}: {path} is missing; reinstall with {model.install}", "model")
     return path
 
 

@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from agent_backtest.providers.errors import ProviderError
-from agent_backtest.providers.openai_wire import chat_payload
 from agent_backtest.trace import LLMRequest, LLMResponse, sha256_of
+from agent_backtest.trace.openai_wire import chat_payload
 
 Answer = LLMResponse | ProviderError
 Script = Iterable[Answer] | Mapping[str, Answer] | Callable[[dict[str, Any]], Answer]

@@ -8,8 +8,7 @@ import httpx
 import orjson
 from pydantic import ValidationError
 
-from agent_backtest.formats import RecordError
-from agent_backtest.formats.openai_chat import response_from_openai
+from agent_backtest.errors import RecordError
 from agent_backtest.providers.config import ProviderSettings
 from agent_backtest.providers.errors import (
     ProviderError,
@@ -17,8 +16,8 @@ from agent_backtest.providers.errors import (
     parse_retry_after,
     redact,
 )
-from agent_backtest.providers.openai_wire import chat_payload
 from agent_backtest.trace import LLMRequest, LLMResponse
+from agent_backtest.trace.openai_wire import chat_payload, response_from_openai
 
 
 class OpenAIProvider:

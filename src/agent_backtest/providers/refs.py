@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agent_backtest.formats import InputError
+from agent_backtest.errors import UserError
 
 TRACE = "trace"
 
@@ -20,15 +20,15 @@ class ModelRef:
         return f"{self.provider}/{self.model}"
 
 
-def parse_model_ref(text: str, what: str = "--model") -> ModelRef:
-    """``openai/gpt-4.1-mini`` → ModelRef; a name without a provider is a user error."""
+def parse_model_ref(text: str, parameter: str = "model") -> ModelRef:
+    """``openai/gpt-4.1-mini`` → ModelRef; a name without a provider is a user error that names
+    ``parameter`` (the role or setting the name was given for)."""
     provider, slash, model = text.partition("/")
     if not slash or not provider or not model:
-        raise InputError(
-            what,
-            None,
+        raise UserError(
             f"{text!r} is not provider/model "
             "(e.g. openai/gpt-4.1-mini, anthropic/claude-sonnet-4-5, local/smollm2, "
             "mock/golden, or trace)",
+            parameter,
         )
     return ModelRef(provider, model)

@@ -32,7 +32,7 @@ from pydantic import (
     model_validator,
 )
 
-from agent_backtest.formats import InputError
+from agent_backtest.errors import InputError
 from agent_backtest.providers import parse_model_ref
 from agent_backtest.trace import ContentPart, LLMRequest, Message, ToolDef
 from agent_backtest.units import Unit

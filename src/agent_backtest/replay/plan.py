@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 
-from agent_backtest.formats import InputError
+from agent_backtest.errors import InputError
 from agent_backtest.providers import TRACE, ModelConfig, ModelRef, parse_model_ref
 from agent_backtest.replay.patch import Patch, PatchedRequest
 from agent_backtest.trace import LLMRequest

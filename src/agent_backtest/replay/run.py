@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_backtest.formats import InputError
+from agent_backtest.errors import InputError
 from agent_backtest.providers import (
     CallCounters,
     CallPolicy,

@@ -3,7 +3,7 @@
 Reports read what scoring wrote (the run directory) and never score or call a model.
 """
 
-from agent_backtest.report.compare import compare_runs, mcnemar_exact, pair_records
+from agent_backtest.report.compare import compare_runs, pair_records
 from agent_backtest.report.gate import BAR_NOT_MET, Check, gate_compare, gate_run
 from agent_backtest.report.loading import ScoredRun, load_run
 from agent_backtest.report.markdown import compare_markdown, gate_markdown, report_markdown
@@ -23,7 +23,6 @@ __all__ = [
     "gate_markdown",
     "gate_run",
     "load_run",
-    "mcnemar_exact",
     "pair_records",
     "read_scores",
     "report_markdown",

@@ -6,7 +6,7 @@ never silently dropped: pairs only one run has, and pairs one side could not sco
 
 The difference of agreement is the mean of the per-pair differences B − A with a standard error
 clustered by session (steps of a session are not independent), via
-:func:`~agent_backtest.scoring.statistics.paired_difference`. Strict agreement is also tested
+:func:`~agent_backtest.statistics.paired_difference`. Strict agreement is also tested
 with McNemar's exact test: under "no change", each discordant pair is equally likely to go
 either way, so the count of A-right-B-wrong pairs is Binomial(discordant, 1/2); the p-value is
 the exact two-sided binomial tail.
@@ -19,11 +19,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scipy.stats import binomtest
-
 from agent_backtest.report.loading import Key, ScoredRun
 from agent_backtest.runs.scores import ScoreRecord
-from agent_backtest.scoring.statistics import clustered_mean, paired_difference
+from agent_backtest.statistics import clustered_mean, mcnemar_exact, paired_difference
 
 COMPARE_SCHEMA = "abt.compare/1"
 Pair = tuple[ScoreRecord, ScoreRecord]
@@ -56,14 +54,6 @@ def pair_records(a: Sequence[ScoreRecord], b: Sequence[ScoreRecord]) -> Pairing:
             pairing.not_comparable.append((record, other))
     pairing.only_b = [r for r in b if (r.unit_id, r.repeat) not in seen]
     return pairing
-
-
-def mcnemar_exact(a_only: int, b_only: int) -> float:
-    """Exact two-sided McNemar p-value from the discordant counts (1.0 when there are none)."""
-    discordant = a_only + b_only
-    if discordant == 0:
-        return 1.0
-    return float(binomtest(a_only, discordant, 0.5, alternative="two-sided").pvalue)
 
 
 def compare_runs(a: ScoredRun, b: ScoredRun) -> dict[str, Any]:

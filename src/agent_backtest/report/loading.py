@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from agent_backtest.formats import InputError
+from agent_backtest.errors import InputError
 from agent_backtest.runs import ResultRecord, RunDirectory, RunManifest, read_results
 from agent_backtest.runs.scores import ScoreRecord, read_scores
 from agent_backtest.units import Unit

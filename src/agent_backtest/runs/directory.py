@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from agent_backtest.formats import InputError
+from agent_backtest.errors import InputError
 from agent_backtest.runs.files import private_atomic_writer
 from agent_backtest.runs.manifest import RunManifest
 from agent_backtest.runs.records import ResultRecord, read_results

@@ -14,7 +14,7 @@ from typing import BinaryIO, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agent_backtest.formats import InputError
+from agent_backtest.errors import InputError
 from agent_backtest.trace import LLMResponse, dump_record
 
 RESULT_SCHEMA = "abt.result/1"

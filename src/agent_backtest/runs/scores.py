@@ -13,7 +13,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agent_backtest.formats import InputError
+from agent_backtest.errors import InputError
 
 SCORE_SCHEMA = "abt.score/1"
 

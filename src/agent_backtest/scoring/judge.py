@@ -143,9 +143,9 @@ class Judge:
             raise ValueError(f"--judge-repeats must be at least 1, got {repeats}")
         self.client = client
         self.model = model
-        self.ref: ModelRef = parse_model_ref(model, "--judge")
+        self.ref: ModelRef = parse_model_ref(model, "judge")
         self.fallback = fallback
-        self.fallback_ref = parse_model_ref(fallback[1], "--fallback-judge") if fallback else None
+        self.fallback_ref = parse_model_ref(fallback[1], "fallback_judge") if fallback else None
         self.repeats = repeats
         self.seed = seed
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from agent_backtest.formats import InputError
+from agent_backtest.errors import InputError, UserError
 from agent_backtest.providers import (
     CallCounters,
     CallPolicy,
@@ -109,11 +109,11 @@ def _results_by_unit(path: Path) -> dict[str, list[ResultRecord]]:
 def _judge_warnings(settings: ScoreSettings, candidates: list[str]) -> list[str]:
     warnings: list[str] = []
     for judge in filter(None, (settings.judge, settings.fallback_judge)):
-        parse_model_ref(judge, "--judge")
+        parse_model_ref(judge, "judge")
         try:
             warnings += check_judge(judge, candidates)
         except JudgeError as exc:
-            raise InputError("--judge", None, str(exc)) from None
+            raise UserError(str(exc), "judge") from None
     return warnings
 
 
@@ -161,7 +161,7 @@ def _judge(
     cache_dir = run_config.get("cache_dir")
 
     def client(model: str) -> ModelClient:
-        ref = parse_model_ref(model, "--judge")
+        ref = parse_model_ref(model, "judge")
         provider = build_provider(ref, config, None, SCORING_CONCURRENCY)
         cache = ResponseCache(Path(cache_dir)) if cache_dir else None
         return ModelClient(provider, policy, cache, counters=counters)

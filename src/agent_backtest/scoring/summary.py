@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from agent_backtest.runs.scores import ScoreRecord
-from agent_backtest.scoring.statistics import agreement_of, clustered_mean
+from agent_backtest.statistics import agreement_of, clustered_mean
 
 GROUPINGS: dict[str, Callable[[ScoreRecord], str | None]] = {
     "kind": lambda r: r.kind,

@@ -14,7 +14,7 @@ import orjson
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agent_backtest.formats.base import InputError
+from agent_backtest.errors import InputError
 
 DEFAULT_ROUTING_PREFIXES = ("go_to_", "transfer_to_", "route_to_")
 DEFAULT_END_SESSION_TOOLS = ("__end_session_action__", "end_session", "end_conversation")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from agent_backtest.formats import InputError
+from agent_backtest.errors import InputError
 from agent_backtest.formats.canonical import first_validation_error
 from agent_backtest.formats.jsonio import iter_json_lines
 from agent_backtest.units.model import UNIT_SCHEMA, Unit

@@ -11,7 +11,7 @@ from typing import Literal
 
 import orjson
 
-from agent_backtest.formats.base import InputError
+from agent_backtest.errors import InputError
 from agent_backtest.units.model import Split, Unit
 
 DEFAULT_SPLIT_SALT = "abt-split-1"

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from agent_backtest.scoring.statistics import agreement_of, clustered_mean, paired_difference
+from agent_backtest.statistics import agreement_of, clustered_mean, paired_difference
 
 
 def test_clustered_standard_error_by_hand() -> None:

@@ -1,20 +1,22 @@
-"""OpenAI chat-completions shapes to canonical records: messages, tools, requests, responses.
+"""The OpenAI chat-completions wire format, both ways: canonical records to and from it.
 
-Several formats carry OpenAI chat payloads (request/response logs, cassettes, τ-bench
-trajectories, tool files), so the conversion lives here once. Malformed pieces raise
-:class:`RecordError` with a named reason; the calling reader turns it into a skip.
+Readers decode it (request/response logs, cassettes, τ-bench trajectories, tool files, spans
+that embed OpenAI messages) and providers encode requests in it and decode answers, so both
+directions live here once. Decoding raises :class:`RecordError` with a named reason for a
+malformed piece; the calling reader turns it into a skip. Encoding sends a request as production
+recorded it; only what the target cannot take is removed, and each removal is returned so the
+run can record it.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
+import orjson
 from pydantic import ValidationError
 
-from agent_backtest.formats.base import InputError, RecordError
-from agent_backtest.formats.jsonio import load_json
-from agent_backtest.trace import (
+from agent_backtest.errors import RecordError
+from agent_backtest.trace.models import (
     ContentPart,
     LLMRequest,
     LLMResponse,
@@ -175,27 +177,6 @@ def usage_from_openai(raw: Any) -> Usage | None:
     )
 
 
-def load_tools_file(path: Path) -> list[ToolDef]:
-    """Tool definitions in OpenAI function format from a JSON file (``--tools``)."""
-    data = load_json(path)
-    if isinstance(data, dict) and isinstance(data.get("tools"), list):
-        data = data["tools"]
-    if not isinstance(data, list):
-        raise InputError(
-            path,
-            "$",
-            "expected a JSON list of tool definitions "
-            '(OpenAI function format: [{"type": "function", "function": {...}}])',
-        )
-    tools = []
-    for index, raw in enumerate(data):
-        try:
-            tools.append(tool_def_from_openai(raw))
-        except RecordError as exc:
-            raise InputError(path, f"$[{index}]", exc.detail) from None
-    return tools
-
-
 def _optional_str(value: Any, what: str) -> str | None:
     if value is None or isinstance(value, str):
         return value
@@ -204,3 +185,98 @@ def _optional_str(value: Any, what: str) -> str | None:
 
 def _kind(value: Any) -> str:
     return "null" if value is None else type(value).__name__
+
+
+def chat_payload(
+    request: LLMRequest,
+    model: str,
+    seed: int | None,
+    drop_schema_keys: list[str] | None = None,
+    drop_params: list[str] | None = None,
+) -> tuple[dict[str, Any], list[str]]:
+    """The ``/chat/completions`` body for ``request`` sent to ``model``, and the adjustments."""
+    adjustments: list[str] = []
+    payload: dict[str, Any] = {
+        "model": model,
+        "messages": [message_to_wire(m) for m in request.messages],
+    }
+    if request.tools:
+        payload["tools"] = [
+            tool_to_wire(t, drop_schema_keys or [], adjustments) for t in request.tools
+        ]
+        if request.tool_choice is not None:
+            payload["tool_choice"] = request.tool_choice
+    elif request.tool_choice is not None:
+        # OpenAI refuses tool_choice without tools.
+        adjustments.append("removed tool_choice: no tools were offered")
+    for key, value in request.params.items():
+        if key in (drop_params or []):
+            adjustments.append(f"removed parameter {key} (config drop_params)")
+        elif key != "seed":
+            payload[key] = value
+    if seed is not None:
+        payload["seed"] = seed
+    return payload, adjustments
+
+
+def message_to_wire(message: Message) -> dict[str, Any]:
+    """A canonical message as an OpenAI chat message (tool arguments as JSON strings)."""
+    wire: dict[str, Any] = {"role": message.role}
+    if isinstance(message.content, list):
+        wire["content"] = [part.model_dump(exclude_none=True) for part in message.content]
+    else:
+        wire["content"] = message.content
+    if message.tool_calls:
+        wire["tool_calls"] = [tool_call_to_wire(call) for call in message.tool_calls]
+    if message.tool_call_id is not None:
+        wire["tool_call_id"] = message.tool_call_id
+    if message.name is not None:
+        wire["name"] = message.name
+    return wire
+
+
+def tool_call_to_wire(call: ToolCall) -> dict[str, Any]:
+    """A tool call in OpenAI form; arguments that never parsed go back exactly as recorded."""
+    if call.arguments_raw is not None:
+        arguments = call.arguments_raw
+    else:
+        arguments = orjson.dumps(call.arguments if call.arguments is not None else {}).decode()
+    wire: dict[str, Any] = {
+        "type": "function",
+        "function": {"name": call.name, "arguments": arguments},
+    }
+    if call.id is not None:
+        wire["id"] = call.id
+    return wire
+
+
+def tool_to_wire(
+    tool: ToolDef, drop_schema_keys: list[str], adjustments: list[str]
+) -> dict[str, Any]:
+    """A tool definition in the nested OpenAI form."""
+    function: dict[str, Any] = {"name": tool.name}
+    if tool.description is not None:
+        function["description"] = tool.description
+    if tool.parameters is not None:
+        function["parameters"] = (
+            _without_keys(tool.parameters, set(drop_schema_keys), f"tool {tool.name}", adjustments)
+            if drop_schema_keys
+            else tool.parameters
+        )
+    if tool.strict is not None:
+        function["strict"] = tool.strict
+    return {"type": "function", "function": function}
+
+
+def _without_keys(schema: Any, keys: set[str], where: str, adjustments: list[str]) -> Any:
+    if isinstance(schema, dict):
+        kept = {}
+        for key, value in schema.items():
+            if key in keys:
+                adjustments.append(f"removed schema key {key} from {where}")
+                continue
+            kept[key] = _without_keys(value, keys, f"{where}.{key}", adjustments)
+        return kept
+    if isinstance(schema, list):
+        return [_without_keys(item, keys, where, adjustments) for item in schema]
+    return schema

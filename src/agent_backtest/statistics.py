@@ -101,3 +101,13 @@ def agreement_of(labels: Sequence[str]) -> float | None:
         return None
     same = sum(labels[i] == labels[j] for i in range(k) for j in range(i + 1, k))
     return same / (k * (k - 1) / 2)
+
+
+def mcnemar_exact(a_only: int, b_only: int) -> float:
+    """Exact two-sided McNemar p-value from the discordant counts (1.0 when there are none)."""
+    from scipy.stats import binomtest  # imported here: scipy.stats alone costs ~1 s to load
+
+    discordant = a_only + b_only
+    if discordant == 0:
+        return 1.0
+    return float(binomtest(a_only, discordant, 0.5, alternative="two-sided").pvalue)

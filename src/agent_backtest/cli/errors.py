@@ -1,0 +1,68 @@
+"""User errors as the command line shows them: one line naming the flag, exit code 2.
+
+The library names the parameter at fault by its Python name; this table is the one place that
+knows which flag sets it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from agent_backtest.errors import InputError, UserError
+
+USER_ERROR = 2
+INTERRUPTED = 130
+
+# Parameters whose flag is not simply ``--`` and the name with dashes.
+FLAGS: dict[str, str] = {
+    "inputs": "INPUT",
+    "variants": "--variant",
+    "config_file": "--config",
+    "agent_config_file": "--agent-config",
+    "patch_file": "--patch",
+    "labels": "--label",
+    "agent_versions": "--agent-version",
+    "from_models": "--from-model",
+    "nodes": "--node",
+}
+
+
+def flag_of(parameter: str) -> str:
+    """The flag (or argument) that sets a library parameter."""
+    return FLAGS.get(parameter, "--" + parameter.replace("_", "-"))
+
+
+def describe(error: UserError) -> str:
+    """The one line the user sees."""
+    if isinstance(error, InputError) or error.parameter is None:
+        return str(error)
+    return f"{flag_of(error.parameter)}: {error.message}"
+
+
+def report(message: str) -> None:
+    """Print ``abt: error: message`` on stderr."""
+    Console(stderr=True, highlight=False, soft_wrap=True).print(
+        f"abt: error: {message}", markup=False
+    )
+
+
+def friendly_errors(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn a user mistake into one line on stderr and exit code 2, never a traceback."""
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except UserError as exc:
+            report(describe(exc))
+            raise typer.Exit(USER_ERROR) from None
+        except KeyboardInterrupt:
+            Console(stderr=True).print("abt: interrupted", markup=False)
+            raise typer.Exit(INTERRUPTED) from None
+
+    return run

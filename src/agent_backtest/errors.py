@@ -1,0 +1,51 @@
+"""The two kinds of mistake a user can make, on the ground floor so every layer can raise them.
+
+:class:`UserError` names the parameter at fault by its Python name (``model``, ``judge``,
+``out``); the command line shows it as its flag through one table in ``cli/``. :class:`InputError`
+names a file and the place in it. Neither is ever shown as a traceback. :class:`RecordError` is
+one record inside a readable file that cannot be used; readers count it under its reason.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class UserError(Exception):
+    """A mistake the user can fix; the message says what is wrong and how to fix it."""
+
+    def __init__(self, message: str, parameter: str | None = None) -> None:
+        self.message = message
+        self.parameter = parameter
+        super().__init__(str(self))
+
+    def subject(self) -> str | None:
+        """What the error is about, as a Python user names it (the parameter)."""
+        return self.parameter
+
+    def __str__(self) -> str:
+        subject = self.subject()
+        return f"{subject}: {self.message}" if subject else self.message
+
+
+class InputError(UserError):
+    """A file that cannot be used; the message names the file, the location and the fix."""
+
+    def __init__(
+        self, file: str | Path, location: str | None, message: str, parameter: str | None = None
+    ) -> None:
+        self.file = str(file)
+        self.location = location
+        super().__init__(message, parameter)
+
+    def subject(self) -> str:
+        return f"{self.file}: {self.location}" if self.location else self.file
+
+
+class RecordError(Exception):
+    """One record that cannot become a step or unit: a named reason and what was wrong."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        self.reason = reason
+        self.detail = detail
+        super().__init__(f"{reason}: {detail}")
