@@ -7,7 +7,7 @@ from typing import Any
 
 from agent_backtest.formats import ReadOptions, SessionStream
 from agent_backtest.formats.tools_file import load_tools_file
-from agent_backtest.replay.patch import Patch
+from agent_backtest.patch.ops import Patch
 from agent_backtest.units import AgentConfig, Unit, units_from_session
 from tests.conftest import TAU_TOOLS, TAU_TRAJECTORIES
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent_backtest.replay.patch_coverage import CoverageReport, PatchCoverage, request_diff
+from agent_backtest.patch.coverage import CoverageReport, PatchCoverage, request_diff
 from agent_backtest.units import Unit
 from tests.patch.tau_units import patch_of, tau_units
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from agent_backtest.errors import InputError
-from agent_backtest.replay.patch import EditParameter, ReplaceText, load_patch
+from agent_backtest.patch.ops import EditParameter, ReplaceText, load_patch
 
 REFUND = {
     "id": "refund-rule",

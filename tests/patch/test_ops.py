@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agent_backtest.replay.patch import PatchedRequest
+from agent_backtest.patch.ops import PatchedRequest
 from agent_backtest.trace import ContentPart, LLMRequest, Message, ToolDef, dump_record
 from agent_backtest.units import Unit
 from tests.patch.tau_units import first_unit, patch_of

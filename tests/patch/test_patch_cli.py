@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_backtest.cli.app import app
-from agent_backtest.replay.patch import load_patch
+from agent_backtest.patch.ops import load_patch
 from agent_backtest.trace import dump_record, sha256_of
 from tests.fake_openai import FakeOpenAI
 from tests.patch.tau_units import tau_units

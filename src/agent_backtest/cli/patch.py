@@ -30,8 +30,8 @@ from agent_backtest.cli.unit_options import (
     make_selection,
 )
 from agent_backtest.errors import InputError
-from agent_backtest.replay.patch import Patch, load_patch
-from agent_backtest.replay.patch_coverage import CoverageReport, PatchCoverage, request_diff
+from agent_backtest.patch.coverage import CoverageReport, PatchCoverage, request_diff
+from agent_backtest.patch.ops import Patch, load_patch
 from agent_backtest.runs import RunDirectory, describe_input, private_atomic_writer
 from agent_backtest.units import (
     DEFAULT_SPLIT_SALT,

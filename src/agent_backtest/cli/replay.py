@@ -49,9 +49,9 @@ from agent_backtest.cli.unit_options import (
     make_selection,
 )
 from agent_backtest.errors import InputError, UserError
+from agent_backtest.patch.ops import PatchSettings, load_patch
 from agent_backtest.providers import default_cache_dir, load_model_config, parse_model_ref
 from agent_backtest.providers.refs import TRACE
-from agent_backtest.replay.patch import PatchSettings, load_patch
 from agent_backtest.replay.run import (
     ReplaySettings,
     RunHooks,

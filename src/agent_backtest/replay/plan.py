@@ -6,8 +6,8 @@ from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 
 from agent_backtest.errors import InputError
+from agent_backtest.patch.ops import Patch, PatchedRequest
 from agent_backtest.providers import TRACE, ModelConfig, ModelRef, parse_model_ref
-from agent_backtest.replay.patch import Patch, PatchedRequest
 from agent_backtest.trace import LLMRequest
 from agent_backtest.units import Unit
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_backtest.errors import InputError
+from agent_backtest.patch.ops import Patch, PatchSettings, load_patch
 from agent_backtest.providers import (
     CallCounters,
     CallPolicy,
@@ -29,7 +30,6 @@ from agent_backtest.providers import (
     load_model_config,
 )
 from agent_backtest.replay.engine import ReplayOutcome, run_jobs
-from agent_backtest.replay.patch import Patch, PatchSettings, load_patch
 from agent_backtest.replay.plan import Job, candidates, iter_jobs
 from agent_backtest.runs import (
     ResultRecord,

@@ -35,6 +35,9 @@ class RunManifest(BaseModel):
     command: str = Field(description="The job: replay.")
     config: dict[str, Any] = Field(description="Every setting that decides the answers.")
     inputs: list[InputFile] = Field(default_factory=list)
+    labels: dict[str, str] = Field(
+        default_factory=dict, description="--label KEY=VALUE: tells runs of teams or agents apart."
+    )
     code_version: str
     created_at: datetime
     updated_at: datetime

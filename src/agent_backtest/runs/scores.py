@@ -74,6 +74,9 @@ class ScoreRecord(BaseModel):
     node: str | None = None
     kind: str
     split: str | None = None
+    agent_version: str | None = Field(
+        default=None, description="The agent version that served the step in production."
+    )
     model: str = Field(description="The candidate provider/model.")
     golden_tool: str | None = Field(
         default=None, description="Production's (first) tool, or None for a text answer."

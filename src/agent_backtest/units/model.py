@@ -34,6 +34,9 @@ class Unit(BaseModel):
         default=None, description="The model that answered in production, if known."
     )
     provider: str | None = None
+    agent_version: str | None = Field(
+        default=None, description="The agent version that served the step, as its trace recorded."
+    )
     reconstructed: bool = Field(
         default=False, description="The request was rebuilt from server-side history."
     )

@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_backtest.replay.patch import OpBase, OpOutcome, Patch
+from agent_backtest.patch.ops import OpBase, OpOutcome, Patch
 from agent_backtest.trace import LLMRequest
 from agent_backtest.units import Unit
 
