@@ -13,12 +13,13 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from agent_backtest.cli.app import app
-from agent_backtest.runs import CallError, ResultRecord, ResultWriter, RunDirectory, RunManifest
+from agent_backtest.runs import CallError, ResultRecord, ResultWriter, RunDirectory
 from agent_backtest.runs.manifest import now
 from agent_backtest.scoring.run import ScoreSettings, score_run
 from agent_backtest.trace import LLMResponse, Message, ToolCall, Usage
 from agent_backtest.units import Unit
 from tests.conftest import TAU_TOOLS, TAU_TRAJECTORIES
+from tests.manifests import replay_manifest
 
 Answer = LLMResponse | CallError
 PLANTED = '<script>window.__planted = 1</script><img src=x onerror="window.__planted = 2">'
@@ -80,14 +81,10 @@ def build_run(
     directory = RunDirectory(path)
     directory.create(overwrite=False)
     directory.write_units(units)
-    moment = now()
-    manifest = RunManifest(
-        command="replay",
-        config={"model": model, "k": k, "seed": 0},
-        code_version="test",
-        created_at=moment,
-        updated_at=moment,
-        finished_at=moment,
+    manifest = replay_manifest(
+        model,
+        k,
+        finished_at=now(),
         status="completed",
         units=len(units),
         sessions=len({u.session_id for u in units}),

@@ -19,8 +19,9 @@ from agent_backtest.providers import (
     ProviderError,
     ResponseCache,
 )
+from agent_backtest.providers.families import JudgeError, check_judge, same_family
 from agent_backtest.scoring import prompts
-from agent_backtest.scoring.judge import Judge, JudgeError, check_judge, same_family
+from agent_backtest.scoring.judge import Judge
 from agent_backtest.scoring.verdict import JudgeResult
 from agent_backtest.trace import LLMResponse, Message, ToolCall, ToolDef
 

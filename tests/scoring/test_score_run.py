@@ -11,12 +11,12 @@ from typer.testing import CliRunner
 
 from agent_backtest.cli.app import app
 from agent_backtest.providers import MockProvider, ModelClient, ProviderError
-from agent_backtest.replay.run import ReplaySettings, new_manifest
 from agent_backtest.runs import CallError, ResultRecord, ResultWriter, RunDirectory
 from agent_backtest.scoring.buckets import Scorer
 from agent_backtest.scoring.judge import Judge
 from agent_backtest.trace import LLMRequest, LLMResponse, Message, ToolCall, ToolDef
 from agent_backtest.units import AgentConfig, Unit, make_unit_id
+from tests.manifests import replay_manifest
 
 runner = CliRunner()
 TOOL = ToolDef(
@@ -134,7 +134,7 @@ def small_run(tmp_path: Path) -> Path:
     directory = RunDirectory(tmp_path / "run")
     directory.create(overwrite=False)
     directory.write_units(units)
-    new_manifest(ReplaySettings(model="openai/candidate"), []).save(directory.manifest_path)
+    replay_manifest("openai/candidate").save(directory.manifest_path)
     writer = ResultWriter(directory.results_path)
     for i, u in enumerate(units):
         if i == 5:

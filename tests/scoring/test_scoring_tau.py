@@ -14,13 +14,13 @@ from typer.testing import CliRunner
 from agent_backtest.cli.app import app
 from agent_backtest.providers import MockProvider, ModelClient, ModelConfig, ModelRef, payload_key
 from agent_backtest.replay import iter_jobs, run_jobs
-from agent_backtest.replay.run import ReplaySettings, new_manifest
 from agent_backtest.runs import ResultWriter, RunDirectory
 from agent_backtest.scoring.run import ScoreSettings, score_run
 from agent_backtest.trace import LLMResponse, Message, ToolCall
 from agent_backtest.trace.openai_wire import chat_payload
 from agent_backtest.units import Unit
 from tests.conftest import TAU_TOOLS, TAU_TRAJECTORIES
+from tests.manifests import replay_manifest
 
 runner = CliRunner()
 
@@ -128,7 +128,7 @@ def test_perturbed_answers_land_in_their_buckets(units_file: Path, tmp_path: Pat
     directory = RunDirectory(tmp_path / "perturbed")
     directory.create(overwrite=False)
     directory.write_units(units)
-    new_manifest(ReplaySettings(model="mock/perturb"), []).save(directory.manifest_path)
+    replay_manifest("mock/perturb").save(directory.manifest_path)
 
     async def replay() -> None:
         writer = ResultWriter(directory.results_path)

@@ -9,35 +9,13 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from agent_backtest.cli.options import (
-    FormatOption,
-    RecordedModelOption,
-    StrictOption,
-    ToolsOption,
-)
-from agent_backtest.cli.tally import units_from_inputs
-from agent_backtest.cli.unit_options import (
-    AgentConfigOption,
-    ExcludeSessionsOption,
-    LimitOption,
-    NodeOption,
-    RouterNodesOption,
-    SplitOption,
-    SplitSaltOption,
-    StepsOption,
-    ValFractionOption,
-    agent_config,
-    make_selection,
-)
+from agent_backtest import api
+from agent_backtest.api import AgentOptions, ReadingOptions, SelectionOptions
+from agent_backtest.cli.flags import with_groups
 from agent_backtest.errors import InputError
-from agent_backtest.patch.coverage import CoverageReport, PatchCoverage, request_diff
-from agent_backtest.patch.ops import Patch, load_patch
-from agent_backtest.runs import RunDirectory, describe_input, private_atomic_writer
-from agent_backtest.units import (
-    DEFAULT_SPLIT_SALT,
-)
+from agent_backtest.patch import CoverageReport, PatchCoverage, load_patch, request_diff
+from agent_backtest.runs import describe_input
 
-COVERAGE_FILE = "patch_coverage.json"
 UNMATCHED_EXIT = 1
 
 patch_app = typer.Typer(
@@ -55,7 +33,11 @@ PatchFileArgument = Annotated[
 ]
 
 
+@with_groups(reading=ReadingOptions, agent=AgentOptions, selection=SelectionOptions)
 def check(
+    reading: ReadingOptions,
+    agent: AgentOptions,
+    selection: SelectionOptions,
     patch_file: PatchFileArgument,
     inputs: Annotated[
         list[Path],
@@ -65,19 +47,6 @@ def check(
             show_default=False,
         ),
     ],
-    format: FormatOption = None,
-    tools: ToolsOption = None,
-    recorded_model: RecordedModelOption = None,
-    strict: StrictOption = False,
-    agent_config_file: AgentConfigOption = None,
-    router_nodes: RouterNodesOption = None,
-    steps: StepsOption = "all",
-    node: NodeOption = None,
-    val_fraction: ValFractionOption = None,
-    split_salt: SplitSaltOption = DEFAULT_SPLIT_SALT,
-    split: SplitOption = "all",
-    exclude_sessions: ExcludeSessionsOption = None,
-    limit: LimitOption = None,
     diff: Annotated[
         bool,
         typer.Option(
@@ -94,19 +63,7 @@ def check(
     """Apply a patch to the units and report, per op, how many units have its target and how
     many it changed; exit 1 when an op matches nothing."""
     patch = load_patch(patch_file)
-    selection = make_selection(
-        steps, node, None, val_fraction, split_salt, split, exclude_sessions, limit
-    )
-    units = selection.apply(
-        units_from_inputs(
-            inputs,
-            format,
-            tools,
-            recorded_model,
-            strict,
-            agent_config(agent_config_file, router_nodes),
-        )
-    )
+    units = api.build_units(inputs, reading=reading, agent=agent, selection=selection)
     coverage = PatchCoverage(patch).add_all(units)
     if coverage.units == 0:
         raise InputError(
@@ -129,28 +86,6 @@ def check(
             f"abt: {_unmatched_sentence(report)}", markup=False
         )
         raise typer.Exit(UNMATCHED_EXIT)
-
-
-def cover_run(
-    console: Console, directory: RunDirectory, patch: Patch, patch_file: Path, allow_unmatched: bool
-) -> CoverageReport:
-    """Patch every unit of the run, write patch_coverage.json and print it; an op that matches
-    nothing stops the run here (before run.json exists) unless ``allow_unmatched``."""
-    coverage = PatchCoverage(patch).add_all(directory.read_units())
-    report = coverage.report(patch_file.name, describe_input(patch_file).sha256)
-    path = directory.path / COVERAGE_FILE
-    with private_atomic_writer(path) as handle:
-        handle.write(report.to_json())
-    print_coverage(console, report)
-    console.print(f"patch coverage written to {path}", markup=False)
-    if report.unmatched and not allow_unmatched:
-        raise InputError(
-            patch_file,
-            None,
-            f"{_unmatched_sentence(report)}; nothing was sent "
-            f"(see {path}; --allow-unmatched replays anyway)",
-        )
-    return report
 
 
 def print_coverage(console: Console, report: CoverageReport) -> None:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import itertools
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -19,59 +17,41 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from agent_backtest.cli.options import (
-    FormatOption,
-    RecordedModelOption,
-    StrictOption,
-    ToolsOption,
+from agent_backtest.api import (
+    AgentOptions,
+    CallOptions,
+    JudgeOptions,
+    ReadingOptions,
+    SelectionOptions,
 )
-from agent_backtest.cli.patch import cover_run
-from agent_backtest.cli.score import (
-    ExactStringsOption,
-    FallbackJudgeOption,
-    JudgeOption,
-    JudgeRepeatsOption,
-    print_outcome,
-)
-from agent_backtest.cli.tally import units_from_inputs
-from agent_backtest.cli.unit_options import (
-    AgentConfigOption,
-    ExcludeSessionsOption,
-    LimitOption,
-    NodeOption,
-    PerSessionOption,
-    RouterNodesOption,
-    SplitOption,
-    SplitSaltOption,
-    StepsOption,
-    ValFractionOption,
-    agent_config,
-    make_selection,
-)
-from agent_backtest.errors import InputError, UserError
-from agent_backtest.patch.ops import PatchSettings, load_patch
-from agent_backtest.providers import default_cache_dir, load_model_config, parse_model_ref
-from agent_backtest.providers.refs import TRACE
-from agent_backtest.replay.run import (
-    ReplaySettings,
-    RunHooks,
-    RunResult,
-    new_manifest,
-    resume_run,
-    start_run,
-    write_run_patch,
-)
-from agent_backtest.runs import ResultRecord, RunDirectory, describe_input
-from agent_backtest.scoring.judge import JudgeError, check_judge
-from agent_backtest.scoring.run import ScoreSettings, score_run
-from agent_backtest.units import (
-    DEFAULT_SPLIT_SALT,
-)
+from agent_backtest.api import replays as api
+from agent_backtest.cli.errors import INTERRUPTED
+from agent_backtest.cli.flags import with_groups
+from agent_backtest.cli.patch import print_coverage
+from agent_backtest.cli.score import print_outcome
+from agent_backtest.errors import UserError
+from agent_backtest.replay.plan import ReplayPlan
+from agent_backtest.replay.run import ReplayResult
+from agent_backtest.runs import ResultRecord
+from agent_backtest.runs.run import Run
+from agent_backtest.scoring.run import ScoreOutcome
 
-INTERRUPTED = 130
+FAILED = 1
 
 
+@with_groups(
+    reading=ReadingOptions,
+    agent=AgentOptions,
+    selection=SelectionOptions,
+    calls=CallOptions,
+    judging=JudgeOptions,
+)
 def replay(
+    reading: ReadingOptions,
+    agent: AgentOptions,
+    selection: SelectionOptions,
+    calls: CallOptions,
+    judging: JudgeOptions,
     inputs: Annotated[
         list[Path] | None,
         typer.Argument(
@@ -115,64 +95,15 @@ def replay(
     seed: Annotated[
         int, typer.Option("--seed", metavar="N", help="Seed of repeat 0; repeat r uses seed + r.")
     ] = 0,
-    concurrency: Annotated[
-        int | None,
-        typer.Option(
-            "--concurrency", min=1, metavar="N", help="Calls in flight at once [default: 8]."
-        ),
-    ] = None,
-    rpm: Annotated[
-        float | None,
-        typer.Option("--rpm", min=1, metavar="N", help="At most this many requests per minute."),
-    ] = None,
-    tpm: Annotated[
-        float | None,
-        typer.Option(
-            "--tpm", min=1, metavar="N", help="At most about this many prompt tokens per minute."
-        ),
-    ] = None,
-    timeout: Annotated[
-        float | None,
-        typer.Option("--timeout", min=0.001, metavar="SECONDS", help="Per attempt [default: 60]."),
-    ] = None,
-    max_retries: Annotated[
-        int | None,
-        typer.Option(
-            "--max-retries",
-            min=0,
-            metavar="N",
-            help="Retries of a 429, 5xx, connection error or "
-            "malformed answer, with exponential backoff honouring Retry-After; a timeout is "
-            "retried once [default: 4].",
-        ),
-    ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Write units.jsonl and run.json, send nothing.")
     ] = False,
-    cache_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--cache-dir", metavar="DIR", help="Response cache [default: the user cache dir]."
-        ),
-    ] = None,
-    no_cache: Annotated[
-        bool, typer.Option("--no-cache", help="Neither read nor fill the response cache.")
-    ] = False,
-    base_url: Annotated[
-        str | None,
-        typer.Option(
-            "--base-url",
-            metavar="URL",
-            help="Endpoint of the candidate's provider (any "
-            "OpenAI-compatible server for openai/…).",
-        ),
-    ] = None,
     config_file: Annotated[
         Path | None,
         typer.Option(
             "--config",
             metavar="FILE",
-            help="Model config (abt.toml): endpoints, key variables, "
+            help="Model config (abt.toml): endpoints, key variables, roles, "
             "aliases [default: ./abt.toml, else the user config dir].",
         ),
     ] = None,
@@ -185,44 +116,26 @@ def replay(
             "API key, and the call is sent again once.",
         ),
     ] = None,
-    format: FormatOption = None,
-    tools: ToolsOption = None,
-    recorded_model: RecordedModelOption = None,
-    strict: StrictOption = False,
-    agent_config_file: AgentConfigOption = None,
-    router_nodes: RouterNodesOption = None,
-    steps: StepsOption = "all",
-    node: NodeOption = None,
-    from_model: Annotated[
+    label: Annotated[
         list[str] | None,
         typer.Option(
-            "--from-model",
-            metavar="MODEL",
-            help="Keep only steps answered by this recorded model (repeatable).",
+            "--label",
+            metavar="KEY=VALUE",
+            help="Recorded in run.json and carried into the summary, CSV and report, to tell "
+            "runs apart (repeatable).",
         ),
     ] = None,
-    val_fraction: ValFractionOption = None,
-    split_salt: SplitSaltOption = DEFAULT_SPLIT_SALT,
-    split: SplitOption = "all",
-    exclude_sessions: ExcludeSessionsOption = None,
-    limit: LimitOption = None,
-    per_session: PerSessionOption = None,
     no_score: Annotated[
         bool,
         typer.Option("--no-score", help="Only record the answers; score later with abt score."),
     ] = False,
-    judge: JudgeOption = None,
-    fallback_judge: FallbackJudgeOption = None,
-    judge_repeats: JudgeRepeatsOption = 1,
-    exact_strings: ExactStringsOption = False,
     patch_file: Annotated[
         Path | None,
         typer.Option(
             "--patch",
             metavar="FILE",
-            help="Edit ops (abt.patch/1, JSON or YAML) applied to each "
-            "unit's request before it is sent; patch_coverage.json is written first, and the run "
-            "stops there if an op matches nothing.",
+            help="Edit ops (abt.patch/1, JSON or YAML) applied to each unit's request before "
+            "it is sent; the run stops before anything is written if an op matches nothing.",
         ),
     ] = None,
     allow_unmatched: Annotated[
@@ -235,222 +148,177 @@ def replay(
     """Replay units on a candidate model; every answer is recorded the moment it arrives, then
     the run is scored against production (as abt score does)."""
     console = Console(stderr=True, highlight=False)
+    events = ReplayEvents(console)
     if resume is not None:
         if inputs or out or model or patch_file:
-            raise typer.BadParameter(
-                "--resume takes the run's own inputs, model and settings; "
-                "pass only the run directory (and call settings)"
+            raise UserError(
+                "takes the run's own inputs, model and settings; pass only the run directory "
+                "(and call settings)",
+                "resume",
             )
-        overrides = {
-            name: value
-            for name, value in (
-                ("concurrency", concurrency),
-                ("timeout", timeout),
-                ("max_retries", max_retries),
-                ("rpm", rpm),
-                ("tpm", tpm),
-            )
-            if value is not None
-        }
-        directory = RunDirectory(resume)
-        scoring = (
-            None
-            if no_score
-            else ScoreSettings(
-                judge=judge,
-                fallback_judge=fallback_judge,
-                judge_repeats=judge_repeats,
-                exact_strings=exact_strings,
-                agent=agent_config(agent_config_file, router_nodes),
-            )
+        run = api.resume(
+            resume,
+            retry_errors=retry_errors,
+            calls=calls,
+            judging=judging,
+            agent=agent,
+            score=not no_score,
+            credential_command=credential_command,
+            hooks=events,
         )
-        _run_and_score(
-            console,
-            directory,
-            scoring,
-            lambda hooks: resume_run(directory, retry_errors, overrides, credential_command, hooks),
-        )
-        return
-    if not inputs or not model or not out:
-        raise typer.BadParameter("give INPUT…, --model and --out (or --resume DIR)")
-    if model != TRACE:
-        parse_model_ref(model)
-    selection = make_selection(
-        steps,
-        node,
-        from_model,
-        val_fraction,
-        split_salt,
-        split,
-        exclude_sessions,
-        limit,
-        per_session,
-    )
-    units = selection.apply(
-        units_from_inputs(
+    else:
+        if not inputs or not model or not out:
+            raise UserError("give INPUT…, --model and --out (or --resume DIR)")
+        run = api.replay(
             inputs,
-            format,
-            tools,
-            recorded_model,
-            strict,
-            agent_config(agent_config_file, router_nodes),
-        )
-    )
-    first = next(units, None)
-    if first is None:
-        raise InputError(
-            inputs[0],
-            None,
-            "no units to replay (see abt ingest for what the inputs hold, and the selection flags)",
-        )
-    settings = ReplaySettings(
-        model=model,
-        k=k,
-        seed=seed,
-        base_url=base_url,
-        config_file=str(config_file) if config_file else None,
-        cache_dir=None if no_cache else str(cache_dir or default_cache_dir()),
-        concurrency=concurrency or 8,
-        rpm=rpm,
-        tpm=tpm,
-        timeout=timeout or 60.0,
-        max_retries=4 if max_retries is None else max_retries,
-        selection={
-            "steps": steps,
-            "nodes": sorted(node or []),
-            "from_models": sorted(from_model or []),
-            "val_fraction": val_fraction,
-            "split_salt": split_salt,
-            "split": split,
-            "limit": limit,
-            "per_session": per_session,
-            "excluded_sessions": str(exclude_sessions) if exclude_sessions else None,
-        },
-    )
-    patch = None
-    if patch_file is not None:  # a broken patch fails before the run directory is made
-        patch = load_patch(patch_file)
-        settings.patch = PatchSettings(
-            file=patch_file.name,
-            ops=patch.op_ids(),
-            sha256=describe_input(patch_file).sha256,
+            model=model,
+            out=out,
+            k=k,
+            seed=seed,
+            reading=reading,
+            agent=agent,
+            selection=selection,
+            calls=calls,
+            judging=judging,
+            score=not no_score,
+            patch_file=patch_file,
             allow_unmatched=allow_unmatched,
+            labels=parse_labels(label or []),
+            config_file=config_file,
+            credential_command=credential_command,
+            overwrite=overwrite,
+            dry_run=dry_run,
+            hooks=events,
         )
-    load_model_config(config_file)  # a broken config fails before the run directory is made
-    if judge and model != TRACE:  # a judge that is the candidate fails before anything is sent
-        try:
-            check_judge(judge, [model])
-        except JudgeError as exc:
-            raise UserError(str(exc), "judge") from None
-    directory = RunDirectory(out)
-    directory.create(overwrite)
-    manifest = new_manifest(settings, [describe_input(path) for path in inputs])
-    manifest.units, manifest.sessions = directory.write_units(itertools.chain([first], units))
-    manifest.config["selection"]["dropped"] = dict(sorted(selection.dropped.items()))
-    # Coverage comes before run.json exists, so a patch that stops leaves no run behind.
-    if patch is not None and patch_file is not None:
-        cover_run(console, directory, patch, patch_file, allow_unmatched)
-        write_run_patch(directory, patch)
+    _exit_for(console, run, dry_run)
+
+
+def parse_labels(texts: list[str]) -> dict[str, str]:
+    """``KEY=VALUE`` flags as a dict; a malformed one is a user error."""
+    labels = {}
+    for text in texts:
+        key, equals, value = text.partition("=")
+        if not equals or not key.strip():
+            raise UserError(f"{text!r} is not KEY=VALUE", "labels")
+        labels[key.strip()] = value.strip()
+    return labels
+
+
+class ReplayEvents(api.RunEvents):
+    """The progress bar while the run goes, and what is printed when it ends."""
+
+    def __init__(self, console: Console) -> None:
+        super().__init__()
+        self.console = console
+        self.errors: Counter[str] = Counter()
+        self.progress = Progress(
+            TextColumn("replay"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[errors]}"),
+            console=console,
+            transient=False,
+        )
+        self.task: int | None = None
+        self.on_planned = self.planned
+        self.on_start = self.started
+        self.on_result = self.answered
+        self.on_finish = self.finished
+        self.on_scored = self.scored
+
+    def planned(self, plan: ReplayPlan) -> None:
+        for warning in plan.warnings:
+            self.console.print(f"warning: {warning}", style="yellow", markup=False)
+        if plan.readers is not None and (
+            plan.readers.skipped_steps or plan.readers.duplicate_sessions
+        ):
+            skipped = ", ".join(f"{k} {v}" for k, v in plan.readers.skipped_steps.items())
+            self.console.print(
+                f"read {plan.readers.sessions} sessions; LLM steps that gave no unit: "
+                f"{skipped or 'none'}; sessions read twice: {plan.readers.duplicate_sessions}",
+                markup=False,
+            )
+        excluded = plan.settings.selection.excluded
+        if excluded is not None:
+            self.console.print(
+                f"--exclude-sessions {excluded.file}: {excluded.matched} of its "
+                f"{excluded.sessions} sessions are in the input",
+                markup=False,
+            )
+        if plan.coverage is not None:
+            print_coverage(self.console, plan.coverage)
+
+    def started(self, todo: int, done: int) -> None:
+        if done:
+            self.console.print(
+                f"{done} (unit, repeat) pairs already have results; sending {todo}", markup=False
+            )
+        self.task = self.progress.add_task("replay", total=todo, rate="", errors="")
+        self.progress.start()
+
+    def answered(self, record: ResultRecord) -> None:
+        if record.error is not None:
+            self.errors[record.error.kind] += 1
+        assert self.task is not None
+        task = self.progress.tasks[self.task]
+        # completed ÷ elapsed: rich's own speed re-sums its samples on every update
+        speed = f"{(task.completed + 1) / task.elapsed:.1f}/s" if task.elapsed else ""
+        text = " ".join(f"{kind} {count}" for kind, count in sorted(self.errors.items()))
+        self.progress.update(
+            self.task, advance=1, rate=speed, errors=f"errors: {text}" if text else ""
+        )
+
+    def finished(self, result: ReplayResult) -> None:
+        self.progress.stop()
+        manifest, counts = result.manifest, result.manifest.counts
+        errors = ", ".join(f"{k} {v}" for k, v in counts.errors.items()) or "none"
+        refreshes = counts.credential_refreshes
+        self.console.print(
+            f"{result.outcome.finished} of {result.todo} sent pairs recorded in "
+            f"{result.directory.results_path} · calls {counts.calls} · cache hits "
+            f"{counts.cache_hits} · infrastructure errors: {errors}"
+            + (f" · credential refreshes {refreshes}" if refreshes else "")
+            + f" · status {manifest.status}",
+            markup=False,
+        )
+        for kind, message in manifest.error_examples.items():
+            self.console.print(f"  {kind}: {message}", markup=False)
+        if manifest.timed_out_units:
+            self.console.print(
+                f"{len(manifest.timed_out_units)} units timed out on every repeat (e.g. "
+                f"{manifest.timed_out_units[0]}): a runaway answer, or a --timeout too short "
+                "for this model",
+                markup=False,
+            )
+
+    def scored(self, path: Path, outcome: ScoreOutcome) -> None:
+        print_outcome(Console(highlight=False), path, outcome)
+
+
+def _exit_for(console: Console, run: Run, dry_run: bool) -> None:
+    """Exit 1 for a run that failed, 130 for one interrupted; say how to go on."""
+    manifest = run.manifest
     if dry_run:
-        manifest.status = "completed"
-        manifest.config["dry_run"] = True
-        manifest.save(directory.manifest_path)
         console.print(
-            f"dry run: {manifest.units} units × k={k} written to "
-            f"{directory.units_path}; nothing sent",
+            f"dry run: {manifest.units} units × k={manifest.config.k} written to "
+            f"{run.directory.units_path}; nothing sent",
             markup=False,
         )
         return
-    scoring = (
-        None
-        if no_score
-        else ScoreSettings(
-            judge=judge,
-            fallback_judge=fallback_judge,
-            judge_repeats=judge_repeats,
-            exact_strings=exact_strings,
-            agent=agent_config(agent_config_file, router_nodes),
-        )
-    )
-    _run_and_score(
-        console,
-        directory,
-        scoring,
-        lambda hooks: start_run(directory, settings, manifest, credential_command, hooks),
-    )
-
-
-def _run_and_score(
-    console: Console,
-    directory: RunDirectory,
-    scoring: ScoreSettings | None,
-    run: Callable[[RunHooks], RunResult],
-) -> None:
-    """Run with a progress bar, report how it ended, then score it unless told not to."""
-    progress, hooks = _progress(console)
-    try:
-        result = run(hooks)
-    finally:
-        progress.stop()
-    _finish(console, directory, result)
-    if scoring is not None:
-        print_outcome(Console(highlight=False), directory.path, score_run(directory, scoring))
-
-
-def _progress(console: Console) -> tuple[Progress, RunHooks]:
-    """A progress bar (rate, time left, errors by kind) and the hooks that drive it."""
-    progress = Progress(
-        TextColumn("replay"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[rate]}"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        TextColumn("{task.fields[errors]}"),
-        console=console,
-        transient=False,
-    )
-    errors: Counter[str] = Counter()
-    state: dict[str, int] = {}
-
-    def on_start(todo: int, done: int) -> None:
-        if done:
-            console.print(
-                f"{done} (unit, repeat) pairs already have results; sending {todo}", markup=False
-            )
-        state["task"] = progress.add_task("replay", total=todo, rate="", errors="")
-        progress.start()
-
-    def on_result(record: ResultRecord) -> None:
-        if record.error is not None:
-            errors[record.error.kind] += 1
-        task = progress.tasks[state["task"]]
-        # completed ÷ elapsed: rich's own speed re-sums its samples on every update
-        speed = f"{(task.completed + 1) / task.elapsed:.1f}/s" if task.elapsed else ""
-        text = " ".join(f"{kind} {count}" for kind, count in sorted(errors.items()))
-        progress.update(
-            state["task"], advance=1, rate=speed, errors=f"errors: {text}" if text else ""
-        )
-
-    return progress, RunHooks(on_start, on_result)
-
-
-def _finish(console: Console, directory: RunDirectory, result: RunResult) -> None:
-    counts = result.manifest.counts
-    errors = ", ".join(f"{k} {v}" for k, v in counts.get("errors", {}).items()) or "none"
-    console.print(
-        f"{result.outcome.finished} of {result.todo} sent pairs recorded in "
-        f"{directory.results_path} · calls {counts.get('calls', 0)} · cache hits "
-        f"{counts.get('cache_hits', 0)} · infrastructure errors: {errors}"
-        + (
-            f" · credential refreshes {counts['credential_refreshes']}"
-            if counts.get("credential_refreshes")
-            else ""
-        ),
-        markup=False,
-    )
-    if result.outcome.interrupted:
+    if manifest.status == "failed":
         console.print(
-            f"interrupted: finish with abt replay --resume {directory.path}", markup=False
+            "abt: error: the run failed: no answer arrived, nothing could be scored "
+            f"(see above); after fixing the cause: abt replay --resume {run.path} --retry-errors",
+            markup=False,
+        )
+        raise typer.Exit(FAILED)
+    if manifest.status == "interrupted":
+        console.print(
+            f"interrupted: the answers that arrived are scored (partial); finish with "
+            f"abt replay --resume {run.path}",
+            markup=False,
         )
         raise typer.Exit(INTERRUPTED)

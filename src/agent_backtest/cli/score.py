@@ -9,67 +9,31 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from agent_backtest.cli.unit_options import AgentConfigOption, RouterNodesOption, agent_config
-from agent_backtest.runs import RunDirectory
-from agent_backtest.scoring.run import ScoreOutcome, ScoreSettings, score_run
-
-JudgeOption = Annotated[
-    str | None,
-    typer.Option(
-        "--judge",
-        metavar="MODEL",
-        help="LLM judge for text answers and free-text "
-        "arguments (provider/model); without one, text gets a labelled token-overlap "
-        "similarity instead.",
-    ),
-]
-FallbackJudgeOption = Annotated[
-    str | None,
-    typer.Option(
-        "--fallback-judge",
-        metavar="MODEL",
-        help="Asked when the judge's verdict is still invalid after one retry.",
-    ),
-]
-JudgeRepeatsOption = Annotated[
-    int,
-    typer.Option(
-        "--judge-repeats",
-        min=1,
-        metavar="N",
-        help="Ask the judge N times (different seeds) and record their agreement.",
-    ),
-]
-ExactStringsOption = Annotated[
-    bool,
-    typer.Option(
-        "--exact-strings",
-        help="Compare string arguments exactly (no case, whitespace or punctuation normalisation).",
-    ),
-]
+from agent_backtest import api
+from agent_backtest.api import AgentOptions, JudgeOptions
+from agent_backtest.cli.flags import with_groups
+from agent_backtest.scoring.run import ScoreOutcome
 
 
+@with_groups(judging=JudgeOptions, agent=AgentOptions)
 def score(
+    judging: JudgeOptions,
+    agent: AgentOptions,
     run: Annotated[
         Path,
         typer.Argument(metavar="RUN", help="A run directory from abt replay.", show_default=False),
     ],
-    judge: JudgeOption = None,
-    fallback_judge: FallbackJudgeOption = None,
-    judge_repeats: JudgeRepeatsOption = 1,
-    exact_strings: ExactStringsOption = False,
-    agent_config_file: AgentConfigOption = None,
-    router_nodes: RouterNodesOption = None,
+    config_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            metavar="FILE",
+            help="Model config (abt.toml) the judges are reached through [default: the run's].",
+        ),
+    ] = None,
 ) -> None:
     """Score a run's results against production's answers; never calls the candidate."""
-    settings = ScoreSettings(
-        judge=judge,
-        fallback_judge=fallback_judge,
-        judge_repeats=judge_repeats,
-        exact_strings=exact_strings,
-        agent=agent_config(agent_config_file, router_nodes),
-    )
-    outcome = score_run(RunDirectory(run), settings)
+    outcome = api.score(run, judging=judging, agent=agent, config_file=config_file)
     print_outcome(Console(highlight=False), run, outcome)
 
 

@@ -709,17 +709,6 @@ def _apply_op(op: OpBase, unit: Unit, request: LLMRequest) -> OpOutcome:
     return OpOutcome(op.id, "changed", before=request, after=edit.request)
 
 
-class PatchSettings(BaseModel):
-    """The patch of a run, as run.json records it; the ops themselves are in patch.json."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    file: str = Field(description="The patch file's name as given.")
-    sha256: str = Field(description="sha256 of the patch file's bytes.")
-    ops: list[str] = Field(description="The ops' ids, in order.")
-    allow_unmatched: bool = False
-
-
 # -- loading ------------------------------------------------------------------------------------
 
 

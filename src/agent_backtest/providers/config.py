@@ -12,6 +12,11 @@ Keys themselves never go in the file: it names the environment variable that hol
     api_key_env = ""                     # none needed
     drop_schema_keys = ["additionalProperties"]
 
+    [roles.judge]                        # settings of one model role
+    model = "openai/gpt-4.1"
+    concurrency = 16
+    timeout = 30
+
     [aliases]                            # recorded model name → provider/model, for --model trace
     "gpt-4o" = "openai/gpt-4o-2024-08-06"
 """
@@ -21,13 +26,25 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent_backtest.errors import InputError, UserError
+from agent_backtest.providers.refs import TRACE, ModelRef, parse_model_ref
 
+RoleName = Literal["candidate", "judge", "fallback_judge", "agent", "user", "teacher"]
+# The parameter (keyword argument, and through cli/errors.py the flag) that names each role's
+# model, so an error about a role points at what the user wrote.
+ROLE_PARAMETER: dict[str, str] = {
+    "candidate": "model",
+    "judge": "judge",
+    "fallback_judge": "fallback_judge",
+    "agent": "agent",
+    "user": "user",
+    "teacher": "teacher",
+}
 ProviderType = Literal["openai", "anthropic", "local", "mock"]
 
 BUILT_IN: dict[str, dict[str, str]] = {
@@ -67,18 +84,88 @@ class ProviderSettings(BaseModel):
     )
 
 
+class RoleSettings(BaseModel):
+    """The settings a role's calls take; every field optional, for ``[roles.NAME]``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = Field(
+        default=None, description="provider/model (or trace, for the candidate)."
+    )
+    base_url: str | None = Field(default=None, description="Endpoint, overriding the provider's.")
+    api_key_env: str | None = Field(
+        default=None,
+        description="Environment variable holding the key, overriding the provider's; "
+        "empty for none.",
+    )
+    timeout: float | None = Field(default=None, gt=0, description="Seconds per attempt.")
+    max_retries: int | None = Field(default=None, ge=0)
+    backoff_initial: float | None = Field(default=None, ge=0)
+    concurrency: int | None = Field(default=None, ge=1, description="Calls in flight at once.")
+    rpm: float | None = Field(default=None, gt=0, description="Requests per minute at most.")
+    tpm: float | None = Field(default=None, gt=0, description="Prompt tokens per minute at most.")
+    cache: bool | None = Field(default=None, description="Read and fill the response cache.")
+    cache_dir: str | None = Field(default=None, description="Where the response cache lives.")
+
+
+class ModelRole(BaseModel):
+    """One model's part in a run, with every setting resolved; recorded in run.json."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: RoleName
+    model: str = Field(description="provider/model, or trace for the model that served each step.")
+    base_url: str | None = None
+    api_key_env: str | None = None
+    timeout: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=4, ge=0)
+    backoff_initial: float = Field(default=1.0, ge=0)
+    concurrency: int = Field(default=8, ge=1)
+    rpm: float | None = None
+    tpm: float | None = None
+    cache_dir: str | None = Field(default=None, description="The response cache; None: no cache.")
+
+    @property
+    def parameter(self) -> str:
+        """The parameter a user sets this role's model with."""
+        return ROLE_PARAMETER[self.name]
+
+    @property
+    def is_trace(self) -> bool:
+        """True when each unit goes to the model that served it in production."""
+        return self.model == TRACE
+
+    @property
+    def ref(self) -> ModelRef:
+        """The role's model as a reference (not for ``trace``, which names many)."""
+        return parse_model_ref(self.model, self.parameter)
+
+    def with_settings(self, **changes: Any) -> ModelRole:
+        """This role with some settings changed (and validated)."""
+        try:
+            return ModelRole.model_validate({**self.model_dump(), **changes})
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            raise UserError(error["msg"], str(error["loc"][0])) from None
+
+
 class ModelConfig(BaseModel):
     """The whole config file."""
 
     model_config = ConfigDict(extra="forbid")
 
     providers: dict[str, ProviderSettings] = Field(default_factory=dict)
+    roles: dict[RoleName, RoleSettings] = Field(
+        default_factory=dict, description="Settings of each model role ([roles.judge], …)."
+    )
     aliases: dict[str, str] = Field(
         default_factory=dict, description="Recorded model names mapped to provider/model."
     )
     source: str | None = Field(default=None, exclude=True)
 
-    def provider(self, name: str, base_url: str | None = None) -> ProviderSettings:
+    def provider(
+        self, name: str, base_url: str | None = None, parameter: str = "model"
+    ) -> ProviderSettings:
         """Settings of a named provider: the file's, else the built-in default."""
         settings = self.providers.get(name)
         if settings is None:
@@ -88,14 +175,16 @@ class ModelConfig(BaseModel):
                 raise UserError(
                     f"unknown provider {name!r} (known: {known}); "
                     f"add [providers.{name}] with type and base_url to {where}",
-                    "model",
+                    parameter,
                 )
             settings = ProviderSettings.model_validate(BUILT_IN[name])
         if base_url:
             settings = settings.model_copy(update={"base_url": base_url})
         return settings
 
-    def api_key(self, name: str, settings: ProviderSettings) -> str | None:
+    def api_key(
+        self, name: str, settings: ProviderSettings, parameter: str = "model"
+    ) -> str | None:
         """The provider's key from its environment variable; a missing one is a user error."""
         variable = settings.api_key_env
         if not variable:
@@ -106,7 +195,7 @@ class ModelConfig(BaseModel):
                 f"no key for {name}: set {variable}, or name "
                 f"another variable as api_key_env in [providers.{name}] of "
                 f"{self.source or 'abt.toml'} (empty for a server without keys)",
-                "model",
+                parameter,
             )
         return key
 

@@ -67,21 +67,23 @@ MODELS = {
 }
 
 
-def model_path(name: str) -> Path:
+def model_path(name: str, parameter: str = "model") -> Path:
     """Where the named model's GGUF file is, without importing its package."""
     model = MODELS.get(name)
     if model is None:
         raise UserError(
             f"unknown local model {name!r}; local models: "
             + ", ".join(f"local/{n}" for n in MODELS),
-            "model",
+            parameter,
         )
     spec = importlib.util.find_spec(model.package)
     if spec is None or not spec.submodule_search_locations:
-        raise UserError(f"local/{name} is not installed: {model.install}", "model")
+        raise UserError(f"local/{name} is not installed: {model.install}", parameter)
     path = Path(next(iter(spec.submodule_search_locations))) / model.file
     if not path.is_file():
-        raise UserError(f"local/{name}: {path} is missing; reinstall with {model.install}", "model")
+        raise UserError(
+            f"local/{name}: {path} is missing; reinstall with {model.install}", parameter
+        )
     return path
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from agent_backtest.providers import CallOutcome, ModelClient, ModelRef
-from agent_backtest.replay.plan import Job
+from agent_backtest.replay.jobs import Job
 from agent_backtest.runs import CallError, ResultRecord, ResultWriter
 
 

@@ -1,7 +1,8 @@
 """A replay run from start to finish: the run directory, the clients, the engine, the manifest.
 
 The settings that decide the answers are stored in run.json, so ``--resume`` sends the missing
-(unit, repeat) pairs exactly as the first start would have.
+(unit, repeat) pairs exactly as the first start would have. The caller holds the run's lock
+(``runs.lock.run_lock``) around everything here that writes.
 """
 
 from __future__ import annotations
@@ -9,134 +10,169 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import time
+from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
 
 from agent_backtest.errors import InputError
-from agent_backtest.patch.ops import Patch, PatchSettings, load_patch
+from agent_backtest.patch import Patch, load_patch
 from agent_backtest.providers import (
     CallCounters,
-    CallPolicy,
     CredentialCommand,
     ModelClient,
     ModelConfig,
     ModelRef,
-    RateLimits,
-    ResponseCache,
-    build_provider,
     load_model_config,
 )
+from agent_backtest.providers.roles import check_role, close_clients, open_clients
+from agent_backtest.redaction import redact
 from agent_backtest.replay.engine import ReplayOutcome, run_jobs
-from agent_backtest.replay.plan import Job, candidates, iter_jobs
+from agent_backtest.replay.jobs import Job, iter_jobs, model_of
+from agent_backtest.replay.plan import ReplayPlan, move_units_into
 from agent_backtest.runs import (
     ResultRecord,
     ResultWriter,
     RunDirectory,
     RunManifest,
-    code_version,
     now,
     private_atomic_writer,
+    read_results,
 )
-from agent_backtest.trace import LLMRequest, LLMResponse
+from agent_backtest.runs.manifest import PatchSettings, ReplaySettings, RunCounts, RunStatus
 
 PATCH_FILE = "patch.json"
-
-
-class ReplaySettings(BaseModel):
-    """Everything that decides what is sent; stored in run.json as the run's config."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    model: str = Field(description="provider/model, or trace for the recorded model.")
-    k: int = Field(default=1, ge=1, description="Repeats per unit.")
-    seed: int = Field(default=0, description="Seed of repeat 0; repeat r uses seed + r.")
-    base_url: str | None = None
-    config_file: str | None = Field(default=None, description="The model config (abt.toml).")
-    cache_dir: str | None = Field(default=None, description="Response cache; None: no cache.")
-    concurrency: int = Field(default=8, ge=1)
-    rpm: float | None = None
-    tpm: float | None = None
-    timeout: float = Field(default=60.0, gt=0)
-    max_retries: int = Field(default=4, ge=0)
-    backoff_initial: float = Field(default=1.0, ge=0)
-    selection: dict[str, object] = Field(
-        default_factory=dict, description="How the units were chosen."
-    )
-    patch: PatchSettings | None = Field(
-        default=None,
-        description="The patch applied to each request before it is sent (ops in patch.json).",
-    )
+COVERAGE_FILE = "patch_coverage.json"
+# How often run.json takes the live call counts while the run goes, so a killed run keeps them.
+COUNTS_EVERY_SECONDS = 1.0
 
 
 @dataclass
-class RunHooks:
+class ReplayHooks:
     """What the caller sees while the run goes: a start count and each result."""
 
     on_start: Callable[[int, int], None] = lambda todo, done: None
     on_result: Callable[[ResultRecord], None] = lambda record: None
+    on_finish: Callable[[ReplayResult], None] = lambda result: None
 
 
 @dataclass
-class RunResult:
-    """How a run ended, for the command to report."""
+class ReplayResult:
+    """How a start of the run ended."""
 
+    directory: RunDirectory
     manifest: RunManifest
     outcome: ReplayOutcome
     todo: int
-    counters: CallCounters = field(default_factory=CallCounters)
+
+    @property
+    def status(self) -> RunStatus:
+        """The run's status after this start."""
+        return self.manifest.status
 
 
-def start_run(
-    directory: RunDirectory,
-    settings: ReplaySettings,
-    manifest: RunManifest,
-    credential_command: str | None = None,
-    hooks: RunHooks | None = None,
-) -> RunResult:
-    """Replay every (unit, repeat) of the units.jsonl already written in ``directory``."""
+def start_run(plan: ReplayPlan) -> RunManifest:
+    """Lay the planned run into its directory (created by the caller): units, patch, run.json."""
+    directory = plan.directory
+    move_units_into(plan)
+    if plan.patch is not None:
+        with private_atomic_writer(directory.path / PATCH_FILE) as handle:
+            handle.write(plan.patch.to_json())
+    if plan.coverage is not None:
+        with private_atomic_writer(directory.path / COVERAGE_FILE) as handle:
+            handle.write(plan.coverage.to_json())
+    manifest = RunManifest.new(
+        plan.settings,
+        inputs=plan.inputs,
+        labels=plan.labels,
+        units=plan.units,
+        sessions=plan.sessions,
+        readers=plan.readers,
+        status="completed" if plan.settings.dry_run else "running",
+    )
     manifest.save(directory.manifest_path)
-    return _replay(directory, settings, manifest, set(), credential_command, hooks)
+    return manifest
 
 
-def resume_run(
+def replay_run(
     directory: RunDirectory,
-    retry_errors: bool,
-    overrides: dict[str, object],
+    manifest: RunManifest,
+    config: ModelConfig,
+    done: set[tuple[str, int]],
     credential_command: str | None = None,
-    hooks: RunHooks | None = None,
-) -> RunResult:
-    """Send only the pairs with no result (and, with ``retry_errors``, those that failed)."""
+    hooks: ReplayHooks | None = None,
+) -> ReplayResult:
+    """Send every (unit, repeat) of the run not in ``done``, then settle the run's status."""
+    hooks = hooks or ReplayHooks()
+    settings = manifest.config
+    patch = load_run_patch(directory, settings.patch) if settings.patch else None
+    refs = {
+        model_of(unit, patch.apply(unit) if patch else None, settings.candidate.model, config)
+        for unit in directory.read_units()
+    }
+    counters = CallCounters()
+    credentials = CredentialCommand(credential_command) if credential_command else None
+    clients = open_clients(
+        settings.candidate, refs, config, counters, credentials, lambda: _golden(directory)
+    )
+    todo = manifest.units * settings.k - len(done)
+    hooks.on_start(todo, len(done))
+    jobs = iter_jobs(
+        directory.read_units(), settings.candidate.model, config, settings.k, settings.seed,
+        done, patch,
+    )  # fmt: skip
+    base_counts = manifest.counts
+    on_result = _saving_counts(directory, manifest, base_counts, counters, hooks.on_result)
+    writer = ResultWriter(directory.results_path)
+    try:
+        outcome = asyncio.run(_send(jobs, clients, settings, writer, on_result))
+    except BaseException as exc:  # a second Ctrl-C abandons the calls in flight; else a crash
+        manifest.counts = base_counts.plus(counters.as_dict())
+        _settle(
+            directory, manifest, "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+        )
+        raise
+    finally:
+        writer.close()
+    manifest.counts = base_counts.plus(counters.as_dict())
+    _settle(directory, manifest, "interrupted" if outcome.interrupted else None)
+    result = ReplayResult(directory, manifest, outcome, todo)
+    hooks.on_finish(result)
+    return result
+
+
+def prepare_resume(
+    directory: RunDirectory, overrides: dict[str, Any]
+) -> tuple[RunManifest, ModelConfig, set[ModelRef]]:
+    """The run to resume with its call settings changed, and every model it will call checked;
+    nothing is written."""
     manifest = directory.load_manifest()
-    settings = ReplaySettings.model_validate({**manifest.config, **overrides})
-    manifest.config = settings.model_dump()
+    settings = manifest.config
+    candidate = settings.candidate.with_settings(**overrides)
+    settings.roles["candidate"] = candidate
+    config = load_model_config(Path(settings.config_file) if settings.config_file else None)
+    patch = load_run_patch(directory, settings.patch) if settings.patch else None
+    refs = {
+        model_of(unit, patch.apply(unit) if patch else None, candidate.model, config)
+        for unit in directory.read_units()
+    }
+    check_role(candidate, refs, config)
+    return manifest, config, refs
+
+
+def begin_resume(
+    directory: RunDirectory, manifest: RunManifest, retry_errors: bool
+) -> set[tuple[str, int]]:
+    """Mark the run running again; the pairs already done (results.jsonl rewritten clean: no
+    torn line and, with ``retry_errors``, no errors)."""
+    done = directory.settle_results(retry_errors)
     manifest.attempts_of_run += 1
     manifest.status = "running"
     manifest.finished_at = None
-    done = directory.settle_results(retry_errors)
     manifest.save(directory.manifest_path)
-    return _replay(directory, settings, manifest, done, credential_command, hooks)
-
-
-def new_manifest(settings: ReplaySettings, inputs: list) -> RunManifest:
-    """A fresh manifest for a replay run."""
-    moment = now()
-    return RunManifest(
-        command="replay",
-        config=settings.model_dump(),
-        inputs=inputs,
-        code_version=code_version(),
-        created_at=moment,
-        updated_at=moment,
-    )
-
-
-def write_run_patch(directory: RunDirectory, patch: Patch) -> None:
-    """Keep the run's patch in the run directory (0600), so --resume applies the same ops."""
-    with private_atomic_writer(directory.path / PATCH_FILE) as handle:
-        handle.write(patch.to_json())
+    return done
 
 
 def load_run_patch(directory: RunDirectory, settings: PatchSettings) -> Patch:
@@ -146,54 +182,43 @@ def load_run_patch(directory: RunDirectory, settings: PatchSettings) -> Patch:
         raise InputError(
             path,
             None,
-            f"missing: run.json says the run applies the patch "
-            f"{settings.file}, and its ops are kept in this file",
+            f"missing: run.json says the run applies the patch {settings.file}, and its ops "
+            "are kept in this file",
         )
     patch = load_patch(path)
     if patch.op_ids() != settings.ops:
         raise InputError(
             path,
             None,
-            f"its ops {patch.op_ids()} are not the run's "
-            f"{settings.ops} (run.json): the file was edited after the run started",
+            f"its ops {patch.op_ids()} are not the run's {settings.ops} (run.json): the file "
+            "was edited after the run started",
         )
     return patch
 
 
-def _replay(
+def _golden(directory: RunDirectory) -> Iterator[Any]:
+    return ((unit.request, unit.golden) for unit in directory.read_units())
+
+
+def _saving_counts(
     directory: RunDirectory,
-    settings: ReplaySettings,
     manifest: RunManifest,
-    done: set[tuple[str, int]],
-    credential_command: str | None,
-    hooks: RunHooks | None,
-) -> RunResult:
-    hooks = hooks or RunHooks()
-    config = load_model_config(Path(settings.config_file) if settings.config_file else None)
-    patch = load_run_patch(directory, settings.patch) if settings.patch else None
-    # Every model is resolved (and every key found) before the first call is sent.
-    refs = candidates(directory.read_units(), settings.model, config, patch)
-    counters = CallCounters()
-    clients = _clients(refs, directory, settings, config, counters, credential_command)
-    todo = manifest.units * settings.k - len(done)
-    hooks.on_start(todo, len(done))
-    jobs = iter_jobs(
-        directory.read_units(), settings.model, config, settings.k, settings.seed, done, patch
-    )
-    writer = ResultWriter(directory.results_path)
-    try:
-        outcome = asyncio.run(_send(jobs, clients, settings, writer, hooks))
-    except KeyboardInterrupt:  # a second Ctrl-C: calls in flight are abandoned
-        _finish(directory, manifest, counters, "interrupted")
-        raise
-    except BaseException:
-        _finish(directory, manifest, counters, "failed")
-        raise
-    finally:
-        writer.close()
-    status = "interrupted" if outcome.interrupted else "completed"
-    _finish(directory, manifest, counters, status)
-    return RunResult(manifest, outcome, todo, counters)
+    base: RunCounts,
+    counters: CallCounters,
+    on_result: Callable[[ResultRecord], None],
+) -> Callable[[ResultRecord], None]:
+    """``on_result``, and run.json rewritten with the live counts at most once a second."""
+    last = time.monotonic()
+
+    def save_and_report(record: ResultRecord) -> None:
+        nonlocal last
+        if time.monotonic() - last >= COUNTS_EVERY_SECONDS:
+            manifest.counts = base.plus(counters.as_dict())
+            manifest.save(directory.manifest_path)
+            last = time.monotonic()
+        on_result(record)
+
+    return save_and_report
 
 
 async def _send(
@@ -201,7 +226,7 @@ async def _send(
     clients: dict[ModelRef, ModelClient],
     settings: ReplaySettings,
     writer: ResultWriter,
-    hooks: RunHooks,
+    on_result: Callable[[ResultRecord], None],
 ) -> ReplayOutcome:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -216,63 +241,42 @@ async def _send(
         loop.add_signal_handler(signal.SIGINT, request_stop)
         loop.add_signal_handler(signal.SIGTERM, stop.set)
     try:
-        return await run_jobs(jobs, clients, writer, settings.concurrency, stop, hooks.on_result)
+        return await run_jobs(
+            jobs, clients, writer, settings.candidate.concurrency, stop, on_result
+        )
     finally:
-        for client in clients.values():
-            await client.provider.aclose()
-            if client.cache is not None:
-                client.cache.close()
+        await close_clients(clients)
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGINT)
             loop.remove_signal_handler(signal.SIGTERM)
 
 
-def _clients(
-    refs: set[ModelRef],
-    directory: RunDirectory,
-    settings: ReplaySettings,
-    config: ModelConfig,
-    counters: CallCounters,
-    credential_command: str | None,
-) -> dict[ModelRef, ModelClient]:
-    policy = CallPolicy(
-        timeout=settings.timeout,
-        max_retries=settings.max_retries,
-        backoff_initial=settings.backoff_initial,
+def _settle(directory: RunDirectory, manifest: RunManifest, ended: RunStatus | None) -> None:
+    """The run's honest status from all its results (unless it ``ended`` early), with an
+    example of each error kind and the units that timed out on every repeat; run.json saved."""
+    answered = 0
+    examples: dict[str, str] = {}
+    repeats: Counter[str] = Counter()
+    timeouts: Counter[str] = Counter()
+    for record in read_results(directory.results_path):
+        repeats[record.unit_id] += 1
+        if record.error is None:
+            answered += 1
+            continue
+        examples.setdefault(record.error.kind, redact(record.error.detail)[:300])
+        if record.error.kind == "timeout":
+            timeouts[record.unit_id] += 1
+    manifest.error_examples = dict(sorted(examples.items()))
+    manifest.timed_out_units = sorted(
+        unit for unit, count in timeouts.items() if count == repeats[unit]
     )
-    limits = RateLimits(settings.rpm, settings.tpm)
-    credentials = CredentialCommand(credential_command) if credential_command else None
-
-    def golden() -> Iterator[tuple[LLMRequest, LLMResponse]]:
-        return ((unit.request, unit.golden) for unit in directory.read_units())
-
-    clients = {}
-    for ref in sorted(refs):
-        provider = build_provider(ref, config, settings.base_url, settings.concurrency, golden)
-        cache = ResponseCache(Path(settings.cache_dir)) if settings.cache_dir else None
-        clients[ref] = ModelClient(provider, policy, cache, limits, credentials, counters)
-    return clients
-
-
-def _finish(
-    directory: RunDirectory, manifest: RunManifest, counters: CallCounters, status: str
-) -> None:
-    manifest.status = status  # type: ignore[assignment]
+    if ended is not None:
+        manifest.status = ended
+    elif answered == 0 and examples:
+        manifest.status = "failed"
+    elif examples:
+        manifest.status = "completed_with_errors"
+    else:
+        manifest.status = "completed"
     manifest.finished_at = now()
-    previous = manifest.counts or {}
-    manifest.counts = _add_counts(previous, counters.as_dict())
     manifest.save(directory.manifest_path)
-
-
-def _add_counts(previous: dict, current: dict) -> dict:
-    """Counts over every start of the run (a resume adds to the first start's)."""
-    total = dict(previous)
-    for key, value in current.items():
-        if isinstance(value, dict):
-            merged = dict(total.get(key, {}))
-            for sub, count in value.items():
-                merged[sub] = merged.get(sub, 0) + count
-            total[key] = dict(sorted(merged.items()))
-        else:
-            total[key] = total.get(key, 0) + value
-    return total

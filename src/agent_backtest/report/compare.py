@@ -114,9 +114,9 @@ def side(run: ScoredRun) -> dict[str, Any]:
     return {
         "run": str(run.path),
         "name": run.path.name,
-        "model": run.manifest.config.get("model"),
-        "patch": run.manifest.config.get("patch"),
-        "k": run.manifest.config.get("k"),
+        "model": run.manifest.config.candidate.model,
+        "patch": run.manifest.config.patch.model_dump() if run.manifest.config.patch else None,
+        "k": run.manifest.config.k,
         "judge": scoring.get("judge"),
         "scoring_id": scoring.get("scoring_id"),
         "records": len(run.scores),

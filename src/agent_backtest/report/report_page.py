@@ -66,9 +66,9 @@ def compared_section(run: ScoredRun, data: PageData) -> Markup:
         tag("div", tag("code", item.path), f" sha256 {item.sha256[:12]}…")
         for item in manifest.inputs
     ] or "units file given directly"
-    patch = config.get("patch")
+    patch = config.patch.model_dump() if config.patch else None
     facts = [
-        ("candidate", tag("code", config.get("model", "?"))),
+        ("candidate", tag("code", config.candidate.model)),
         ("production", ", ".join(sorted(data.recorded_models)) or "not recorded"),
         ("judge", judge),
         ("inputs", inputs),
@@ -76,7 +76,7 @@ def compared_section(run: ScoredRun, data: PageData) -> Markup:
             "patch",
             tag("code", patch if isinstance(patch, str) else repr(patch)) if patch else "none",
         ),
-        ("repeats (k)", f"{config.get('k', 1)} (seed {config.get('seed', 0)} + repeat)"),
+        ("repeats (k)", f"{config.k} (seed {config.seed} + repeat)"),
         (
             "run",
             f"{manifest.status}, started {manifest.created_at:%Y-%m-%d %H:%M:%S} UTC"

@@ -16,32 +16,25 @@ from typing import Any
 import orjson
 
 from agent_backtest.errors import InputError, UserError
-from agent_backtest.providers import (
-    CallCounters,
-    CallPolicy,
-    ModelClient,
-    ResponseCache,
-    build_provider,
-    load_model_config,
-    parse_model_ref,
-)
+from agent_backtest.providers import CallCounters, ModelClient, ModelConfig, load_model_config
+from agent_backtest.providers.config import ModelRole
+from agent_backtest.providers.families import JudgeError, check_judge
+from agent_backtest.providers.roles import check_role, close_clients, open_clients
 from agent_backtest.runs import ResultRecord, RunDirectory, private_atomic_writer, read_results
 from agent_backtest.runs.scores import ScoreRecord
 from agent_backtest.scoring.buckets import SCORER, Scorer
-from agent_backtest.scoring.judge import Judge, JudgeError, check_judge
+from agent_backtest.scoring.judge import Judge
 from agent_backtest.scoring.summary import summarise
 from agent_backtest.trace import dump_record, sha256_of
-from agent_backtest.units import AgentConfig
-
-SCORING_CONCURRENCY = 16
+from agent_backtest.units import AgentConfig, Unit
 
 
 @dataclass
 class ScoreSettings:
     """What decides the scores; its hash is the scoring id."""
 
-    judge: str | None = None
-    fallback_judge: str | None = None
+    judge: ModelRole | None = None
+    fallback_judge: ModelRole | None = None
     judge_repeats: int = 1
     exact_strings: bool = False
     agent: AgentConfig = field(default_factory=AgentConfig)
@@ -50,8 +43,8 @@ class ScoreSettings:
         """Plain data for summary.json and the scoring id."""
         return {
             "scorer": SCORER,
-            "judge": self.judge,
-            "fallback_judge": self.fallback_judge,
+            "judge": self.judge.model if self.judge else None,
+            "fallback_judge": self.fallback_judge.model if self.fallback_judge else None,
             "judge_repeats": self.judge_repeats,
             "exact_strings": self.exact_strings,
             "agent": self.agent.model_dump(),
@@ -71,20 +64,29 @@ class ScoreOutcome:
     kept_earlier: list[str]
 
 
-def score_run(directory: RunDirectory, settings: ScoreSettings) -> ScoreOutcome:
-    """Score every result of the run in ``directory`` and write scores.jsonl and summary.json."""
+def score_run(
+    directory: RunDirectory, settings: ScoreSettings, config: ModelConfig | None = None
+) -> ScoreOutcome:
+    """Score every result of the run in ``directory`` and write scores.jsonl and summary.json.
+
+    ``config`` is the model config the judges are reached through (default: the run's).
+    Every judge is checked (reachable, none of the candidates) before anything is written.
+    """
     manifest = directory.load_manifest()
+    if config is None:
+        source = manifest.config.config_file
+        config = load_model_config(Path(source) if source else None)
     results = _results_by_unit(directory.results_path)
     candidates = sorted({r.model for rs in results.values() for r in rs})
-    warnings = _judge_warnings(settings, candidates)
+    warnings = _judge_warnings(settings, candidates, config)
     counters = CallCounters()
-    records = asyncio.run(_score_all(directory, results, settings, manifest.config, counters))
+    records = asyncio.run(_score_all(directory, results, settings, config, counters))
     summary = summarise(
         records, {**settings.as_dict(), "scoring_id": settings.scoring_id()}, warnings
     )
     summary["run"] = {
-        "model": manifest.config.get("model"),
-        "k": manifest.config.get("k"),
+        "model": manifest.config.candidate.model,
+        "k": manifest.config.k,
         "status": manifest.status,
         "units": manifest.units,
     }
@@ -106,14 +108,16 @@ def _results_by_unit(path: Path) -> dict[str, list[ResultRecord]]:
     return by_unit
 
 
-def _judge_warnings(settings: ScoreSettings, candidates: list[str]) -> list[str]:
+def _judge_warnings(
+    settings: ScoreSettings, candidates: list[str], config: ModelConfig
+) -> list[str]:
     warnings: list[str] = []
     for judge in filter(None, (settings.judge, settings.fallback_judge)):
-        parse_model_ref(judge, "judge")
         try:
-            warnings += check_judge(judge, candidates)
+            warnings += check_judge(judge.model, candidates)
         except JudgeError as exc:
-            raise UserError(str(exc), "judge") from None
+            raise UserError(str(exc), judge.parameter) from None
+        check_role(judge, [judge.ref], config)
     return warnings
 
 
@@ -121,14 +125,16 @@ async def _score_all(
     directory: RunDirectory,
     results: dict[str, list[ResultRecord]],
     settings: ScoreSettings,
-    run_config: dict[str, Any],
+    config: ModelConfig,
     counters: CallCounters,
 ) -> list[ScoreRecord]:
-    judge, clients = _judge(settings, run_config, counters)
+    judge, clients = _judge(settings, config, counters)
     scorer = Scorer(settings.agent, judge, settings.exact_strings, settings.scoring_id())
-    gate = asyncio.Semaphore(SCORING_CONCURRENCY)
+    gate = asyncio.Semaphore(settings.judge.concurrency if settings.judge else 1)
 
-    async def one(unit_index: int, unit: Any, result: ResultRecord) -> tuple[int, int, ScoreRecord]:
+    async def one(
+        unit_index: int, unit: Unit, result: ResultRecord
+    ) -> tuple[int, int, ScoreRecord]:
         async with gate:
             return unit_index, result.repeat, await scorer.score(unit, result)
 
@@ -140,38 +146,27 @@ async def _score_all(
         ]
         scored = await asyncio.gather(*tasks)
     finally:
-        for client in clients:
-            await client.provider.aclose()
-            if client.cache is not None:
-                client.cache.close()
+        await close_clients(clients)
     return [record for _, _, record in sorted(scored, key=lambda item: item[:2])]
 
 
 def _judge(
-    settings: ScoreSettings, run_config: dict[str, Any], counters: CallCounters
+    settings: ScoreSettings, config: ModelConfig, counters: CallCounters
 ) -> tuple[Judge | None, list[ModelClient]]:
+    """The judge, asking through one client per judge role, and the clients to close."""
     if settings.judge is None:
         return None, []
-    config = load_model_config(
-        Path(run_config["config_file"]) if run_config.get("config_file") else None
-    )
-    policy = CallPolicy(
-        timeout=run_config.get("timeout", 60.0), max_retries=run_config.get("max_retries", 4)
-    )
-    cache_dir = run_config.get("cache_dir")
-
-    def client(model: str) -> ModelClient:
-        ref = parse_model_ref(model, "judge")
-        provider = build_provider(ref, config, None, SCORING_CONCURRENCY)
-        cache = ResponseCache(Path(cache_dir)) if cache_dir else None
-        return ModelClient(provider, policy, cache, counters=counters)
-
-    main = client(settings.judge)
-    fallback = client(settings.fallback_judge) if settings.fallback_judge else None
+    main_role, fallback_role = settings.judge, settings.fallback_judge
+    main = open_clients(main_role, [main_role.ref], config, counters)[main_role.ref]
+    fallback = None
+    if fallback_role is not None:
+        fallback = open_clients(fallback_role, [fallback_role.ref], config, counters)[
+            fallback_role.ref
+        ]
     judge = Judge(
         main,
-        settings.judge,
-        (fallback, settings.fallback_judge) if fallback and settings.fallback_judge else None,
+        main_role.model,
+        (fallback, fallback_role.model) if fallback and fallback_role else None,
         repeats=settings.judge_repeats,
     )
     return judge, [main, *([fallback] if fallback else [])]

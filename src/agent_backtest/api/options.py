@@ -1,0 +1,229 @@
+"""The groups of settings the jobs share, as plain data a Python caller or the CLI fills in.
+
+Each group turns itself into what the library below needs (read options, a selection, a role)
+and into what ``run.json`` records, so the API and every command read them the same way. A
+field's name is the parameter a user error names; the CLI shows it as its flag.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from agent_backtest.errors import UserError
+from agent_backtest.formats import ReadOptions
+from agent_backtest.formats.tools_file import load_tools_file
+from agent_backtest.providers.config import ModelConfig, ModelRole
+from agent_backtest.providers.roles import resolve_role
+from agent_backtest.runs.manifest import ExclusionRecord, ReadSettings, SelectionSettings
+from agent_backtest.units import (
+    DEFAULT_SPLIT_SALT,
+    AgentConfig,
+    Selection,
+    load_agent_config,
+    read_session_ids,
+)
+
+PathLike = str | Path
+
+
+def _path(value: PathLike | None) -> Path | None:
+    return Path(value) if value is not None else None
+
+
+@dataclass
+class ReadingOptions:
+    """How trace inputs are read."""
+
+    format: str | None = None
+    """Read every input as this format instead of detecting it."""
+    tools: PathLike | None = None
+    """Tool definitions (OpenAI function format, JSON) for inputs that do not record them."""
+    recorded_model: str | None = None
+    """The model that answered, for formats that do not record it (τ-bench)."""
+    strict: bool = False
+    """Fail on the first record that cannot be used instead of skipping it."""
+
+    def read_options(self) -> ReadOptions:
+        """What the readers take (the tools file loaded)."""
+        tools = _path(self.tools)
+        return ReadOptions(
+            tools=load_tools_file(tools) if tools else None,
+            recorded_model=self.recorded_model,
+            strict=self.strict,
+        )
+
+    def settings(self) -> ReadSettings:
+        """What run.json records."""
+        return ReadSettings(
+            format=self.format,
+            tools=str(self.tools) if self.tools is not None else None,
+            recorded_model=self.recorded_model,
+            strict=self.strict,
+        )
+
+
+@dataclass
+class AgentOptions:
+    """What the traces cannot say about the agent: router nodes, equivalent tools, …"""
+
+    agent_config: PathLike | AgentConfig | None = None
+    """An agent config file (TOML, JSON or YAML), or the config itself."""
+    router_nodes: Sequence[str] = ()
+    """Node names whose steps are routing decisions (added to the config's); commas split."""
+
+    def config(self) -> AgentConfig:
+        """The agent config, with the extra router nodes added."""
+        if isinstance(self.agent_config, AgentConfig):
+            config = self.agent_config.model_copy(deep=True)
+        elif self.agent_config is not None:
+            config = load_agent_config(Path(self.agent_config))
+        else:
+            config = AgentConfig()
+        extra = {name.strip() for names in self.router_nodes for name in names.split(",")}
+        extra.discard("")
+        if extra:
+            config.router_nodes = sorted(set(config.router_nodes) | extra)
+        return config
+
+    @property
+    def given(self) -> bool:
+        """True when the caller gave any rule (so units read back are classified again)."""
+        return self.agent_config is not None or bool(self.router_nodes)
+
+
+@dataclass
+class SelectionOptions:
+    """Which units to keep."""
+
+    steps: Literal["router", "action", "all"] = "all"
+    """Keep router steps, action steps, or all."""
+    nodes: Sequence[str] = ()
+    """Keep only steps of these nodes."""
+    from_models: Sequence[str] = ()
+    """Keep only steps answered by these recorded models."""
+    val_fraction: float | None = None
+    """Label each session val with this probability (by a salted hash of its id), else test."""
+    split_salt: str = DEFAULT_SPLIT_SALT
+    """Salt of the split hash."""
+    split: Literal["test", "val", "all"] = "all"
+    """Keep only this split (needs val_fraction)."""
+    exclude_sessions: PathLike | None = None
+    """Leave out these sessions: a file of ids, a units or sessions JSONL, or a run directory."""
+    limit: int | None = None
+    """Keep at most this many units."""
+    per_session: int | None = None
+    """Keep at most this many units of each session (a slice across sessions)."""
+
+    def selection(self) -> Selection:
+        """The filter (the exclusion file read); an impossible combination is a user error."""
+        excluded = _path(self.exclude_sessions)
+        try:
+            return Selection(
+                steps=self.steps,
+                nodes=frozenset(self.nodes),
+                models=frozenset(self.from_models),
+                val_fraction=self.val_fraction,
+                split_salt=self.split_salt,
+                split=self.split,
+                excluded_sessions=read_session_ids(excluded) if excluded else frozenset(),
+                limit=self.limit,
+                per_session=self.per_session,
+            )
+        except ValueError as exc:
+            raise UserError(str(exc), "split") from None
+
+    def settings(self) -> SelectionSettings:
+        """What run.json records (the counts are filled in once the units are read)."""
+        excluded = self.exclude_sessions
+        return SelectionSettings(
+            steps=self.steps,
+            nodes=sorted(self.nodes),
+            from_models=sorted(self.from_models),
+            val_fraction=self.val_fraction,
+            split_salt=self.split_salt,
+            split=self.split,
+            limit=self.limit,
+            per_session=self.per_session,
+            excluded=ExclusionRecord(file=str(excluded), sessions=0, matched=0)
+            if excluded is not None
+            else None,
+        )
+
+
+@dataclass
+class CallOptions:
+    """How a role's calls are made; what is left None comes from ``[roles.NAME]`` or defaults."""
+
+    concurrency: int | None = None
+    """Calls in flight at once [default: 8; judges 16]."""
+    rpm: float | None = None
+    """At most this many requests per minute."""
+    tpm: float | None = None
+    """At most about this many prompt tokens per minute."""
+    timeout: float | None = None
+    """Seconds per attempt [default: 60]."""
+    max_retries: int | None = None
+    """Retries of a 429, 5xx, connection error or malformed answer [default: 4]."""
+    base_url: str | None = None
+    """Endpoint of the role's provider (any OpenAI-compatible server for openai/…)."""
+    cache: bool = True
+    """Read and fill the response cache."""
+    cache_dir: PathLike | None = None
+    """Where the response cache lives [default: the user cache dir]."""
+
+    def role(self, name: str, model: str | None, config: ModelConfig) -> ModelRole:
+        """The role ``name`` with these settings over the config's and the defaults."""
+        return resolve_role(
+            name,  # type: ignore[arg-type]
+            config,
+            model,
+            concurrency=self.concurrency,
+            rpm=self.rpm,
+            tpm=self.tpm,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+            base_url=self.base_url,
+            cache=None if self.cache else False,
+            cache_dir=str(self.cache_dir) if self.cache_dir is not None else None,
+        )
+
+    def overrides(self) -> dict[str, object]:
+        """The settings given, for changing a recorded role (a resume)."""
+        given = {
+            "concurrency": self.concurrency,
+            "rpm": self.rpm,
+            "tpm": self.tpm,
+            "timeout": self.timeout,
+            "max_retries": self.max_retries,
+        }
+        return {key: value for key, value in given.items() if value is not None}
+
+
+@dataclass
+class JudgeOptions:
+    """How text answers and free-text arguments are graded."""
+
+    judge: str | None = None
+    """LLM judge (provider/model); without one, text gets a labelled token-overlap similarity."""
+    fallback_judge: str | None = None
+    """Asked when the judge's verdict is still invalid after one retry."""
+    judge_repeats: int = 1
+    """Ask the judge N times (different seeds) and record their agreement."""
+    exact_strings: bool = False
+    """Compare string arguments exactly (no case, whitespace or punctuation normalisation)."""
+
+    def roles(self, config: ModelConfig) -> dict[str, ModelRole]:
+        """The judge roles asked for (none without a judge, whatever the config says)."""
+        if self.fallback_judge and not self.judge:
+            raise UserError("a fallback judge needs a judge: name --judge too", "fallback_judge")
+        if self.judge_repeats < 1:
+            raise UserError(f"must be at least 1, got {self.judge_repeats}", "judge_repeats")
+        roles = {}
+        if self.judge:
+            roles["judge"] = resolve_role("judge", config, self.judge)
+        if self.fallback_judge:
+            roles["fallback_judge"] = resolve_role("fallback_judge", config, self.fallback_judge)
+        return roles

@@ -1,0 +1,183 @@
+"""``replay()`` and ``resume()``: a run from its inputs to its scored summary.
+
+Every check runs before the run directory is made (:mod:`agent_backtest.replay.plan`); the
+run's lock is held from the first write to the last, scoring included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_backtest.api.options import (
+    AgentOptions,
+    CallOptions,
+    JudgeOptions,
+    PathLike,
+    ReadingOptions,
+    SelectionOptions,
+)
+from agent_backtest.api.scoring import score_locked
+from agent_backtest.errors import UserError
+from agent_backtest.providers import load_model_config
+from agent_backtest.replay.plan import JUDGE_ROLES, ReplayPlan, check_judges, plan_replay
+from agent_backtest.replay.run import (
+    ReplayHooks,
+    ReplayResult,
+    begin_resume,
+    prepare_resume,
+    replay_run,
+    start_run,
+)
+from agent_backtest.runs import RunDirectory
+from agent_backtest.runs.lock import run_lock
+from agent_backtest.runs.manifest import PatchSettings, ReplaySettings
+from agent_backtest.runs.run import Run
+from agent_backtest.scoring.run import ScoreOutcome
+from agent_backtest.units.source import UnitSource
+
+
+@dataclass
+class RunEvents(ReplayHooks):
+    """What a caller sees while a replay goes: its start, each result, its end, its scoring."""
+
+    on_planned: Callable[[ReplayPlan], None] = lambda plan: None
+    on_scored: Callable[[Path, ScoreOutcome], None] = lambda path, outcome: None
+
+
+def replay(
+    inputs: PathLike | Sequence[PathLike],
+    *,
+    model: str,
+    out: PathLike,
+    k: int = 1,
+    seed: int = 0,
+    reading: ReadingOptions | None = None,
+    agent: AgentOptions | None = None,
+    selection: SelectionOptions | None = None,
+    calls: CallOptions | None = None,
+    judging: JudgeOptions | None = None,
+    score: bool = True,
+    patch_file: PathLike | None = None,
+    allow_unmatched: bool = False,
+    labels: Mapping[str, str] | None = None,
+    config_file: PathLike | None = None,
+    credential_command: str | None = None,
+    overwrite: bool = False,
+    dry_run: bool = False,
+    hooks: RunEvents | None = None,
+) -> Run:
+    """Replay every selected unit of ``inputs`` on ``model`` into the run directory ``out``,
+    then score it against production (unless ``score`` is False).
+
+    ``inputs`` are trace files in any supported format, or one units JSONL. ``model`` is
+    ``provider/model``, or ``trace`` for the model that served each step. Nothing is written and
+    nothing is sent until every check has passed; a failed check raises
+    :class:`~agent_backtest.errors.UserError` naming the parameter at fault.
+    """
+    paths = [Path(inputs)] if isinstance(inputs, str | Path) else [Path(p) for p in inputs]
+    if not paths:
+        raise UserError("give at least one input: trace files or a units JSONL", "inputs")
+    if k < 1:
+        raise UserError(f"must be at least 1, got {k}", "k")
+    reading, agent = reading or ReadingOptions(), agent or AgentOptions()
+    selection, calls = selection or SelectionOptions(), calls or CallOptions()
+    judging = judging or JudgeOptions()
+    config = load_model_config(Path(config_file) if config_file else None)
+    roles = {"candidate": calls.role("candidate", model, config)}
+    roles |= judging.roles(config) if score else {}
+    settings = ReplaySettings(
+        roles=roles,
+        k=k,
+        seed=seed,
+        config_file=str(config_file) if config_file else None,
+        reading=reading.settings(),
+        agent=agent.config(),
+        selection=selection.settings(),
+        dry_run=dry_run,
+    )
+    if patch_file is not None:  # completed by the plan from the file itself
+        settings.patch = PatchSettings(file="", sha256="", ops=[], allow_unmatched=allow_unmatched)
+    source = UnitSource(paths, reading.read_options(), settings.agent, reading.format)
+    plan = plan_replay(
+        paths,
+        Path(out),
+        settings,
+        config,
+        source,
+        selection.selection(),
+        patch_file=Path(patch_file) if patch_file is not None else None,
+        overwrite=overwrite,
+        labels=dict(labels or {}),
+    )
+    directory = plan.directory
+    try:
+        if hooks is not None:
+            hooks.on_planned(plan)
+        directory.create(overwrite)
+    except BaseException:
+        plan.discard()
+        raise
+    with run_lock(directory.path, "replay"):
+        manifest = start_run(plan)
+        if dry_run:
+            return Run(directory.path)
+        result = replay_run(directory, manifest, config, set(), credential_command, hooks)
+        _score_after(directory, result, score, judging, AgentOptions(), config_file, hooks)
+    return Run(directory.path)
+
+
+def resume(
+    run: PathLike | Run,
+    *,
+    retry_errors: bool = False,
+    calls: CallOptions | None = None,
+    judging: JudgeOptions | None = None,
+    agent: AgentOptions | None = None,
+    score: bool = True,
+    credential_command: str | None = None,
+    hooks: RunEvents | None = None,
+) -> Run:
+    """Finish a run: send only the (unit, repeat) pairs with no result (and, with
+    ``retry_errors``, those that ended in an infrastructure error), then score it."""
+    directory = RunDirectory(run.path if isinstance(run, Run) else Path(run))
+    overrides = (calls or CallOptions()).overrides()
+    judging, agent = judging or JudgeOptions(), agent or AgentOptions()
+    with run_lock(_existing(directory), "resume"):
+        manifest, config, refs = prepare_resume(directory, overrides)
+        if score:  # the judges are checked before anything is sent again
+            judges = list(judging.roles(config).values())
+            check_judges(judges, [str(ref) for ref in refs], config)
+        done = begin_resume(directory, manifest, retry_errors)
+        result = replay_run(directory, manifest, config, done, credential_command, hooks)
+        source = manifest.config.config_file
+        _score_after(directory, result, score, judging, agent, source, hooks)
+    return Run(directory.path)
+
+
+def _existing(directory: RunDirectory) -> Path:
+    """The run directory, which must hold a run."""
+    if not directory.holds_run():
+        raise UserError(f"{directory.path} holds no run (no run.json) to resume", "resume")
+    return directory.path
+
+
+def _score_after(
+    directory: RunDirectory,
+    result: ReplayResult,
+    score: bool,
+    judging: JudgeOptions,
+    agent: AgentOptions,
+    config_file: PathLike | None,
+    hooks: RunEvents | None,
+) -> None:
+    """Score what arrived, unless told not to or nothing could be scored; without a judge
+    named here, with the judges the run recorded."""
+    if score and result.status != "failed":
+        recorded = {
+            name: role for name, role in result.manifest.config.roles.items() if name in JUDGE_ROLES
+        }
+        outcome = score_locked(directory, judging, agent, config_file, recorded)
+        if hooks is not None:
+            hooks.on_scored(directory.path, outcome)

@@ -1,0 +1,58 @@
+"""``score()``: grade a run's answers against production's, never calling the candidate."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from agent_backtest.api.options import AgentOptions, JudgeOptions, PathLike
+from agent_backtest.providers import load_model_config
+from agent_backtest.providers.config import ModelRole
+from agent_backtest.runs import RunDirectory
+from agent_backtest.runs.lock import run_lock
+from agent_backtest.runs.run import Run
+from agent_backtest.scoring.run import ScoreOutcome, ScoreSettings, score_run
+
+
+def score(
+    run: PathLike | Run,
+    *,
+    judging: JudgeOptions | None = None,
+    agent: AgentOptions | None = None,
+    config_file: PathLike | None = None,
+) -> ScoreOutcome:
+    """Score every result of ``run``: scores.jsonl and summary.json (an earlier scoring with
+    other settings is kept beside them under its scoring id).
+
+    Without a judge, text answers get a labelled token-overlap similarity, never a verdict.
+    The agent rules default to the ones the run was made with; the model config to the run's.
+    """
+    directory = RunDirectory(run.path if isinstance(run, Run) else Path(run))
+    directory.load_manifest()  # a folder that is not a run fails before the lock is made
+    with run_lock(directory.path, "score"):
+        return score_locked(
+            directory, judging or JudgeOptions(), agent or AgentOptions(), config_file
+        )
+
+
+def score_locked(
+    directory: RunDirectory,
+    judging: JudgeOptions,
+    agent: AgentOptions,
+    config_file: PathLike | None,
+    recorded_judges: Mapping[str, ModelRole] | None = None,
+) -> ScoreOutcome:
+    """:func:`score`, for a caller that already holds the run's lock; ``recorded_judges`` are
+    used when ``judging`` names no judge."""
+    manifest = directory.load_manifest()
+    source = config_file or manifest.config.config_file
+    config = load_model_config(Path(source) if source else None)
+    roles = judging.roles(config) or dict(recorded_judges or {})
+    settings = ScoreSettings(
+        judge=roles.get("judge"),
+        fallback_judge=roles.get("fallback_judge"),
+        judge_repeats=judging.judge_repeats,
+        exact_strings=judging.exact_strings,
+        agent=agent.config() if agent.given else manifest.config.agent,
+    )
+    return score_run(directory, settings, config)

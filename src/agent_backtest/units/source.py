@@ -1,0 +1,73 @@
+"""The units of a run's inputs: a units file as it is, or traces in any format made into units,
+counted per input as they pass so a caller can say what the readers could not use."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from agent_backtest.formats import InputSummary, ReadOptions, SessionStream
+from agent_backtest.units.agent_config import AgentConfig
+from agent_backtest.units.build import UnitSkip, units_from_session
+from agent_backtest.units.io import is_units_file, read_units_file
+from agent_backtest.units.model import Unit
+
+
+class UnitSource:
+    """Iterates the units of ``inputs`` once; the counts fill in as it goes."""
+
+    def __init__(
+        self,
+        inputs: Sequence[Path],
+        options: ReadOptions | None = None,
+        agent: AgentConfig | None = None,
+        format: str | None = None,
+    ) -> None:
+        self.inputs = list(inputs)
+        self.options = options or ReadOptions()
+        self.agent = agent or AgentConfig()
+        self.format = format
+        self.from_units_file = len(self.inputs) == 1 and is_units_file(self.inputs[0])
+        self.stream: SessionStream | None = None
+        self.units: defaultdict[str, Counter[str]] = defaultdict(Counter)
+        self.skips: defaultdict[str, Counter[str]] = defaultdict(Counter)
+
+    def __iter__(self) -> Iterator[Unit]:
+        if self.from_units_file:
+            yield from read_units_file(self.inputs[0])
+            return
+        self.stream = SessionStream(self.inputs, self.options, format=self.format)
+        for session in self.stream:
+            file = self.stream.summaries[-1].file
+            for item in units_from_session(session, self.agent):
+                if isinstance(item, UnitSkip):
+                    self.skips[file][item.reason] += 1
+                else:
+                    self.units[file][item.kind] += 1
+                    yield item
+
+    @property
+    def summaries(self) -> list[InputSummary]:
+        """What each trace input gave so far (none for a units file)."""
+        return self.stream.summaries if self.stream is not None else []
+
+    def for_input(self, summary: InputSummary) -> tuple[Counter[str], Counter[str]]:
+        """(units by kind, LLM steps that gave no unit by reason) of one input."""
+        return self.units[summary.file], self.skips[summary.file]
+
+    def skipped_steps(self) -> Counter[str]:
+        """LLM steps of every input that gave no unit, by reason."""
+        return sum(self.skips.values(), Counter())
+
+    def skipped_records(self) -> Counter[str]:
+        """Records of every input that the readers skipped, by reason."""
+        return sum((summary.skips.counts for summary in self.summaries), Counter())
+
+    def sessions(self) -> int:
+        """Sessions read from the trace inputs."""
+        return sum(summary.sessions for summary in self.summaries)
+
+    def duplicate_sessions(self) -> int:
+        """Sessions read twice across the inputs (kept once)."""
+        return sum(summary.duplicate_sessions for summary in self.summaries)
