@@ -16,34 +16,10 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_backtest.cli.app import app
-from tests.conftest import TAU_TOOLS, TAU_TRAJECTORIES
 from tests.fake_openai import FakeOpenAI, request_key
 
 SECRET = "sk-test-SECRETSECRET0123456789"
 runner = CliRunner()
-
-
-@pytest.fixture
-def units_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The first 24 units of the τ-bench sample, with tools and the recorded model."""
-    path = tmp_path_factory.mktemp("units") / "units.jsonl"
-    result = runner.invoke(
-        app,
-        [
-            "units",
-            str(TAU_TRAJECTORIES),
-            "--tools",
-            str(TAU_TOOLS),
-            "--recorded-model",
-            "gpt-4o",
-            "-o",
-            str(path),
-            "--limit",
-            "24",
-        ],
-    )
-    assert result.exit_code == 0, result.output
-    return path
 
 
 @pytest.fixture
@@ -333,6 +309,9 @@ def test_ctrl_c_keeps_calls_in_flight_and_marks_the_run_interrupted(
     recorded = records(run)
     assert len(recorded) == sent < 24  # every call that was sent has its record
     assert json.loads((run / "run.json").read_text())["status"] == "interrupted"
+    # What arrived is scored, and the summary says the run is partial.
+    assert len((run / "scores.jsonl").read_text().splitlines()) == len(recorded)
+    assert json.loads((run / "summary.json").read_text())["run"]["status"] == "interrupted"
 
 
 def test_cache_stats_and_clear(units_file: Path, server: FakeOpenAI, tmp_path: Path) -> None:

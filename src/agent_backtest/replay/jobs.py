@@ -79,19 +79,6 @@ def iter_jobs(
                 yield Job(unit, repeat, seed + repeat, ref, patched)
 
 
-def candidates(
-    units: Iterable[Unit], model: str, config: ModelConfig, patch: Patch | None = None
-) -> set[ModelRef]:
-    """Every model the units will be sent to; a unit no model can be found for is an error."""
-    extra = {parse_model_ref(name) for name in patch.models()} if patch is not None else set()
-    if model != TRACE:
-        return {parse_model_ref(model)} | extra
-    return {
-        model_of(unit, patch.apply(unit) if patch is not None else None, model, config)
-        for unit in units
-    } | extra
-
-
 def model_of(
     unit: Unit, patched: PatchedRequest | None, model: str, config: ModelConfig
 ) -> ModelRef:
