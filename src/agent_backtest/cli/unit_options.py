@@ -44,6 +44,14 @@ NodeOption = Annotated[
     list[str] | None,
     typer.Option("--node", metavar="NAME", help="Keep only steps of this node (repeatable)."),
 ]
+AgentVersionOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--agent-version",
+        metavar="VERSION",
+        help="Keep only steps served by this agent version, as the trace recorded it (repeatable).",
+    ),
+]
 ValFractionOption = Annotated[
     float | None,
     typer.Option(
@@ -70,8 +78,8 @@ ExcludeSessionsOption = Annotated[
     typer.Option(
         "--exclude-sessions",
         metavar="FILE",
-        help="Leave out these sessions: a file of "
-        "ids (one per line), a units or sessions JSONL, or a run directory.",
+        help="Leave out these sessions: a file of ids (one per line), a units or sessions "
+        "JSONL, a run directory, a results.csv, or a JSON list of sessions or ids.",
     ),
 ]
 PerSessionOption = Annotated[
@@ -108,6 +116,7 @@ def make_selection(
     exclude_sessions: Path | None,
     limit: int | None,
     per_session: int | None = None,
+    agent_versions: list[str] | None = None,
 ) -> Selection:
     """The selection the flags describe; an impossible combination is a usage error."""
     try:
@@ -115,12 +124,11 @@ def make_selection(
             steps=steps,  # type: ignore[arg-type]
             nodes=frozenset(nodes or ()),
             models=frozenset(models or ()),
+            agent_versions=frozenset(agent_versions or ()),
             val_fraction=val_fraction,
             split_salt=split_salt or DEFAULT_SPLIT_SALT,
             split=split,  # type: ignore[arg-type]
-            excluded_sessions=read_session_ids(exclude_sessions)
-            if exclude_sessions
-            else frozenset(),
+            excluded_sessions=read_session_ids(exclude_sessions) if exclude_sessions else None,
             limit=limit,
             per_session=per_session,
         )
