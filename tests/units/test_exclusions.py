@@ -37,6 +37,12 @@ def test_ids_jsonl_and_run_directories(tmp_path: Path) -> None:
         + "\n"
     )
     assert ids(sessions) == {"s4", "s5"}
+    # Unicode line separators inside a record's text do not end its line.
+    units = tmp_path / "units.jsonl"
+    units.write_bytes(
+        b'{"session_id": "s6", "note": "a\xe2\x80\xa8b\xc2\x85c"}\r\n{"session_id": "s7"}\n'
+    )
+    assert ids(units) == {"s6", "s7"}
     assert ids(FIXTURES / "canonical" / "sessions.jsonl") == {
         "tau-task0-trial0",
         "tau-task1-trial0",

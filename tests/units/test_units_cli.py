@@ -14,6 +14,7 @@ from agent_backtest.runs import ResultRecord
 from agent_backtest.scoring.buckets import Scorer
 from agent_backtest.units import AgentConfig, Unit
 from tests.conftest import FIXTURES
+from tests.formats.test_agent_versions import OTLP_EVENTS, otlp_lines, set_resource, write_lines
 
 SESSION_STEPS = FIXTURES / "session_steps" / "example.json"  # agent 2025.03.1, 7 units
 KOOG = FIXTURES / "traces" / "koog-2025-08-26.trace.json"  # version 0.3.0, 2 units
@@ -124,6 +125,11 @@ def test_units_file_input_is_reclassified_under_the_router_rules_given(tmp_path:
     assert code == 0
     assert {u["node"] for u in written(again)} == {"order_status_agent"}
 
+    # Reading options of traces do nothing to a units file: said, not ignored.
+    code, _, stderr = run("units", first, "-o", again, "--tools", FIXTURES / "missing.json")
+    assert code == 2
+    assert stderr.strip() == "abt: error: --tools: applies to trace files, not to a units file"
+
     # No router rules: the kinds stay as the file has them.
     code, stdout, _ = run("units", first, "-o", again, "--steps", "router")
     assert code == 0 and {u["node"] for u in written(again)} == {"router"}
@@ -138,6 +144,14 @@ def test_show_prints_agent_versions(tmp_path: Path) -> None:
     unit_id = written(units)[0]["unit_id"]
     code, stdout, _ = run("show", units, "--unit", unit_id)
     assert code == 0 and "agent 0.3.0" in stdout
+    # Across a deploy the session has no one version: each step shows its own.
+    documents = otlp_lines(OTLP_EVENTS)
+    set_resource(documents[1], "service.version", "1.3.0")
+    deploy = write_lines(tmp_path / "deploy.jsonl", documents)
+    code, stdout, _ = run("show", deploy)
+    steps = [line for line in stdout.splitlines() if line.startswith("  [llm]")]
+    assert code == 0 and "agent weather-agent" in stdout.splitlines()
+    assert [line.rsplit("agent ", 1)[1] for line in steps] == ["1.2.0", "1.3.0"]
     code, stdout, _ = run("show", CHAT_LOG, "--session", "r1")
     assert code == 0
     assert not [line for line in stdout.splitlines() if line.lstrip().startswith("agent ")]

@@ -41,6 +41,7 @@ from agent_backtest.cli.unit_options import (
     agent_config,
     make_selection,
 )
+from agent_backtest.errors import UserError
 from agent_backtest.runs import private_atomic_writer
 from agent_backtest.trace import dump_record
 from agent_backtest.units import (
@@ -109,6 +110,13 @@ def units(
     )
     config = agent_config(agent_config_file, router_nodes)
     if len(inputs) == 1 and is_units_file(inputs[0]):
+        for parameter, value in (
+            ("format", format),
+            ("tools", tools),
+            ("recorded_model", recorded_model),
+        ):
+            if value is not None:
+                raise UserError("applies to trace files, not to a units file", parameter)
         read: Counter[str] = Counter()
         written = _write(
             output, selection, _counted(reclassify(read_units_file(inputs[0]), config), read)

@@ -76,7 +76,9 @@ def _ids_of(path: Path, text: str) -> set[str]:
 def _line_ids(path: Path, text: str) -> set[str]:
     """Ids one per line, or JSON records one per line; blank lines and ``#`` comments skipped."""
     ids = set()
-    for number, line in enumerate(text.splitlines(), start=1):
+    # Split on newlines only: str.splitlines would also break a record at U+2028 or U+0085,
+    # which JSON writers leave unescaped inside strings.
+    for number, line in enumerate(text.split("\n"), start=1):
         value = line.strip()
         if not value or value.startswith("#"):
             continue
