@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from agent_backtest.errors import InputError
 from agent_backtest.trace import (
+    AgentInfo,
     LLMCall,
     LLMRequest,
     LLMResponse,
@@ -20,12 +20,14 @@ from agent_backtest.trace import (
 )
 from agent_backtest.units import (
     AgentConfig,
+    ExcludedSessions,
+    ExclusionSummary,
     Selection,
     Unit,
     UnitSkip,
     load_agent_config,
     make_unit_id,
-    read_session_ids,
+    reclassify,
     split_of,
     units_from_session,
 )
@@ -109,12 +111,15 @@ def test_selection_filters_and_counts_what_it_leaves_out() -> None:
     selection = Selection(
         steps="action",
         nodes=frozenset({"booking"}),
-        excluded_sessions=frozenset({"s0", "s1"}),
+        excluded_sessions=ExcludedSessions("held-out.txt", frozenset({"s0", "s1", "s99"})),
         limit=5,
     )
     kept = list(selection.apply(units))
     assert [u.session_id for u in kept] == ["s2", "s3", "s4", "s5", "s6"]
     assert selection.dropped == {"excluded_session": 4, "other_kind": 8, "over_limit": 3}
+    # s99 is not in the input: the caller can say so.
+    assert selection.exclusion() == ExclusionSummary("held-out.txt", sessions=3, matched=2)
+    assert Selection().exclusion() is None
 
     split = Selection(val_fraction=0.5, split="val", split_salt="x")
     chosen = list(split.apply(units))
@@ -125,23 +130,6 @@ def test_selection_filters_and_counts_what_it_leaves_out() -> None:
 def test_split_without_fraction_is_refused() -> None:
     with pytest.raises(ValueError, match="--val-fraction"):
         Selection(split="val")
-
-
-def test_excluded_sessions_from_ids_jsonl_and_run_dirs(tmp_path: Path) -> None:
-    ids = tmp_path / "ids.txt"
-    ids.write_text("# held out\ns1\n\ns2\n")
-    assert read_session_ids(ids) == {"s1", "s2"}
-    run = tmp_path / "run"
-    run.mkdir()
-    (run / "units.jsonl").write_text(json.dumps({"session_id": "s3"}) + "\n")
-    assert read_session_ids(run) == {"s3"}
-    sessions = tmp_path / "sessions.jsonl"
-    sessions.write_text(json.dumps({"schema": "abt.session/1", "id": "s4"}) + "\n")
-    assert read_session_ids(sessions) == {"s4"}
-    bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"other": 1}\n')
-    with pytest.raises(InputError, match="line 1"):
-        read_session_ids(bad)
 
 
 def test_agent_config_files(tmp_path: Path) -> None:
@@ -177,3 +165,68 @@ def test_per_session_takes_a_slice_across_sessions() -> None:
         ("s2", "0"),
     ]
     assert selection.dropped == {"over_per_session": 12, "over_limit": 3}
+
+
+def versioned_session(session_id: str, *versions: str | None) -> Session:
+    steps = [llm_step(str(i), "booking", ["f"]) for i in range(len(versions))]
+    for step, version in zip(steps, versions, strict=True):
+        step.agent_version = version
+    return session(*steps, session_id=session_id)
+
+
+def test_a_unit_carries_its_steps_agent_version() -> None:
+    assert [u.agent_version for u in units_of(versioned_session("s1", "1.0", "1.1", None))] == [
+        "1.0",
+        "1.1",
+        None,
+    ]
+
+
+def test_a_step_without_version_takes_the_version_its_session_records() -> None:
+    # A session written with only a session-level version (older canonical files).
+    sess = versioned_session("s1", None, None)
+    sess.agent = AgentInfo(name="support", version="7")
+    assert [u.agent_version for u in units_of(sess)] == ["7", "7"]
+
+
+def test_selection_by_agent_version_counts_why_it_left_units_out() -> None:
+    units = units_of(versioned_session("s1", "1.0", "1.1", None, "1.0"))
+    selection = Selection(agent_versions=frozenset({"1.0"}))
+    assert [u.step_id for u in selection.apply(units)] == ["0", "3"]
+    assert selection.dropped == {"other_agent_version": 1, "agent_version_not_recorded": 1}
+    both = Selection(agent_versions=frozenset({"1.0", "1.1"}))
+    assert [u.step_id for u in both.apply(units)] == ["0", "1", "3"]
+
+
+def test_reclassify_applies_the_same_rule_as_a_fresh_unit() -> None:
+    sess = session(
+        llm_step("a", "dispatcher", ["search_flights"]),
+        llm_step("b", "booking", ["handoff_billing"]),
+        llm_step("c", "booking", ["go_to_help"]),
+    )
+    written = units_of(sess)
+    assert [u.kind for u in written] == ["action", "action", "router"]
+    read_back = [Unit.model_validate_json(u.model_dump_json(by_alias=True)) for u in written]
+    config = AgentConfig(router_nodes=["dispatcher"], routing_tool_prefixes=["handoff_"])
+    again = list(reclassify(read_back, config))
+    assert [u.kind for u in again] == [u.kind for u in units_of(sess, config)]
+    assert [u.kind for u in again] == ["router", "router", "action"]
+
+
+def test_reclassify_keeps_the_written_kinds_without_router_rules() -> None:
+    written = units_of(session(llm_step("a", "dispatcher", ["search_flights"])), None)
+    written[0].kind = "router"  # as an earlier --router-nodes dispatcher made it
+    assert [u.kind for u in reclassify(written, AgentConfig())] == ["router"]
+    assert [u.kind for u in reclassify(written, AgentConfig(equivalent_tools=[]))] == ["router"]
+    assert [u.kind for u in reclassify(written, AgentConfig(router_nodes=[]))] == ["action"]
+
+
+def test_router_rules_set_by_a_file_or_by_assignment(tmp_path: Path) -> None:
+    config_file = tmp_path / "agent.toml"
+    config_file.write_text('equivalent_tools = [["a", "b"]]\n')
+    config = load_agent_config(config_file)
+    assert not config.sets_router_rules()
+    config.router_nodes = ["dispatcher"]  # what --router-nodes does
+    assert config.sets_router_rules()
+    config_file.write_text('end_session_tools = ["bye"]\n')
+    assert load_agent_config(config_file).sets_router_rules()

@@ -22,9 +22,11 @@ from agent_backtest.units import (
     DEFAULT_SPLIT_SALT,
     AgentConfig,
     Selection,
+    is_units_file,
     load_agent_config,
     read_session_ids,
 )
+from agent_backtest.units.source import UnitSource
 
 PathLike = str | Path
 
@@ -54,6 +56,16 @@ class ReadingOptions:
             recorded_model=self.recorded_model,
             strict=self.strict,
         )
+
+    def source(self, inputs: Sequence[Path], agent: AgentConfig) -> UnitSource:
+        """The units of ``inputs`` read with these options; options for reading traces given
+        with a units file are refused rather than ignored."""
+        if len(inputs) == 1 and is_units_file(inputs[0]):
+            given = (("format", self.format), ("tools", self.tools))
+            for parameter, value in (*given, ("recorded_model", self.recorded_model)):
+                if value is not None:
+                    raise UserError("applies to trace files, not to a units file", parameter)
+        return UnitSource(inputs, self.read_options(), agent, self.format)
 
     def settings(self) -> ReadSettings:
         """What run.json records."""
@@ -104,6 +116,8 @@ class SelectionOptions:
     """Keep only steps of these nodes."""
     from_models: Sequence[str] = ()
     """Keep only steps answered by these recorded models."""
+    agent_versions: Sequence[str] = ()
+    """Keep only steps served by these agent versions (as the traces recorded them)."""
     val_fraction: float | None = None
     """Label each session val with this probability (by a salted hash of its id), else test."""
     split_salt: str = DEFAULT_SPLIT_SALT
@@ -111,7 +125,8 @@ class SelectionOptions:
     split: Literal["test", "val", "all"] = "all"
     """Keep only this split (needs val_fraction)."""
     exclude_sessions: PathLike | None = None
-    """Leave out these sessions: a file of ids, a units or sessions JSONL, or a run directory."""
+    """Leave out these sessions: a file of ids (one per line), a units or sessions JSONL, a run
+    directory, a results.csv, or a JSON list of sessions or ids."""
     limit: int | None = None
     """Keep at most this many units."""
     per_session: int | None = None
@@ -125,10 +140,11 @@ class SelectionOptions:
                 steps=self.steps,
                 nodes=frozenset(self.nodes),
                 models=frozenset(self.from_models),
+                agent_versions=frozenset(self.agent_versions),
                 val_fraction=self.val_fraction,
                 split_salt=self.split_salt,
                 split=self.split,
-                excluded_sessions=read_session_ids(excluded) if excluded else frozenset(),
+                excluded_sessions=read_session_ids(excluded) if excluded else None,
                 limit=self.limit,
                 per_session=self.per_session,
             )
@@ -142,6 +158,7 @@ class SelectionOptions:
             steps=self.steps,
             nodes=sorted(self.nodes),
             from_models=sorted(self.from_models),
+            agent_versions=sorted(self.agent_versions),
             val_fraction=self.val_fraction,
             split_salt=self.split_salt,
             split=self.split,

@@ -35,7 +35,6 @@ from agent_backtest.runs.lock import run_lock
 from agent_backtest.runs.manifest import PatchSettings, ReplaySettings
 from agent_backtest.runs.run import Run
 from agent_backtest.scoring.run import ScoreOutcome
-from agent_backtest.units.source import UnitSource
 
 
 @dataclass
@@ -99,7 +98,7 @@ def replay(
     )
     if patch_file is not None:  # completed by the plan from the file itself
         settings.patch = PatchSettings(file="", sha256="", ops=[], allow_unmatched=allow_unmatched)
-    source = UnitSource(paths, reading.read_options(), settings.agent, reading.format)
+    source = reading.source(paths, settings.agent)
     plan = plan_replay(
         paths,
         Path(out),

@@ -9,7 +9,6 @@ from agent_backtest.api.options import AgentOptions, PathLike, ReadingOptions, S
 from agent_backtest.errors import UserError
 from agent_backtest.formats import SessionStream
 from agent_backtest.units import Unit
-from agent_backtest.units.source import UnitSource
 
 
 def _paths(inputs: PathLike | Sequence[PathLike]) -> list[Path]:
@@ -38,5 +37,5 @@ def build_units(
     """One replay unit per recorded LLM step of ``inputs`` (or the units of a units JSONL),
     selected: the request exactly as production sent it, and production's answer."""
     reading, agent = reading or ReadingOptions(), agent or AgentOptions()
-    source = UnitSource(_paths(inputs), reading.read_options(), agent.config(), reading.format)
+    source = reading.source(_paths(inputs), agent.config())
     return (selection or SelectionOptions()).selection().apply(source)

@@ -60,6 +60,8 @@ FLAG_SPECS: dict[type, dict[str, Spec]] = {
                                      "(repeatable)."}),
         "from_models": (list[str] | None, {"metavar": "MODEL", "help": "Keep only steps "
                                            "answered by this recorded model (repeatable)."}),
+        "agent_versions": (list[str] | None, {"metavar": "V", "help": "Keep only steps "
+                                              "served by this agent version (repeatable)."}),
         "val_fraction": (float | None, {"metavar": "F", "min": 0.0, "max": 1.0}),
         "split_salt": (str, {"metavar": "SALT"}),
         "split": (Literal["test", "val", "all"], {"metavar": "test|val|all", "help": "Keep only "

@@ -10,62 +10,56 @@ import orjson
 import typer
 from rich.console import Console
 
-from agent_backtest.cli.options import (
-    FormatOption,
-    Inputs,
-    RecordedModelOption,
-    StrictOption,
-    ToolsOption,
-    session_stream,
-)
+from agent_backtest import api
+from agent_backtest.api import AgentOptions, ReadingOptions
+from agent_backtest.cli.flags import with_groups
+from agent_backtest.cli.options import Inputs
+from agent_backtest.cli.output import STDOUT, output_file
 from agent_backtest.cli.render import input_report, print_input_table
-from agent_backtest.cli.tally import UnitTally
-from agent_backtest.cli.unit_options import AgentConfigOption, RouterNodesOption, agent_config
-from agent_backtest.runs import private_atomic_writer
 from agent_backtest.trace import Session, dump_record
+from agent_backtest.units.source import UnitSource
 
 
+@with_groups(reading=ReadingOptions, agent=AgentOptions)
 def ingest(
+    reading: ReadingOptions,
+    agent: AgentOptions,
     inputs: Inputs,
     output: Annotated[
         Path | None,
         typer.Option(
-            "-o", "--output", metavar="FILE", help="Write the sessions here as canonical JSONL."
+            "-o",
+            "--output",
+            metavar="FILE",
+            help="Write the sessions here as canonical JSONL (- for stdout).",
         ),
     ] = None,
-    format: FormatOption = None,
-    tools: ToolsOption = None,
-    recorded_model: RecordedModelOption = None,
-    strict: StrictOption = False,
-    agent_config_file: AgentConfigOption = None,
-    router_nodes: RouterNodesOption = None,
     json_report: Annotated[
         bool, typer.Option("--json", help="Print the report as JSON instead of a table.")
     ] = False,
 ) -> None:
     """Read traces and report, per input, what they hold and how many replay units they give."""
-    config = agent_config(agent_config_file, router_nodes)
-    stream = session_stream(inputs, format, tools, recorded_model, strict)
-    tally = UnitTally(config)
-    writer = private_atomic_writer(output) if output else nullcontext(None)
+    stream = api.read_sessions(inputs, reading)
+    source = UnitSource(inputs, agent=agent.config())
+    writer = output_file(output) if output else nullcontext(None)
     with writer as handle:
         for session in stream:
             _write(handle, session)
-            tally.count(stream.summaries[-1].file, session)
-    reports = [input_report(s, *tally.for_input(s)) for s in stream.summaries]
+            for _ in source.units_of(stream.summaries[-1].file, session):
+                pass
+    reports = [input_report(s, *source.for_input(s)) for s in stream.summaries]
     if json_report:
+        document = {"inputs": reports, "output": str(output) if output else None}
         typer.echo(
-            orjson.dumps(
-                {"inputs": reports, "output": str(output) if output else None},
-                option=orjson.OPT_INDENT_2,
-            ).decode()
+            orjson.dumps(document, option=orjson.OPT_INDENT_2).decode(), err=output == STDOUT
         )
         return
-    console = Console()
+    console = Console(stderr=output == STDOUT)
     print_input_table(console, reports)
     if output:
         total = sum(r["sessions"] for r in reports)
-        console.print(f"wrote {total} sessions to {output}", markup=False, highlight=False)
+        where = "standard output" if output == STDOUT else output
+        console.print(f"wrote {total} sessions to {where}", markup=False, highlight=False)
 
 
 def _write(handle: BinaryIO | None, session: Session) -> None:

@@ -11,12 +11,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from agent_backtest.cli.options import (
-    FormatOption,
-    RecordedModelOption,
-    ToolsOption,
-    session_stream,
-)
+from agent_backtest import api
+from agent_backtest.api import ReadingOptions
+from agent_backtest.cli.flags import with_groups
 from agent_backtest.errors import InputError
 from agent_backtest.trace import LLMRequest, LLMResponse, Message, Session, Step, ToolCall
 from agent_backtest.units import Unit, is_units_file, read_units_file
@@ -30,7 +27,9 @@ ROLE_STYLES = {
 }
 
 
+@with_groups(reading=ReadingOptions)
 def show(
+    reading: ReadingOptions,
     file: Annotated[
         Path,
         typer.Argument(
@@ -45,9 +44,6 @@ def show(
     unit: Annotated[
         str | None, typer.Option("--unit", metavar="ID", help="Show this unit (units files).")
     ] = None,
-    format: FormatOption = None,
-    tools: ToolsOption = None,
-    recorded_model: RecordedModelOption = None,
 ) -> None:
     """Show a session (turns, messages, tool calls, timing) or a unit (request and golden).
 
@@ -59,7 +55,7 @@ def show(
         return
     if unit:
         raise InputError(file, None, "--unit needs a units file (from abt units)")
-    stream = session_stream([file], format, tools, recorded_model, strict=False)
+    stream = api.read_sessions([file], reading)
     sessions = (s for s in stream if session is None or s.id == session)
     first = next(sessions, None)
     if first is None:
@@ -118,18 +114,25 @@ def print_session(console: Console, session: Session) -> None:
     """A session turn by turn: the user's words, each step with its timing, the answer."""
     source = f" from {session.source.file} ({session.source.format})" if session.source else ""
     console.print(f"[bold]session {escape(session.id)}[/bold]{escape(source)}")
+    # One version for the whole session goes in its header; otherwise each step shows its own.
+    version = session.agent.version if session.agent else None
+    if session.agent is not None and (session.agent.name or version):
+        agent = " ".join(part for part in (session.agent.name, version) if part)
+        console.print(escape(f"agent {agent}"))
     for turn in session.turns:
         console.rule(f"turn {turn.index}" + (f" · topic {turn.topic}" if turn.topic else ""))
         if turn.user_input is not None:
             console.print(f"[green]user:[/green] {escape(turn.user_input)}")
         for step in turn.steps:
-            _print_step(console, step)
+            _print_step(console, step, show_version=version is None)
         if turn.agent_output is not None:
             console.print(f"[cyan]agent:[/cyan] {escape(turn.agent_output)}")
 
 
-def _print_step(console: Console, step: Step) -> None:
+def _print_step(console: Console, step: Step, show_version: bool) -> None:
     header = f"  [{step.kind}] {step.name or step.id}  {_timing(step)}"
+    if show_version and step.agent_version is not None:
+        header += f"  agent {step.agent_version}"
     if step.status == "error":
         header += f"  error: {step.error or ''}"
     console.print(escape(header), style="dim" if step.kind == "other" else None)
@@ -149,10 +152,11 @@ def _print_step(console: Console, step: Step) -> None:
 
 def print_unit(console: Console, unit: Unit) -> None:
     """A unit: where it comes from, the request as the model saw it, and the golden answer."""
+    version = f" · agent {escape(unit.agent_version)}" if unit.agent_version else ""
     console.print(
         f"[bold]unit {unit.unit_id}[/bold] · {unit.kind} · session "
         f"{escape(unit.session_id)} turn {unit.turn_index} node "
-        f"{escape(unit.node or '—')}"
+        f"{escape(unit.node or '—')}{version}"
     )
     _print_request(console, unit.request)
     console.rule("golden (production's answer)")

@@ -6,6 +6,8 @@ dialects and the same session builder as for OTLP apply. Langfuse moves the mess
 out of the attributes into the observation's ``input``/``output``; they are put back under the
 GenAI attribute names (both the GenAI ``parts`` form and OpenAI chat messages are accepted),
 and ``model``, ``usageDetails`` and ``modelParameters`` fill what the attributes lack.
+The observation's ``version``, else the trace's ``version``, else the trace's ``release``, is the
+agent version of a step whose attributes name none.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import orjson
 from agent_backtest.errors import InputError, RecordError
 from agent_backtest.formats.base import ReadOptions, SkipLog
 from agent_backtest.formats.jsonio import is_json_lines, iter_json_lines, load_json
-from agent_backtest.formats.spans import Span, build_session, group_spans
+from agent_backtest.formats.spans import Span, build_session, group_spans, version_text
 from agent_backtest.trace import Session, ToolExecution, parse_arguments
 from agent_backtest.trace.models import StepKind
 
@@ -148,6 +150,7 @@ def observation_span(raw: Any, trace: dict[str, Any], location: str) -> Span:
         ),
         scope=_scope_name(metadata.get("scope")),
         kind_hint=kind,
+        version=_version(raw, trace),
     )
     if kind == "llm":
         span.consumed = frozenset(_fill_generation(attributes, raw))
@@ -155,6 +158,16 @@ def observation_span(raw: Any, trace: dict[str, Any], location: str) -> Span:
         span.consumed = frozenset(_fill_tool(attributes, raw))
         span.fallback = lambda: _tool_fallback(raw)
     return span
+
+
+def _version(raw: dict[str, Any], trace: dict[str, Any]) -> str | None:
+    """The version Langfuse records for an observation: its own, else its trace's version or
+    release (the deploy that served it)."""
+    for value in (raw.get("version"), trace.get("version"), trace.get("release")):
+        version = version_text(value)
+        if version is not None:
+            return version
+    return None
 
 
 def parse_time(value: Any, what: str) -> datetime | None:

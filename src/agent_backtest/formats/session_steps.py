@@ -13,6 +13,8 @@ JSON strings (or objects):
   tool's result → a ``tool`` step.
 - any other type → an ``other`` step that keeps its input and output as attributes.
 
+The agent's ``version`` is recorded once for the session, so it is every step's agent version.
+
 ``tests/fixtures/session_steps/example.json`` is a small example of the format.
 """
 
@@ -86,7 +88,7 @@ def read_session(raw: Any, path: Path, location: str, skips: SkipLog) -> Session
     turns = raw.get("turns", [])
     if not isinstance(turns, list):
         raise RecordError("malformed_session", "turns must be a list")
-    return Session(
+    session = Session(
         id=str(session_id),
         source=SourceRef(file=str(path), format=FORMAT, location=location),
         agent=_agent(raw.get("agent")),
@@ -95,6 +97,10 @@ def read_session(raw: Any, path: Path, location: str, skips: SkipLog) -> Session
             for index, turn in enumerate(turns)
         ],
     )
+    if session.agent is not None:
+        for step in session.steps():
+            step.agent_version = session.agent.version
+    return session
 
 
 def read_turn(raw: Any, index: int, location: str, skips: SkipLog) -> Turn:

@@ -8,6 +8,9 @@ the span alone cannot tell: history kept server-side, instructions recorded on t
 
 A session is every trace that shares a session id (``session.id``/``langfuse.session.id``),
 or a single trace when none is recorded; each trace is one turn.
+
+Each step gets the agent version that ran it (see :func:`agent_version`); the session's agent
+has a version only when all its steps agree on one.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from agent_backtest.trace import (
     Step,
     ToolExecution,
     Turn,
+    common_agent_version,
 )
 from agent_backtest.trace.models import StepKind
 
@@ -39,6 +43,10 @@ SESSION_KEYS = ("session.id", "langfuse.session.id")
 LLM_OPERATIONS = ("chat", "text_completion", "generate_content")
 AGENT_OPERATIONS = ("invoke_agent", "create_agent")
 AGENT_NAME_KEYS = ("gen_ai.agent.name", "agent.name")
+AGENT_VERSION_KEY = "gen_ai.agent.version"
+# OpenLLMetry (Traceloop) records a version on the span of a decorated entity; on an agent's
+# span that is the agent's version. OpenInference has no agent version attribute.
+TRACELOOP_KIND_KEY, TRACELOOP_VERSION_KEY = "traceloop.span.kind", "traceloop.entity.version"
 
 Fallback = Callable[[], LLMCall | ToolExecution | None]
 
@@ -76,6 +84,9 @@ class Span:
     """A session id the source records outside the attributes (Langfuse ``trace.sessionId``)."""
     kind_hint: StepKind | None = None
     """The step kind when the source says it outright (Langfuse observation type)."""
+    version: str | None = None
+    """A version the source records outside the attributes (Langfuse's observation version,
+    else its trace's version, else its release)."""
     fallback: Fallback | None = None
     """Builds the LLM call or tool execution when no attribute dialect recognises the span."""
     consumed: frozenset[str] = frozenset()
@@ -144,10 +155,42 @@ def build_session(
     return Session(
         id=key,
         source=SourceRef(file=file, format=format, location=spans[0].location),
-        agent=_agent_info(spans),
+        agent=_agent_info(spans, [step for turn in turns for step in turn.steps]),
         turns=turns,
         metadata=_metadata(ordered),
     )
+
+
+def agent_version(span: Span, by_id: dict[str, Span]) -> str | None:
+    """The version of the agent that ran a span, as recorded; None when nothing records one.
+
+    Most specific first: ``gen_ai.agent.version`` on the span or the nearest span around it that
+    has one (OpenLLMetry: ``traceloop.entity.version`` of an agent span), then the version the
+    source records for the span itself (Langfuse), then the ``service.version`` of the resource
+    that emitted it.
+    """
+    for candidate in (span, *_ancestors(span, by_id)):
+        version = _declared_agent_version(candidate.attributes)
+        if version is not None:
+            return version
+    return span.version or version_text(span.resource_attributes.get("service.version"))
+
+
+def _declared_agent_version(attributes: dict[str, Any]) -> str | None:
+    """The agent version a span's own attributes state, if any."""
+    version = version_text(attributes.get(AGENT_VERSION_KEY))
+    if version is None and attributes.get(TRACELOOP_KIND_KEY) == "agent":
+        version = version_text(attributes.get(TRACELOOP_VERSION_KEY))
+    return version
+
+
+def version_text(value: Any) -> str | None:
+    """A recorded version as text: a non-empty string, or an integer (OpenLLMetry's are)."""
+    if isinstance(value, str):
+        return value or None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return None
 
 
 def clean_attributes(attributes: dict[str, Any], drop: Iterable[str] = ()) -> dict[str, Any]:
@@ -231,6 +274,7 @@ def _step(span: Span, by_id: dict[str, Span], history: _History) -> Step:
         ended_at=span.ended_at,
         status=span.status if span.status in ("ok", "error") else None,
         error=_error_text(span),
+        agent_version=agent_version(span, by_id),
         llm=llm,
         tool=tool,
         attributes=clean_attributes(span.attributes, consumed),
@@ -386,16 +430,15 @@ def _turn(index: int, steps: list[Step]) -> Turn:
     )
 
 
-def _agent_info(spans: list[Span]) -> AgentInfo | None:
-    """The agent, from the agent name attributes or the service resource."""
+def _agent_info(spans: list[Span], steps: list[Step]) -> AgentInfo | None:
+    """The agent, from the agent name attributes or the service resource, and the version its
+    steps agree on."""
     keys = (*AGENT_NAME_KEYS, "gen_ai.agent.id")
     name = next((value for span in spans if (value := _first_str(span.attributes, keys))), None)
-    resource = spans[0].resource_attributes
-    service = resource.get("service.name")
+    service = spans[0].resource_attributes.get("service.name")
     if name is None and isinstance(service, str) and not service.startswith("unknown_service"):
         name = service
-    version = resource.get("service.version")
-    version = version if isinstance(version, str) else None
+    version = common_agent_version(steps)
     if name is None and version is None:
         return None
     return AgentInfo(name=name, version=version)

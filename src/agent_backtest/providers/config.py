@@ -200,14 +200,16 @@ class ModelConfig(BaseModel):
         return key
 
 
+def user_config_path() -> Path:
+    """Where the user's own abt.toml lives (whether or not it exists)."""
+    return Path(platformdirs.user_config_dir("agent-backtest")) / "abt.toml"
+
+
 def config_path(explicit: Path | None) -> Path | None:
     """The config file in effect, or None for the built-in defaults."""
     if explicit is not None:
         return explicit
-    for candidate in (
-        Path("abt.toml"),
-        Path(platformdirs.user_config_dir("agent-backtest")) / "abt.toml",
-    ):
+    for candidate in (Path("abt.toml"), user_config_path()):
         if candidate.is_file():
             return candidate
     return None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,7 +32,7 @@ from agent_backtest.runs.manifest import (
     describe_input,
 )
 from agent_backtest.trace import dump_record
-from agent_backtest.units import Selection, Unit
+from agent_backtest.units import Selection
 from agent_backtest.units.source import UnitSource
 
 JUDGE_ROLES = ("judge", "fallback_judge")
@@ -148,12 +148,11 @@ def _scan(
     coverage = PatchCoverage(patch) if patch is not None else None
     candidates: set[ModelRef] = set()
     sessions: set[str] = set()
-    seen: set[str] = set()  # every session the input held, to count the excluded ones met
     count = 0
     fd, name = tempfile.mkstemp(prefix="abt-units-", suffix=".jsonl")  # mode 0600
     try:
         with os.fdopen(fd, "wb") as handle:
-            for unit in selection.apply(_noting_sessions(source, seen)):
+            for unit in selection.apply(source):
                 handle.write(dump_record(unit) + b"\n")
                 count += 1
                 sessions.add(unit.session_id)
@@ -171,7 +170,7 @@ def _scan(
     except BaseException:
         Path(name).unlink(missing_ok=True)
         raise
-    _record_selection(settings, selection, seen)
+    _record_selection(settings, selection, source)
     return ReplayPlan(
         directory=directory,
         settings=settings,
@@ -189,21 +188,14 @@ def _scan(
     )
 
 
-def _noting_sessions(units: Iterable[Unit], seen: set[str]) -> Iterator[Unit]:
-    for unit in units:
-        seen.add(unit.session_id)
-        yield unit
-
-
-def _record_selection(settings: ReplaySettings, selection: Selection, seen: set[str]) -> None:
+def _record_selection(settings: ReplaySettings, selection: Selection, source: UnitSource) -> None:
     """What the selection left out, in the settings run.json records."""
     settings.selection.dropped = dict(sorted(selection.dropped.items()))
-    if settings.selection.excluded is not None:
-        excluded = selection.excluded_sessions
+    settings.selection.reclassified = source.reclassified
+    exclusion = selection.exclusion()
+    if exclusion is not None:
         settings.selection.excluded = ExclusionRecord(
-            file=settings.selection.excluded.file,
-            sessions=len(excluded),
-            matched=len(excluded & seen),
+            file=exclusion.file, sessions=exclusion.sessions, matched=exclusion.matched
         )
 
 

@@ -17,6 +17,7 @@ from agent_backtest.trace.models import (
     ToolExecution,
     Turn,
     Usage,
+    common_agent_version,
 )
 from agent_backtest.trace.serialize import canonical_json, dump_record, sha256_of
 
@@ -37,6 +38,7 @@ __all__ = [
     "Turn",
     "Usage",
     "canonical_json",
+    "common_agent_version",
     "dump_record",
     "parse_arguments",
     "sha256_of",

@@ -7,6 +7,7 @@ a missing time, token count or status is never turned into zero.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, Literal
 
@@ -173,6 +174,11 @@ class Step(Record):
     ended_at: datetime | None = Field(default=None, description="UTC end; None if missing.")
     status: StepStatus | None = Field(default=None, description="None when not recorded.")
     error: str | None = Field(default=None, description="Error message when status is error.")
+    agent_version: str | None = Field(
+        default=None,
+        description="The version of the agent that ran this step, as the trace recorded it; "
+        "kept per step because a session can span a deploy. None when not recorded.",
+    )
     llm: LLMCall | None = None
     tool: ToolExecution | None = None
     attributes: dict[str, Any] = Field(
@@ -202,7 +208,11 @@ class AgentInfo(Record):
     """The agent that produced a session, as far as the trace says."""
 
     name: str | None = None
-    version: str | None = None
+    version: str | None = Field(
+        default=None,
+        description="The agent version of the whole session: set only when every step records "
+        "the same one (see Step.agent_version).",
+    )
 
 
 class Session(Record):
@@ -220,3 +230,15 @@ class Session(Record):
     def steps(self) -> list[Step]:
         """Every step of every turn, in order."""
         return [step for turn in self.turns for step in turn.steps]
+
+
+def common_agent_version(steps: Iterable[Step]) -> str | None:
+    """The agent version of a session: the one every step records, else None.
+
+    A step without a version, or two steps with different ones (a session across a deploy),
+    leaves the session without one; its steps keep theirs.
+    """
+    versions = {step.agent_version for step in steps}
+    if len(versions) != 1:
+        return None
+    return versions.pop()

@@ -18,6 +18,7 @@ from agent_backtest.errors import InputError
 
 DEFAULT_ROUTING_PREFIXES = ("go_to_", "transfer_to_", "route_to_")
 DEFAULT_END_SESSION_TOOLS = ("__end_session_action__", "end_session", "end_conversation")
+ROUTER_RULES = frozenset({"router_nodes", "routing_tool_prefixes", "end_session_tools"})
 
 
 class AgentConfig(BaseModel):
@@ -55,6 +56,10 @@ class AgentConfig(BaseModel):
     def is_routing_tool(self, name: str) -> bool:
         """True for a tool that hands the conversation to another node or ends it."""
         return name in self.end_session_tools or name.startswith(tuple(self.routing_tool_prefixes))
+
+    def sets_router_rules(self) -> bool:
+        """True when a router rule was given (file or ``--router-nodes``), not only defaulted."""
+        return bool(ROUTER_RULES & self.model_fields_set)
 
 
 def load_agent_config(path: Path) -> AgentConfig:

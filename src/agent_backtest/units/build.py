@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from agent_backtest.trace import LLMRequest, Session, Step
@@ -34,13 +34,31 @@ def units_from_session(session: Session, config: AgentConfig) -> Iterator[Unit |
 
 
 def classify(node: str | None, request: LLMRequest, config: AgentConfig) -> UnitKind:
-    """router when the node is a router node or every offered tool routes; else action."""
+    """router when the node is a router node or every offered tool routes; else action.
+
+    The one rule for a fresh unit and for a unit read back from a units file (:func:`reclassify`).
+    """
     if node is not None and node in config.router_nodes:
         return "router"
     tools = request.tools or []
     if tools and all(config.is_routing_tool(tool.name) for tool in tools):
         return "router"
     return "action"
+
+
+def reclassify(units: Iterable[Unit], config: AgentConfig) -> Iterator[Unit]:
+    """Units read back from a units file, with their kind recomputed under the config's rules.
+
+    Only when the config sets router rules: otherwise each unit keeps the kind it was written
+    with, since the rules that made it (an earlier ``--router-nodes``, say) are not known here.
+    The units are changed in place as they pass.
+    """
+    if not config.sets_router_rules():
+        yield from units
+        return
+    for unit in units:
+        unit.kind = classify(unit.node, unit.request, config)
+        yield unit
 
 
 def _unusable(step: Step) -> tuple[str, str] | None:
@@ -66,6 +84,7 @@ def _unit(session: Session, turn_index: int, step: Step, config: AgentConfig) ->
         golden=call.response,
         recorded_model=call.response.model or call.request.model,
         provider=call.provider,
+        agent_version=step.agent_version or (session.agent.version if session.agent else None),
         reconstructed=call.reconstructed,
         tools_missing=call.request.tools is None,
         tools_supplied=call.tools_supplied,

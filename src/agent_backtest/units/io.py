@@ -18,6 +18,8 @@ def is_units_file(path: Path) -> bool:
     try:
         with path.open("rb") as handle:
             return f'"{UNIT_SCHEMA}"'.encode() in handle.readline()
+    except (FileNotFoundError, IsADirectoryError):
+        return False  # not a units file: the trace readers say what is wrong with it
     except OSError as exc:
         raise InputError(path, None, f"cannot open: {exc.strerror}") from None
 

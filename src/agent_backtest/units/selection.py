@@ -1,4 +1,5 @@
-"""Choosing which units to replay: by kind, node, model, split, excluded sessions and a limit."""
+"""Choosing which units to replay: by kind, node, model, agent version, split, excluded sessions
+and a limit."""
 
 from __future__ import annotations
 
@@ -6,15 +7,21 @@ import hashlib
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Literal
 
-import orjson
-
-from agent_backtest.errors import InputError
+from agent_backtest.units.exclusions import ExcludedSessions
 from agent_backtest.units.model import Split, Unit
 
 DEFAULT_SPLIT_SALT = "abt-split-1"
+
+
+@dataclass(frozen=True)
+class ExclusionSummary:
+    """What an exclusion file did: how many sessions it names, how many the input held."""
+
+    file: str
+    sessions: int
+    matched: int
 
 
 @dataclass
@@ -24,15 +31,19 @@ class Selection:
     steps: Literal["router", "action", "all"] = "all"
     nodes: frozenset[str] = frozenset()
     models: frozenset[str] = frozenset()
+    agent_versions: frozenset[str] = frozenset()
+    """Keep only units served by one of these agent versions (as their traces recorded it)."""
     val_fraction: float | None = None
     split_salt: str = DEFAULT_SPLIT_SALT
     split: Literal["test", "val", "all"] = "all"
-    excluded_sessions: frozenset[str] = frozenset()
+    excluded_sessions: ExcludedSessions | None = None
     limit: int | None = None
     per_session: int | None = None
     """Keep at most this many units of each session (the first ones): a slice across sessions."""
     dropped: Counter[str] = field(default_factory=Counter)
     """Units left out, by the filter that left them out."""
+    excluded_met: set[str] = field(default_factory=set)
+    """The excluded sessions met in the input so far."""
 
     def __post_init__(self) -> None:
         if self.val_fraction is not None and not 0.0 <= self.val_fraction <= 1.0:
@@ -61,8 +72,17 @@ class Selection:
             kept += 1
             yield unit
 
+    def exclusion(self) -> ExclusionSummary | None:
+        """The exclusion file, how many sessions it names and how many of them were met."""
+        if self.excluded_sessions is None:
+            return None
+        return ExclusionSummary(
+            self.excluded_sessions.file, len(self.excluded_sessions.ids), len(self.excluded_met)
+        )
+
     def _reject(self, unit: Unit) -> str | None:
-        if unit.session_id in self.excluded_sessions:
+        if self.excluded_sessions is not None and unit.session_id in self.excluded_sessions.ids:
+            self.excluded_met.add(unit.session_id)
             return "excluded_session"
         if self.steps != "all" and unit.kind != self.steps:
             return "other_kind"
@@ -70,6 +90,8 @@ class Selection:
             return "other_node"
         if self.models and unit.recorded_model not in self.models:
             return "other_model"
+        if self.agent_versions and unit.agent_version not in self.agent_versions:
+            return "other_agent_version" if unit.agent_version else "agent_version_not_recorded"
         if self.split != "all" and unit.split != self.split:
             return "other_split"
         return None
@@ -83,45 +105,3 @@ def split_of(session_id: str, val_fraction: float, salt: str) -> Split:
     digest = hashlib.sha256(f"{salt}\x1f{session_id}".encode()).digest()
     position = int.from_bytes(digest[:8], "big") / 2**64
     return "val" if position < val_fraction else "test"
-
-
-def read_session_ids(path: Path) -> frozenset[str]:
-    """Session ids from a file of ids (one per line), a units/sessions JSONL, or a run directory.
-
-    A run directory contributes the sessions of its ``units.jsonl``.
-    """
-    if path.is_dir():
-        path = path / "units.jsonl"
-    try:
-        lines = path.read_bytes().splitlines()
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read the excluded sessions: {exc.strerror}") from None
-    ids = set()
-    for number, line in enumerate(lines, start=1):
-        text = line.strip()
-        if not text or text.startswith(b"#"):
-            continue
-        if text.startswith(b"{"):
-            ids.add(_session_id_of_record(path, number, text))
-        else:
-            ids.add(text.decode("utf-8", errors="replace"))
-    return frozenset(ids)
-
-
-def _session_id_of_record(path: Path, number: int, text: bytes) -> str:
-    try:
-        record = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        raise InputError(path, f"line {number}", "not valid JSON") from None
-    if isinstance(record, dict):
-        if isinstance(record.get("session_id"), str):
-            return record["session_id"]
-        if str(record.get("schema", "")).startswith("abt.session/") and isinstance(
-            record.get("id"), str
-        ):
-            return record["id"]
-    raise InputError(
-        path,
-        f"line {number}",
-        "a JSON line needs a session_id (a units or results file) or an id (a sessions file)",
-    )

@@ -1,5 +1,6 @@
-"""The units of a run's inputs: a units file as it is, or traces in any format made into units,
-counted per input as they pass so a caller can say what the readers could not use."""
+"""The units of a run's inputs: a units file (its kinds recomputed when router rules are given),
+or traces in any format made into units, counted per input as they pass so a caller can say
+what the readers could not use."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from agent_backtest.formats import InputSummary, ReadOptions, SessionStream
+from agent_backtest.trace import Session
 from agent_backtest.units.agent_config import AgentConfig
-from agent_backtest.units.build import UnitSkip, units_from_session
+from agent_backtest.units.build import UnitSkip, reclassify, units_from_session
 from agent_backtest.units.io import is_units_file, read_units_file
 from agent_backtest.units.model import Unit
 
@@ -35,17 +37,28 @@ class UnitSource:
 
     def __iter__(self) -> Iterator[Unit]:
         if self.from_units_file:
-            yield from read_units_file(self.inputs[0])
+            file = str(self.inputs[0])
+            for unit in reclassify(read_units_file(self.inputs[0]), self.agent):
+                self.units[file][unit.kind] += 1
+                yield unit
             return
         self.stream = SessionStream(self.inputs, self.options, format=self.format)
         for session in self.stream:
-            file = self.stream.summaries[-1].file
-            for item in units_from_session(session, self.agent):
-                if isinstance(item, UnitSkip):
-                    self.skips[file][item.reason] += 1
-                else:
-                    self.units[file][item.kind] += 1
-                    yield item
+            yield from self.units_of(self.stream.summaries[-1].file, session)
+
+    def units_of(self, file: str, session: Session) -> Iterator[Unit]:
+        """The units of one session of ``file``, counted as they pass."""
+        for item in units_from_session(session, self.agent):
+            if isinstance(item, UnitSkip):
+                self.skips[file][item.reason] += 1
+            else:
+                self.units[file][item.kind] += 1
+                yield item
+
+    @property
+    def reclassified(self) -> bool:
+        """True when units read back from a units file get their kind from the given rules."""
+        return self.from_units_file and self.agent.sets_router_rules()
 
     @property
     def summaries(self) -> list[InputSummary]:
