@@ -23,3 +23,13 @@ def tau_trajectories() -> Path:
 def tau_tools() -> Path:
     """The 14 airline tool definitions of those trajectories."""
     return TAU_TOOLS
+
+
+@pytest.fixture(autouse=True)
+def private_user_dirs(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The user's cache and config directories are a temporary folder in every test."""
+    home = tmp_path_factory.mktemp("user")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))

@@ -1,0 +1,64 @@
+"""agent-backtest: what a change to an LLM agent would have done on its recorded traces.
+
+The jobs are functions (``replay``, ``resume``, ``score``, ``report``, ``compare``, ``gate``,
+``profile``, ``read_sessions``, ``build_units``) with their option groups and :class:`Run`, a run
+directory opened for reading. They are imported on first use, so ``import agent_backtest`` and
+the command line stay quick to start.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent_backtest.api import (
+        AgentOptions,
+        CallOptions,
+        JudgeOptions,
+        ReadingOptions,
+        SelectionOptions,
+        build_units,
+        compare,
+        gate,
+        read_sessions,
+        replay,
+        report,
+        resume,
+        score,
+    )
+    from agent_backtest.errors import InputError, UserError
+    from agent_backtest.runs.run import Run
+
+__all__ = [
+    "AgentOptions",
+    "CallOptions",
+    "InputError",
+    "JudgeOptions",
+    "ReadingOptions",
+    "Run",
+    "SelectionOptions",
+    "UserError",
+    "build_units",
+    "compare",
+    "gate",
+    "read_sessions",
+    "replay",
+    "report",
+    "resume",
+    "score",
+]
+# Where each name lives; the rest of __all__ is the API's.
+_HOMES = {
+    "InputError": "agent_backtest.errors",
+    "UserError": "agent_backtest.errors",
+    "Run": "agent_backtest.runs.run",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        raise AttributeError(f"module 'agent_backtest' has no attribute {name!r}")
+    value = getattr(import_module(_HOMES.get(name, "agent_backtest.api")), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value

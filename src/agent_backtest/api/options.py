@@ -35,6 +35,10 @@ def _path(value: PathLike | None) -> Path | None:
     return Path(value) if value is not None else None
 
 
+def _text(value: PathLike | None) -> str | None:
+    return str(value) if value is not None else None
+
+
 @dataclass
 class ReadingOptions:
     """How trace inputs are read."""
@@ -204,7 +208,7 @@ class CallOptions:
             max_retries=self.max_retries,
             base_url=self.base_url,
             cache=None if self.cache else False,
-            cache_dir=str(self.cache_dir) if self.cache_dir is not None else None,
+            cache_dir=_text(self.cache_dir),
         )
 
     def overrides(self) -> dict[str, object]:
@@ -232,15 +236,21 @@ class JudgeOptions:
     exact_strings: bool = False
     """Compare string arguments exactly (no case, whitespace or punctuation normalisation)."""
 
-    def roles(self, config: ModelConfig) -> dict[str, ModelRole]:
-        """The judge roles asked for (none without a judge, whatever the config says)."""
+    def roles(
+        self, config: ModelConfig, cache: bool = True, cache_dir: PathLike | None = None
+    ) -> dict[str, ModelRole]:
+        """The judge roles asked for (none without a judge, whatever the config says); a run's
+        ``cache`` and ``cache_dir`` apply to its judges too."""
         if self.fallback_judge and not self.judge:
             raise UserError("a fallback judge needs a judge: name --judge too", "fallback_judge")
         if self.judge_repeats < 1:
             raise UserError(f"must be at least 1, got {self.judge_repeats}", "judge_repeats")
+        caching = {"cache": None if cache else False, "cache_dir": _text(cache_dir)}
         roles = {}
         if self.judge:
-            roles["judge"] = resolve_role("judge", config, self.judge)
+            roles["judge"] = resolve_role("judge", config, self.judge, **caching)
         if self.fallback_judge:
-            roles["fallback_judge"] = resolve_role("fallback_judge", config, self.fallback_judge)
+            roles["fallback_judge"] = resolve_role(
+                "fallback_judge", config, self.fallback_judge, **caching
+            )
         return roles

@@ -85,7 +85,7 @@ def replay(
     judging = judging or JudgeOptions()
     config = load_model_config(Path(config_file) if config_file else None)
     roles = {"candidate": calls.role("candidate", model, config)}
-    roles |= judging.roles(config) if score else {}
+    roles |= judging.roles(config, calls.cache, calls.cache_dir) if score else {}
     settings = ReplaySettings(
         roles=roles,
         k=k,
