@@ -75,6 +75,7 @@ def build_run(
     answer: Callable[[Unit], Answer],
     model: str = "mock/candidate",
     k: int = 1,
+    labels: dict[str, str] | None = None,
 ) -> Path:
     """A scored run directory whose candidate gave ``answer(unit)`` on every repeat."""
     directory = RunDirectory(path)
@@ -84,6 +85,7 @@ def build_run(
     manifest = RunManifest(
         command="replay",
         config={"model": model, "k": k, "seed": 0},
+        labels=labels or {},
         code_version="test",
         created_at=moment,
         updated_at=moment,

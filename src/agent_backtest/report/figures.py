@@ -25,7 +25,8 @@ def interval(estimate: MeanEstimate) -> str:
 
 def rate_with_count(estimate: MeanEstimate) -> str:
     """``0.912 [0.880, 0.940] (n 120, 12 sessions)``: a rate that rests on few answers shows it."""
-    return f"{rate(estimate)} (n {estimate.n}, {estimate.sessions} sessions)"
+    sessions = f"{estimate.sessions} session{'' if estimate.sessions == 1 else 's'}"
+    return f"{rate(estimate)} (n {estimate.n}, {sessions})"
 
 
 def signed(estimate: MeanEstimate | None) -> str:

@@ -79,6 +79,7 @@ class Scorer:
             "node": unit.node,
             "kind": unit.kind,
             "split": unit.split,
+            "agent_version": unit.agent_version,
             "model": result.model,
             "golden_tool": _first_tool(unit.golden.message),
             "scorer": SCORER,
