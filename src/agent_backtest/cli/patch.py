@@ -37,7 +37,6 @@ from agent_backtest.units import (
     DEFAULT_SPLIT_SALT,
 )
 
-COVERAGE_FILE = "patch_coverage.json"
 UNMATCHED_EXIT = 1
 
 patch_app = typer.Typer(
@@ -138,7 +137,7 @@ def cover_run(
     nothing stops the run here (before run.json exists) unless ``allow_unmatched``."""
     coverage = PatchCoverage(patch).add_all(directory.read_units())
     report = coverage.report(patch_file.name, describe_input(patch_file).sha256)
-    path = directory.path / COVERAGE_FILE
+    path = directory.patch_coverage_path
     with private_atomic_writer(path) as handle:
         handle.write(report.to_json())
     print_coverage(console, report)

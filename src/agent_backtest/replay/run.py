@@ -42,8 +42,6 @@ from agent_backtest.runs import (
 )
 from agent_backtest.trace import LLMRequest, LLMResponse
 
-PATCH_FILE = "patch.json"
-
 
 class ReplaySettings(BaseModel):
     """Everything that decides what is sent; stored in run.json as the run's config."""
@@ -135,13 +133,13 @@ def new_manifest(settings: ReplaySettings, inputs: list) -> RunManifest:
 
 def write_run_patch(directory: RunDirectory, patch: Patch) -> None:
     """Keep the run's patch in the run directory (0600), so --resume applies the same ops."""
-    with private_atomic_writer(directory.path / PATCH_FILE) as handle:
+    with private_atomic_writer(directory.patch_path) as handle:
         handle.write(patch.to_json())
 
 
 def load_run_patch(directory: RunDirectory, settings: PatchSettings) -> Patch:
     """The patch a run was started with; its ops must be the ones run.json names."""
-    path = directory.path / PATCH_FILE
+    path = directory.patch_path
     if not path.exists():
         raise InputError(
             path,
