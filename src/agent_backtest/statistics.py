@@ -37,16 +37,6 @@ class Estimate:
     n: int
     clusters: int
 
-    def as_dict(self) -> dict[str, float | int | None]:
-        """Plain data for summary.json."""
-        return {
-            "mean": self.mean,
-            "se": self.se,
-            "ci95": [self.low, self.high] if self.low is not None else None,
-            "n": self.n,
-            "sessions": self.clusters,
-        }
-
 
 def clustered_mean(
     values: Sequence[float],

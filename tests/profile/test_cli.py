@@ -50,7 +50,7 @@ def test_profile_file_is_byte_identical_across_runs(tmp_path: Path) -> None:
     assert run("profile", path, "-o", second)[0] == 0
     assert first.read_bytes() == second.read_bytes()
     profile = json.loads(first.read_text())
-    assert profile["schema"] == "abt.profile/1" and sorted(profile["groups"]) == [
+    assert profile["schema"] == "abt.profile/2" and sorted(profile["groups"]) == [
         "helper@1",
         "helper@2",
     ]

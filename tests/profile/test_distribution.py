@@ -27,10 +27,10 @@ def test_percentiles_are_values_of_the_data(values: list[int]) -> None:
     distribution = Distribution("calls", integral=True)
     for value in values:
         distribution.add(value)
-    figures = distribution.to_dict()
-    assert figures["p50"] in values and figures["p95"] in values
-    assert figures["p50"] <= figures["p95"] <= figures["max"] == max(values)
-    assert figures["total"] == sum(values)
+    figures = distribution.figure()
+    assert figures.p50 in values and figures.p95 in values
+    assert figures.p50 <= figures.p95 <= figures.max == max(values)
+    assert figures.total == sum(values)
 
 
 def test_missing_value_makes_total_null_with_observed_total_beside() -> None:
@@ -40,7 +40,7 @@ def test_missing_value_makes_total_null_with_observed_total_beside() -> None:
     tally.lack("have no end time")
     tally.lack("have no end time")
     tally.lack("have no start time")
-    assert tally.to_dict() == {
+    assert tally.figure().model_dump() == {
         "count": 2,
         "missing": 3,
         "total": None,
@@ -51,9 +51,9 @@ def test_missing_value_makes_total_null_with_observed_total_beside() -> None:
 
 
 def test_empty_distribution_is_unavailable_with_a_reason() -> None:
-    figures = Distribution("LLM calls").to_dict()
-    assert figures["available"] is False and figures["reason"] == "no LLM calls"
-    assert figures["p50"] is None and figures["max"] is None
+    figures = Distribution("LLM calls").figure()
+    assert figures.available is False and figures.reason == "no LLM calls"
+    assert figures.p50 is None and figures.max is None
 
 
 def test_overlap_touching_chained_and_nested_intervals() -> None:

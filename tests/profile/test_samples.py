@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from agent_backtest.formats import ReadOptions, SkipLog
 from agent_backtest.profile import Profiler
+from agent_backtest.runs.profile import Profile
 from tests.conftest import FIXTURES
 
 from .test_cli import run
@@ -19,7 +19,7 @@ LANGFUSE = FIXTURES / "traces" / "microsoft-agent-2025-12-17.trace.json"
 OTLP = FIXTURES / "traces" / "otlp_canonical_trace.json"
 
 
-def profile_with(reader_name: str, path: Path, group_by: str = "agent") -> dict[str, Any]:
+def profile_with(reader_name: str, path: Path, group_by: str = "agent") -> Profile:
     """Profile a file through one reader (read directly: the reader may not be registered yet)."""
     reader = pytest.importorskip(f"agent_backtest.formats.{reader_name}")
     profiler = Profiler(group_by)
@@ -29,32 +29,32 @@ def profile_with(reader_name: str, path: Path, group_by: str = "agent") -> dict[
 
 
 def test_langfuse_export_times_gaps_and_tokens() -> None:
-    [group] = profile_with("langfuse", LANGFUSE)["groups"].values()
+    [group] = profile_with("langfuse", LANGFUSE).groups.values()
     # invoke_agent 37.258–41.622; chat 37.260–40.549; get_weather 40.551–40.551;
     # chat 40.555–41.620 (seconds past 09:37)
-    llm = group["time"]["llm_service_ms"]["all"]
-    assert (llm["count"], llm["total"], llm["p50"], llm["max"]) == (2, 4354.0, 1065.0, 3289.0)
-    assert group["time"]["tool_service_ms"]["by_tool"]["get_weather"]["total"] == 0.0
-    gaps = group["time"]["gap_ms"]
-    assert gaps["by_transition"]["llm_to_tool"]["total"] == 2.0
-    assert gaps["by_transition"]["tool_to_llm"]["total"] == 4.0
-    assert gaps["within_turns"]["total"] == 6.0
-    assert group["time"]["session_span_ms"]["total"] == 4364.0
-    tokens = group["tokens"]["by_model"]["gpt-5-mini-2025-08-07"]
-    assert (tokens["input"]["total"], tokens["output"]["total"]) == (77 + 216, 86 + 20)
-    assert group["calls"]["tool"]["by_tool"] == {"get_weather": 1}
+    llm = group.time.llm_service_ms.all
+    assert (llm.count, llm.total, llm.p50, llm.max) == (2, 4354.0, 1065.0, 3289.0)
+    assert group.time.tool_service_ms.by_tool["get_weather"].total == 0.0
+    gaps = group.time.gap_ms
+    assert gaps.by_transition["llm_to_tool"].total == 2.0
+    assert gaps.by_transition["tool_to_llm"].total == 4.0
+    assert gaps.within_turns.total == 6.0
+    assert group.time.session_span_ms.total == 4364.0
+    tokens = group.tokens.by_model["gpt-5-mini-2025-08-07"]
+    assert (tokens.input.total, tokens.output.total) == (77 + 216, 86 + 20)
+    assert group.calls.tool.by_tool == {"get_weather": 1}
     # the export records no span status: every call's outcome is unknown, and says so
-    assert group["calls"]["tool"]["by_status"]["timeout_or_unknown"] == 1
-    assert group["failures"]["available"] is False
-    assert group["calls"]["tool"]["parallel"]["overlapping_calls"]["total"] == 0
+    assert group.calls.tool.by_status.timeout_or_unknown == 1
+    assert group.failures.available is False
+    assert group.calls.tool.parallel.overlapping_calls.total == 0
 
 
 def test_otlp_sample_has_a_span_but_no_calls() -> None:
-    [group] = profile_with("otlp", OTLP)["groups"].values()
-    assert group["sessions"] == 1
-    assert group["calls"]["llm"]["total"] == 0 and group["calls"]["tool"]["total"] == 0
-    assert group["time"]["session_span_ms"]["total"] == 1000.0
-    assert group["time"]["llm_service_ms"]["all"]["reason"] == "no LLM calls"
+    [group] = profile_with("otlp", OTLP).groups.values()
+    assert group.sessions == 1
+    assert group.calls.llm.total == 0 and group.calls.tool.total == 0
+    assert group.time.session_span_ms.total == 1000.0
+    assert group.time.llm_service_ms.all.reason == "no LLM calls"
 
 
 def tau_tool_calls(path: Path) -> tuple[Counter[str], int, int]:

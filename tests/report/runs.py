@@ -76,6 +76,7 @@ def build_run(
     answer: Callable[[Unit], Answer],
     model: str = "mock/candidate",
     k: int = 1,
+    labels: dict[str, str] | None = None,
 ) -> Path:
     """A scored run directory whose candidate gave ``answer(unit)`` on every repeat."""
     directory = RunDirectory(path)
@@ -84,6 +85,7 @@ def build_run(
     manifest = replay_manifest(
         model,
         k,
+        labels=labels or {},
         finished_at=now(),
         status="completed",
         units=len(units),

@@ -21,6 +21,7 @@ except ImportError:  # the chromium fixture skips (or fails under CI) with the r
 from agent_backtest.cli.app import app
 from agent_backtest.report import write_compare, write_report
 from agent_backtest.report.figures import interval
+from agent_backtest.runs import MeanEstimate
 from tests.report.browser import keep_screenshot, missing_reason
 from tests.report.conftest import HOSTILE_NODE
 from tests.report.runs import PLANTED, build_run, golden, tau_units
@@ -78,7 +79,9 @@ def test_report_page_shows_summary_filters_and_drills_down(
         card = page.locator(f"#headline [data-metric='{key}']")
         assert float(card.get_attribute("data-value")) == estimate["mean"]
         assert card.locator(".mean").inner_text() == f"{estimate['mean']:.3f}"
-        assert card.locator(".interval").inner_text() == interval(estimate)
+        assert card.locator(".interval").inner_text() == interval(
+            MeanEstimate.model_validate(estimate)
+        )
     for key in ("infra_errors", "unscored"):
         card = page.locator(f"#headline [data-metric='{key}']")
         assert card.locator(".mean").inner_text() == str(summary["counts"][key])

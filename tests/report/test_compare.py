@@ -4,12 +4,16 @@ and the ``--max-drop`` bar."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from agent_backtest.cli.app import app
+from agent_backtest.errors import InputError
+from agent_backtest.report import write_compare
+from agent_backtest.runs import RunDirectory
 from agent_backtest.statistics import mcnemar_exact
 from agent_backtest.units import Unit
 from tests.report.runs import build_run, golden, tau_units, timeout, wrong
@@ -151,3 +155,69 @@ def test_compare_of_an_unscored_run_is_a_user_error(units: list[Unit], tmp_path:
     result = runner.invoke(app, ["compare", str(a), str(a)])
     assert result.exit_code == 2
     assert f"is not scored yet: run abt score {a} first" in result.stderr
+
+
+def test_compare_shows_router_agreement_and_both_runs_labels(
+    units: list[Unit], tmp_path: Path
+) -> None:
+    calling = [u for u in units if u.golden.message.tool_calls][:12]
+    routed = [
+        u.model_copy(update={"kind": "router"}) if i % 2 else u for i, u in enumerate(calling)
+    ]
+    routers = [u.unit_id for u in routed if u.kind == "router"]
+    a = build_run(tmp_path / "a", routed, golden, labels={"prompt": "v1"})
+    b = build_run(
+        tmp_path / "b",
+        routed,
+        lambda u: wrong(u) if u.unit_id in routers[:2] else golden(u),
+        labels={"prompt": "v2", "team": "search"},
+    )
+    result = runner.invoke(app, ["compare", str(a), str(b)])
+    assert result.exit_code == 0, result.output
+    compare = json.loads((b / "compare.json").read_text())
+    assert compare["schema"] == "abt.compare/2"
+    assert (compare["a"]["labels"], compare["b"]["labels"]) == (
+        {"prompt": "v1"},
+        {"prompt": "v2", "team": "search"},
+    )
+    topic = compare["topic_agreement"]
+    assert (topic["a"]["n"], topic["a"]["mean"], topic["b"]["mean"]) == (6, 1.0, 4 / 6)
+    assert topic["difference"]["mean"] == pytest.approx(-2 / 6)
+    assert compare["b"]["topic_agreement"]["mean"] == pytest.approx(4 / 6)
+    assert "router agreement (n 6): A 1.000 [" in result.output
+    html = (b / "compare.html").read_text()
+    row = re.search(r'<tr data-row="topic_agreement">(.*?)</tr>', html, re.DOTALL)
+    assert row and "router agreement (n 6, " in row.group(1) and "-0.333 [" in row.group(1)
+    labels = re.search(r'<tr data-fact="labels">(.*?)</tr>', html, re.DOTALL)
+    assert labels and "prompt=v1" in labels.group(1)
+    assert "prompt=v2 · team=search" in labels.group(1)
+    markdown = runner.invoke(app, ["compare", str(a), str(b), "--format", "markdown"]).stdout
+    assert "| router agreement (n 6) | 1.000 [" in markdown
+    assert "Labels: A prompt=v1 · B prompt=v2 · team=search" in markdown
+
+
+def test_compare_without_router_units_shows_no_router_agreement(
+    units: list[Unit], tmp_path: Path
+) -> None:
+    a, b = runs_with_flips(units, tmp_path)
+    result = runner.invoke(app, ["compare", str(a), str(b)])
+    assert result.exit_code == 0
+    assert json.loads((b / "compare.json").read_text())["topic_agreement"]["a"]["n"] == 0
+    assert "router agreement" not in result.output
+    assert "router agreement" not in (b / "compare.html").read_text()
+
+
+def test_comparison_reads_back_and_refuses_another_version(
+    units: list[Unit], tmp_path: Path
+) -> None:
+    a, b = runs_with_flips(units, tmp_path)
+    outcome = write_compare(a, b)
+    directory = RunDirectory(b)
+    assert directory.read_comparison() == outcome.compare
+    data = json.loads(directory.comparison_path.read_text())
+    data["schema"] = "abt.compare/1"
+    directory.comparison_path.write_text(json.dumps(data))
+    with pytest.raises(InputError) as caught:
+        directory.read_comparison()
+    assert caught.value.file == str(directory.comparison_path)
+    assert "compare the runs again" in str(caught.value)

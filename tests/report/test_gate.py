@@ -9,7 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_backtest.cli.app import app
-from agent_backtest.report import gate_run
+from agent_backtest.report.gate import at_least
+from agent_backtest.runs import MeanEstimate
 
 runner = CliRunner()
 
@@ -63,21 +64,13 @@ def test_gate_without_a_bar_is_a_user_error(candidate_run: Path) -> None:
 
 @pytest.mark.parametrize("use_lower_bound", [False, True])
 def test_nothing_scored_never_meets_a_bar(use_lower_bound: bool) -> None:
-    empty = {"mean": None, "se": None, "ci95": None, "n": 0, "sessions": 0}
-    summary = {
-        "overall": {"agreement": empty, "strict": empty},
-        "counts": {"records": 0, "infra_errors": 0},
-    }
-    [check] = gate_run(summary, 0.5, None, None, None, use_lower_bound)
+    empty = MeanEstimate(mean=None, se=None, ci95=None, n=0, sessions=0)
+    check = at_least("agreement", empty, 0.5, use_lower_bound)
     assert not check.met and "nothing scored" in check.why
 
 
 def test_one_session_has_no_interval_to_meet_a_lower_bound_bar() -> None:
-    single = {"mean": 1.0, "se": None, "ci95": None, "n": 5, "sessions": 1}
-    summary = {
-        "overall": {"agreement": single, "strict": single},
-        "counts": {"records": 5, "infra_errors": 0},
-    }
-    assert gate_run(summary, 0.9, None, None, None, False)[0].met
-    [check] = gate_run(summary, 0.9, None, None, None, True)
+    single = MeanEstimate(mean=1.0, se=None, ci95=None, n=5, sessions=1)
+    assert at_least("agreement", single, 0.9, False).met
+    check = at_least("agreement", single, 0.9, True)
     assert not check.met and "no interval" in check.why

@@ -136,3 +136,86 @@ def test_report_of_a_run_that_is_not_scored_is_a_user_error(
     result = runner.invoke(app, ["report", str(run)])
     assert result.exit_code == 2
     assert result.stderr.startswith("abt: error: ") and result.stderr.count("\n") == 1
+
+
+def routed_units(units: list[Unit]) -> list[Unit]:
+    """The first 12 units that call a tool: every other one a router step; the first 6 served
+    by agent version 1.0, the others by 2.0."""
+    calling = [u for u in units if u.golden.message.tool_calls][:12]
+    return [
+        u.model_copy(
+            update={"kind": "action" if i % 2 else "router", "agent_version": f"{1 + i // 6}.0"}
+        )
+        for i, u in enumerate(calling)
+    ]
+
+
+def test_report_shows_router_agreement_labels_and_agent_versions(
+    units40: list[Unit], tmp_path: Path
+) -> None:
+    units = routed_units(units40)
+    run = build_run(
+        tmp_path / "routed",
+        units,
+        lambda u: wrong(u) if u.unit_id == units[0].unit_id else golden(u),
+        labels={"team": "search", "prompt": "=v2"},
+    )
+    summary = json.loads((run / "summary.json").read_text())
+    topic = summary["topic_agreement"]
+    assert (topic["n"], topic["mean"]) == (6, pytest.approx(5 / 6))
+    assert summary["labels"] == {"prompt": "=v2", "team": "search"}
+    assert sorted(summary["by_agent_version"]) == ["1.0", "2.0"]
+    assert summary["by_agent_version"]["1.0"]["agreement"]["n"] == 6
+
+    result = runner.invoke(app, ["report", str(run)])
+    assert result.exit_code == 0, result.output
+    assert "router agreement 0.833 " in result.output and "(n 6, " in result.output
+    html = (run / "report.html").read_text()
+    card = re.search(r'<div class="metric" data-metric="topic_agreement"[^>]*>', html)
+    assert card and repr(5 / 6) in card.group(0)
+    assert "same routing target on 6 router answers" in html
+    table = re.search(r'<table id="by-agent-version">(.*?)</table>', html, re.DOTALL)
+    assert table and 'data-group="1.0"' in table.group(1) and 'data-group="2.0"' in table.group(1)
+    assert "<code>prompt==v2 · team=search</code>" in html
+
+    with (run / "results.csv").open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert list(rows[0])[-2:] == ["label.prompt", "label.team"]
+    # a label that reads like a formula stays text in a spreadsheet
+    assert {(r["label.prompt"], r["label.team"]) for r in rows} == {("'=v2", "search")}
+    assert {r["agent_version"] for r in rows} == {"1.0", "2.0"}
+
+    markdown = runner.invoke(app, ["report", str(run), "--format", "markdown"]).stdout
+    assert "| router agreement | 0.833 [" in markdown and "(n 6, " in markdown
+    assert "| labels | prompt==v2 · team=search |" in markdown
+
+
+def test_report_leaves_out_router_agreement_and_versions_the_run_does_not_have(
+    candidate_run: Path,
+) -> None:
+    assert runner.invoke(app, ["report", str(candidate_run)]).exit_code == 0
+    summary = json.loads((candidate_run / "summary.json").read_text())
+    assert summary["topic_agreement"]["n"] == 0
+    assert list(summary["by_agent_version"]) == ["(not recorded)"]
+    html = (candidate_run / "report.html").read_text()
+    assert 'data-metric="topic_agreement"' not in html and "by-agent-version" not in html
+    assert "<dt>labels</dt>" not in html
+    with (candidate_run / "results.csv").open(newline="", encoding="utf-8") as handle:
+        header = next(csv.reader(handle))
+    assert not any(name.startswith("label.") for name in header)
+
+
+def test_a_summary_this_version_cannot_read_sends_the_user_to_score_again(
+    units40: list[Unit], tmp_path: Path
+) -> None:
+    run = build_run(tmp_path / "old", units40[:2], golden)
+    summary = json.loads((run / "summary.json").read_text())
+    summary["schema"] = "abt.summary/1"
+    del summary["by_agent_version"]
+    (run / "summary.json").write_text(json.dumps(summary))
+    for command in (["report"], ["gate", "--min-agreement", "0.5"], ["compare", str(run)]):
+        result = runner.invoke(app, [command[0], str(run), *command[1:]])
+        assert result.exit_code == 2
+        assert result.stderr.startswith(f"abt: error: {run / 'summary.json'}: not a summary")
+        assert f"score the run again: abt score {run}" in result.stderr
+        assert result.stderr.count("\n") == 1

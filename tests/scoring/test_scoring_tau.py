@@ -160,9 +160,9 @@ def test_perturbed_answers_land_in_their_buckets(units_file: Path, tmp_path: Pat
     # meaning, here by the labelled text similarity since no judge is set.
     prose = [r for r in mismatched if not r["differences"]]
     assert all(r["judged"] and r["judged"][0]["score"] < 0.7 for r in prose)
-    counts: dict[str, Any] = outcome.summary["buckets"]
+    counts: dict[str, Any] = outcome.summary.buckets
     assert sum(counts.values()) == len(units)
-    strict = outcome.summary["overall"]["strict"]["mean"]
+    strict = outcome.summary.overall.strict.mean
     matches = sum(b in ("match",) for b in expected.values())
     text_same = sum(b == "text_match" for b in expected.values())
     assert strict == pytest.approx((matches + text_same) / len(units))

@@ -12,6 +12,7 @@ from rich.console import Console
 from agent_backtest.cli.report import FormatOption, OutputFormat
 from agent_backtest.report import BAR_NOT_MET, compare_markdown, gate_compare, write_compare
 from agent_backtest.report.figures import rate, signed
+from agent_backtest.runs import Comparison
 
 MaxDropOption = Annotated[
     float | None,
@@ -80,25 +81,27 @@ def compare(
         raise typer.Exit(BAR_NOT_MET)
 
 
-def _print_text(console: Console, result: dict) -> None:
-    for warning in result["warnings"]:
+def _print_text(console: Console, result: Comparison) -> None:
+    for warning in result.warnings:
         console.print(f"warning: {warning}", style="yellow", markup=False)
-    for key, label in (("agreement", "agreement"), ("strict", "strict")):
-        figures = result[key]
+    figures = [("agreement", result.agreement), ("strict", result.strict)]
+    topic = result.topic_agreement
+    if topic.a.n:
+        figures.append((f"router agreement (n {topic.a.n})", topic))
+    for label, rates in figures:
         console.print(
-            f"{label}: A {rate(figures['a'])} · B {rate(figures['b'])} · B − A "
-            f"{signed(figures['difference'])}",
+            f"{label}: A {rate(rates.a)} · B {rate(rates.b)} · B − A {signed(rates.difference)}",
             markup=False,
         )
-    test, counts = result["mcnemar"], result["counts"]
+    test, counts = result.mcnemar, result.counts
     console.print(
-        f"{counts['paired']} paired answers, {counts['sessions']} sessions · strict "
-        f"flips: {test['a_right_b_wrong']} right → wrong, {test['a_wrong_b_right']} "
-        f"wrong → right · McNemar exact p = {test['p_value']:.4g}",
+        f"{counts.paired} paired answers, {counts.sessions} sessions · strict "
+        f"flips: {test.a_right_b_wrong} right → wrong, {test.a_wrong_b_right} "
+        f"wrong → right · McNemar exact p = {test.p_value:.4g}",
         markup=False,
     )
     console.print(
-        f"not compared: {counts['only_in_a']} only in A, {counts['only_in_b']} only "
-        f"in B, {counts['not_comparable']} not scored on both sides",
+        f"not compared: {counts.only_in_a} only in A, {counts.only_in_b} only "
+        f"in B, {counts.not_comparable} not scored on both sides",
         markup=False,
     )

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-import orjson
 import typer
 from rich.console import Console
 from rich.table import Table as RichTable
@@ -31,7 +30,8 @@ from agent_backtest.profile import (
 )
 from agent_backtest.profile.cases import RunAnnotation
 from agent_backtest.profile.summary import LEGEND, Table, notes, tables
-from agent_backtest.runs import private_atomic_writer
+from agent_backtest.runs.documents import document_bytes, write_document
+from agent_backtest.runs.profile import InputRead, Profile
 
 LABELS = frozenset({"group", "tool", "model", "figure", "variant"})
 
@@ -119,12 +119,10 @@ def profile(
         summary = stream.summaries[-1]
         profiler.add(session, summary.file, summary.format)
     result = profiler.result([_input(s) for s in stream.summaries])
-    text = orjson.dumps(result, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
     if output:
-        with private_atomic_writer(output) as handle:
-            handle.write(text)
+        write_document(output, result)
     if as_json:
-        typer.echo(text.decode(), nl=False)
+        typer.echo(document_bytes(result).decode(), nl=False)
     elif as_markdown:
         typer.echo(markdown(result), nl=False)
     else:
@@ -145,19 +143,19 @@ def _annotations(paths: list[Path], manifest: Path | None) -> dict[str, RunAnnot
     )
 
 
-def _input(summary: InputSummary) -> dict[str, Any]:
+def _input(summary: InputSummary) -> InputRead:
     """What was read from one input."""
-    return {
-        "file": summary.file,
-        "format": summary.format,
-        "sessions": summary.sessions,
-        "duplicate_sessions": summary.duplicate_sessions,
-        "steps": dict(sorted(summary.steps.items())),
-        "skips": dict(sorted(summary.skips.counts.items())),
-    }
+    return InputRead(
+        file=summary.file,
+        format=summary.format,
+        sessions=summary.sessions,
+        duplicate_sessions=summary.duplicate_sessions,
+        steps=dict(sorted(summary.steps.items())),
+        skips=dict(sorted(summary.skips.counts.items())),
+    )
 
 
-def _print(result: dict[str, Any], output: Path | None) -> None:
+def _print(result: Profile, output: Path | None) -> None:
     """The summary tables and the notes on what is not available."""
     console = Console(highlight=False)
     for table in tables(result):

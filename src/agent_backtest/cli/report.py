@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 
 from agent_backtest.report import report_markdown, write_report
-from agent_backtest.report.figures import rate
+from agent_backtest.report.figures import rate, rate_with_count
 
 
 class OutputFormat(StrEnum):
@@ -48,14 +48,18 @@ def report(run: RunArgument, output_format: FormatOption = OutputFormat.text) ->
         console = Console(highlight=False)
         for warning in outcome.warnings:
             console.print(f"warning: {warning}", style="yellow", markup=False)
-        counts = summary["counts"]
+        counts = summary.counts
         console.print(
-            f"agreement {rate(summary['overall']['agreement'])} · strict "
-            f"{rate(summary['overall']['strict'])} · scored {counts['scored']} of "
-            f"{counts['records']} (unscored {counts['unscored']}, infrastructure "
-            f"errors {counts['infra_errors']})",
+            f"agreement {rate(summary.overall.agreement)} · strict "
+            f"{rate(summary.overall.strict)} · scored {counts.scored} of "
+            f"{counts.records} (unscored {counts.unscored}, infrastructure "
+            f"errors {counts.infra_errors})",
             markup=False,
         )
+        if summary.topic_agreement.n:
+            console.print(
+                f"router agreement {rate_with_count(summary.topic_agreement)}", markup=False
+            )
     Console(stderr=output_format is OutputFormat.markdown, highlight=False).print(
         f"wrote {outcome.csv_path} ({outcome.rows} rows) and {outcome.html_path}", markup=False
     )

@@ -1,4 +1,4 @@
-"""``abt schema``: the JSON Schema of the records the tool reads and writes."""
+"""``abt schema``: the JSON Schema of every record the tool reads and writes."""
 
 from __future__ import annotations
 
@@ -7,19 +7,29 @@ from typing import Annotated
 
 import orjson
 import typer
+from pydantic import BaseModel
 
+from agent_backtest.patch import CoverageReport, Patch
+from agent_backtest.runs import Comparison, ResultRecord, RunManifest, ScoreRecord, Summary
+from agent_backtest.runs.profile import Profile
 from agent_backtest.trace import Session
 from agent_backtest.units import Unit
 
-
-class RecordName(StrEnum):
-    """The persisted records that have a schema."""
-
-    session = "session"
-    unit = "unit"
-
-
-RECORDS = {RecordName.session: Session, RecordName.unit: Unit}
+# Every persisted record by name: sessions JSONL (abt ingest -o), then what a run directory
+# holds (runs.layout names each file's record).
+RECORDS: dict[str, type[BaseModel]] = {
+    "session": Session,
+    "unit": Unit,
+    "run": RunManifest,
+    "result": ResultRecord,
+    "score": ScoreRecord,
+    "summary": Summary,
+    "comparison": Comparison,
+    "profile": Profile,
+    "patch": Patch,
+    "patch_coverage": CoverageReport,
+}
+RecordName = StrEnum("RecordName", {name: name for name in RECORDS})
 
 
 def schema(
@@ -28,14 +38,13 @@ def schema(
         typer.Argument(
             metavar="RECORD",
             help="Print only this record's schema (default: all, keyed by record).",
+            show_default=False,
         ),
     ] = None,
 ) -> None:
-    """Print the JSON Schema of the persisted records (sessions JSONL, units JSONL)."""
+    """Print the JSON Schema of every persisted record (sessions, units, run files)."""
     if record is not None:
-        document = RECORDS[record].model_json_schema(by_alias=True)
+        document = RECORDS[record.value].model_json_schema(by_alias=True)
     else:
-        document = {
-            name.value: model.model_json_schema(by_alias=True) for name, model in RECORDS.items()
-        }
+        document = {name: model.model_json_schema(by_alias=True) for name, model in RECORDS.items()}
     typer.echo(orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode())

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -12,6 +12,8 @@ from rich.table import Table
 from agent_backtest import api
 from agent_backtest.api import AgentOptions, JudgeOptions
 from agent_backtest.cli.flags import with_groups
+from agent_backtest.report.figures import rate
+from agent_backtest.runs import RunDirectory
 from agent_backtest.scoring.run import ScoreOutcome
 
 
@@ -40,47 +42,44 @@ def score(
 def print_outcome(console: Console, run: Path, outcome: ScoreOutcome) -> None:
     """The headline figures, breakdowns, buckets and warnings of a scoring."""
     summary = outcome.summary
-    counts = summary["counts"]
-    for warning in summary["warnings"]:
+    counts = summary.counts
+    for warning in summary.warnings:
         console.print(f"warning: {warning}", style="yellow", markup=False)
-    overall = summary["overall"]
+    overall = summary.overall
     console.print(
-        f"agreement {_rate(overall['agreement'])} · strict {_rate(overall['strict'])}"
-        f" · scored {counts['scored']} of {counts['records']} (unscored "
-        f"{counts['unscored']}, infrastructure errors {counts['infra_errors']}) · "
-        f"{counts['sessions']} sessions",
+        f"agreement {rate(overall.agreement)} · strict {rate(overall.strict)}"
+        f" · scored {counts.scored} of {counts.records} (unscored "
+        f"{counts.unscored}, infrastructure errors {counts.infra_errors}) · "
+        f"{counts.sessions} sessions",
         markup=False,
     )
     table = Table("group", "n", "agreement", "strict", show_edge=False, title_justify="left")
-    for grouping in ("kind", "node", "tool", "split"):
-        for label, figures in summary[f"by_{grouping}"].items():
+    for grouping, groups in (
+        ("kind", summary.by_kind),
+        ("node", summary.by_node),
+        ("tool", summary.by_tool),
+        ("split", summary.by_split),
+    ):
+        for label, figures in groups.items():
             table.add_row(
                 f"{grouping} {label}",
-                str(figures["agreement"]["n"]),
-                _rate(figures["agreement"]),
-                _rate(figures["strict"]),
+                str(figures.agreement.n),
+                rate(figures.agreement),
+                rate(figures.strict),
             )
     console.print(table)
-    buckets = " · ".join(f"{name} {n}" for name, n in summary["buckets"].items())
+    buckets = " · ".join(f"{name} {n}" for name, n in summary.buckets.items())
     console.print(f"buckets: {buckets or 'none'}", markup=False)
-    if counts["infra_errors_by_kind"]:
-        errors = " · ".join(f"{k} {v}" for k, v in counts["infra_errors_by_kind"].items())
+    if counts.infra_errors_by_kind:
+        errors = " · ".join(f"{k} {v}" for k, v in counts.infra_errors_by_kind.items())
         console.print(f"infrastructure errors (not scored): {errors}", markup=False)
-    if summary["methods"].get("text_similarity"):
+    if summary.methods.get("text_similarity"):
         console.print(
             "text answers were compared by token overlap (text_similarity), not "
             "judged: pass --judge MODEL for verdicts",
             markup=False,
         )
-    for name in outcome.kept_earlier:
-        console.print(f"earlier scoring kept as {run / name}", markup=False)
-    console.print(f"wrote {run / 'scores.jsonl'} and {run / 'summary.json'}", markup=False)
-
-
-def _rate(estimate: dict[str, Any]) -> str:
-    if estimate["mean"] is None:
-        return "n/a"
-    interval = estimate["ci95"]
-    if interval is None:
-        return f"{estimate['mean']:.3f} (no interval: one session)"
-    return f"{estimate['mean']:.3f} [{interval[0]:.3f}, {interval[1]:.3f}]"
+    for path in outcome.kept_earlier:
+        console.print(f"earlier scoring kept as {path}", markup=False)
+    directory = RunDirectory(run)
+    console.print(f"wrote {directory.scores_path} and {directory.summary_path}", markup=False)

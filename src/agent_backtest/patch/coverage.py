@@ -19,6 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_backtest.patch.ops import OpBase, OpOutcome, Patch
+from agent_backtest.runs.documents import document_bytes
 from agent_backtest.trace import LLMRequest
 from agent_backtest.units import Unit
 
@@ -32,13 +33,13 @@ class OpCoverage(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    id: str
+    id: str = Field(description="The op's id in the patch.")
     target: str = Field(description="What the op edits, e.g. 'system' or 'tool get_user'.")
-    action: str
+    action: str = Field(description="What the op does to it (replace, set, remove, …).")
     units_in_scope: int = Field(description="Units its nodes/kind/tools_present/split keep.")
     units_with_target: int = Field(description="Units in scope whose request has the target.")
-    units_changed: int
-    status: CoverageStatus
+    units_changed: int = Field(description="Units whose request the op changed.")
+    status: CoverageStatus = Field(description="ok, partial, no_match or no_target.")
     message: str = Field(description="Why the status is not ok, and what to do about it.")
     example_unit: str | None = Field(default=None, description="The first unit it changed.")
 
@@ -49,17 +50,16 @@ class CoverageReport(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     schema_: Literal["abt.patch_coverage/1"] = Field(default=COVERAGE_SCHEMA, alias="schema")
-    patch_file: str
-    patch_sha256: str
-    units: int
+    patch_file: str = Field(description="The patch file's name as given.")
+    patch_sha256: str = Field(description="sha256 of the patch file's bytes.")
+    units: int = Field(description="Units the patch was applied to.")
     units_changed: int = Field(description="Units whose request at least one op changed.")
-    ops: list[OpCoverage]
+    ops: list[OpCoverage] = Field(description="Each op's coverage, in the patch's order.")
     unmatched: list[str] = Field(description="Ops that matched nothing (no_match, no_target).")
 
     def to_json(self) -> bytes:
         """The report as written to patch_coverage.json (sorted keys, indented)."""
-        data = self.model_dump(mode="json", by_alias=True)
-        return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False).encode() + b"\n"
+        return document_bytes(self)
 
 
 @dataclass

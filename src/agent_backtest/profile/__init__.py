@@ -17,12 +17,11 @@ from agent_backtest.profile.distribution import Distribution, Tally, nearest_ran
 from agent_backtest.profile.groups import GroupBy, Variant, parse_variants
 from agent_backtest.profile.markdown import markdown
 from agent_backtest.profile.parallel import overlap
-from agent_backtest.profile.profiler import PROFILE_SCHEMA, GroupProfile, Profiler
+from agent_backtest.profile.profiler import GroupProfile, Profiler
 from agent_backtest.profile.timing import transitions
 from agent_backtest.profile.tokens import PriceTable, load_prices
 
 __all__ = [
-    "PROFILE_SCHEMA",
     "CaseManifest",
     "Cases",
     "Distribution",

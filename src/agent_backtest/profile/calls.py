@@ -9,11 +9,19 @@ and for steps that recorded no status.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import Any
 
 from agent_backtest.profile.availability import missing_reason
 from agent_backtest.profile.distribution import Distribution
 from agent_backtest.profile.facts import OUTCOMES, Outcome
+from agent_backtest.runs.profile import (
+    Calls,
+    CallsByKind,
+    LLMCalls,
+    ParallelCalls,
+    RepeatedCalls,
+    StatusCounts,
+    ToolCalls,
+)
 
 
 class CallCounts:
@@ -54,38 +62,45 @@ class CallCounts:
         self.per_session["llm"].add(llm)
         self.per_session["tool"].add(tool)
 
-    def to_dict(self) -> dict[str, Any]:
-        """LLM and tool call counts, and calls per turn and per session as distributions."""
-        return {
-            "llm": {
-                "total": sum(self.llm_by_model.values()),
-                "by_model": dict(sorted(self.llm_by_model.items())),
-                "by_status": _statuses(self.llm_by_status),
-                "status_note": missing_reason(
+    def figures(self, parallel: ParallelCalls, repeated: RepeatedCalls) -> Calls:
+        """LLM and tool call counts (with the tool calls' parallelism and repetition), and
+        calls per turn and per session as distributions."""
+        return Calls(
+            llm=LLMCalls(
+                total=sum(self.llm_by_model.values()),
+                by_model=dict(sorted(self.llm_by_model.items())),
+                by_status=_statuses(self.llm_by_status),
+                status_note=missing_reason(
                     Counter({"record no status": self.no_status["llm"]}),
                     self.llm_by_model.total(),
                     "LLM calls",
                 ),
-            },
-            "tool": {
-                "total": sum(self.tool_by_name.values()),
-                "by_tool": dict(sorted(self.tool_by_name.items())),
-                "by_status": _statuses(self.tool_by_status),
-                "by_tool_status": {
+            ),
+            tool=ToolCalls(
+                total=sum(self.tool_by_name.values()),
+                by_tool=dict(sorted(self.tool_by_name.items())),
+                by_status=_statuses(self.tool_by_status),
+                by_tool_status={
                     name: _statuses(self.tool_status_by_name[name])
                     for name in sorted(self.tool_status_by_name)
                 },
-                "status_note": missing_reason(
+                status_note=missing_reason(
                     Counter({"record no status": self.no_status["tool"]}),
                     self.tool_by_name.total(),
                     "tool calls",
                 ),
-            },
-            "per_turn": {kind: d.to_dict() for kind, d in self.per_turn.items()},
-            "per_session": {kind: d.to_dict() for kind, d in self.per_session.items()},
-        }
+                parallel=parallel,
+                repeated=repeated,
+            ),
+            per_turn=CallsByKind(
+                llm=self.per_turn["llm"].figure(), tool=self.per_turn["tool"].figure()
+            ),
+            per_session=CallsByKind(
+                llm=self.per_session["llm"].figure(), tool=self.per_session["tool"].figure()
+            ),
+        )
 
 
-def _statuses(counts: Counter[str]) -> dict[str, int]:
+def _statuses(counts: Counter[str]) -> StatusCounts:
     """Every status with its count, zeros included, so groups line up."""
-    return {status: counts[status] for status in OUTCOMES}
+    return StatusCounts(**{status: counts[status] for status in OUTCOMES})

@@ -11,9 +11,9 @@ import math
 from array import array
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
 
 from agent_backtest.profile.availability import availability
+from agent_backtest.runs.profile import DistributionFigure, Number, TallyFigure
 
 DECIMALS = 3
 
@@ -62,21 +62,23 @@ class Tally:
         """The sum, or None when any item lacks its value."""
         return None if self.missing_count else self.observed_total
 
-    def number(self, value: float | None) -> float | int | None:
+    def number(self, value: float) -> Number:
         """A value as written: integers stay integers, times are rounded to microseconds."""
-        if value is None:
-            return None
         return int(value) if self.integral else round(value, DECIMALS)
 
-    def to_dict(self) -> dict[str, Any]:
+    def maybe(self, value: float | None) -> Number | None:
+        """:meth:`number` of a value that may be missing."""
+        return None if value is None else self.number(value)
+
+    def figure(self) -> TallyFigure:
         """Count, missing, total (None if incomplete), observed total, availability."""
-        return {
-            "count": self.count,
-            "missing": self.missing_count,
-            "total": self.number(self.total),
-            "observed_total": self.number(self.observed_total),
+        return TallyFigure(
+            count=self.count,
+            missing=self.missing_count,
+            total=self.maybe(self.total),
+            observed_total=self.number(self.observed_total),
             **availability(self.missing, self.count + self.missing_count, self.noun),
-        }
+        )
 
 
 class Distribution(Tally):
@@ -91,14 +93,14 @@ class Distribution(Tally):
         super().add(value)
         self.values.append(value)
 
-    def to_dict(self) -> dict[str, Any]:
+    def figure(self) -> DistributionFigure:
         """The tally's figures plus nearest-rank p50, p95 and the maximum."""
         ordered = sorted(self.values)
         # A float sum's order-dependent rounding is undone by summing the sorted values exactly.
         self.observed_total = math.fsum(ordered)
-        return {
-            **super().to_dict(),
-            "p50": self.number(nearest_rank(ordered, 0.50)),
-            "p95": self.number(nearest_rank(ordered, 0.95)),
-            "max": self.number(ordered[-1] if ordered else None),
-        }
+        return DistributionFigure(
+            **super().figure().model_dump(),
+            p50=self.maybe(nearest_rank(ordered, 0.50)),
+            p95=self.maybe(nearest_rank(ordered, 0.95)),
+            max=self.maybe(ordered[-1] if ordered else None),
+        )

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Literal
 
 from agent_backtest.profile.availability import availability
 from agent_backtest.profile.facts import error_kind, has_failed, model_of, tool_name_of
+from agent_backtest.runs.profile import Failures, FollowUps
 from agent_backtest.trace import Step
 
 FollowUp = Literal["retry_same_tool", "other_tool", "end_of_turn"]
@@ -34,7 +35,7 @@ def follow_ups(tool_steps: Sequence[Step]) -> list[tuple[Step, FollowUp]]:
     return found
 
 
-class Failures:
+class FailureTally:
     """Error kinds by tool and by model, and the follow-up of each failed tool call."""
 
     def __init__(self) -> None:
@@ -62,18 +63,23 @@ class Failures:
             self.followed_by[follow_up] += 1
             self.followed_by_tool[name][follow_up] += 1
 
-    def to_dict(self) -> dict[str, Any]:
+    def figures(self) -> Failures:
         """Failed calls by kind and what followed them; unavailable when statuses are missing."""
-        return {
+        return Failures(
             **availability(self.unknown, self.tool_calls, "tool calls"),
-            "tool_error_kinds": _nested(self.tool_kinds),
-            "llm_error_kinds": _nested(self.llm_kinds),
-            "tool_failures_followed_by": {f: self.followed_by[f] for f in FOLLOW_UPS},
-            "tool_failures_followed_by_tool": {
-                name: {f: self.followed_by_tool[name][f] for f in FOLLOW_UPS}
+            tool_error_kinds=_nested(self.tool_kinds),
+            llm_error_kinds=_nested(self.llm_kinds),
+            tool_failures_followed_by=_follow_ups(self.followed_by),
+            tool_failures_followed_by_tool={
+                name: _follow_ups(self.followed_by_tool[name])
                 for name in sorted(self.followed_by_tool)
             },
-        }
+        )
+
+
+def _follow_ups(counts: Counter[str]) -> FollowUps:
+    """Every follow-up with its count, zeros included."""
+    return FollowUps(**{follow_up: counts[follow_up] for follow_up in FOLLOW_UPS})
 
 
 def _nested(counts: dict[str, Counter[str]]) -> dict[str, dict[str, int]]:

@@ -11,16 +11,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Literal
 
 import orjson
 
 from agent_backtest.errors import InputError, UserError
 from agent_backtest.profile.cases import RunAnnotation
 from agent_backtest.profile.facts import model_of, tool_name_of
+from agent_backtest.runs.profile import GroupBy
 from agent_backtest.trace import Session
 
-GroupBy = Literal["session", "agent", "model", "variant"]
 FIELDS = (
     "agent",
     "agent_version",

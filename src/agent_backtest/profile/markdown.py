@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from agent_backtest.profile.summary import LEGEND, Table, notes, tables
+from agent_backtest.runs.profile import Profile
 
 
-def markdown(profile: dict[str, Any]) -> str:
+def markdown(profile: Profile) -> str:
     """The profile's summary as Markdown."""
-    parts = [f"# Agent loop profile (by {profile['group_by']})\n"]
+    parts = [f"# Agent loop profile (by {profile.group_by})\n"]
     parts.extend(_table(table) for table in tables(profile))
     found = notes(profile)
     if found:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from agent_backtest.profile.distribution import Tally
+from agent_backtest.runs.profile import ParallelCalls, RequestedTogether
 
 Interval = tuple[int, int]
 
@@ -96,14 +96,13 @@ class Parallel:
             self.requests_with_several_calls += 1
             self.calls_requested_together += tool_calls
 
-    def to_dict(self) -> dict[str, Any]:
+    def figures(self) -> ParallelCalls:
         """Overlapping calls and batches (None when times are missing), and requested batches."""
-        return {
-            "overlapping_calls": self.overlapping_calls.to_dict(),
-            "batches": self.batches.to_dict(),
-            "max_in_flight": self.max_in_flight,
-            "requested_together": {
-                "answers": self.requests_with_several_calls,
-                "calls": self.calls_requested_together,
-            },
-        }
+        return ParallelCalls(
+            overlapping_calls=self.overlapping_calls.figure(),
+            batches=self.batches.figure(),
+            max_in_flight=self.max_in_flight,
+            requested_together=RequestedTogether(
+                answers=self.requests_with_several_calls, calls=self.calls_requested_together
+            ),
+        )

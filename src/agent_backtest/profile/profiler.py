@@ -1,4 +1,4 @@
-"""The profile: sessions read one at a time into per-group figures, then assembled as plain data.
+"""The profile: sessions read one at a time into per-group figures, then assembled as a record.
 
 Nothing of a session is kept once it has been added: each group holds counters and, for the
 percentiles, one float per measured value (a call's time, a gap, a span). Memory grows with the
@@ -11,22 +11,26 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from agent_backtest.profile.calls import CallCounts
 from agent_backtest.profile.cases import RunAnnotation
 from agent_backtest.profile.facts import arguments_key, model_of, outcome, tool_name_of
-from agent_backtest.profile.failures import Failures
-from agent_backtest.profile.groups import GroupBy, SessionFacts, Variant, group_key
+from agent_backtest.profile.failures import FailureTally
+from agent_backtest.profile.groups import SessionFacts, Variant, group_key
 from agent_backtest.profile.parallel import Interval, Parallel
 from agent_backtest.profile.repeats import Repeats, SessionRepeats
 from agent_backtest.profile.run_figures import RunFigures
 from agent_backtest.profile.timing import StepTime, Timing, step_time
-from agent_backtest.profile.tokens import PriceTable, Tokens
+from agent_backtest.profile.tokens import PriceTable, TokenTally
 from agent_backtest.profile.variants import comparison
+from agent_backtest.runs.profile import (
+    AnnotationsRead,
+    GroupBy,
+    InputRead,
+    Profile,
+    ProfileGroup,
+)
 from agent_backtest.trace import Session, Step
-
-PROFILE_SCHEMA = "abt.profile/1"
 
 
 class GroupProfile:
@@ -39,8 +43,8 @@ class GroupProfile:
         self.parallel = Parallel()
         self.repeats = Repeats()
         self.timing = Timing()
-        self.tokens = Tokens()
-        self.failures = Failures()
+        self.tokens = TokenTally()
+        self.failures = FailureTally()
         self.runs = RunFigures()
 
     def add(self, session: Session, annotation: RunAnnotation | None) -> None:
@@ -99,22 +103,17 @@ class GroupProfile:
         self.timing.add_call(step, time)
         self.repeats.add(name, repeats.call(name, arguments_key(step)))
 
-    def to_dict(self, prices: PriceTable | None) -> dict[str, Any]:
-        """The group's figures as plain data."""
-        calls = self.calls.to_dict()
-        calls["tool"]["parallel"] = self.parallel.to_dict()
-        calls["tool"]["repeated"] = self.repeats.to_dict()
-        figures = {
-            "sessions": self.sessions,
-            "turns": self.turns,
-            "calls": calls,
-            "time": self.timing.to_dict(),
-            "tokens": self.tokens.to_dict(prices),
-            "failures": self.failures.to_dict(),
-        }
-        if self.runs.sessions_annotated:
-            figures["runs"] = self.runs.to_dict()
-        return figures
+    def figures(self, prices: PriceTable | None) -> ProfileGroup:
+        """The group's figures."""
+        return ProfileGroup(
+            sessions=self.sessions,
+            turns=self.turns,
+            calls=self.calls.figures(self.parallel.figures(), self.repeats.figures()),
+            time=self.timing.figures(),
+            tokens=self.tokens.figures(prices),
+            failures=self.failures.figures(),
+            runs=self.runs.figures() if self.runs.sessions_annotated else None,
+        )
 
 
 @dataclass
@@ -146,29 +145,25 @@ class Profiler:
         group.add(session, annotation)
         self.steps.update(step.kind for step in session.steps())
 
-    def result(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
-        """The whole profile as plain data, ready to be written with sorted keys."""
-        groups = {name: self.groups[name].to_dict(self.prices) for name in sorted(self.groups)}
-        profile: dict[str, Any] = {
-            "schema": PROFILE_SCHEMA,
-            "group_by": self.group_by,
-            "inputs": inputs,
-            "steps_profiled": dict(sorted(self.steps.items())),
-            "groups": groups,
-            "sessions_in_no_group": self.ungrouped,
-        }
-        if self.group_by == "variant":
-            order = [v.name for v in self.variants] or sorted(groups)
-            profile["comparison"] = comparison(groups, order)
-        if self.annotations:
-            profile["annotations"] = self._annotation_summary()
-        return profile
+    def result(self, inputs: Sequence[InputRead]) -> Profile:
+        """The whole profile."""
+        groups = {name: self.groups[name].figures(self.prices) for name in sorted(self.groups)}
+        order = [v.name for v in self.variants] or sorted(groups)
+        return Profile(
+            group_by=self.group_by,
+            inputs=list(inputs),
+            steps_profiled=dict(sorted(self.steps.items())),
+            groups=groups,
+            sessions_in_no_group=self.ungrouped,
+            comparison=comparison(groups, order) if self.group_by == "variant" else None,
+            annotations=self._annotations_read() if self.annotations else None,
+        )
 
-    def _annotation_summary(self) -> dict[str, Any]:
+    def _annotations_read(self) -> AnnotationsRead:
         """How many annotated sessions were found in the input."""
         absent = sorted(set(self.annotations) - self.annotated_seen)
-        return {
-            "sessions_annotated": len(self.annotations),
-            "annotated_sessions_not_in_input": len(absent),
-            "examples_not_in_input": absent[:5],
-        }
+        return AnnotationsRead(
+            sessions_annotated=len(self.annotations),
+            annotated_sessions_not_in_input=len(absent),
+            examples_not_in_input=absent[:5],
+        )

@@ -9,9 +9,9 @@ cannot be compared, so it is counted as missing rather than as "not repeated".
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
 from agent_backtest.profile.distribution import Tally
+from agent_backtest.runs.profile import RepeatedCalls
 
 NO_ARGUMENTS = "have no recorded arguments"
 
@@ -69,16 +69,16 @@ class Repeats:
             self.sessions_with_loops += 1
         self.longest_loop = max(self.longest_loop, session.longest if session.seen else 0)
 
-    def to_dict(self) -> dict[str, Any]:
+    def figures(self) -> RepeatedCalls:
         """Retries and repeats (None when arguments are missing), by tool, and the longest loop."""
-        return {
-            "retries": self.retries.to_dict(),
-            "retries_by_tool": _positive(self.retries_by_tool),
-            "repeats": self.repeats.to_dict(),
-            "repeats_by_tool": _positive(self.repeats_by_tool),
-            "sessions_with_retries": self.sessions_with_loops,
-            "longest_run_of_identical_calls": self.longest_loop,
-        }
+        return RepeatedCalls(
+            retries=self.retries.figure(),
+            retries_by_tool=_positive(self.retries_by_tool),
+            repeats=self.repeats.figure(),
+            repeats_by_tool=_positive(self.repeats_by_tool),
+            sessions_with_retries=self.sessions_with_loops,
+            longest_run_of_identical_calls=self.longest_loop,
+        )
 
 
 def _positive(counts: Counter[str]) -> dict[str, int]:

@@ -7,10 +7,10 @@ annotation lacks a figure (no repair turns, no task timing) is missing for that 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
 from agent_backtest.profile.cases import RunAnnotation
 from agent_backtest.profile.distribution import Distribution, Tally
+from agent_backtest.runs.profile import AnnotatedRuns, RepairTurns
 
 TASK_VERDICTS = ("pass", "fail", "unavailable")
 VALIDATION_VERDICTS = ("pass", "fail", "not_required", "unavailable")
@@ -63,23 +63,23 @@ class RunFigures:
         self.task_verdicts[verdicts.task_verdict if verdicts else "not_annotated"] += 1
         self.validation_verdicts[verdicts.validation_verdict if verdicts else "not_annotated"] += 1
 
-    def to_dict(self) -> dict[str, Any]:
+    def figures(self) -> AnnotatedRuns:
         """The group's run figures."""
-        return {
-            "runs": len(self.seen),
-            "sessions_annotated": self.sessions_annotated,
-            "sessions_not_annotated": self.sessions_not_annotated,
-            "cases": sorted(self.cases),
-            "variants": sorted(self.variants),
-            "base_revisions": sorted(self.revisions),
-            "repair_turns": {
-                "total": self.repair_total.to_dict(),
-                "by_reason": dict(sorted(self.repair_by_reason.items())),
-            },
-            "task_time_ms": self.task_time.to_dict(),
-            "task_verdicts": _verdicts(self.task_verdicts, TASK_VERDICTS),
-            "validation_verdicts": _verdicts(self.validation_verdicts, VALIDATION_VERDICTS),
-        }
+        return AnnotatedRuns(
+            runs=len(self.seen),
+            sessions_annotated=self.sessions_annotated,
+            sessions_not_annotated=self.sessions_not_annotated,
+            cases=sorted(self.cases),
+            variants=sorted(self.variants),
+            base_revisions=sorted(self.revisions),
+            repair_turns=RepairTurns(
+                total=self.repair_total.figure(),
+                by_reason=dict(sorted(self.repair_by_reason.items())),
+            ),
+            task_time_ms=self.task_time.figure(),
+            task_verdicts=_verdicts(self.task_verdicts, TASK_VERDICTS),
+            validation_verdicts=_verdicts(self.validation_verdicts, VALIDATION_VERDICTS),
+        )
 
 
 def _verdicts(counts: Counter[str], names: tuple[str, ...]) -> dict[str, int]:

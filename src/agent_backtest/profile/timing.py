@@ -13,10 +13,17 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any
 
 from agent_backtest.profile.distribution import Distribution
 from agent_backtest.profile.facts import micros, model_of, tool_name_of
+from agent_backtest.runs.profile import (
+    DistributionFigure,
+    Gaps,
+    LLMTimes,
+    SpanFigure,
+    Times,
+    ToolTimes,
+)
 from agent_backtest.trace import Step
 
 TRANSITION_NOUN = "transitions between calls"
@@ -139,33 +146,27 @@ class Timing:
         if untimed and steps:
             self.sessions_partly_timed += 1
 
-    def to_dict(self) -> dict[str, Any]:
+    def figures(self) -> Times:
         """Every time figure as a distribution in milliseconds."""
-        spans = self.spans.to_dict()
-        if self.sessions_partly_timed:
-            spans["note"] = (
-                f"{self.sessions_partly_timed} sessions have steps without times: "
-                "their span covers the timed steps only"
-            )
-        return {
-            "llm_service_ms": {
-                "all": self.llm.to_dict(),
-                "by_model": _each(self.llm_by_model),
-            },
-            "tool_service_ms": {
-                "all": self.tool.to_dict(),
-                "by_tool": _each(self.tool_by_name),
-            },
-            "gap_ms": {
-                "within_turns": self.gaps.to_dict(),
-                "by_transition": _each(self.gaps_by_transition),
-                "between_turns": self.between_turns.to_dict(),
-                "overlapped_transitions": self.overlapped,
-            },
-            "session_span_ms": spans,
-        }
+        note = (
+            f"{self.sessions_partly_timed} sessions have steps without times: "
+            "their span covers the timed steps only"
+            if self.sessions_partly_timed
+            else None
+        )
+        return Times(
+            llm_service_ms=LLMTimes(all=self.llm.figure(), by_model=_each(self.llm_by_model)),
+            tool_service_ms=ToolTimes(all=self.tool.figure(), by_tool=_each(self.tool_by_name)),
+            gap_ms=Gaps(
+                within_turns=self.gaps.figure(),
+                by_transition=_each(self.gaps_by_transition),
+                between_turns=self.between_turns.figure(),
+                overlapped_transitions=self.overlapped,
+            ),
+            session_span_ms=SpanFigure(**self.spans.figure().model_dump(), note=note),
+        )
 
 
-def _each(distributions: dict[str, Distribution]) -> dict[str, Any]:
+def _each(distributions: dict[str, Distribution]) -> dict[str, DistributionFigure]:
     """Each named distribution's figures, sorted by name."""
-    return {name: distributions[name].to_dict() for name in sorted(distributions)}
+    return {name: distributions[name].figure() for name in sorted(distributions)}

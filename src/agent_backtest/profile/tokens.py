@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -17,6 +16,7 @@ from agent_backtest.errors import InputError
 from agent_backtest.profile.availability import unavailable
 from agent_backtest.profile.distribution import Tally
 from agent_backtest.profile.validation import first_error
+from agent_backtest.runs.profile import Cost, CostFigure, ModelTokens, Tokens
 from agent_backtest.trace import Step
 
 PER = 1_000_000
@@ -59,7 +59,7 @@ def load_prices(path: Path) -> PriceTable:
         raise InputError(path, location, message) from None
 
 
-class ModelTokens:
+class ModelTally:
     """Input and output token tallies of one model, and the model name it asked for."""
 
     def __init__(self) -> None:
@@ -68,11 +68,11 @@ class ModelTokens:
         self.requested: set[str] = set()
 
 
-class Tokens:
+class TokenTally:
     """Token counts by model of a group."""
 
     def __init__(self) -> None:
-        self.by_model: defaultdict[str, ModelTokens] = defaultdict(ModelTokens)
+        self.by_model: defaultdict[str, ModelTally] = defaultdict(ModelTally)
 
     def add(self, model: str, step: Step) -> None:
         """One LLM call's reported usage."""
@@ -92,62 +92,57 @@ class Tokens:
             else:
                 tally.add(count)
 
-    def to_dict(self, prices: PriceTable | None) -> dict[str, Any]:
+    def figures(self, prices: PriceTable | None) -> Tokens:
         """Tokens by model, and cost by model and in total (when a price table is given)."""
         models = sorted(self.by_model)
         tokens = {
-            model: {
-                "input": self.by_model[model].input.to_dict(),
-                "output": self.by_model[model].output.to_dict(),
-            }
+            model: ModelTokens(
+                input=self.by_model[model].input.figure(),
+                output=self.by_model[model].output.figure(),
+            )
             for model in models
         }
         if prices is None:
-            return {"by_model": tokens, "cost": unavailable("no price table (--prices)")}
+            return Tokens(by_model=tokens, cost=Cost(**unavailable("no price table (--prices)")))
         costs = {model: _cost(model, self.by_model[model], prices) for model in models}
-        return {"by_model": tokens, "cost": {**_total_cost(costs), "by_model": costs}}
+        return Tokens(by_model=tokens, cost=_total_cost(costs))
 
 
-def _cost(model: str, tokens: ModelTokens, prices: PriceTable) -> dict[str, Any]:
+def _cost(model: str, tokens: ModelTally, prices: PriceTable) -> CostFigure:
     """One model's cost: None when its tokens are incomplete or it has no price."""
     price = prices.price_of(model, *sorted(tokens.requested))
     if price is None:
-        return {
-            "total": None,
-            "observed_total": None,
-            **unavailable(f"the price table has no price for {model}"),
-        }
+        return CostFigure(**unavailable(f"the price table has no price for {model}"))
     observed = (
         tokens.input.observed_total * price.input_per_million
         + tokens.output.observed_total * price.output_per_million
     ) / PER
     complete = tokens.input.total is not None and tokens.output.total is not None
-    reasons = [
-        r for r in (tokens.input.to_dict()["reason"], tokens.output.to_dict()["reason"]) if r
-    ]
-    return {
-        "total": round(observed, COST_DECIMALS) if complete else None,
-        "observed_total": round(observed, COST_DECIMALS),
-        "available": complete,
-        "reason": "; ".join(reasons) or None,
-    }
+    reasons = [r for r in (tokens.input.figure().reason, tokens.output.figure().reason) if r]
+    return CostFigure(
+        total=round(observed, COST_DECIMALS) if complete else None,
+        observed_total=round(observed, COST_DECIMALS),
+        available=complete,
+        reason="; ".join(reasons) or None,
+    )
 
 
-def _total_cost(costs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _total_cost(costs: dict[str, CostFigure]) -> Cost:
     """The group's cost over all models: None unless every model's cost is known."""
     if not costs:
-        return {"total": None, "observed_total": None, **unavailable("no LLM calls")}
-    unpriced = sorted(model for model, cost in costs.items() if cost["observed_total"] is None)
-    observed = sum(cost["observed_total"] or 0.0 for cost in costs.values())
-    complete = all(cost["available"] for cost in costs.values())
+        return Cost(**unavailable("no LLM calls"))
+    unpriced = sorted(model for model, cost in costs.items() if cost.observed_total is None)
+    observed = sum(cost.observed_total or 0.0 for cost in costs.values())
+    complete = all(cost.available for cost in costs.values())
     reason = (
         None
         if complete
         else (f"no price for {', '.join(unpriced)}" if unpriced else "token counts are missing")
     )
-    return {
-        "total": round(observed, COST_DECIMALS) if complete else None,
-        "observed_total": round(observed, COST_DECIMALS),
-        "available": complete,
-        "reason": reason,
-    }
+    return Cost(
+        total=round(observed, COST_DECIMALS) if complete else None,
+        observed_total=round(observed, COST_DECIMALS),
+        available=complete,
+        reason=reason,
+        by_model=costs,
+    )

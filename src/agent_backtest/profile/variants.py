@@ -1,14 +1,18 @@
 """Side-by-side comparison of groups: every numeric figure of each group against a baseline.
 
-Figures are addressed by JSON pointer (``/calls/tool/by_tool/get_weather``). A count absent from
-one group (a tool it never called) is a true zero there; any other figure absent or ``None`` on
-either side has no difference (``None``), never a difference computed against zero.
+Figures are addressed by JSON pointer into a group as ``profile.json`` holds it
+(``/calls/tool/by_tool/get_weather``), so every figure is compared, including any added later. A
+count absent from one group (a tool it never called) is a true zero there; any other figure
+absent or ``None`` on either side has no difference (``None``), never a difference computed
+against zero.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
+
+from agent_backtest.runs.profile import FigureChange, ProfileGroup, VariantComparison
 
 DECIMALS = 6
 Leaf = tuple[float | int | None, bool]
@@ -41,15 +45,16 @@ def _is_count_map(figures: Mapping[str, Any]) -> bool:
     )
 
 
-def compare(baseline: Mapping[str, Any], other: Mapping[str, Any]) -> dict[str, Any]:
+def compare(baseline: ProfileGroup, other: ProfileGroup) -> dict[str, FigureChange]:
     """Each figure of either group: baseline value, other value, difference (other − baseline)."""
-    before, after = dict(leaves(baseline)), dict(leaves(other))
+    before = dict(leaves(baseline.model_dump(mode="json")))
+    after = dict(leaves(other.model_dump(mode="json")))
     found = {}
     for key in sorted(before.keys() | after.keys()):
         old, new = _value(before.get(key), after.get(key)), _value(after.get(key), before.get(key))
         if old is None and new is None:
             continue
-        found[key] = {"baseline": old, "value": new, "difference": _difference(old, new)}
+        found[key] = FigureChange(baseline=old, value=new, difference=_difference(old, new))
     return found
 
 
@@ -68,18 +73,19 @@ def _difference(old: float | int | None, new: float | int | None) -> float | int
     return difference if isinstance(difference, int) else round(difference, DECIMALS)
 
 
-def comparison(groups: Mapping[str, Mapping[str, Any]], order: Sequence[str]) -> dict[str, Any]:
+def comparison(groups: Mapping[str, ProfileGroup], order: Sequence[str]) -> VariantComparison:
     """Every group after the first in ``order`` compared with the first (the baseline)."""
     present = [name for name in order if name in groups]
     if len(present) < 2:
-        return {
-            "baseline": present[0] if present else None,
-            "variants": {},
-            "note": "fewer than two groups hold sessions: nothing to compare",
-        }
+        return VariantComparison(
+            baseline=present[0] if present else None,
+            order=present,
+            variants={},
+            note="fewer than two groups hold sessions: nothing to compare",
+        )
     baseline = present[0]
-    return {
-        "baseline": baseline,
-        "order": present,
-        "variants": {name: compare(groups[baseline], groups[name]) for name in present[1:]},
-    }
+    return VariantComparison(
+        baseline=baseline,
+        order=present,
+        variants={name: compare(groups[baseline], groups[name]) for name in present[1:]},
+    )

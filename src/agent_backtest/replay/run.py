@@ -43,8 +43,6 @@ from agent_backtest.runs import (
 )
 from agent_backtest.runs.manifest import PatchSettings, ReplaySettings, RunCounts, RunStatus
 
-PATCH_FILE = "patch.json"
-COVERAGE_FILE = "patch_coverage.json"
 # How often run.json takes the live call counts while the run goes, so a killed run keeps them.
 COUNTS_EVERY_SECONDS = 1.0
 
@@ -78,10 +76,10 @@ def start_run(plan: ReplayPlan) -> RunManifest:
     directory = plan.directory
     move_units_into(plan)
     if plan.patch is not None:
-        with private_atomic_writer(directory.path / PATCH_FILE) as handle:
+        with private_atomic_writer(directory.patch_path) as handle:
             handle.write(plan.patch.to_json())
     if plan.coverage is not None:
-        with private_atomic_writer(directory.path / COVERAGE_FILE) as handle:
+        with private_atomic_writer(directory.patch_coverage_path) as handle:
             handle.write(plan.coverage.to_json())
     manifest = RunManifest.new(
         plan.settings,
@@ -177,7 +175,7 @@ def begin_resume(
 
 def load_run_patch(directory: RunDirectory, settings: PatchSettings) -> Patch:
     """The patch a run was started with; its ops must be the ones run.json names."""
-    path = directory.path / PATCH_FILE
+    path = directory.patch_path
     if not path.exists():
         raise InputError(
             path,

@@ -17,13 +17,25 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from agent_backtest.report.loading import Key, ScoredRun
+from agent_backtest.runs.comparison import (
+    AnswerKey,
+    ComparedRun,
+    Comparison,
+    Counts,
+    Flip,
+    Flips,
+    GroupChange,
+    McNemar,
+    Missing,
+    NotComparable,
+    PairedRates,
+)
+from agent_backtest.runs.estimate import MeanEstimate
 from agent_backtest.runs.scores import ScoreRecord
 from agent_backtest.statistics import clustered_mean, mcnemar_exact, paired_difference
 
-COMPARE_SCHEMA = "abt.compare/1"
 Pair = tuple[ScoreRecord, ScoreRecord]
 
 
@@ -56,125 +68,129 @@ def pair_records(a: Sequence[ScoreRecord], b: Sequence[ScoreRecord]) -> Pairing:
     return pairing
 
 
-def compare_runs(a: ScoredRun, b: ScoredRun) -> dict[str, Any]:
-    """The whole comparison as plain data (written with sorted keys)."""
+def compare_runs(a: ScoredRun, b: ScoredRun) -> Comparison:
+    """The whole comparison of run ``b`` against run ``a``."""
     pairing = pair_records(a.scores, b.scores)
     pairs = pairing.pairs
     flips_down = [p for p in pairs if p[0].strict and not p[1].strict]
     flips_up = [p for p in pairs if not p[0].strict and p[1].strict]
     both_right = sum(bool(x.strict and y.strict) for x, y in pairs)
-    return {
-        "schema": COMPARE_SCHEMA,
-        "a": side(a),
-        "b": side(b),
-        "counts": {
-            "paired": len(pairs),
-            "sessions": len({x.session_id for x, _ in pairs}),
-            "only_in_a": len(pairing.only_a),
-            "only_in_b": len(pairing.only_b),
-            "not_comparable": len(pairing.not_comparable),
-        },
-        "agreement": paired_rates(pairs, lambda r: r.score or 0.0),
-        "strict": paired_rates(pairs, lambda r: float(bool(r.strict))),
-        "mcnemar": {
-            "a_right_b_wrong": len(flips_down),
-            "a_wrong_b_right": len(flips_up),
-            "both_right": both_right,
-            "both_wrong": len(pairs) - both_right - len(flips_down) - len(flips_up),
-            "p_value": mcnemar_exact(len(flips_down), len(flips_up)),
-            "test": "McNemar exact: two-sided binomial on the discordant pairs",
-        },
-        "flips": {
-            "a_right_b_wrong": [flip(p) for p in flips_down],
-            "a_wrong_b_right": [flip(p) for p in flips_up],
-        },
-        "by_node": group_deltas(pairs, lambda r: r.node or "(no node)"),
-        "by_tool": group_deltas(pairs, lambda r: r.golden_tool or "(text answer)"),
-        "missing": {
-            "only_in_a": [key_of(r) for r in pairing.only_a],
-            "only_in_b": [key_of(r) for r in pairing.only_b],
-            "not_comparable": [
-                {
-                    **key_of(x),
-                    "status_a": x.status,
-                    "status_b": y.status,
-                    "error_a": x.error_kind,
-                    "error_b": y.error_kind,
-                }
+    routed = [p for p in pairs if p[0].topic_match is not None and p[1].topic_match is not None]
+    return Comparison(
+        a=side(a),
+        b=side(b),
+        counts=Counts(
+            paired=len(pairs),
+            sessions=len({x.session_id for x, _ in pairs}),
+            only_in_a=len(pairing.only_a),
+            only_in_b=len(pairing.only_b),
+            not_comparable=len(pairing.not_comparable),
+        ),
+        agreement=paired_rates(pairs, lambda r: r.score or 0.0),
+        strict=paired_rates(pairs, lambda r: float(bool(r.strict))),
+        topic_agreement=paired_rates(routed, lambda r: float(bool(r.topic_match))),
+        mcnemar=McNemar(
+            a_right_b_wrong=len(flips_down),
+            a_wrong_b_right=len(flips_up),
+            both_right=both_right,
+            both_wrong=len(pairs) - both_right - len(flips_down) - len(flips_up),
+            p_value=mcnemar_exact(len(flips_down), len(flips_up)),
+            test="McNemar exact: two-sided binomial on the discordant pairs",
+        ),
+        flips=Flips(
+            a_right_b_wrong=[flip(p) for p in flips_down],
+            a_wrong_b_right=[flip(p) for p in flips_up],
+        ),
+        by_node=group_deltas(pairs, lambda r: r.node or "(no node)"),
+        by_tool=group_deltas(pairs, lambda r: r.golden_tool or "(text answer)"),
+        missing=Missing(
+            only_in_a=[key_of(r) for r in pairing.only_a],
+            only_in_b=[key_of(r) for r in pairing.only_b],
+            not_comparable=[
+                NotComparable(
+                    **key_of(x).model_dump(),
+                    status_a=x.status,
+                    status_b=y.status,
+                    error_a=x.error_kind,
+                    error_b=y.error_kind,
+                )
                 for x, y in pairing.not_comparable
             ],
-        },
-        "warnings": compare_warnings(a, b, pairing),
-    }
+        ),
+        warnings=compare_warnings(a, b, pairing),
+    )
 
 
-def side(run: ScoredRun) -> dict[str, Any]:
+def side(run: ScoredRun) -> ComparedRun:
     """What one run is, and its own headline figures (over all its scored answers)."""
-    scoring = run.summary.get("scoring", {})
-    return {
-        "run": str(run.path),
-        "name": run.path.name,
-        "model": run.manifest.config.candidate.model,
-        "patch": run.manifest.config.patch.model_dump() if run.manifest.config.patch else None,
-        "k": run.manifest.config.k,
-        "judge": scoring.get("judge"),
-        "scoring_id": scoring.get("scoring_id"),
-        "records": len(run.scores),
-        "agreement": run.summary["overall"]["agreement"],
-        "strict": run.summary["overall"]["strict"],
-    }
+    summary = run.summary
+    patch = run.manifest.config.patch
+    return ComparedRun(
+        run=str(run.path),
+        name=run.path.name,
+        model=summary.run.model,
+        patch=patch.file if patch else None,
+        k=summary.run.k,
+        judge=summary.scoring.judge,
+        scoring_id=summary.scoring.scoring_id,
+        labels=summary.labels,
+        records=len(run.scores),
+        agreement=summary.overall.agreement,
+        strict=summary.overall.strict,
+        topic_agreement=summary.topic_agreement,
+    )
 
 
-def paired_rates(pairs: Sequence[Pair], value: Callable[[ScoreRecord], float]) -> dict[str, Any]:
+def paired_rates(pairs: Sequence[Pair], value: Callable[[ScoreRecord], float]) -> PairedRates:
     """A's and B's rate over the paired answers and their paired difference B − A."""
     sessions = [x.session_id for x, _ in pairs]
-    return {
-        "a": clustered_mean([value(x) for x, _ in pairs], sessions).as_dict(),
-        "b": clustered_mean([value(y) for _, y in pairs], sessions).as_dict(),
-        "difference": paired_difference(
-            (value(x), value(y), x.session_id) for x, y in pairs
-        ).as_dict(),
-    }
+    return PairedRates(
+        a=MeanEstimate.of(clustered_mean([value(x) for x, _ in pairs], sessions)),
+        b=MeanEstimate.of(clustered_mean([value(y) for _, y in pairs], sessions)),
+        difference=MeanEstimate.of(
+            paired_difference((value(x), value(y), x.session_id) for x, y in pairs)
+        ),
+    )
 
 
-def group_deltas(
-    pairs: Sequence[Pair], label: Callable[[ScoreRecord], str]
-) -> list[dict[str, Any]]:
+def group_deltas(pairs: Sequence[Pair], label: Callable[[ScoreRecord], str]) -> list[GroupChange]:
     """Agreement change per group, largest change first (by size, either direction)."""
     groups: defaultdict[str, list[Pair]] = defaultdict(list)
     for pair in pairs:
         groups[label(pair[0])].append(pair)
-    rows = [
-        {"label": name, "n": len(items), **paired_rates(items, lambda r: r.score or 0.0)}
-        for name, items in groups.items()
-    ]
-    return sorted(rows, key=lambda row: (-abs(row["difference"]["mean"]), row["label"]))
+    rows = [group_change(name, items) for name, items in groups.items()]
+    return sorted(rows, key=lambda row: (-abs(row.difference.mean or 0.0), row.label))
 
 
-def flip(pair: Pair) -> dict[str, Any]:
+def group_change(label: str, pairs: Sequence[Pair]) -> GroupChange:
+    """One group's agreement in each run and its paired change."""
+    rates = paired_rates(pairs, lambda r: r.score or 0.0)
+    return GroupChange(label=label, n=len(pairs), a=rates.a, b=rates.b, difference=rates.difference)
+
+
+def flip(pair: Pair) -> Flip:
     """One pair whose strict agreement changed."""
     x, y = pair
-    return {
-        **key_of(x),
-        "node": x.node,
-        "golden_tool": x.golden_tool,
-        "bucket_a": x.bucket,
-        "bucket_b": y.bucket,
-        "candidate_tool_a": x.candidate_tool,
-        "candidate_tool_b": y.candidate_tool,
-    }
+    return Flip(
+        **key_of(x).model_dump(),
+        node=x.node,
+        golden_tool=x.golden_tool,
+        bucket_a=x.bucket,
+        bucket_b=y.bucket,
+        candidate_tool_a=x.candidate_tool,
+        candidate_tool_b=y.candidate_tool,
+    )
 
 
-def key_of(record: ScoreRecord) -> dict[str, Any]:
+def key_of(record: ScoreRecord) -> AnswerKey:
     """The identity of an answer."""
-    return {"unit_id": record.unit_id, "repeat": record.repeat, "session_id": record.session_id}
+    return AnswerKey(unit_id=record.unit_id, repeat=record.repeat, session_id=record.session_id)
 
 
 def compare_warnings(a: ScoredRun, b: ScoredRun, pairing: Pairing) -> list[str]:
     """What could make the difference mean something other than the change under test."""
     warnings = []
-    sa, sb = a.summary.get("scoring", {}), b.summary.get("scoring", {})
-    if sa.get("scoring_id") != sb.get("scoring_id"):
+    if a.summary.scoring.scoring_id != b.summary.scoring.scoring_id:
         warnings.append(
             "the runs were scored with different settings (judge, matcher or agent "
             "config): part of the difference may come from scoring; score both "

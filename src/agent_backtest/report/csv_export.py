@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from agent_backtest.report.answers import arguments_json, tool_names
 from agent_backtest.report.loading import Joined
-from agent_backtest.runs import ResultRecord, private_atomic_writer
-from agent_backtest.runs.scores import ScoreRecord
+from agent_backtest.runs import ResultRecord, ScoreRecord, private_atomic_writer
 from agent_backtest.units import Unit
 
 COLUMNS = (
@@ -22,6 +21,7 @@ COLUMNS = (
     "node",
     "kind",
     "split",
+    "agent_version",
     "golden_tool",
     "golden_args",
     "golden_text",
@@ -40,6 +40,7 @@ COLUMNS = (
     "input_tokens",
     "output_tokens",
 )
+LABEL_PREFIX = "label."
 # Text from traces that a spreadsheet would run as a formula (CSV injection); such a cell gets a
 # leading apostrophe, which spreadsheets hide and which keeps the text as text.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -58,18 +59,21 @@ TRACE_COLUMNS = frozenset(
 )
 
 
-def write_results_csv(joined: Iterable[Joined], path: Path) -> int:
+def write_results_csv(joined: Iterable[Joined], path: Path, labels: Mapping[str, str]) -> int:
     """Write the CSV of ``joined`` atomically (mode 0600: it holds user utterances).
 
-    Returns the number of rows written.
+    The run's labels come last, one ``label.KEY`` column each, the same on every row, so rows
+    of several runs' files concatenated still say which run they came from. Returns the number
+    of rows written.
     """
+    label_cells = {f"{LABEL_PREFIX}{key}": value for key, value in sorted(labels.items())}
     count = 0
     with private_atomic_writer(path) as handle:
         text = io.TextIOWrapper(handle, encoding="utf-8", newline="")
-        writer = csv.DictWriter(text, fieldnames=COLUMNS, lineterminator="\n")
+        writer = csv.DictWriter(text, fieldnames=(*COLUMNS, *label_cells), lineterminator="\n")
         writer.writeheader()
         for unit, score, result in joined:
-            writer.writerow(neutralise(csv_row(unit, score, result)))
+            writer.writerow(neutralise({**csv_row(unit, score, result), **label_cells}))
             count += 1
         text.flush()
         text.detach()  # the writer closes the file itself
@@ -89,6 +93,7 @@ def csv_row(unit: Unit | None, score: ScoreRecord, result: ResultRecord | None) 
         "node": score.node or "",
         "kind": score.kind,
         "split": score.split or "",
+        "agent_version": score.agent_version or "",
         "golden_tool": tool_names(golden),
         "golden_args": arguments_json(golden),
         "golden_text": golden.text() if golden else "",
@@ -117,10 +122,12 @@ def judge_reason(score: ScoreRecord) -> str:
 
 
 def neutralise(row: dict[str, Any]) -> dict[str, Any]:
-    """The row with trace text that starts like a formula kept as text."""
+    """The row with trace text and labels that start like a formula kept as text."""
     return {
         name: f"'{value}"
-        if name in TRACE_COLUMNS and isinstance(value, str) and value.startswith(FORMULA_STARTS)
+        if (name in TRACE_COLUMNS or name.startswith(LABEL_PREFIX))
+        and isinstance(value, str)
+        and value.startswith(FORMULA_STARTS)
         else value
         for name, value in row.items()
     }

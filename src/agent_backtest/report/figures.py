@@ -1,35 +1,47 @@
-"""Numbers as the reports print them: rates with intervals, percentiles, short hashes."""
+"""Numbers as the reports print them: rates with intervals, percentiles, labels."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+
+from agent_backtest.runs.estimate import MeanEstimate
 
 
-def rate(estimate: dict[str, Any] | None) -> str:
+def rate(estimate: MeanEstimate | None) -> str:
     """``0.912 [0.880, 0.940]``; ``n/a`` with nothing scored; a note when there is no interval."""
-    if not estimate or estimate.get("mean") is None:
+    if estimate is None or estimate.mean is None:
         return "n/a"
-    return f"{estimate['mean']:.3f} {interval(estimate)}"
+    return f"{estimate.mean:.3f} {interval(estimate)}"
 
 
-def interval(estimate: dict[str, Any]) -> str:
+def interval(estimate: MeanEstimate) -> str:
     """``[low, high]`` of an estimate, or why it has none."""
-    bounds = estimate.get("ci95")
-    if not bounds:
+    if estimate.ci95 is None:
         return "(no interval: 1 session)"
-    return f"[{bounds[0]:.3f}, {bounds[1]:.3f}]"
+    low, high = estimate.ci95
+    return f"[{low:.3f}, {high:.3f}]"
 
 
-def signed(estimate: dict[str, Any] | None) -> str:
+def rate_with_count(estimate: MeanEstimate) -> str:
+    """``0.912 [0.880, 0.940] (n 120, 12 sessions)``: a rate that rests on few answers shows it."""
+    sessions = f"{estimate.sessions} session{'' if estimate.sessions == 1 else 's'}"
+    return f"{rate(estimate)} (n {estimate.n}, {sessions})"
+
+
+def signed(estimate: MeanEstimate | None) -> str:
     """A difference with its sign and interval: ``-0.031 [-0.058, -0.004]``."""
-    if not estimate or estimate.get("mean") is None:
+    if estimate is None or estimate.mean is None:
         return "n/a"
-    bounds = estimate.get("ci95")
-    if not bounds:
-        return f"{estimate['mean']:+.3f} (no interval: 1 session)"
-    return f"{estimate['mean']:+.3f} [{bounds[0]:+.3f}, {bounds[1]:+.3f}]"
+    if estimate.ci95 is None:
+        return f"{estimate.mean:+.3f} (no interval: 1 session)"
+    low, high = estimate.ci95
+    return f"{estimate.mean:+.3f} [{low:+.3f}, {high:+.3f}]"
+
+
+def labels_text(labels: Mapping[str, str]) -> str:
+    """A run's labels as ``KEY=VALUE · KEY=VALUE`` in key order; ``none`` without any."""
+    return " · ".join(f"{key}={value}" for key, value in sorted(labels.items())) or "none"
 
 
 def percentile(values: Sequence[float], share: float) -> float | None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from agent_backtest.runs import Comparison, MeanEstimate, Summary
+
 BAR_NOT_MET = 3  # exit code of ``abt gate`` and ``abt compare --max-drop`` (2 is a user error)
 
 
@@ -36,19 +38,18 @@ class Check:
         }
 
 
-def checked_value(estimate: dict[str, Any], use_lower_bound: bool) -> tuple[float | None, str]:
+def checked_value(estimate: MeanEstimate, use_lower_bound: bool) -> tuple[float | None, str]:
     """The number a bar compares (point or lower bound), and how to name it."""
-    if estimate.get("mean") is None:
+    if estimate.mean is None:
         return None, "nothing scored"
     if not use_lower_bound:
-        return float(estimate["mean"]), "point estimate"
-    bounds = estimate.get("ci95")
-    if not bounds:
+        return estimate.mean, "point estimate"
+    if estimate.low is None:
         return None, "no interval (fewer than 2 sessions)"
-    return float(bounds[0]), "lower bound of the 95% interval"
+    return estimate.low, "lower bound of the 95% interval"
 
 
-def at_least(name: str, estimate: dict[str, Any], bar: float, use_lower_bound: bool) -> Check:
+def at_least(name: str, estimate: MeanEstimate, bar: float, use_lower_bound: bool) -> Check:
     """``estimate`` must be at least ``bar``."""
     value, what = checked_value(estimate, use_lower_bound)
     if value is None:
@@ -66,35 +67,34 @@ def at_most(name: str, count: float, bar: float) -> Check:
 
 
 def gate_run(
-    summary: dict[str, Any],
+    summary: Summary,
     min_agreement: float | None,
     min_strict: float | None,
     max_infra_errors: int | None,
     max_infra_error_rate: float | None,
     use_lower_bound: bool,
 ) -> list[Check]:
-    """The bars asked of one run's summary.json."""
+    """The bars asked of one run's summary."""
     checks = []
     if min_agreement is not None:
         checks.append(
-            at_least("agreement", summary["overall"]["agreement"], min_agreement, use_lower_bound)
+            at_least("agreement", summary.overall.agreement, min_agreement, use_lower_bound)
         )
     if min_strict is not None:
         checks.append(
-            at_least("strict agreement", summary["overall"]["strict"], min_strict, use_lower_bound)
+            at_least("strict agreement", summary.overall.strict, min_strict, use_lower_bound)
         )
-    counts = summary["counts"]
+    counts = summary.counts
     if max_infra_errors is not None:
-        checks.append(at_most("infrastructure errors", counts["infra_errors"], max_infra_errors))
+        checks.append(at_most("infrastructure errors", counts.infra_errors, max_infra_errors))
     if max_infra_error_rate is not None:
-        rate = counts["infra_errors"] / counts["records"] if counts["records"] else 0.0
+        rate = counts.infra_errors / counts.records if counts.records else 0.0
         checks.append(at_most("infrastructure error rate", round(rate, 6), max_infra_error_rate))
     return checks
 
 
-def gate_compare(compare: dict[str, Any], max_drop: float, use_lower_bound: bool) -> Check:
+def gate_compare(compare: Comparison, max_drop: float, use_lower_bound: bool) -> Check:
     """B's agreement may fall below A's by at most ``max_drop`` (on the paired answers)."""
-    bar = -max_drop
     return at_least(
-        "agreement change B − A", compare["agreement"]["difference"], bar, use_lower_bound
+        "agreement change B − A", compare.agreement.difference, -max_drop, use_lower_bound
     )

@@ -9,13 +9,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import orjson
 
 from agent_backtest.errors import InputError
-from agent_backtest.runs import ResultRecord, RunDirectory, RunManifest, read_results
-from agent_backtest.runs.scores import ScoreRecord, read_scores
+from agent_backtest.runs import (
+    ResultRecord,
+    RunDirectory,
+    RunManifest,
+    ScoreRecord,
+    Summary,
+    read_results,
+)
 from agent_backtest.units import Unit
 
 Key = tuple[str, int]
@@ -28,7 +31,7 @@ class ScoredRun:
 
     directory: RunDirectory
     manifest: RunManifest
-    summary: dict[str, Any]
+    summary: Summary
     scores: list[ScoreRecord]
     results: dict[Key, ResultRecord] = field(default_factory=dict)
 
@@ -68,12 +71,8 @@ def load_run(path: Path, with_results: bool = True) -> ScoredRun:
     """Read a scored run; a folder that is not one fails with what to do about it."""
     directory = RunDirectory(path)
     manifest = directory.load_manifest()
-    summary_path, scores_path = path / "summary.json", path / "scores.jsonl"
-    if not summary_path.exists() or not scores_path.exists():
+    if not directory.is_scored():
         raise InputError(path, None, f"is not scored yet: run abt score {path} first")
-    try:
-        summary = orjson.loads(summary_path.read_bytes())
-    except orjson.JSONDecodeError as exc:
-        raise InputError(summary_path, None, f"not JSON: {exc}") from None
+    summary = directory.read_summary()
     results = {r.key: r for r in read_results(directory.results_path)} if with_results else {}
-    return ScoredRun(directory, manifest, summary, list(read_scores(scores_path)), results)
+    return ScoredRun(directory, manifest, summary, list(directory.read_scores()), results)

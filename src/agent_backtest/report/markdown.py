@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from agent_backtest.report.figures import rate, signed
+from agent_backtest.report.figures import labels_text, rate, rate_with_count, signed
 from agent_backtest.report.gate import Check
+from agent_backtest.runs import Comparison, MeanEstimate, Summary
 
 TOP_GROUPS = 5
 
@@ -31,43 +31,40 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def report_markdown(name: str, summary: dict[str, Any], warnings: Sequence[str]) -> str:
+def report_markdown(name: str, summary: Summary, warnings: Sequence[str]) -> str:
     """A run's headline, its weakest tools and nodes, and its warnings."""
-    counts, overall = summary["counts"], summary["overall"]
+    counts, overall = summary.counts, summary.overall
+    rows: list[tuple[str, object]] = [
+        ("candidate", summary.run.model or "?"),
+        ("agreement", rate(overall.agreement)),
+        ("strict agreement", rate(overall.strict)),
+    ]
+    if summary.topic_agreement.n:
+        rows.append(("router agreement", rate_with_count(summary.topic_agreement)))
+    rows += [
+        ("scored", f"{counts.scored} of {counts.records} answers, {counts.sessions} sessions"),
+        ("infrastructure errors", counts.infra_errors),
+        ("unscored", counts.unscored),
+    ]
+    if summary.labels:
+        rows.append(("labels", labels_text(summary.labels)))
     parts = [
         f"### abt report: {cell(name)}\n",
-        table(
-            ("measure", "value"),
-            [
-                ("candidate", summary.get("run", {}).get("model") or "?"),
-                ("agreement", rate(overall["agreement"])),
-                ("strict agreement", rate(overall["strict"])),
-                (
-                    "scored",
-                    f"{counts['scored']} of {counts['records']} answers, "
-                    f"{counts['sessions']} sessions",
-                ),
-                ("infrastructure errors", counts["infra_errors"]),
-                ("unscored", counts["unscored"]),
-            ],
-        ),
+        table(("measure", "value"), rows),
         "Buckets: "
-        + (" · ".join(f"{cell(k)} {v}" for k, v in summary["buckets"].items()) or "none")
+        + (" · ".join(f"{cell(k)} {v}" for k, v in summary.buckets.items()) or "none")
         + "\n",
     ]
-    for grouping in ("tool", "node"):
-        groups = sorted(
-            summary.get(f"by_{grouping}", {}).items(),
-            key=lambda item: (item[1]["agreement"]["mean"], item[0]),
-        )
-        if len(groups) > 1:
+    for grouping, groups in (("tool", summary.by_tool), ("node", summary.by_node)):
+        weakest = sorted(groups.items(), key=lambda item: (item[1].agreement.mean or 0.0, item[0]))
+        if len(weakest) > 1:
             parts.append(
                 f"Lowest agreement by {grouping}:\n\n"
                 + table(
                     (grouping, "n", "agreement"),
                     [
-                        (label, g["agreement"]["n"], rate(g["agreement"]))
-                        for label, g in groups[:TOP_GROUPS]
+                        (label, g.agreement.n, rate(g.agreement))
+                        for label, g in weakest[:TOP_GROUPS]
                     ],
                 )
             )
@@ -75,49 +72,45 @@ def report_markdown(name: str, summary: dict[str, Any], warnings: Sequence[str])
     return "\n".join(parts)
 
 
-def compare_markdown(compare: dict[str, Any], checks: Sequence[Check] = ()) -> str:
+def compare_markdown(compare: Comparison, checks: Sequence[Check] = ()) -> str:
     """A comparison's headline, its McNemar test, its largest per-group changes."""
-    a, b, counts, test = compare["a"], compare["b"], compare["counts"], compare["mcnemar"]
+    a, b, counts, test = compare.a, compare.b, compare.counts, compare.mcnemar
+    figures = [("agreement", compare.agreement), ("strict agreement", compare.strict)]
+    topic = compare.topic_agreement
+    if topic.a.n:
+        figures.append((f"router agreement (n {topic.a.n})", topic))
     parts = [
-        f"### abt compare: {cell(a['name'])} → {cell(b['name'])}\n",
+        f"### abt compare: {cell(a.name)} → {cell(b.name)}\n",
         table(
-            ("", f"A ({a['model']})", f"B ({b['model']})", "B − A"),
-            [
-                (
-                    name,
-                    rate(compare[key]["a"]),
-                    rate(compare[key]["b"]),
-                    signed(compare[key]["difference"]),
-                )
-                for key, name in (("agreement", "agreement"), ("strict", "strict agreement"))
-            ],
+            ("", f"A ({a.model})", f"B ({b.model})", "B − A"),
+            [(name, rate(r.a), rate(r.b), signed(r.difference)) for name, r in figures],
         ),
-        f"{counts['paired']} paired answers in {counts['sessions']} sessions. Strict flips: "
-        f"{test['a_right_b_wrong']} right → wrong, {test['a_wrong_b_right']} wrong → right "
-        f"(McNemar exact p = {test['p_value']:.4g}).\n",
+        f"{counts.paired} paired answers in {counts.sessions} sessions. Strict flips: "
+        f"{test.a_right_b_wrong} right → wrong, {test.a_wrong_b_right} wrong → right "
+        f"(McNemar exact p = {test.p_value:.4g}).\n",
     ]
-    for grouping in ("tool", "node"):
-        rows = compare[f"by_{grouping}"]
+    if a.labels or b.labels:
+        parts.append(f"Labels: A {cell(labels_text(a.labels))} · B {cell(labels_text(b.labels))}\n")
+    for grouping, rows in (("tool", compare.by_tool), ("node", compare.by_node)):
         if len(rows) > 1:
             parts.append(
                 f"Largest changes by {grouping}:\n\n"
                 + table(
                     (grouping, "n", "A", "B", "B − A"),
                     [
-                        (r["label"], r["n"], _mean(r["a"]), _mean(r["b"]), signed(r["difference"]))
+                        (r.label, r.n, _mean(r.a), _mean(r.b), signed(r.difference))
                         for r in rows[:TOP_GROUPS]
                     ],
                 )
             )
-    missing = compare["counts"]
-    if missing["only_in_a"] or missing["only_in_b"] or missing["not_comparable"]:
+    if counts.only_in_a or counts.only_in_b or counts.not_comparable:
         parts.append(
-            f"Not compared: {missing['only_in_a']} only in A, {missing['only_in_b']} "
-            f"only in B, {missing['not_comparable']} not scored on both sides.\n"
+            f"Not compared: {counts.only_in_a} only in A, {counts.only_in_b} "
+            f"only in B, {counts.not_comparable} not scored on both sides.\n"
         )
     if checks:
         parts.append(gate_markdown(checks, heading=False))
-    parts += _warnings(compare["warnings"])
+    parts += _warnings(compare.warnings)
     return "\n".join(parts)
 
 
@@ -138,8 +131,8 @@ def gate_markdown(checks: Sequence[Check], heading: bool = True, name: str = "")
     return (f"### abt gate\n\n{title}\n\n" if heading else f"{title}\n\n") + text
 
 
-def _mean(estimate: dict[str, Any]) -> str:
-    return "n/a" if estimate["mean"] is None else f"{estimate['mean']:.3f}"
+def _mean(estimate: MeanEstimate) -> str:
+    return "n/a" if estimate.mean is None else f"{estimate.mean:.3f}"
 
 
 def _warnings(warnings: Sequence[str]) -> list[str]:

@@ -7,22 +7,39 @@ its drill-down are drawn by the page script from JSON blocks, paginated and lazi
 
 from __future__ import annotations
 
-from typing import Any
-
 from agent_backtest.report.assets import asset, page
 from agent_backtest.report.charts import RateBar, count_chart, histogram, rate_chart
-from agent_backtest.report.figures import interval, percentile, rate
+from agent_backtest.report.figures import interval, labels_text, percentile, rate
 from agent_backtest.report.loading import ScoredRun
 from agent_backtest.report.markup import Markup, escape, join, script_json, tag
 from agent_backtest.report.page_data import PageData
+from agent_backtest.runs import MeanEstimate, Summary
+from agent_backtest.runs.summary import NOT_RECORDED, GroupFigures
 
-BREAKDOWNS = (
-    ("kind", "Agreement by kind"),
-    ("node", "Agreement by node"),
-    ("tool", "Agreement by production's tool"),
-    ("split", "Agreement by split"),
-    ("model", "Agreement by candidate model"),
-)
+
+def breakdowns(summary: Summary) -> list[tuple[str, str, dict[str, GroupFigures]]]:
+    """(grouping, title, groups) of each breakdown worth a table.
+
+    Candidate models need two to compare; agent versions show when there are several or any
+    trace recorded one, since a single "(not recorded)" row says nothing.
+    """
+    found = [
+        ("kind", "Agreement by kind", summary.by_kind),
+        ("node", "Agreement by node", summary.by_node),
+        ("tool", "Agreement by production's tool", summary.by_tool),
+        ("split", "Agreement by split", summary.by_split),
+    ]
+    if len(summary.by_model) > 1:
+        found.append(("model", "Agreement by candidate model", summary.by_model))
+    if shows_agent_versions(summary):
+        found.append(("agent_version", "Agreement by agent version", summary.by_agent_version))
+    return [(grouping, title, groups) for grouping, title, groups in found if groups]
+
+
+def shows_agent_versions(summary: Summary) -> bool:
+    """True when the run tells agent versions apart: several of them, or any recorded one."""
+    versions = summary.by_agent_version
+    return len(versions) > 1 or any(label != NOT_RECORDED for label in versions)
 
 
 def render_report(run: ScoredRun, data: PageData) -> str:
@@ -39,8 +56,7 @@ def render_report(run: ScoredRun, data: PageData) -> str:
             tag(
                 "footer",
                 f"agent-backtest {run.manifest.code_version} · scorer "
-                f"{run.summary.get('scoring', {}).get('scorer', '?')} · scoring id "
-                f"{run.summary.get('scoring', {}).get('scoring_id', '?')}",
+                f"{run.summary.scoring.scorer} · scoring id {run.summary.scoring.scoring_id}",
             ),
         ]
     )
@@ -56,19 +72,19 @@ def render_report(run: ScoredRun, data: PageData) -> str:
 
 
 def compared_section(run: ScoredRun, data: PageData) -> Markup:
-    """What was compared: candidate, production, judge, inputs, patch, k, dates."""
-    config, manifest = run.manifest.config, run.manifest
-    scoring = run.summary.get("scoring", {})
-    judge = scoring.get("judge") or "none (text answers compared by token overlap)"
-    if scoring.get("fallback_judge"):
-        judge += f"; fallback {scoring['fallback_judge']}"
+    """What was compared: candidate, production, judge, inputs, patch, k, dates, labels."""
+    config, manifest, summary = run.manifest.config, run.manifest, run.summary
+    scoring = summary.scoring
+    judge = scoring.judge or "none (text answers compared by token overlap)"
+    if scoring.fallback_judge:
+        judge += f"; fallback {scoring.fallback_judge}"
     inputs = [
         tag("div", tag("code", item.path), f" sha256 {item.sha256[:12]}…")
         for item in manifest.inputs
     ] or "units file given directly"
     patch = config.patch.model_dump() if config.patch else None
     facts = [
-        ("candidate", tag("code", config.candidate.model)),
+        ("candidate", tag("code", summary.run.model or "?")),
         ("production", ", ".join(sorted(data.recorded_models)) or "not recorded"),
         ("judge", judge),
         ("inputs", inputs),
@@ -88,13 +104,15 @@ def compared_section(run: ScoredRun, data: PageData) -> Markup:
         ),
         (
             "units",
-            f"{run.summary['counts']['units']} units in "
-            f"{run.summary['counts']['sessions']} sessions, "
-            f"{run.summary['counts']['records']} answers",
+            f"{summary.counts.units} units in {summary.counts.sessions} sessions, "
+            f"{summary.counts.records} answers",
         ),
     ]
-    if (run.path / "profile.json").exists():
-        facts.append(("profile", tag("a", "profile.json", attrs={"href": "profile.json"})))
+    if summary.labels:
+        facts.insert(1, ("labels", tag("code", labels_text(summary.labels))))
+    profile = run.directory.profile_path
+    if profile.exists():
+        facts.append(("profile", tag("a", profile.name, attrs={"href": profile.name})))
     return tag(
         "section",
         tag("dl", [(tag("dt", k), tag("dd", v)) for k, v in facts], attrs={"class": "facts"}),
@@ -102,37 +120,49 @@ def compared_section(run: ScoredRun, data: PageData) -> Markup:
     )
 
 
-def headline_section(summary: dict[str, Any]) -> Markup:
-    """Agreement and strict agreement with intervals, errors and unscored answers."""
-    counts = summary["counts"]
-    overall = summary["overall"]
-    errors = ", ".join(f"{k} {v}" for k, v in counts["infra_errors_by_kind"].items())
+def headline_section(summary: Summary) -> Markup:
+    """Agreement, strict and router agreement with intervals, errors and unscored answers."""
+    counts = summary.counts
+    overall = summary.overall
+    errors = ", ".join(f"{k} {v}" for k, v in counts.infra_errors_by_kind.items())
     cards = [
         _metric(
             "agreement",
             "agreement",
-            overall["agreement"],
-            f"{counts['scored']} scored answers, {counts['sessions']} sessions",
+            overall.agreement,
+            f"{counts.scored} scored answers, {counts.sessions} sessions",
         ),
         _metric(
             "strict",
             "strict agreement",
-            overall["strict"],
+            overall.strict,
             "same tool and every argument exact, or the same text",
         ),
+    ]
+    topic = summary.topic_agreement
+    if topic.n:
+        cards.append(
+            _metric(
+                "topic_agreement",
+                "router agreement",
+                topic,
+                f"same routing target on {topic.n} router answers, {topic.sessions} sessions",
+            )
+        )
+    cards += [
         _count(
             "infra_errors",
             "infrastructure errors",
-            counts["infra_errors"],
+            counts.infra_errors,
             errors or "not scored, never counted as disagreement",
         ),
-        _count("unscored", "unscored", counts["unscored"], "left out of the means"),
+        _count("unscored", "unscored", counts.unscored, "left out of the means"),
     ]
     return tag("section", cards, attrs={"class": "headline", "id": "headline"})
 
 
-def _metric(key: str, name: str, estimate: dict[str, Any], note: str) -> Markup:
-    mean = estimate.get("mean")
+def _metric(key: str, name: str, estimate: MeanEstimate, note: str) -> Markup:
+    mean = estimate.mean
     return tag(
         "div",
         tag("div", name, attrs={"class": "name"}),
@@ -163,7 +193,7 @@ def _count(key: str, name: str, count: int, note: str) -> Markup:
 
 def report_warnings(run: ScoredRun, data: PageData) -> list[str]:
     """Everything that qualifies the numbers: scoring's warnings and the run's own state."""
-    warnings = list(run.summary.get("warnings", []))
+    warnings = list(run.summary.warnings)
     if data.reconstructed:
         warnings.append(
             f"{data.reconstructed} units were reconstructed from server-side "
@@ -186,7 +216,7 @@ def report_warnings(run: ScoredRun, data: PageData) -> list[str]:
             f"{late} answers arrived after the last scoring and are not in these "
             f"numbers: run abt score {run.path}"
         )
-    if run.summary.get("methods", {}).get("text_similarity"):
+    if run.summary.methods.get("text_similarity"):
         warnings.append(
             "text answers were compared by token overlap, not judged: score with "
             "--judge MODEL for verdicts"
@@ -203,20 +233,12 @@ def warnings_section(warnings: list[str]) -> Markup:
     )
 
 
-def breakdown_section(summary: dict[str, Any]) -> Markup:
+def breakdown_section(summary: Summary) -> Markup:
     """A table and a chart per grouping, then the bucket counts."""
     parts: list[Markup] = [tag("h2", "Breakdowns")]
-    for grouping, title in BREAKDOWNS:
-        groups = summary.get(f"by_{grouping}") or {}
-        if not groups or (grouping == "model" and len(groups) < 2):
-            continue
+    for grouping, title, groups in breakdowns(summary):
         bars = [
-            RateBar(
-                label,
-                g["agreement"]["mean"],
-                *(g["agreement"]["ci95"] or (None, None)),
-                g["agreement"]["n"],
-            )
+            RateBar(label, g.agreement.mean, g.agreement.low, g.agreement.high, g.agreement.n)
             for label, g in groups.items()
         ]
         parts.append(
@@ -227,7 +249,7 @@ def breakdown_section(summary: dict[str, Any]) -> Markup:
                 attrs={"class": "grid2"},
             )
         )
-    buckets = sorted(summary.get("buckets", {}).items(), key=lambda item: -item[1])
+    buckets = sorted(summary.buckets.items(), key=lambda item: -item[1])
     table = tag(
         "table",
         tag("tr", tag("th", "bucket"), tag("th", "answers", attrs={"class": "num"})),
@@ -245,10 +267,10 @@ def breakdown_section(summary: dict[str, Any]) -> Markup:
     return tag("section", parts, attrs={"id": "breakdowns"})
 
 
-def _group_table(grouping: str, groups: dict[str, Any]) -> Markup:
+def _group_table(grouping: str, groups: dict[str, GroupFigures]) -> Markup:
     head = tag(
         "tr",
-        tag("th", grouping),
+        tag("th", grouping.replace("_", " ")),
         tag("th", "n", attrs={"class": "num"}),
         tag("th", "sessions", attrs={"class": "num"}),
         tag("th", "agreement"),
@@ -258,15 +280,15 @@ def _group_table(grouping: str, groups: dict[str, Any]) -> Markup:
         tag(
             "tr",
             tag("td", label),
-            tag("td", g["agreement"]["n"], attrs={"class": "num"}),
-            tag("td", g["agreement"]["sessions"], attrs={"class": "num"}),
-            tag("td", rate(g["agreement"]), attrs={"class": "mono"}),
-            tag("td", rate(g["strict"]), attrs={"class": "mono"}),
+            tag("td", g.agreement.n, attrs={"class": "num"}),
+            tag("td", g.agreement.sessions, attrs={"class": "num"}),
+            tag("td", rate(g.agreement), attrs={"class": "mono"}),
+            tag("td", rate(g.strict), attrs={"class": "mono"}),
             attrs={"data-group": label},
         )
         for label, g in groups.items()
     ]
-    return tag("table", head, rows, attrs={"id": f"by-{grouping}"})
+    return tag("table", head, rows, attrs={"id": f"by-{grouping.replace('_', '-')}"})
 
 
 def distribution_section(run: ScoredRun) -> Markup:

@@ -34,8 +34,8 @@ def write_report(path: Path) -> ReportOutcome:
             data.add(*item)
             yield item
 
-    csv_path, html_path = path / "results.csv", path / "report.html"
-    rows = write_results_csv(feed(), csv_path)
+    csv_path, html_path = run.directory.csv_path, run.directory.report_path
+    rows = write_results_csv(feed(), csv_path, run.summary.labels)
     with private_atomic_writer(html_path) as handle:
         handle.write(render_report(run, data).encode("utf-8"))
     return ReportOutcome(run, csv_path, html_path, rows, report_warnings(run, data))

@@ -1,46 +1,101 @@
-"""The run directory: a private folder holding one run's manifest, units and results."""
+"""The run directory: a private folder holding one run's manifest, units, results and scores."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
+import orjson
 from pydantic import ValidationError
 
 from agent_backtest.errors import InputError
+from agent_backtest.runs import layout
+from agent_backtest.runs.comparison import Comparison
+from agent_backtest.runs.documents import read_document, write_document
 from agent_backtest.runs.files import private_atomic_writer
+from agent_backtest.runs.layout import KEPT_BY_SCORING, LAYOUT, RunFile
 from agent_backtest.runs.manifest import RunManifest
 from agent_backtest.runs.records import ResultRecord, read_results
+from agent_backtest.runs.scores import ScoreRecord, read_scores
+from agent_backtest.runs.summary import Summary
 from agent_backtest.trace import dump_record
 from agent_backtest.units import Unit, read_units_file
 
-# Everything a run writes; --overwrite removes these first, so an overwritten run that stops
-# early cannot pass for the old one.
-RUN_FILES = (
-    "run.json",
-    "units.jsonl",
-    "results.jsonl",
-    "scores.jsonl",
-    "summary.json",
-    "results.csv",
-    "report.html",
-    "compare.json",
-    "compare.html",
-    "patch.json",
-    "patch_coverage.json",
-    "profile.json",
-)
-
 
 class RunDirectory:
-    """Paths and bookkeeping of one run."""
+    """Paths and bookkeeping of one run: every file it holds is named here, from ``layout``."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.manifest_path = path / "run.json"
-        self.units_path = path / "units.jsonl"
-        self.results_path = path / "results.jsonl"
+
+    def file(self, run_file: RunFile) -> Path:
+        """Where this run keeps ``run_file``."""
+        return self.path / run_file.name
+
+    @property
+    def manifest_path(self) -> Path:
+        """``run.json``: the manifest."""
+        return self.file(layout.MANIFEST)
+
+    @property
+    def units_path(self) -> Path:
+        """``units.jsonl``: the units selected (and patched) for replay."""
+        return self.file(layout.UNITS)
+
+    @property
+    def results_path(self) -> Path:
+        """``results.jsonl``: one result per (unit, repeat), appended as calls end."""
+        return self.file(layout.RESULTS)
+
+    @property
+    def scores_path(self) -> Path:
+        """``scores.jsonl``: one score per (unit, repeat)."""
+        return self.file(layout.SCORES)
+
+    @property
+    def summary_path(self) -> Path:
+        """``summary.json``: the aggregates of the scores."""
+        return self.file(layout.SUMMARY)
+
+    @property
+    def csv_path(self) -> Path:
+        """``results.csv``: one row per (unit, repeat), from ``abt report``."""
+        return self.file(layout.RESULTS_CSV)
+
+    @property
+    def report_path(self) -> Path:
+        """``report.html``: the run's report page."""
+        return self.file(layout.REPORT)
+
+    @property
+    def comparison_path(self) -> Path:
+        """``compare.json``: a comparison written here by ``abt compare``."""
+        return self.file(layout.COMPARISON)
+
+    @property
+    def comparison_page_path(self) -> Path:
+        """``compare.html``: the comparison's page."""
+        return self.file(layout.COMPARISON_PAGE)
+
+    @property
+    def patch_path(self) -> Path:
+        """``patch.json``: the ops of a patched run, so ``--resume`` applies the same ones."""
+        return self.file(layout.PATCH)
+
+    @property
+    def patch_coverage_path(self) -> Path:
+        """``patch_coverage.json``: what each op of the patch changed."""
+        return self.file(layout.PATCH_COVERAGE)
+
+    @property
+    def profile_path(self) -> Path:
+        """``profile.json``: a profile of the run's traces, when one was written here."""
+        return self.file(layout.PROFILE)
+
+    def kept_path(self, run_file: RunFile, scoring_id: str) -> Path:
+        """Where ``run_file`` is kept aside once a scoring with other settings replaces it."""
+        return self.path / run_file.kept_as(scoring_id)
 
     def holds_run(self) -> bool:
         """True when the folder already has a run in it."""
@@ -58,8 +113,11 @@ class RunDirectory:
         self.path.mkdir(parents=True, exist_ok=True, mode=0o700)
         os.chmod(self.path, 0o700)  # an existing folder too: it will hold user utterances
         if overwrite:
-            for name in RUN_FILES:
-                (self.path / name).unlink(missing_ok=True)
+            for run_file in LAYOUT:
+                self.file(run_file).unlink(missing_ok=True)
+            for run_file in KEPT_BY_SCORING:  # earlier scorings of the old run
+                for kept in self.path.glob(run_file.kept_pattern):
+                    kept.unlink()
 
     def load_manifest(self) -> RunManifest:
         """The run's manifest; a folder without one is not a run."""
@@ -100,3 +158,63 @@ class RunDirectory:
                 for record in kept:
                     handle.write(dump_record(record) + b"\n")
         return {record.key for record in kept}
+
+    def is_scored(self) -> bool:
+        """True when the run has both its scores and their summary."""
+        return self.scores_path.exists() and self.summary_path.exists()
+
+    def write_scores(self, records: Sequence[ScoreRecord], summary: Summary) -> None:
+        """Write scores.jsonl, then summary.json (each atomically, mode 0600)."""
+        with private_atomic_writer(self.scores_path) as handle:
+            for record in records:
+                handle.write(dump_record(record) + b"\n")
+        write_document(self.summary_path, summary)
+
+    def read_scores(self) -> Iterator[ScoreRecord]:
+        """The run's score records, in order."""
+        return read_scores(self.scores_path)
+
+    def read_summary(self) -> Summary:
+        """The run's summary; one this version cannot read sends the user to score again."""
+        return read_document(
+            self.summary_path, Summary, "summary", f"score the run again: abt score {self.path}"
+        )
+
+    def set_aside_scoring(self, scoring_id: str) -> list[Path]:
+        """Move the scores and summary of a scoring with another id aside, under that id.
+
+        The earlier id is read leniently, from any summary that names one, so that scoring a
+        run again never erases an earlier verdict, whatever version wrote it.
+        """
+        earlier = self._scoring_id()
+        if earlier is None or earlier == scoring_id:
+            return []
+        kept = []
+        for run_file in KEPT_BY_SCORING:
+            source = self.file(run_file)
+            if source.exists():
+                target = self.kept_path(run_file, earlier)
+                source.replace(target)
+                kept.append(target)
+        return kept
+
+    def _scoring_id(self) -> str | None:
+        """The scoring id of the summary in the folder, or None."""
+        try:
+            scoring_id = orjson.loads(self.summary_path.read_bytes())["scoring"]["scoring_id"]
+        except (OSError, orjson.JSONDecodeError, KeyError, TypeError):
+            return None
+        return scoring_id if isinstance(scoring_id, str) else None
+
+    def write_comparison(self, comparison: Comparison) -> None:
+        """Write compare.json (atomically, mode 0600)."""
+        write_document(self.comparison_path, comparison)
+
+    def read_comparison(self) -> Comparison:
+        """The comparison written here; one this version cannot read sends the user back."""
+        return read_document(
+            self.comparison_path,
+            Comparison,
+            "comparison",
+            "compare the runs again: abt compare A B",
+        )

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
-
-import orjson
 
 from agent_backtest.errors import InputError
 from agent_backtest.runs.directory import RunDirectory
 from agent_backtest.runs.manifest import RunManifest
 from agent_backtest.runs.records import ResultRecord, read_results
-from agent_backtest.runs.scores import ScoreRecord, read_scores
+from agent_backtest.runs.scores import ScoreRecord
+from agent_backtest.runs.summary import Summary
 from agent_backtest.units import Unit
 
 
@@ -38,12 +36,11 @@ class Run:
         return self.manifest.status
 
     @property
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> Summary:
         """summary.json: the run's agreement figures with their intervals (after scoring)."""
-        path = self.path / "summary.json"
-        if not path.exists():
+        if not self.directory.summary_path.exists():
             raise InputError(self.path, None, "is not scored yet (no summary.json): run abt score")
-        return orjson.loads(path.read_bytes())
+        return self.directory.read_summary()
 
     def units(self) -> Iterator[Unit]:
         """units.jsonl: what was replayed."""
@@ -55,10 +52,9 @@ class Run:
 
     def scores(self) -> Iterator[ScoreRecord]:
         """scores.jsonl: one record per (unit, repeat) scored (after scoring)."""
-        path = self.path / "scores.jsonl"
-        if not path.exists():
+        if not self.directory.scores_path.exists():
             raise InputError(self.path, None, "is not scored yet (no scores.jsonl): run abt score")
-        return read_scores(path)
+        return self.directory.read_scores()
 
     def __repr__(self) -> str:
         return f"Run({str(self.path)!r})"

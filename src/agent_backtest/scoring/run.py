@@ -13,19 +13,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from agent_backtest.errors import InputError, UserError
 from agent_backtest.providers import CallCounters, ModelClient, ModelConfig, load_model_config
 from agent_backtest.providers.config import ModelRole
 from agent_backtest.providers.families import JudgeError, check_judge
 from agent_backtest.providers.roles import check_role, close_clients, open_clients
-from agent_backtest.runs import ResultRecord, RunDirectory, private_atomic_writer, read_results
+from agent_backtest.runs import ResultRecord, RunDirectory, read_results
 from agent_backtest.runs.scores import ScoreRecord
+from agent_backtest.runs.summary import RunFacts, ScoringSettings, Summary
 from agent_backtest.scoring.buckets import SCORER, Scorer
 from agent_backtest.scoring.judge import Judge
 from agent_backtest.scoring.summary import summarise
-from agent_backtest.trace import dump_record, sha256_of
+from agent_backtest.trace import sha256_of
 from agent_backtest.units import AgentConfig, Unit
 
 
@@ -59,9 +58,9 @@ class ScoreSettings:
 class ScoreOutcome:
     """What ``abt score`` prints."""
 
-    summary: dict[str, Any]
+    summary: Summary
     judge_counts: dict[str, Any]
-    kept_earlier: list[str]
+    kept_earlier: list[Path]
 
 
 def score_run(
@@ -82,20 +81,19 @@ def score_run(
     counters = CallCounters()
     records = asyncio.run(_score_all(directory, results, settings, config, counters))
     summary = summarise(
-        records, {**settings.as_dict(), "scoring_id": settings.scoring_id()}, warnings
+        records,
+        ScoringSettings.model_validate({**settings.as_dict(), "scoring_id": settings.scoring_id()}),
+        RunFacts(
+            model=manifest.config.candidate.model,
+            k=manifest.config.k,
+            status=manifest.status,
+            units=manifest.units,
+        ),
+        manifest.labels,
+        warnings,
     )
-    summary["run"] = {
-        "model": manifest.config.candidate.model,
-        "k": manifest.config.k,
-        "status": manifest.status,
-        "units": manifest.units,
-    }
-    kept = _keep_earlier(directory.path, settings.scoring_id())
-    with private_atomic_writer(directory.path / "scores.jsonl") as handle:
-        for record in records:
-            handle.write(dump_record(record) + b"\n")
-    with private_atomic_writer(directory.path / "summary.json") as handle:
-        handle.write(orjson.dumps(summary, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+    kept = directory.set_aside_scoring(settings.scoring_id())
+    directory.write_scores(records, summary)
     return ScoreOutcome(summary, counters.as_dict(), kept)
 
 
@@ -170,24 +168,3 @@ def _judge(
         repeats=settings.judge_repeats,
     )
     return judge, [main, *([fallback] if fallback else [])]
-
-
-def _keep_earlier(path: Path, scoring_id: str) -> list[str]:
-    """Move scores and summary made with other settings aside, under their scoring id."""
-    summary_path = path / "summary.json"
-    if not summary_path.exists():
-        return []
-    try:
-        earlier = orjson.loads(summary_path.read_bytes())["scoring"]["scoring_id"]
-    except (orjson.JSONDecodeError, KeyError, TypeError):
-        return []
-    if earlier == scoring_id:
-        return []
-    kept = []
-    for name in ("scores.jsonl", "summary.json"):
-        source = path / name
-        if source.exists():
-            target = path / f"{source.stem}.{earlier}{source.suffix}"
-            source.replace(target)
-            kept.append(target.name)
-    return kept

@@ -1,4 +1,5 @@
-"""``summary.json``: agreement overall and by kind, node, tool, split and model, with intervals.
+"""The summary of a scoring: agreement overall and by kind, node, tool, split, model and agent
+version, each with its interval.
 
 Only scored records enter a mean. Unscored records and infrastructure errors are counted beside
 it, never as zeros. Every rate is a mean with a 95% interval clustered by session.
@@ -7,10 +8,19 @@ it, never as zeros. Every rate is a mean with a 95% interval clustered by sessio
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from agent_backtest.runs.estimate import MeanEstimate
 from agent_backtest.runs.scores import ScoreRecord
+from agent_backtest.runs.summary import (
+    NOT_RECORDED,
+    Counts,
+    GroupFigures,
+    RepeatFigures,
+    RunFacts,
+    ScoringSettings,
+    Summary,
+)
 from agent_backtest.statistics import agreement_of, clustered_mean
 
 GROUPINGS: dict[str, Callable[[ScoreRecord], str | None]] = {
@@ -19,61 +29,72 @@ GROUPINGS: dict[str, Callable[[ScoreRecord], str | None]] = {
     "tool": lambda r: r.golden_tool or "(text answer)",
     "split": lambda r: r.split,
     "model": lambda r: r.model,
+    "agent_version": lambda r: r.agent_version or NOT_RECORDED,
 }
 
 
 def summarise(
-    records: Sequence[ScoreRecord], settings: dict[str, Any], warnings: Sequence[str] = ()
-) -> dict[str, Any]:
-    """The run's aggregates as plain data (sorted keys when written)."""
+    records: Sequence[ScoreRecord],
+    settings: ScoringSettings,
+    run: RunFacts,
+    labels: Mapping[str, str],
+    warnings: Sequence[str] = (),
+) -> Summary:
+    """The run's aggregates."""
     scored = [r for r in records if r.status == "scored"]
     infra = [r for r in records if r.status == "infra_error"]
-    summary: dict[str, Any] = {
-        "schema": "abt.summary/1",
-        "scoring": settings,
-        "warnings": list(warnings),
-        "counts": {
-            "records": len(records),
-            "scored": len(scored),
-            "unscored": sum(r.status == "unscored" for r in records),
-            "infra_errors": len(infra),
-            "infra_errors_by_kind": dict(sorted(Counter(r.error_kind for r in infra).items())),
-            "units": len({r.unit_id for r in records}),
-            "sessions": len({r.session_id for r in records}),
-        },
-        "infra_error_rate": clustered_mean(
-            [float(r.status == "infra_error") for r in records], [r.session_id for r in records]
-        ).as_dict(),
-        "overall": aggregate(scored),
-        "buckets": dict(sorted(Counter(r.bucket for r in records if r.bucket).items())),
-        "methods": dict(sorted(Counter(r.method for r in scored if r.method).items())),
-    }
-    for name, key in GROUPINGS.items():
-        groups: defaultdict[str, list[ScoreRecord]] = defaultdict(list)
-        for record in scored:
-            label = key(record)
-            if label is not None:
-                groups[label].append(record)
-        summary[f"by_{name}"] = {label: aggregate(items) for label, items in sorted(groups.items())}
     routers = [r for r in scored if r.topic_match is not None]
-    summary["topic_agreement"] = clustered_mean(
-        [float(bool(r.topic_match)) for r in routers], [r.session_id for r in routers]
-    ).as_dict()
-    summary["repeats"] = repeat_consistency(records)
-    return summary
+    return Summary(
+        scoring=settings,
+        run=run,
+        labels=dict(sorted(labels.items())),
+        warnings=list(warnings),
+        counts=Counts(
+            records=len(records),
+            scored=len(scored),
+            unscored=sum(r.status == "unscored" for r in records),
+            infra_errors=len(infra),
+            infra_errors_by_kind=_counts(r.error_kind for r in infra),
+            units=len({r.unit_id for r in records}),
+            sessions=len({r.session_id for r in records}),
+        ),
+        infra_error_rate=_mean(
+            [float(r.status == "infra_error") for r in records], [r.session_id for r in records]
+        ),
+        overall=aggregate(scored),
+        buckets=_counts(r.bucket for r in records),
+        methods=_counts(r.method for r in scored),
+        **{f"by_{name}": by_group(scored, key) for name, key in GROUPINGS.items()},
+        topic_agreement=_mean(
+            [float(bool(r.topic_match)) for r in routers], [r.session_id for r in routers]
+        ),
+        repeats=repeat_consistency(records),
+    )
 
 
-def aggregate(records: Sequence[ScoreRecord]) -> dict[str, Any]:
+def by_group(
+    scored: Sequence[ScoreRecord], key: Callable[[ScoreRecord], str | None]
+) -> dict[str, GroupFigures]:
+    """Agreement of each group of scored records, by label; a record labelled None is in none."""
+    groups: defaultdict[str, list[ScoreRecord]] = defaultdict(list)
+    for record in scored:
+        label = key(record)
+        if label is not None:
+            groups[label].append(record)
+    return {label: aggregate(items) for label, items in sorted(groups.items())}
+
+
+def aggregate(records: Sequence[ScoreRecord]) -> GroupFigures:
     """Agreement (mean lenient score) and strict agreement of scored records, with intervals."""
     sessions = [r.session_id for r in records]
-    return {
-        "agreement": clustered_mean([r.score or 0.0 for r in records], sessions).as_dict(),
-        "strict": clustered_mean([float(bool(r.strict)) for r in records], sessions).as_dict(),
-        "buckets": dict(sorted(Counter(r.bucket for r in records if r.bucket).items())),
-    }
+    return GroupFigures(
+        agreement=_mean([r.score or 0.0 for r in records], sessions),
+        strict=_mean([float(bool(r.strict)) for r in records], sessions),
+        buckets=_counts(r.bucket for r in records),
+    )
 
 
-def repeat_consistency(records: Sequence[ScoreRecord]) -> dict[str, Any] | None:
+def repeat_consistency(records: Sequence[ScoreRecord]) -> RepeatFigures | None:
     """With k ≥ 2 repeats: how often a unit's answers agree with each other, and pass^k.
 
     Consistency is the share of pairs of a unit's answered repeats with the same normalised
@@ -95,8 +116,17 @@ def repeat_consistency(records: Sequence[ScoreRecord]) -> dict[str, Any] | None:
         if scored and len(scored) == len(items):
             passes.append(float(all(r.strict for r in scored)))
             pass_sessions.append(items[0].session_id)
-    return {
-        "k": max(len(v) for v in by_unit.values()),
-        "consistency": clustered_mean(consistency, sessions).as_dict(),
-        "pass_all_repeats_strict": clustered_mean(passes, pass_sessions).as_dict(),
-    }
+    return RepeatFigures(
+        k=max(len(v) for v in by_unit.values()),
+        consistency=_mean(consistency, sessions),
+        pass_all_repeats_strict=_mean(passes, pass_sessions),
+    )
+
+
+def _mean(values: Sequence[float], sessions: Sequence[str]) -> MeanEstimate:
+    return MeanEstimate.of(clustered_mean(values, sessions))
+
+
+def _counts(labels: Iterable[str | None]) -> dict[str, int]:
+    """Counts of the labels that are set, sorted by label."""
+    return dict(sorted(Counter(label for label in labels if label).items()))
