@@ -245,3 +245,19 @@ def test_a_second_writer_of_one_run_is_refused_at_once(
         assert first.wait(timeout=120) == 0
     assert len(records(run)) == 24  # the refused resume sent nothing twice
     assert server.total == 24
+
+
+def test_a_killed_run_keeps_the_call_counts_it_had_saved(units_file: Path, tmp_path: Path) -> None:
+    with FakeOpenAI(latency=0.3) as server:
+        run = tmp_path / "runs" / "counted"
+        process = run_replay_process(
+            [
+                str(units_file), "--model", "openai/m", "--base-url", server.base_url,
+                "--out", str(run), "--no-cache", "--concurrency", "1",
+            ]
+        )  # fmt: skip
+        wait_for_lines(run / "results.jsonl", 8, process)  # well past the first save
+        process.kill()
+        process.wait()
+    counts = json.loads((run / "run.json").read_text())["counts"]
+    assert 1 <= counts["calls"] <= len(records(run)) + 1
