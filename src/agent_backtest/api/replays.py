@@ -1,6 +1,6 @@
 """``replay()`` and ``resume()``: a run from its inputs to its scored summary.
 
-Every check runs before the run directory is made (:mod:`agent_backtest.replay.plan`); the
+Every check runs before the run directory is made (:mod:`agent_backtest.replaying.plan`); the
 run's lock is held from the first write to the last, scoring included.
 """
 
@@ -21,8 +21,8 @@ from agent_backtest.api.options import (
 from agent_backtest.api.scoring import score_locked
 from agent_backtest.errors import UserError
 from agent_backtest.providers import load_model_config
-from agent_backtest.replay.plan import JUDGE_ROLES, ReplayPlan, check_judges, plan_replay
-from agent_backtest.replay.run import (
+from agent_backtest.replaying.plan import JUDGE_ROLES, ReplayPlan, check_judges, plan_replay
+from agent_backtest.replaying.run import (
     ReplayHooks,
     ReplayResult,
     begin_resume,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from agent_backtest.api.options import PathLike
 from agent_backtest.errors import UserError
-from agent_backtest.report import (
+from agent_backtest.reporting import (
     Check,
     CompareOutcome,
     ReportOutcome,

@@ -10,8 +10,8 @@ import typer
 from rich.console import Console
 
 from agent_backtest.cli.report import FormatOption, OutputFormat
-from agent_backtest.report import BAR_NOT_MET, compare_markdown, gate_compare, write_compare
-from agent_backtest.report.figures import rate, signed
+from agent_backtest.reporting import BAR_NOT_MET, compare_markdown, gate_compare, write_compare
+from agent_backtest.reporting.figures import rate, signed
 from agent_backtest.runs import Comparison
 
 MaxDropOption = Annotated[

@@ -11,7 +11,7 @@ from rich.console import Console
 from agent_backtest.cli.compare import LowerBoundOption
 from agent_backtest.cli.report import FormatOption, OutputFormat, RunArgument
 from agent_backtest.errors import InputError
-from agent_backtest.report import BAR_NOT_MET, gate_markdown, gate_run, load_run
+from agent_backtest.reporting import BAR_NOT_MET, gate_markdown, gate_run, load_run
 
 
 def gate(

@@ -19,7 +19,7 @@ from agent_backtest.cli.options import (
 )
 from agent_backtest.errors import UserError
 from agent_backtest.formats import InputSummary
-from agent_backtest.profile import (
+from agent_backtest.profiling import (
     Profiler,
     load_annotations,
     load_manifest,
@@ -28,8 +28,8 @@ from agent_backtest.profile import (
     parse_variants,
     sessions_by_id,
 )
-from agent_backtest.profile.cases import RunAnnotation
-from agent_backtest.profile.summary import LEGEND, Table, notes, tables
+from agent_backtest.profiling.cases import RunAnnotation
+from agent_backtest.profiling.summary import LEGEND, Table, notes, tables
 from agent_backtest.runs.documents import document_bytes, write_document
 from agent_backtest.runs.profile import InputRead, Profile
 

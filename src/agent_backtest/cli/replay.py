@@ -30,8 +30,8 @@ from agent_backtest.cli.flags import with_groups
 from agent_backtest.cli.patch import print_coverage
 from agent_backtest.cli.score import print_outcome
 from agent_backtest.errors import UserError
-from agent_backtest.replay.plan import ReplayPlan
-from agent_backtest.replay.run import ReplayResult
+from agent_backtest.replaying.plan import ReplayPlan
+from agent_backtest.replaying.run import ReplayResult
 from agent_backtest.runs import ResultRecord
 from agent_backtest.runs.run import Run
 from agent_backtest.scoring.run import ScoreOutcome

@@ -10,8 +10,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from agent_backtest.report import report_markdown, write_report
-from agent_backtest.report.figures import rate, rate_with_count
+from agent_backtest.reporting import report_markdown, write_report
+from agent_backtest.reporting.figures import rate, rate_with_count
 
 
 class OutputFormat(StrEnum):

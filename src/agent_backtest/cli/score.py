@@ -12,7 +12,7 @@ from rich.table import Table
 from agent_backtest import api
 from agent_backtest.api import AgentOptions, JudgeOptions
 from agent_backtest.cli.flags import with_groups
-from agent_backtest.report.figures import rate
+from agent_backtest.reporting.figures import rate
 from agent_backtest.runs import RunDirectory
 from agent_backtest.scoring.run import ScoreOutcome
 

@@ -1,0 +1,97 @@
+"""The replay engine: sends jobs with bounded concurrency and records each answer as it lands.
+
+Each finished call is appended to results.jsonl before the next one is taken, so a crash loses
+only calls still in flight. A stop request (Ctrl-C) stops taking new jobs and lets the calls in
+flight finish and be recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+
+from agent_backtest.providers import CallOutcome, ModelClient, ModelRef
+from agent_backtest.replaying.jobs import Job
+from agent_backtest.runs import CallError, ResultRecord, ResultWriter
+
+
+@dataclass
+class ReplayOutcome:
+    """How the engine ended."""
+
+    finished: int
+    interrupted: bool
+
+
+async def run_jobs(
+    jobs: Iterable[Job],
+    clients: Mapping[ModelRef, ModelClient],
+    writer: ResultWriter,
+    concurrency: int,
+    stop: asyncio.Event,
+    on_result: Callable[[ResultRecord], None] = lambda record: None,
+) -> ReplayOutcome:
+    """Send every job (at most ``concurrency`` at once) until done or ``stop`` is set.
+
+    Jobs are taken from the iterable one at a time, so units stream from disk.
+    """
+    pending: Iterator[Job] = iter(jobs)
+    finished = 0
+    exhausted = False
+
+    async def worker() -> None:
+        nonlocal finished, exhausted
+        while not stop.is_set():
+            job = next(pending, None)
+            if job is None:
+                exhausted = True
+                return
+            client = clients[job.model]
+            outcome = await client.generate(job.request, job.model.model, job.seed)
+            base_sha = None
+            if job.patched is not None:  # the hash the unpatched request would have been sent as
+                base_sha = client.prepare(job.unit.request, job.model.model, job.seed)[2]
+            record = result_record(job, outcome, base_sha)
+            writer.append(record)
+            finished += 1
+            on_result(record)
+
+    workers = [asyncio.create_task(worker()) for _ in range(max(1, concurrency))]
+    try:
+        await asyncio.gather(*workers)
+    finally:
+        for task in workers:
+            task.cancel()
+    # Stopped with jobs left: interrupted (a peek settles the case where none were left).
+    left = not exhausted and next(pending, None) is not None
+    return ReplayOutcome(finished, interrupted=stop.is_set() and left)
+
+
+def result_record(
+    job: Job, outcome: CallOutcome, base_request_sha: str | None = None
+) -> ResultRecord:
+    """The results.jsonl record of one job's outcome (and, in a patched run, the patch's part)."""
+    error = None
+    if outcome.error is not None:
+        error = CallError(
+            kind=outcome.error.kind, detail=outcome.error.detail, status=outcome.error.status
+        )
+    patched = job.patched
+    return ResultRecord(
+        unit_id=job.unit.unit_id,
+        repeat=job.repeat,
+        session_id=job.unit.session_id,
+        model=str(job.model),
+        seed=job.seed,
+        request_sha=outcome.request_sha,
+        adjustments=outcome.adjustments,
+        response=outcome.response,
+        error=error,
+        latency_ms=outcome.latency_ms,
+        attempts=outcome.attempts,
+        cache_hit=outcome.cache_hit,
+        base_request_sha=base_request_sha,
+        patch_ops=list(patched.ops) if patched is not None else None,
+        removed_tools=list(patched.removed_tools) if patched and patched.removed_tools else None,
+    )

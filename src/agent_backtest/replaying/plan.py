@@ -1,0 +1,231 @@
+"""A replay checked before anything is written or paid for.
+
+:func:`plan_replay` makes every check a replay can fail (the output directory, the patch, every
+model the run will call and its key, the judges, the units themselves) and returns a
+:class:`ReplayPlan`. The selected units are streamed to a private temporary file while they are
+checked, so traces are read once; nothing lands in the output directory until the plan is
+executed, and a failed check leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agent_backtest.errors import InputError, UserError
+from agent_backtest.patch import CoverageReport, Patch, PatchCoverage, load_patch
+from agent_backtest.providers import ModelConfig, ModelRef, parse_model_ref
+from agent_backtest.providers.config import ModelRole
+from agent_backtest.providers.roles import check_role
+from agent_backtest.replaying.jobs import model_of
+from agent_backtest.runs import RunDirectory
+from agent_backtest.runs.manifest import (
+    ExclusionRecord,
+    InputFile,
+    PatchSettings,
+    ReaderAccounting,
+    ReplaySettings,
+    describe_input,
+)
+from agent_backtest.trace import dump_record
+from agent_backtest.units import Selection
+from agent_backtest.units.source import UnitSource
+
+JUDGE_ROLES = ("judge", "fallback_judge")
+
+
+@dataclass
+class ReplayPlan:
+    """A replay that passed every check; :meth:`discard` if it is not going to run."""
+
+    directory: RunDirectory
+    settings: ReplaySettings
+    config: ModelConfig
+    inputs: list[InputFile]
+    units_file: Path
+    units: int
+    sessions: int
+    candidates: set[ModelRef]
+    overwrite: bool = False
+    labels: dict[str, str] = field(default_factory=dict)
+    patch: Patch | None = None
+    coverage: CoverageReport | None = None
+    readers: ReaderAccounting | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def discard(self) -> None:
+        """Remove the temporary units file."""
+        self.units_file.unlink(missing_ok=True)
+
+
+def check_output(directory: RunDirectory, overwrite: bool) -> None:
+    """The output directory can take a new run."""
+    if directory.path.exists() and not directory.path.is_dir():
+        raise UserError(f"{directory.path} is a file, not a directory: name another --out", "out")
+    if directory.holds_run() and not overwrite:
+        raise UserError(
+            f"{directory.path} already holds a run: finish it with abt replay --resume "
+            f"{directory.path}, or choose another --out, or pass --overwrite",
+            "out",
+        )
+
+
+def check_judges(
+    judges: Sequence[ModelRole], candidates: Sequence[str], config: ModelConfig
+) -> list[str]:
+    """The judges can be reached and are none of the candidates; warnings for a judge of a
+    candidate's family."""
+    from agent_backtest.providers.families import JudgeError, check_judge
+
+    warnings: list[str] = []
+    for judge in judges:
+        try:
+            warnings += check_judge(judge.model, candidates)
+        except JudgeError as exc:
+            raise UserError(str(exc), judge.parameter) from None
+        check_role(judge, [judge.ref], config)
+    return warnings
+
+
+def plan_replay(
+    inputs: Sequence[Path],
+    out: Path,
+    settings: ReplaySettings,
+    config: ModelConfig,
+    source: UnitSource,
+    selection: Selection,
+    *,
+    patch_file: Path | None = None,
+    overwrite: bool = False,
+    labels: dict[str, str] | None = None,
+) -> ReplayPlan:
+    """Check everything a replay needs, reading the inputs once; see the module docstring."""
+    directory = RunDirectory(out)
+    check_output(directory, overwrite)
+    candidate = settings.candidate
+    judges = [
+        settings.roles[name] for name in ("judge", "fallback_judge") if name in settings.roles
+    ]
+    patch = load_patch(patch_file) if patch_file is not None else None
+    if patch is not None and patch_file is not None:
+        settings.patch = PatchSettings(
+            file=patch_file.name,
+            ops=patch.op_ids(),
+            sha256=describe_input(patch_file).sha256,
+            allow_unmatched=settings.patch.allow_unmatched if settings.patch else False,
+        )
+    fixed = set() if candidate.is_trace else {candidate.ref}
+    fixed |= {parse_model_ref(name, "patch_file") for name in patch.models()} if patch else set()
+    check_role(candidate, fixed, config)
+    warnings = check_judges(judges, [str(ref) for ref in fixed], config) if fixed else []
+    plan = _scan(directory, settings, config, source, selection, patch, patch_file)
+    try:
+        new = plan.candidates - fixed
+        check_role(candidate, new, config)
+        warnings += check_judges(judges, [str(ref) for ref in new], config) if new else []
+        _check_coverage(plan, patch_file)
+    except BaseException:
+        plan.discard()
+        raise
+    plan.overwrite, plan.labels, plan.warnings = overwrite, dict(labels or {}), warnings
+    return plan
+
+
+def _scan(
+    directory: RunDirectory,
+    settings: ReplaySettings,
+    config: ModelConfig,
+    source: UnitSource,
+    selection: Selection,
+    patch: Patch | None,
+    patch_file: Path | None,
+) -> ReplayPlan:
+    """Select the units into a private temporary file, noting each unit's model and patch."""
+    coverage = PatchCoverage(patch) if patch is not None else None
+    candidates: set[ModelRef] = set()
+    sessions: set[str] = set()
+    count = 0
+    fd, name = tempfile.mkstemp(prefix="abt-units-", suffix=".jsonl")  # mode 0600
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            for unit in selection.apply(source):
+                handle.write(dump_record(unit) + b"\n")
+                count += 1
+                sessions.add(unit.session_id)
+                patched = patch.apply(unit) if patch is not None else None
+                candidates.add(model_of(unit, patched, settings.candidate.model, config))
+                if coverage is not None:
+                    coverage.add(unit)
+        if count == 0:
+            raise InputError(
+                source.inputs[0],
+                None,
+                "no units to replay (see abt ingest for what the inputs hold, and the "
+                "selection flags)",
+            )
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
+    _record_selection(settings, selection, source)
+    return ReplayPlan(
+        directory=directory,
+        settings=settings,
+        config=config,
+        inputs=[describe_input(path) for path in source.inputs],
+        units_file=Path(name),
+        units=count,
+        sessions=len(sessions),
+        candidates=candidates,
+        patch=patch,
+        coverage=coverage.report(patch_file.name, settings.patch.sha256)
+        if coverage is not None and patch_file is not None and settings.patch is not None
+        else None,
+        readers=None if source.from_units_file else _accounting(source),
+    )
+
+
+def _record_selection(settings: ReplaySettings, selection: Selection, source: UnitSource) -> None:
+    """What the selection left out, in the settings run.json records."""
+    settings.selection.dropped = dict(sorted(selection.dropped.items()))
+    settings.selection.reclassified = source.reclassified
+    exclusion = selection.exclusion()
+    if exclusion is not None:
+        settings.selection.excluded = ExclusionRecord(
+            file=exclusion.file, sessions=exclusion.sessions, matched=exclusion.matched
+        )
+
+
+def _accounting(source: UnitSource) -> ReaderAccounting:
+    return ReaderAccounting(
+        sessions=source.sessions(),
+        skipped_steps=dict(sorted(source.skipped_steps().items())),
+        skipped_records=dict(sorted(source.skipped_records().items())),
+        duplicate_sessions=source.duplicate_sessions(),
+    )
+
+
+def _check_coverage(plan: ReplayPlan, patch_file: Path | None) -> None:
+    """An op that matches nothing stops the run, unless the settings allow it."""
+    report, settings = plan.coverage, plan.settings.patch
+    if report is None or settings is None or not report.unmatched or settings.allow_unmatched:
+        return
+    why = {op.id: op.message for op in report.ops}
+    names = ", ".join(
+        f"{op_id!r} ({why[op_id]})" if why.get(op_id) else repr(op_id) for op_id in report.unmatched
+    )
+    raise InputError(
+        patch_file or settings.file,
+        None,
+        f"{len(report.unmatched)} patch op(s) matched nothing: {names}; nothing was written "
+        "or sent (abt patch check shows more; --allow-unmatched replays anyway)",
+    )
+
+
+def move_units_into(plan: ReplayPlan) -> None:
+    """Put the planned units in the run directory as units.jsonl (0600)."""
+    shutil.move(plan.units_file, plan.directory.units_path)
+    os.chmod(plan.directory.units_path, 0o600)

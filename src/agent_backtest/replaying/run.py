@@ -1,0 +1,280 @@
+"""A replay run from start to finish: the run directory, the clients, the engine, the manifest.
+
+The settings that decide the answers are stored in run.json, so ``--resume`` sends the missing
+(unit, repeat) pairs exactly as the first start would have. The caller holds the run's lock
+(``runs.lock.run_lock``) around everything here that writes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agent_backtest.errors import InputError
+from agent_backtest.patch import Patch, load_patch
+from agent_backtest.providers import (
+    CallCounters,
+    CredentialCommand,
+    ModelClient,
+    ModelConfig,
+    ModelRef,
+    load_model_config,
+)
+from agent_backtest.providers.roles import check_role, close_clients, open_clients
+from agent_backtest.redaction import redact
+from agent_backtest.replaying.engine import ReplayOutcome, run_jobs
+from agent_backtest.replaying.jobs import Job, iter_jobs, model_of
+from agent_backtest.replaying.plan import ReplayPlan, move_units_into
+from agent_backtest.runs import (
+    ResultRecord,
+    ResultWriter,
+    RunDirectory,
+    RunManifest,
+    now,
+    private_atomic_writer,
+    read_results,
+)
+from agent_backtest.runs.manifest import PatchSettings, ReplaySettings, RunCounts, RunStatus
+
+# How often run.json takes the live call counts while the run goes, so a killed run keeps them.
+COUNTS_EVERY_SECONDS = 1.0
+
+
+@dataclass
+class ReplayHooks:
+    """What the caller sees while the run goes: a start count and each result."""
+
+    on_start: Callable[[int, int], None] = lambda todo, done: None
+    on_result: Callable[[ResultRecord], None] = lambda record: None
+    on_finish: Callable[[ReplayResult], None] = lambda result: None
+
+
+@dataclass
+class ReplayResult:
+    """How a start of the run ended."""
+
+    directory: RunDirectory
+    manifest: RunManifest
+    outcome: ReplayOutcome
+    todo: int
+
+    @property
+    def status(self) -> RunStatus:
+        """The run's status after this start."""
+        return self.manifest.status
+
+
+def start_run(plan: ReplayPlan) -> RunManifest:
+    """Lay the planned run into its directory (created by the caller): units, patch, run.json."""
+    directory = plan.directory
+    move_units_into(plan)
+    if plan.patch is not None:
+        with private_atomic_writer(directory.patch_path) as handle:
+            handle.write(plan.patch.to_json())
+    if plan.coverage is not None:
+        with private_atomic_writer(directory.patch_coverage_path) as handle:
+            handle.write(plan.coverage.to_json())
+    manifest = RunManifest.new(
+        plan.settings,
+        inputs=plan.inputs,
+        labels=plan.labels,
+        units=plan.units,
+        sessions=plan.sessions,
+        readers=plan.readers,
+        status="completed" if plan.settings.dry_run else "running",
+    )
+    manifest.save(directory.manifest_path)
+    return manifest
+
+
+def replay_run(
+    directory: RunDirectory,
+    manifest: RunManifest,
+    config: ModelConfig,
+    done: set[tuple[str, int]],
+    credential_command: str | None = None,
+    hooks: ReplayHooks | None = None,
+) -> ReplayResult:
+    """Send every (unit, repeat) of the run not in ``done``, then settle the run's status."""
+    hooks = hooks or ReplayHooks()
+    settings = manifest.config
+    patch = load_run_patch(directory, settings.patch) if settings.patch else None
+    refs = {
+        model_of(unit, patch.apply(unit) if patch else None, settings.candidate.model, config)
+        for unit in directory.read_units()
+    }
+    counters = CallCounters()
+    credentials = CredentialCommand(credential_command) if credential_command else None
+    clients = open_clients(
+        settings.candidate, refs, config, counters, credentials, lambda: _golden(directory)
+    )
+    todo = manifest.units * settings.k - len(done)
+    hooks.on_start(todo, len(done))
+    jobs = iter_jobs(
+        directory.read_units(), settings.candidate.model, config, settings.k, settings.seed,
+        done, patch,
+    )  # fmt: skip
+    base_counts = manifest.counts
+    on_result = _saving_counts(directory, manifest, base_counts, counters, hooks.on_result)
+    writer = ResultWriter(directory.results_path)
+    try:
+        outcome = asyncio.run(_send(jobs, clients, settings, writer, on_result))
+    except BaseException as exc:  # a second Ctrl-C abandons the calls in flight; else a crash
+        manifest.counts = base_counts.plus(counters.as_dict())
+        _settle(
+            directory, manifest, "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+        )
+        raise
+    finally:
+        writer.close()
+    manifest.counts = base_counts.plus(counters.as_dict())
+    _settle(directory, manifest, "interrupted" if outcome.interrupted else None)
+    result = ReplayResult(directory, manifest, outcome, todo)
+    hooks.on_finish(result)
+    return result
+
+
+def prepare_resume(
+    directory: RunDirectory, overrides: dict[str, Any]
+) -> tuple[RunManifest, ModelConfig, set[ModelRef]]:
+    """The run to resume with its call settings changed, and every model it will call checked;
+    nothing is written."""
+    manifest = directory.load_manifest()
+    settings = manifest.config
+    candidate = settings.candidate.with_settings(**overrides)
+    settings.roles["candidate"] = candidate
+    config = load_model_config(Path(settings.config_file) if settings.config_file else None)
+    patch = load_run_patch(directory, settings.patch) if settings.patch else None
+    refs = {
+        model_of(unit, patch.apply(unit) if patch else None, candidate.model, config)
+        for unit in directory.read_units()
+    }
+    check_role(candidate, refs, config)
+    return manifest, config, refs
+
+
+def begin_resume(
+    directory: RunDirectory, manifest: RunManifest, retry_errors: bool
+) -> set[tuple[str, int]]:
+    """Mark the run running again; the pairs already done (results.jsonl rewritten clean: no
+    torn line and, with ``retry_errors``, no errors)."""
+    done = directory.settle_results(retry_errors)
+    manifest.attempts_of_run += 1
+    manifest.status = "running"
+    manifest.finished_at = None
+    manifest.save(directory.manifest_path)
+    return done
+
+
+def load_run_patch(directory: RunDirectory, settings: PatchSettings) -> Patch:
+    """The patch a run was started with; its ops must be the ones run.json names."""
+    path = directory.patch_path
+    if not path.exists():
+        raise InputError(
+            path,
+            None,
+            f"missing: run.json says the run applies the patch {settings.file}, and its ops "
+            "are kept in this file",
+        )
+    patch = load_patch(path)
+    if patch.op_ids() != settings.ops:
+        raise InputError(
+            path,
+            None,
+            f"its ops {patch.op_ids()} are not the run's {settings.ops} (run.json): the file "
+            "was edited after the run started",
+        )
+    return patch
+
+
+def _golden(directory: RunDirectory) -> Iterator[Any]:
+    return ((unit.request, unit.golden) for unit in directory.read_units())
+
+
+def _saving_counts(
+    directory: RunDirectory,
+    manifest: RunManifest,
+    base: RunCounts,
+    counters: CallCounters,
+    on_result: Callable[[ResultRecord], None],
+) -> Callable[[ResultRecord], None]:
+    """``on_result``, and run.json rewritten with the live counts at most once a second."""
+    last = time.monotonic()
+
+    def save_and_report(record: ResultRecord) -> None:
+        nonlocal last
+        if time.monotonic() - last >= COUNTS_EVERY_SECONDS:
+            manifest.counts = base.plus(counters.as_dict())
+            manifest.save(directory.manifest_path)
+            last = time.monotonic()
+        on_result(record)
+
+    return save_and_report
+
+
+async def _send(
+    jobs: Iterator[Job],
+    clients: dict[ModelRef, ModelClient],
+    settings: ReplaySettings,
+    writer: ResultWriter,
+    on_result: Callable[[ResultRecord], None],
+) -> ReplayOutcome:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def request_stop() -> None:
+        # The first Ctrl-C stops taking jobs; the default handler is back for a second one.
+        stop.set()
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.remove_signal_handler(signal.SIGINT)
+
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGINT, request_stop)
+        loop.add_signal_handler(signal.SIGTERM, stop.set)
+    try:
+        return await run_jobs(
+            jobs, clients, writer, settings.candidate.concurrency, stop, on_result
+        )
+    finally:
+        await close_clients(clients)
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.remove_signal_handler(signal.SIGINT)
+            loop.remove_signal_handler(signal.SIGTERM)
+
+
+def _settle(directory: RunDirectory, manifest: RunManifest, ended: RunStatus | None) -> None:
+    """The run's honest status from all its results (unless it ``ended`` early), with an
+    example of each error kind and the units that timed out on every repeat; run.json saved."""
+    answered = 0
+    examples: dict[str, str] = {}
+    repeats: Counter[str] = Counter()
+    timeouts: Counter[str] = Counter()
+    for record in read_results(directory.results_path):
+        repeats[record.unit_id] += 1
+        if record.error is None:
+            answered += 1
+            continue
+        examples.setdefault(record.error.kind, redact(record.error.detail)[:300])
+        if record.error.kind == "timeout":
+            timeouts[record.unit_id] += 1
+    manifest.error_examples = dict(sorted(examples.items()))
+    manifest.timed_out_units = sorted(
+        unit for unit, count in timeouts.items() if count == repeats[unit]
+    )
+    if ended is not None:
+        manifest.status = ended
+    elif answered == 0 and examples:
+        manifest.status = "failed"
+    elif examples:
+        manifest.status = "completed_with_errors"
+    else:
+        manifest.status = "completed"
+    manifest.finished_at = now()
+    manifest.save(directory.manifest_path)
