@@ -152,3 +152,18 @@ def test_failed_write_keeps_the_earlier_output(tau_trajectories: Path, tmp_path:
     assert code == 2 and "broken.json: line 1 column" in stderr
     assert out.read_text() == "earlier\n"
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_dash_writes_records_to_stdout_and_the_report_to_stderr(
+    tau_trajectories: Path, tau_tools: Path
+) -> None:
+    code, stdout, stderr = run("units", tau_trajectories, "--tools", tau_tools, "--limit", "3",
+                               "-o", "-")  # fmt: skip
+    assert code == 0
+    units = [json.loads(line) for line in stdout.splitlines()]
+    assert len(units) == 3 and all(u["schema"] == "abt.unit/1" for u in units)
+    assert "wrote 3 units to standard output" in " ".join(stderr.split())
+    code, stdout, _ = run("ingest", tau_trajectories, "-o", "-")
+    assert code == 0 and len(stdout.splitlines()) == 100
+    code, stdout, _ = run("profile", tau_trajectories, "-o", "-")
+    assert code == 0 and json.loads(stdout)["schema"] == "abt.profile/2"

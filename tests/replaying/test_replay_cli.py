@@ -311,7 +311,8 @@ def test_ctrl_c_keeps_calls_in_flight_and_marks_the_run_interrupted(
     assert json.loads((run / "run.json").read_text())["status"] == "interrupted"
     # What arrived is scored, and the summary says the run is partial.
     assert len((run / "scores.jsonl").read_text().splitlines()) == len(recorded)
-    assert json.loads((run / "summary.json").read_text())["run"]["status"] == "interrupted"
+    summary_run = json.loads((run / "summary.json").read_text())["run"]
+    assert summary_run["status"] == "interrupted" and summary_run["partial"] is True
 
 
 def test_cache_stats_and_clear(units_file: Path, server: FakeOpenAI, tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from agent_backtest.api.options import (
     ReadingOptions,
     SelectionOptions,
 )
+from agent_backtest.api.profiles import profile
 from agent_backtest.api.replays import replay, resume
 from agent_backtest.api.reports import compare, gate, report
 from agent_backtest.api.scoring import score
@@ -25,6 +26,7 @@ __all__ = [
     "build_units",
     "compare",
     "gate",
+    "profile",
     "read_sessions",
     "replay",
     "report",

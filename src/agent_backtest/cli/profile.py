@@ -9,34 +9,22 @@ import typer
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from agent_backtest.cli.options import (
-    FormatOption,
-    Inputs,
-    RecordedModelOption,
-    StrictOption,
-    ToolsOption,
-    session_stream,
-)
-from agent_backtest.errors import UserError
-from agent_backtest.formats import InputSummary
-from agent_backtest.profiling import (
-    Profiler,
-    load_annotations,
-    load_manifest,
-    load_prices,
-    markdown,
-    parse_variants,
-    sessions_by_id,
-)
-from agent_backtest.profiling.cases import RunAnnotation
+from agent_backtest import api
+from agent_backtest.api import ReadingOptions
+from agent_backtest.cli.flags import with_groups
+from agent_backtest.cli.options import Inputs
+from agent_backtest.cli.output import STDOUT
+from agent_backtest.profiling import markdown
 from agent_backtest.profiling.summary import LEGEND, Table, notes, tables
 from agent_backtest.runs.documents import document_bytes, write_document
-from agent_backtest.runs.profile import InputRead, Profile
+from agent_backtest.runs.profile import Profile
 
 LABELS = frozenset({"group", "tool", "model", "figure", "variant"})
 
 
+@with_groups(reading=ReadingOptions)
 def profile(
+    reading: ReadingOptions,
     inputs: Inputs,
     group_by: Annotated[
         Literal["session", "agent", "model", "variant"] | None,
@@ -84,12 +72,10 @@ def profile(
     ] = None,
     output: Annotated[
         Path | None,
-        typer.Option("-o", "--output", metavar="FILE", help="Write the profile here (JSON)."),
+        typer.Option(
+            "-o", "--output", metavar="FILE", help="Write the profile here (JSON; - for stdout)."
+        ),
     ] = None,
-    format: FormatOption = None,
-    tools: ToolsOption = None,
-    recorded_model: RecordedModelOption = None,
-    strict: StrictOption = False,
     as_markdown: Annotated[
         bool, typer.Option("--markdown", help="Print a short Markdown version, not a table.")
     ] = False,
@@ -98,27 +84,18 @@ def profile(
     ] = False,
 ) -> None:
     """Profile agent loops: calls, times, gaps, tokens, failures and retries, per group."""
-    variants = parse_variants(variant or [])
-    chosen = group_by or ("variant" if variants or annotations else "agent")
-    if variants and chosen != "variant":
-        raise UserError(f"variants need --group-by variant, not {chosen}", "variants")
-    if chosen == "variant" and not variants and not annotations:
-        raise UserError(
-            "variant needs --variant NAME=SELECTOR or "
-            "--annotations (whose runs name their variant)",
-            "group_by",
-        )
-    profiler = Profiler(
-        chosen,
-        variants,
-        _annotations(annotations or [], case_manifest),
-        load_prices(prices) if prices else None,
+    result = api.profile(
+        inputs,
+        group_by=group_by,
+        variants=variant or [],
+        annotations=annotations or [],
+        case_manifest=case_manifest,
+        prices=prices,
+        reading=reading,
     )
-    stream = session_stream(inputs, format, tools, recorded_model, strict)
-    for session in stream:
-        summary = stream.summaries[-1]
-        profiler.add(session, summary.file, summary.format)
-    result = profiler.result([_input(s) for s in stream.summaries])
+    if output == STDOUT:
+        typer.echo(document_bytes(result).decode(), nl=False)
+        return
     if output:
         write_document(output, result)
     if as_json:
@@ -127,32 +104,6 @@ def profile(
         typer.echo(markdown(result), nl=False)
     else:
         _print(result, output)
-
-
-def _annotations(paths: list[Path], manifest: Path | None) -> dict[str, RunAnnotation]:
-    """Each annotated session's run annotation, from every annotation file."""
-    if not paths:
-        if manifest:
-            load_manifest(manifest)  # validate it even when nothing refers to it
-        return {}
-    if manifest is None:
-        raise UserError("needs --case-manifest FILE: the cases the annotations name", "annotations")
-    cases = load_manifest(manifest)
-    return sessions_by_id(
-        [(path, annotation) for path in paths for annotation in load_annotations(path, cases)]
-    )
-
-
-def _input(summary: InputSummary) -> InputRead:
-    """What was read from one input."""
-    return InputRead(
-        file=summary.file,
-        format=summary.format,
-        sessions=summary.sessions,
-        duplicate_sessions=summary.duplicate_sessions,
-        steps=dict(sorted(summary.steps.items())),
-        skips=dict(sorted(summary.skips.counts.items())),
-    )
 
 
 def _print(result: Profile, output: Path | None) -> None:

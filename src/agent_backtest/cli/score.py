@@ -12,7 +12,7 @@ from rich.table import Table
 from agent_backtest import api
 from agent_backtest.api import AgentOptions, JudgeOptions
 from agent_backtest.cli.flags import with_groups
-from agent_backtest.reporting.figures import rate
+from agent_backtest.reporting.figures import rate, rate_with_count
 from agent_backtest.runs import RunDirectory
 from agent_backtest.scoring.run import ScoreOutcome
 
@@ -53,12 +53,20 @@ def print_outcome(console: Console, run: Path, outcome: ScoreOutcome) -> None:
         f"{counts.sessions} sessions",
         markup=False,
     )
+    if summary.topic_agreement.n:
+        console.print(f"router agreement {rate_with_count(summary.topic_agreement)}", markup=False)
+    if summary.run.partial:
+        console.print(
+            "partial: the run was interrupted; these figures cover the answers that arrived",
+            markup=False,
+        )
     table = Table("group", "n", "agreement", "strict", show_edge=False, title_justify="left")
     for grouping, groups in (
         ("kind", summary.by_kind),
         ("node", summary.by_node),
         ("tool", summary.by_tool),
         ("split", summary.by_split),
+        ("agent version", summary.by_agent_version if len(summary.by_agent_version) > 1 else {}),
     ):
         for label, figures in groups.items():
             table.add_row(

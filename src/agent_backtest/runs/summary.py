@@ -75,6 +75,9 @@ class RunFacts(DocumentPart):
     k: int | None = Field(description="Repeats per unit.")
     status: RunStatus = Field(description="The run's status.")
     units: int = Field(description="Units the run selected.")
+    partial: bool = Field(
+        description="The run was interrupted: the figures cover only the answers that arrived."
+    )
 
 
 class Summary(DocumentPart):

@@ -88,6 +88,7 @@ def score_run(
             k=manifest.config.k,
             status=manifest.status,
             units=manifest.units,
+            partial=manifest.status == "interrupted",
         ),
         manifest.labels,
         warnings,
