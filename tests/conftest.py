@@ -33,3 +33,16 @@ def private_user_dirs(
     home = tmp_path_factory.mktemp("user")
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+
+
+def write_tau_units(path: Path, limit: int | None = None) -> Path:
+    """The units of the τ-bench sample (with its tools and recorded model), the first
+    ``limit`` of them, written to ``path`` as a units file."""
+    from agent_backtest.api import ReadingOptions, SelectionOptions, build_units
+    from agent_backtest.trace import dump_record
+
+    reading = ReadingOptions(tools=TAU_TOOLS, recorded_model="gpt-4o")
+    units = build_units(TAU_TRAJECTORIES, reading=reading, selection=SelectionOptions(limit=limit))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"".join(dump_record(unit) + b"\n" for unit in units))
+    return path

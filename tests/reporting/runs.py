@@ -10,15 +10,12 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from typer.testing import CliRunner
-
-from agent_backtest.cli.app import app
 from agent_backtest.runs import CallError, ResultRecord, ResultWriter, RunDirectory
 from agent_backtest.runs.manifest import now
 from agent_backtest.scoring.run import ScoreSettings, score_run
 from agent_backtest.trace import LLMResponse, Message, ToolCall, Usage
 from agent_backtest.units import Unit
-from tests.conftest import TAU_TOOLS, TAU_TRAJECTORIES
+from tests.conftest import write_tau_units
 from tests.manifests import replay_manifest
 
 Answer = LLMResponse | CallError
@@ -27,23 +24,7 @@ PLANTED = '<script>window.__planted = 1</script><img src=x onerror="window.__pla
 
 def tau_units(folder: Path, limit: int) -> list[Unit]:
     """The first ``limit`` units of the τ-bench sample."""
-    path = folder / "units.jsonl"
-    result = CliRunner().invoke(
-        app,
-        [
-            "units",
-            str(TAU_TRAJECTORIES),
-            "--tools",
-            str(TAU_TOOLS),
-            "--recorded-model",
-            "gpt-4o",
-            "-o",
-            str(path),
-            "--limit",
-            str(limit),
-        ],
-    )
-    assert result.exit_code == 0, result.output
+    path = write_tau_units(folder / "units.jsonl", limit=limit)
     return [Unit.model_validate_json(line) for line in path.read_text().splitlines()]
 
 

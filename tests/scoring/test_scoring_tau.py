@@ -19,7 +19,7 @@ from agent_backtest.scoring.run import ScoreSettings, score_run
 from agent_backtest.trace import LLMResponse, Message, ToolCall
 from agent_backtest.trace.openai_wire import chat_payload
 from agent_backtest.units import Unit
-from tests.conftest import TAU_TOOLS, TAU_TRAJECTORIES
+from tests.conftest import write_tau_units
 from tests.manifests import replay_manifest
 
 runner = CliRunner()
@@ -27,22 +27,7 @@ runner = CliRunner()
 
 @pytest.fixture(scope="module")
 def units_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("tau") / "units.jsonl"
-    result = runner.invoke(
-        app,
-        [
-            "units",
-            str(TAU_TRAJECTORIES),
-            "--tools",
-            str(TAU_TOOLS),
-            "--recorded-model",
-            "gpt-4o",
-            "-o",
-            str(path),
-        ],
-    )
-    assert result.exit_code == 0, result.output
-    return path
+    return write_tau_units(tmp_path_factory.mktemp("tau") / "units.jsonl")
 
 
 def test_mock_golden_scores_full_strict_agreement(units_file: Path, tmp_path: Path) -> None:
