@@ -1,0 +1,53 @@
+"""The package's layering rules hold: each package imports only from the layers it stands on."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "src" / "agent_backtest"
+GROUND = {"errors", "redaction", "statistics", "trace"}
+# What each part may import from the rest of the package (besides itself and the ground floor).
+ALLOWED: dict[str, set[str]] = {
+    "trace": set(),
+    "formats": set(),
+    "units": {"formats"},
+    "patch": {"units", "providers", "runs"},
+    "providers": set(),
+    "runs": {"units", "providers"},
+    "replaying": {"formats", "units", "patch", "providers", "runs"},
+    "scoring": {"units", "providers", "runs"},
+    "reporting": {"units", "runs"},
+    "profiling": {"formats", "runs"},
+}
+
+
+def imports_of(part: str) -> set[str]:
+    """The top-level parts of agent_backtest that ``part`` imports."""
+    root = PACKAGE / part
+    files = [root.with_suffix(".py")] if root.with_suffix(".py").exists() else root.rglob("*.py")
+    found = set()
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            for name in names:
+                if name.startswith("agent_backtest."):
+                    found.add(name.split(".")[1])
+    return found - {part}
+
+
+@pytest.mark.parametrize("part", sorted(ALLOWED))
+def test_each_part_imports_only_the_layers_it_stands_on(part: str) -> None:
+    assert imports_of(part) - GROUND - ALLOWED[part] == set()
+
+
+def test_the_ground_floor_imports_nothing_above_it() -> None:
+    for part in ("errors", "redaction", "statistics"):
+        assert imports_of(part) == set(), part
+    assert imports_of("trace") <= {"errors"}
