@@ -32,7 +32,7 @@ from agent_backtest.replaying.run import (
 )
 from agent_backtest.runs import RunDirectory
 from agent_backtest.runs.lock import run_lock
-from agent_backtest.runs.manifest import PatchSettings, ReplaySettings
+from agent_backtest.runs.manifest import ReplaySettings
 from agent_backtest.runs.run import Run
 from agent_backtest.scoring.run import ScoreOutcome
 
@@ -96,17 +96,15 @@ def replay(
         selection=selection.settings(),
         dry_run=dry_run,
     )
-    if patch_file is not None:  # completed by the plan from the file itself
-        settings.patch = PatchSettings(file="", sha256="", ops=[], allow_unmatched=allow_unmatched)
     source = reading.source(paths, settings.agent)
     plan = plan_replay(
-        paths,
         Path(out),
         settings,
         config,
         source,
         selection.selection(),
         patch_file=Path(patch_file) if patch_file is not None else None,
+        allow_unmatched=allow_unmatched,
         overwrite=overwrite,
         labels=dict(labels or {}),
     )

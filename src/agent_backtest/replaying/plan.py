@@ -92,7 +92,6 @@ def check_judges(
 
 
 def plan_replay(
-    inputs: Sequence[Path],
     out: Path,
     settings: ReplaySettings,
     config: ModelConfig,
@@ -100,6 +99,7 @@ def plan_replay(
     selection: Selection,
     *,
     patch_file: Path | None = None,
+    allow_unmatched: bool = False,
     overwrite: bool = False,
     labels: dict[str, str] | None = None,
 ) -> ReplayPlan:
@@ -107,22 +107,20 @@ def plan_replay(
     directory = RunDirectory(out)
     check_output(directory, overwrite)
     candidate = settings.candidate
-    judges = [
-        settings.roles[name] for name in ("judge", "fallback_judge") if name in settings.roles
-    ]
+    judges = [role for name, role in settings.roles.items() if name in JUDGE_ROLES]
     patch = load_patch(patch_file) if patch_file is not None else None
     if patch is not None and patch_file is not None:
         settings.patch = PatchSettings(
             file=patch_file.name,
             ops=patch.op_ids(),
             sha256=describe_input(patch_file).sha256,
-            allow_unmatched=settings.patch.allow_unmatched if settings.patch else False,
+            allow_unmatched=allow_unmatched,
         )
     fixed = set() if candidate.is_trace else {candidate.ref}
     fixed |= {parse_model_ref(name, "patch_file") for name in patch.models()} if patch else set()
     check_role(candidate, fixed, config)
     warnings = check_judges(judges, [str(ref) for ref in fixed], config) if fixed else []
-    plan = _scan(directory, settings, config, source, selection, patch, patch_file)
+    plan = _scan(directory, settings, config, source, selection, patch)
     try:
         new = plan.candidates - fixed
         check_role(candidate, new, config)
@@ -142,7 +140,6 @@ def _scan(
     source: UnitSource,
     selection: Selection,
     patch: Patch | None,
-    patch_file: Path | None,
 ) -> ReplayPlan:
     """Select the units into a private temporary file, noting each unit's model and patch."""
     coverage = PatchCoverage(patch) if patch is not None else None
@@ -181,11 +178,17 @@ def _scan(
         sessions=len(sessions),
         candidates=candidates,
         patch=patch,
-        coverage=coverage.report(patch_file.name, settings.patch.sha256)
-        if coverage is not None and patch_file is not None and settings.patch is not None
-        else None,
+        coverage=_coverage_report(coverage, settings.patch),
         readers=None if source.from_units_file else _accounting(source),
     )
+
+
+def _coverage_report(
+    coverage: PatchCoverage | None, settings: PatchSettings | None
+) -> CoverageReport | None:
+    if coverage is None or settings is None:
+        return None
+    return coverage.report(settings.file, settings.sha256)
 
 
 def _record_selection(settings: ReplaySettings, selection: Selection, source: UnitSource) -> None:
