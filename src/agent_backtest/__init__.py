@@ -59,8 +59,25 @@ _HOMES = {
 
 
 def __getattr__(name: str) -> Any:
-    if name not in __all__:
+    if name == "__version__":  # the package metadata is read only when asked for
+        value: Any = _package_version()
+    elif name in __all__:
+        value = getattr(import_module(_HOMES.get(name, "agent_backtest.api")), name)
+    else:
         raise AttributeError(f"module 'agent_backtest' has no attribute {name!r}")
-    value = getattr(import_module(_HOMES.get(name, "agent_backtest.api")), name)
     globals()[name] = value  # later look-ups skip this function
     return value
+
+
+def _package_version() -> str:
+    """The installed package's version; in a source tree that is not installed, pyproject's."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("agent-backtest")
+    except metadata.PackageNotFoundError:
+        import tomllib
+        from pathlib import Path
+
+        pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+        return tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"]

@@ -1,56 +1,243 @@
-"""The ``abt`` command: one module per subcommand, errors for people at this one place."""
+"""The ``abt`` command: one module per subcommand, errors for people at this one place.
+
+A command's module (and the library behind it) is imported only when that command runs or
+prints its own help: ``abt --help`` lists the commands from the table below and imports none of
+them, so the command line starts in a fraction of the time the whole library takes to load.
+This is click's lazily loading group (``list_commands`` and ``get_command`` overridden) under
+the typer app.
+"""
 
 from __future__ import annotations
 
+import importlib
 import sys
+import textwrap
+import warnings
+from collections.abc import Iterator, Mapping, MutableMapping
+from dataclasses import dataclass, field
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
-from agent_backtest.cli import (
-    compare,
-    gate,
-    ingest,
-    profile,
-    replay,
-    report,
-    schema,
-    score,
-    show,
-    units,
-)
-from agent_backtest.cli.cache import cache_app
-from agent_backtest.cli.errors import friendly_errors
-from agent_backtest.cli.patch import check as patch_check
-from agent_backtest.cli.patch import patch_app
+HELP = "agent-backtest: what a change to an LLM agent would have done on its recorded traces."
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command run by ``function`` of ``agent_backtest.cli.MODULE``; ``summary`` is the first
+    sentence of its docstring, shown by the group's help (a test keeps the two equal)."""
+
+    module: str
+    function: str
+    summary: str
+
+
+@dataclass(frozen=True)
+class Group:
+    """A group of commands, such as ``abt cache``; ``summary`` is also its help."""
+
+    summary: str
+    commands: Mapping[str, Command] = field(default_factory=dict)
+
+
+Entry = Command | Group
+
+COMMANDS: Mapping[str, Entry] = {
+    "ingest": Command(
+        "ingest",
+        "ingest",
+        "Read traces and report, per input, what they hold and how many replay units they give.",
+    ),
+    "units": Command(
+        "units",
+        "units",
+        "Build one replay unit per recorded LLM step: the request as sent, production's answer.",
+    ),
+    "replay": Command(
+        "replay",
+        "replay",
+        "Replay units on a candidate model; every answer is recorded the moment it arrives, then "
+        "the run is scored against production (as abt score does).",
+    ),
+    "score": Command(
+        "score",
+        "score",
+        "Score a run's results against production's answers; never calls the candidate.",
+    ),
+    "report": Command(
+        "report",
+        "report",
+        "Write results.csv and report.html (one offline page) into a scored run's directory.",
+    ),
+    "compare": Command(
+        "compare",
+        "compare",
+        "Compare two scored runs: agreement of each, the paired difference, McNemar, flips.",
+    ),
+    "gate": Command(
+        "gate",
+        "gate",
+        "Check a scored run against bars; exit 3 when one is not met (2 is a usage error).",
+    ),
+    "show": Command(
+        "show",
+        "show",
+        "Show a session (turns, messages, tool calls, timing) or a unit (request and golden).",
+    ),
+    "schema": Command(
+        "schema",
+        "schema",
+        "Print the JSON Schema of every persisted record (sessions, units, run files).",
+    ),
+    "profile": Command(
+        "profile",
+        "profile",
+        "Profile agent loops: calls, times, gaps, tokens, failures and retries, per group.",
+    ),
+    "cache": Group(
+        "The response cache of model answers.",
+        {
+            "stats": Command("cache", "stats", "Entries and size of the cache."),
+            "clear": Command("cache", "clear", "Remove every stored answer."),
+        },
+    ),
+    "config": Group(
+        "The model config (abt.toml): endpoints, key variables, roles and aliases.",
+        {
+            "path": Command(
+                "config",
+                "path",
+                "Print the config file in effect (./abt.toml, else the user's), then where each "
+                "is looked for.",
+            )
+        },
+    ),
+    "patch": Group(
+        "Patches: edit ops applied to each unit's request before it is sent (abt replay --patch).",
+        {
+            "check": Command(
+                "patch",
+                "check",
+                "Apply a patch to the units and report, per op, how many units have its target "
+                "and how many it changed; exit 1 when an op matches nothing.",
+            )
+        },
+    ),
+}
+
+
+def load_command(name: str, entry: Entry) -> TyperCommand | TyperGroup:
+    """Build the command ``name`` of ``entry``: a group of lazy commands, or the function of
+    its module (imported now) behind ``friendly_errors``."""
+    if isinstance(entry, Group):
+        return LazyGroup(
+            name=name,
+            table=entry.commands,
+            help=entry.summary,
+            no_args_is_help=True,
+            rich_markup_mode=None,
+        )
+    from agent_backtest.cli.errors import friendly_errors
+
+    module = importlib.import_module(f"agent_backtest.cli.{entry.module}")
+    single = typer.Typer(add_completion=False, rich_markup_mode=None)
+    single.command(name)(friendly_errors(getattr(module, entry.function)))
+    return typer.main.get_command(single)
+
+
+class LazyCommands(MutableMapping[str, TyperCommand | TyperGroup]):
+    """A group's commands by name, each built the first time it is looked up."""
+
+    def __init__(self, table: Mapping[str, Entry]) -> None:
+        self.table = table
+        self.built: dict[str, TyperCommand | TyperGroup] = {}
+
+    def __getitem__(self, name: str) -> TyperCommand | TyperGroup:
+        if name not in self.built:
+            self.built[name] = load_command(name, self.table[name])
+        return self.built[name]
+
+    def __setitem__(self, name: str, command: TyperCommand | TyperGroup) -> None:
+        self.built[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self.built[name]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self.table
+        yield from (name for name in self.built if name not in self.table)
+
+    def __len__(self) -> int:
+        return len(self.table) + sum(name not in self.table for name in self.built)
+
+
+class LazyGroup(TyperGroup):
+    """A typer group whose commands come from a table and are imported only when one runs (or
+    prints its own help); its help lists them from the table."""
+
+    table: Mapping[str, Entry] = COMMANDS
+
+    def __init__(self, *, table: Mapping[str, Entry] | None = None, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        if table is not None:
+            self.table = table
+        self.commands = LazyCommands(self.table)
+
+    def list_commands(self, ctx: typer.Context) -> list[str]:
+        """The names, in the order of the table, without building any command."""
+        return list(self.commands)
+
+    def format_commands(self, ctx: typer.Context, formatter: Any) -> None:
+        """The command list with each one's summary from the table."""
+        if not self.table:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in self.table)
+        rows = [
+            (name, textwrap.shorten(entry.summary, limit, placeholder="..."))
+            for name, entry in self.table.items()
+        ]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from agent_backtest import __version__
+
+        typer.echo(f"abt {__version__}")
+        raise typer.Exit()
+
 
 app = typer.Typer(
     name="abt",
-    help="agent-backtest: what a change to an LLM agent would have done on its recorded traces.",
+    cls=LazyGroup,
+    help=HELP,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-for name, function in (
-    ("ingest", ingest.ingest),
-    ("units", units.units),
-    ("replay", replay.replay),
-    ("score", score.score),
-    ("report", report.report),
-    ("compare", compare.compare),
-    ("gate", gate.gate),
-    ("show", show.show),
-    ("schema", schema.schema),
-    ("profile", profile.profile),
-):
-    app.command(name)(friendly_errors(function))
 
 
-app.add_typer(cache_app, name="cache")
-patch_app.command("check")(friendly_errors(patch_check))
-app.add_typer(patch_app, name="patch")
+@app.callback()
+def root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", is_eager=True, callback=_show_version, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """The options before any command: --version (and --help)."""
+
+
+def show_warning(message: Warning | str, *_: object) -> None:
+    """A warning (such as the response cache's) as one line on stderr, like every message."""
+    print(f"abt: warning: {message}", file=sys.stderr)
 
 
 def main() -> None:
     """Entry point of the ``abt`` and ``agent-backtest`` console scripts."""
+    warnings.showwarning = show_warning
     sys.exit(app())

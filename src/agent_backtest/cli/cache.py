@@ -7,21 +7,14 @@ from typing import Annotated
 
 import typer
 
-from agent_backtest.providers import ResponseCache, default_cache_dir
+from agent_backtest.providers.cache import ResponseCache, default_cache_dir
 
-cache_app = typer.Typer(
-    help="The response cache of model answers.",
-    no_args_is_help=True,
-    add_completion=False,
-    rich_markup_mode=None,
-)
 CacheDirOption = Annotated[
     Path | None,
     typer.Option("--cache-dir", metavar="DIR", help="[default: the user cache dir]"),
 ]
 
 
-@cache_app.command("stats")
 def stats(cache_dir: CacheDirOption = None) -> None:
     """Entries and size of the cache."""
     cache = ResponseCache(cache_dir or default_cache_dir())
@@ -30,7 +23,6 @@ def stats(cache_dir: CacheDirOption = None) -> None:
     typer.echo(f"{figures.path}: {figures.entries} answers, {figures.bytes / 1e6:.1f} MB")
 
 
-@cache_app.command("clear")
 def clear(cache_dir: CacheDirOption = None) -> None:
     """Remove every stored answer."""
     cache = ResponseCache(cache_dir or default_cache_dir())

@@ -8,15 +8,7 @@ import typer
 
 from agent_backtest.providers.config import config_path, user_config_path
 
-config_app = typer.Typer(
-    help="The model config (abt.toml): endpoints, key variables, roles and aliases.",
-    no_args_is_help=True,
-    add_completion=False,
-    rich_markup_mode=None,
-)
 
-
-@config_app.command("path")
 def path() -> None:
     """Print the config file in effect (./abt.toml, else the user's), then where each is
     looked for."""

@@ -18,13 +18,6 @@ from agent_backtest.runs import describe_input
 
 UNMATCHED_EXIT = 1
 
-patch_app = typer.Typer(
-    help="Patches: edit ops applied to each unit's request before it is sent (abt replay --patch).",
-    no_args_is_help=True,
-    add_completion=False,
-    rich_markup_mode=None,
-)
-# check is registered in cli/app.py, behind the one handler that turns input errors into a line.
 PatchFileArgument = Annotated[
     Path,
     typer.Argument(

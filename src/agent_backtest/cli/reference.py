@@ -12,16 +12,23 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from agent_backtest.cli.app import app
+from agent_backtest.cli.app import COMMANDS, Group, app
 
 WIDTH = 100
 BEGIN = "<!-- command reference: generated from --help, do not edit -->"
 END = "<!-- end of command reference -->"
 
 
-def command_names() -> list[str]:
-    """The subcommands, in the order ``abt --help`` lists them."""
-    return [command.name for command in app.registered_commands if command.name]
+def command_paths() -> list[tuple[str, ...]]:
+    """Every command that runs something, in the order ``abt --help`` lists them: ``("units",)``,
+    and for a group each of its commands, ``("cache", "stats")``."""
+    paths: list[tuple[str, ...]] = []
+    for name, entry in COMMANDS.items():
+        if isinstance(entry, Group):
+            paths += [(name, sub) for sub in entry.commands]
+        else:
+            paths.append((name,))
+    return paths
 
 
 def help_text(*args: str) -> str:
@@ -34,7 +41,10 @@ def help_text(*args: str) -> str:
 
 def render() -> str:
     """The whole reference section as Markdown."""
-    blocks = [f"### `abt {name}`\n\n```text\n{help_text(name)}```\n" for name in command_names()]
+    blocks = [
+        f"### `abt {' '.join(path)}`\n\n```text\n{help_text(*path)}```\n"
+        for path in command_paths()
+    ]
     return f"{BEGIN}\n\n```text\n{help_text()}```\n\n" + "\n".join(blocks) + f"\n{END}"
 
 

@@ -3,21 +3,36 @@
 The key covers the provider endpoint, the model, the seed and the whole payload, so a changed
 prompt, tool or parameter is a new key and an unchanged one is answered from disk. Errors are
 never stored: a rerun tries them again.
+
+The cache holds prompts and answers: a new cache directory is made 0700 and the file 0600, and
+a directory other users can read or write gets a :class:`CacheWarning` when opened. An answer
+the cache cannot store (a full disk, a read-only file, a database another process keeps locked)
+never stops a run: ``put`` says so, warns once, and stores nothing more from then on, so a lock
+held elsewhere cannot stall every call for the busy timeout.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
 
+from agent_backtest.errors import UserError
 from agent_backtest.trace import LLMResponse, sha256_of
 
 FILE_NAME = "responses.sqlite3"
+BUSY_TIMEOUT = 1.0  # seconds a write waits for another process's write to the same cache
+
+
+class CacheWarning(UserWarning):
+    """The response cache cannot do all of its job; the run goes on, and the message says what
+    to do. Silence it with ``warnings.simplefilter("ignore", CacheWarning)``."""
 
 
 def default_cache_dir() -> Path:
@@ -45,20 +60,22 @@ class ResponseCache:
     """A content-addressed store of model answers (a private SQLite file)."""
 
     def __init__(self, directory: Path) -> None:
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.path = directory / FILE_NAME
-        fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)  # private before any write
-        os.close(fd)
-        self._db = sqlite3.connect(self.path, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS responses "
-            "(key TEXT PRIMARY KEY, value BLOB NOT NULL, stored REAL NOT NULL)"
-        )
+        try:
+            self._db = _open(directory, self.path)
+        except (OSError, sqlite3.Error) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise UserError(
+                f"cannot open the response cache {self.path} ({reason}): "
+                "name another cache directory, or run without the cache",
+                "cache_dir",
+            ) from None
+        _warn_if_shared(directory)
         self.hits = 0
         self.misses = 0
         self.stores = 0
+        self.write_error: str | None = None
+        """Why the first answer that could not be stored was not; None while all were."""
 
     def get(self, key: str) -> LLMResponse | None:
         """The stored answer for ``key``, or None."""
@@ -69,13 +86,28 @@ class ResponseCache:
         self.hits += 1
         return LLMResponse.model_validate_json(row[0])
 
-    def put(self, key: str, response: LLMResponse) -> None:
-        """Store an answer (the first one stored for a key stays)."""
+    def put(self, key: str, response: LLMResponse) -> bool:
+        """Store an answer (the first one stored for a key stays); False when it was not stored.
+
+        After the first failure nothing more is stored (see the module's docstring)."""
+        if self.write_error is not None:
+            return False
         value = response.model_dump_json(exclude_none=True)
-        self._db.execute(
-            "INSERT OR IGNORE INTO responses VALUES (?, ?, ?)", (key, value, time.time())
-        )
+        try:
+            self._db.execute(
+                "INSERT OR IGNORE INTO responses VALUES (?, ?, ?)", (key, value, time.time())
+            )
+        except sqlite3.Error as exc:
+            self.write_error = str(exc)
+            warnings.warn(
+                f"response cache {self.path}: an answer could not be stored ({exc}); the run goes "
+                "on without storing more, so a rerun will send those calls again",
+                CacheWarning,
+                stacklevel=2,
+            )
+            return False
         self.stores += 1
+        return True
 
     def stats(self) -> CacheStats:
         """Entries and bytes on disk."""
@@ -93,3 +125,33 @@ class ResponseCache:
     def close(self) -> None:
         """Close the database."""
         self._db.close()
+
+
+def _open(directory: Path, path: Path) -> sqlite3.Connection:
+    """The cache database, created private: the folder 0700, the file 0600 before any write."""
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
+    db = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT)
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS responses "
+            "(key TEXT PRIMARY KEY, value BLOB NOT NULL, stored REAL NOT NULL)"
+        )
+    except sqlite3.Error:
+        db.close()
+        raise
+    return db
+
+
+def _warn_if_shared(directory: Path) -> None:
+    """A :class:`CacheWarning` when users other than the owner may read or write the folder."""
+    mode = stat.S_IMODE(directory.stat().st_mode)
+    if mode & 0o077:
+        warnings.warn(
+            f"response cache {directory} is open to other users (mode {mode:04o}) and holds "
+            f"prompts and answers: chmod 700 {directory}",
+            CacheWarning,
+            stacklevel=3,
+        )

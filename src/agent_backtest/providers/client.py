@@ -10,10 +10,9 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
-from aiolimiter import AsyncLimiter
 from tenacity import (
     AsyncRetrying,
     RetryCallState,
@@ -25,7 +24,10 @@ from tenacity import (
 from agent_backtest.providers.base import Provider
 from agent_backtest.providers.cache import ResponseCache, cache_key
 from agent_backtest.providers.errors import ErrorKind, ProviderError
-from agent_backtest.trace import LLMRequest, LLMResponse, sha256_of
+from agent_backtest.trace import LLMRequest, LLMResponse, Usage, sha256_of
+
+if TYPE_CHECKING:
+    from aiolimiter import AsyncLimiter
 
 RETRIED: frozenset[ErrorKind] = frozenset(
     {"http_429", "http_5xx", "connection", "timeout", "malformed_response"}
@@ -59,7 +61,12 @@ class CallOutcome:
 
 @dataclass
 class CallCounters:
-    """Calls paid for, answers reused, errors and tokens, for the run manifest."""
+    """Calls paid for, answers reused, errors and tokens, for the run manifest.
+
+    ``calls`` counts every HTTP attempt: retries, and the call sent again after a credential
+    refresh, included. ``changes`` goes up with every count, so a driver that persists the counts
+    while the run goes can skip writing when nothing moved since its last :meth:`snapshot`.
+    """
 
     calls: int = 0
     cache_hits: int = 0
@@ -68,6 +75,50 @@ class CallCounters:
     input_tokens: int = 0
     output_tokens: int = 0
     errors: Counter[str] = field(default_factory=Counter)
+    cache_write_errors: int = 0
+    """Answers the response cache could not store (a rerun will pay for them again)."""
+    changes: int = 0
+
+    def count_call(self) -> None:
+        """One request sent."""
+        self.calls += 1
+        self.changes += 1
+
+    def count_retry(self) -> None:
+        """One more try of a call after a retried error."""
+        self.retries += 1
+        self.changes += 1
+
+    def count_cache_hit(self) -> None:
+        """One answer taken from the cache instead of a call."""
+        self.cache_hits += 1
+        self.changes += 1
+
+    def count_credential_refresh(self) -> None:
+        """One fresh key from the credential command."""
+        self.credential_refreshes += 1
+        self.changes += 1
+
+    def count_error(self, kind: str) -> None:
+        """One call that ended in an infrastructure error of ``kind``."""
+        self.errors[kind] += 1
+        self.changes += 1
+
+    def count_cache_write_error(self) -> None:
+        """One answer the cache could not store."""
+        self.cache_write_errors += 1
+        self.changes += 1
+
+    def count_usage(self, usage: Usage | None) -> None:
+        """The tokens of one answer, when it says."""
+        if usage is not None:
+            self.input_tokens += usage.input_tokens or 0
+            self.output_tokens += usage.output_tokens or 0
+            self.changes += 1
+
+    def snapshot(self) -> CallCounters:
+        """A copy of the counts now, that later calls do not change (to persist, or compare)."""
+        return replace(self, errors=Counter(self.errors))
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data for run.json."""
@@ -79,6 +130,7 @@ class CallCounters:
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "errors": dict(sorted(self.errors.items())),
+            "cache_write_errors": self.cache_write_errors,
         }
 
 
@@ -87,8 +139,15 @@ class RateLimits:
 
     def __init__(self, rpm: float | None = None, tpm: float | None = None) -> None:
         self._tpm_capacity = tpm
-        self._requests = AsyncLimiter(rpm, 60) if rpm else None
-        self._tokens = AsyncLimiter(tpm, 60) if tpm else None
+        self._requests: AsyncLimiter | None = None
+        self._tokens: AsyncLimiter | None = None
+        if rpm or tpm:
+            # Imported only here: aiolimiter reads its package metadata when imported (~20 ms of
+            # every start-up otherwise), and most runs set no limit.
+            from aiolimiter import AsyncLimiter
+
+            self._requests = AsyncLimiter(rpm, 60) if rpm else None
+            self._tokens = AsyncLimiter(tpm, 60) if tpm else None
 
     async def acquire(self, payload: dict[str, Any]) -> None:
         """Wait until a call of this size fits under both ceilings."""
@@ -162,28 +221,25 @@ class ModelClient:
         if self.cache is not None:
             cached = self.cache.get(key)
             if cached is not None:
-                self.counters.cache_hits += 1
+                self.counters.count_cache_hit()
                 return CallOutcome(cached, None, 0, None, True, request_sha, adjustments)
-        attempts = 0
-        latency: float | None = None
+        call = _Call(self.counters)
         try:
             async for attempt in self._retrying():
                 with attempt:
-                    attempts += 1
+                    if attempt.retry_state.attempt_number > 1:
+                        self.counters.count_retry()
                     await self.limits.acquire(payload)
-                    started = time.perf_counter()
-                    response = await self._send(payload)
-                    latency = (time.perf_counter() - started) * 1000
+                    response = await self._send(payload, call)
         except ProviderError as error:
-            self.counters.errors[error.kind] += 1
-            return CallOutcome(None, error, attempts, None, False, request_sha, adjustments)
-        finally:
-            self.counters.calls += attempts
-            self.counters.retries += max(0, attempts - 1)
-        self._count_usage(response)
-        if self.cache is not None:
-            self.cache.put(key, response)
-        return CallOutcome(response, None, attempts, latency, False, request_sha, adjustments)
+            self.counters.count_error(error.kind)
+            return CallOutcome(None, error, call.sent, None, False, request_sha, adjustments)
+        self.counters.count_usage(response.usage)
+        if self.cache is not None and not self.cache.put(key, response):
+            self.counters.count_cache_write_error()
+        return CallOutcome(
+            response, None, call.sent, call.latency_ms, False, request_sha, adjustments
+        )
 
     def _retrying(self) -> AsyncRetrying:
         backoff = wait_exponential(
@@ -212,20 +268,37 @@ class ModelClient:
                 return True
         return state.attempt_number > self.policy.max_retries
 
-    async def _send(self, payload: dict[str, Any]) -> LLMResponse:
+    async def _send(self, payload: dict[str, Any], call: _Call) -> LLMResponse:
+        """One try: the request, and after an HTTP 401 with a credential command, a fresh key
+        and the request once more."""
         generation = self.credentials.generation if self.credentials else 0
         try:
-            return await self.provider.send(payload, self.policy.timeout)
+            return await call.send(self.provider, payload, self.policy.timeout)
         except ProviderError as error:
             if error.kind != "http_401" or self.credentials is None:
                 raise
         key = await self.credentials.refresh(generation)
         if key is not None:
             self.provider.set_api_key(key)
-            self.counters.credential_refreshes += 1
-        return await self.provider.send(payload, self.policy.timeout)
+            self.counters.count_credential_refresh()
+        return await call.send(self.provider, payload, self.policy.timeout)
 
-    def _count_usage(self, response: LLMResponse) -> None:
-        if response.usage is not None:
-            self.counters.input_tokens += response.usage.input_tokens or 0
-            self.counters.output_tokens += response.usage.output_tokens or 0
+
+class _Call:
+    """The requests of one logical call: how many were sent, and the answering one's time."""
+
+    def __init__(self, counters: CallCounters) -> None:
+        self.counters = counters
+        self.sent = 0
+        self.latency_ms: float | None = None
+
+    async def send(
+        self, provider: Provider, payload: dict[str, Any], timeout: float
+    ) -> LLMResponse:
+        """Send once, counted whatever happens."""
+        self.sent += 1
+        self.counters.count_call()
+        started = time.perf_counter()
+        response = await provider.send(payload, timeout)
+        self.latency_ms = (time.perf_counter() - started) * 1000
+        return response

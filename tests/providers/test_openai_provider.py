@@ -6,7 +6,6 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from tests.fake_openai import FakeOpenAI
 
 from agent_backtest.providers import (
     CallPolicy,
@@ -17,6 +16,7 @@ from agent_backtest.providers import (
 )
 from agent_backtest.providers.openai import OpenAIProvider
 from agent_backtest.trace import LLMRequest, Message, ToolDef
+from tests.fake_openai import FakeOpenAI
 
 FAST = CallPolicy(timeout=1.0, max_retries=3, backoff_initial=0.0)
 

