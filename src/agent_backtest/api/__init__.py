@@ -1,22 +1,46 @@
 """The library under the ``abt`` command: every job is a function first.
 
 Each function checks everything it can before it writes a file or pays for a call, and raises
-:class:`agent_backtest.errors.UserError` for a mistake, naming the parameter at fault.
+:class:`agent_backtest.errors.UserError` for a mistake, naming the parameter at fault. Each name
+is imported from its module on first use, so a command loads only the jobs it runs.
 """
 
-from agent_backtest.api.options import (
-    AgentOptions,
-    CallOptions,
-    JudgeOptions,
-    ReadingOptions,
-    SelectionOptions,
-)
-from agent_backtest.api.profiles import profile
-from agent_backtest.api.replays import replay, resume
-from agent_backtest.api.reports import compare, gate, report
-from agent_backtest.api.scoring import score
-from agent_backtest.api.units import build_units, read_sessions
+from __future__ import annotations
 
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent_backtest.api.options import (
+        AgentOptions,
+        CallOptions,
+        JudgeOptions,
+        ReadingOptions,
+        SelectionOptions,
+    )
+    from agent_backtest.api.profiles import profile
+    from agent_backtest.api.replays import replay, resume
+    from agent_backtest.api.reports import compare, gate, report
+    from agent_backtest.api.scoring import score
+    from agent_backtest.api.units import build_units, read_sessions
+
+# Each public name and the module of this package that defines it.
+_HOMES = {
+    "AgentOptions": "options",
+    "CallOptions": "options",
+    "JudgeOptions": "options",
+    "ReadingOptions": "options",
+    "SelectionOptions": "options",
+    "profile": "profiles",
+    "replay": "replays",
+    "resume": "replays",
+    "compare": "reports",
+    "gate": "reports",
+    "report": "reports",
+    "score": "scoring",
+    "build_units": "units",
+    "read_sessions": "units",
+}
 __all__ = [
     "AgentOptions",
     "CallOptions",
@@ -33,3 +57,12 @@ __all__ = [
     "resume",
     "score",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'agent_backtest.api' has no attribute {name!r}")
+    value = getattr(import_module(f"agent_backtest.api.{home}"), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
