@@ -167,3 +167,15 @@ def test_dash_writes_records_to_stdout_and_the_report_to_stderr(
     assert code == 0 and len(stdout.splitlines()) == 100
     code, stdout, _ = run("profile", tau_trajectories, "-o", "-")
     assert code == 0 and json.loads(stdout)["schema"] == "abt.profile/2"
+
+
+def test_config_path_names_the_file_in_effect(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, stdout, stderr = run("config", "path")
+    assert code == 0 and stdout.strip() == "none: the built-in defaults apply"
+    assert "agent-backtest/abt.toml (absent)" in stderr
+    (tmp_path / "abt.toml").write_text("[aliases]\n")
+    code, stdout, _ = run("config", "path")
+    assert stdout.strip() == str(tmp_path / "abt.toml")

@@ -261,3 +261,22 @@ def test_a_killed_run_keeps_the_call_counts_it_had_saved(units_file: Path, tmp_p
         process.wait()
     counts = json.loads((run / "run.json").read_text())["counts"]
     assert 1 <= counts["calls"] <= len(records(run)) + 1
+
+
+def test_labels_are_recorded_and_carried_into_summary_and_csv(
+    units_file: Path, tmp_path: Path
+) -> None:
+    run = tmp_path / "runs" / "labelled"
+    code, output = abt(
+        "replay", units_file, "--model", "mock/golden", "--out", run, "--limit", "3",
+        "--label", "team=search", "--label", "agent=v2",
+    )  # fmt: skip
+    assert code == 0, output
+    expected = {"team": "search", "agent": "v2"}
+    assert json.loads((run / "run.json").read_text())["labels"] == expected
+    assert json.loads((run / "summary.json").read_text())["labels"] == expected
+    assert abt("report", run)[0] == 0
+    header = (run / "results.csv").read_text().splitlines()[0].split(",")
+    assert {"label.team", "label.agent"} <= set(header)
+    line = refused([units_file, "--model", "mock/golden", "--label", "team"], tmp_path / "x")
+    assert line == "abt: error: --label: 'team' is not KEY=VALUE"
