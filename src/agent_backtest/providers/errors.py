@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from agent_backtest.redaction import redact
 
@@ -15,15 +15,7 @@ ErrorKind = Literal[
     "connection",
     "malformed_response",
 ]
-ERROR_KINDS: tuple[ErrorKind, ...] = (
-    "http_401",
-    "http_429",
-    "http_4xx",
-    "http_5xx",
-    "timeout",
-    "connection",
-    "malformed_response",
-)
+ERROR_KINDS: tuple[ErrorKind, ...] = get_args(ErrorKind)
 
 
 class ProviderError(Exception):
