@@ -26,7 +26,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agent_backtest.providers.openai_wire import chat_payload  # noqa: E402
+from agent_backtest.trace.openai_wire import chat_payload  # noqa: E402
 from agent_backtest.units import read_units_file  # noqa: E402
 from child_process import run_measured  # noqa: E402
 
