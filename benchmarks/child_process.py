@@ -2,7 +2,8 @@
 
 The peak must be read from a process forked by a small one: Linux keeps the resident-set
 high-water mark across fork and exec, so a command started straight from a large benchmark
-process would report the benchmark's memory as its own. A few lines of Python stand between.
+process would report the benchmark's memory as its own. A few lines of Python stand between;
+they also time the command from its fork to its exit, so their own start-up is not counted.
 """
 
 from __future__ import annotations
@@ -11,36 +12,64 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
+import threading
 from pathlib import Path
 
-# Forks the command from this small interpreter, waits for it, writes its peak RSS (KiB).
+# Forks the command from this small interpreter, waits for it, writes its wall seconds (from
+# fork to exit) and its peak RSS (KiB).
 _PROBE = """
-import os, sys
+import os, sys, time
+started = time.perf_counter()
 pid = os.fork()
 if pid == 0:
     os.execvp(sys.argv[2], sys.argv[2:])
 _, status, usage = os.wait4(pid, 0)
-open(sys.argv[1], "w").write(str(usage.ru_maxrss))
+elapsed = time.perf_counter() - started
+open(sys.argv[1], "w").write(f"{elapsed} {usage.ru_maxrss}")
 sys.exit(os.waitstatus_to_exitcode(status))
 """
 
 
-def run_measured(command: list[str], env: dict[str, str] | None = None) -> tuple[float, int]:
-    """(seconds, peak RSS in KiB) of ``command``; exits if the command fails."""
+def run_measured(
+    command: list[str], env: dict[str, str] | None = None, terminal: bool = False
+) -> tuple[float, int]:
+    """(seconds from start to exit, peak RSS in KiB) of ``command``; exits if it fails.
+
+    With ``terminal``, its stdout and stderr are a pseudo-terminal (read and thrown away), so
+    it draws what it draws for a person, such as a progress bar.
+    """
     with tempfile.TemporaryDirectory() as directory:
-        report = Path(directory) / "maxrss"
-        started = time.perf_counter()
-        done = subprocess.run(
-            [sys.executable, "-c", _PROBE, str(report), *command],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            check=False,
-        )
-        elapsed = time.perf_counter() - started
-        if done.returncode != 0:
+        report = Path(directory) / "figures"
+        probe = [sys.executable, "-c", _PROBE, str(report), *command]
+        if terminal:
+            code = _run_on_terminal(probe, env)
+        else:
+            code = subprocess.run(probe, env=env, stdout=subprocess.DEVNULL, check=False).returncode
+        if code != 0:
             raise SystemExit(f"failed: {' '.join(command)}")
-        return elapsed, int(report.read_text())
+        seconds, rss = report.read_text().split()
+        return float(seconds), int(rss)
+
+
+def _run_on_terminal(command: list[str], env: dict[str, str] | None) -> int:
+    """Run ``command`` with a pseudo-terminal as stdout and stderr; its exit code."""
+    controller, terminal = os.openpty()
+    process = subprocess.Popen(command, env=env, stdout=terminal, stderr=terminal)
+    os.close(terminal)
+
+    def drain() -> None:
+        try:
+            while os.read(controller, 65536):
+                pass
+        except OSError:  # EIO: every writer has closed the terminal
+            pass
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    code = process.wait()
+    reader.join()
+    os.close(controller)
+    return code
 
 
 if __name__ == "__main__":  # a self-check: a bare interpreter's peak is a few MB

@@ -1,12 +1,15 @@
-"""Replay throughput against a local OpenAI-compatible server with a fixed latency.
+"""Replay end to end against a bare asyncio + httpx loop, on a local server with a fixed latency.
 
-The limit any client can reach is concurrency ÷ latency requests per second. The script reports
-``abt replay``'s throughput as a ratio to that limit, the same ratio for a bare asyncio + httpx
-loop sending the same payloads to the same server (the floor for any Python client here), the
-replay process's peak RSS, and the time of a rerun of 10,000 units answered wholly from the
-response cache.
+The figure is the ratio of two wall times over the same payloads sent to the same server (a
+fresh process of it for each run): a bare loop's, from its first request to its last answer (no
+start-up, no reading, no cache, no records: the floor for any Python client here), and ``abt
+replay``'s from process start to exit (start-up, reading the units, the response cache, every
+result written, the progress bar on a terminal and the scoring pass included). A ratio of 1
+means abt costs nothing over the bare loop. Each pair is measured ``--rounds`` times, bare loop
+and abt in turn, and every ratio is printed with its median. Then the replay process's peak RSS,
+and the time of a rerun of 10,000 units answered wholly from the response cache.
 
-    python benchmarks/replay_throughput.py [--units 1280] [--latency 1.0] [--concurrency 64]
+    python benchmarks/replay_throughput.py [--units 1000] [--latency 1.0] [--concurrency 64]
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import argparse
 import asyncio
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -59,24 +63,25 @@ def stop_server(server: subprocess.Popen[str]) -> dict:
 def make_units(work: Path, count: int) -> Path:
     """``count`` distinct units: the τ-bench units, repeated with a marker to make each unique."""
     base = work / "tau-units.jsonl"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "agent_backtest.cli",
-            "units",
-            str(TAU / "gpt-4o-airline-tasks-00-24.json"),
-            "--tools",
-            str(TAU / "tools.json"),
-            "--recorded-model",
-            "gpt-4o",
-            "-o",
-            str(base),
-        ],
-        check=True,
-        stdout=subprocess.DEVNULL,
-        env=ENV,
-    )
+    if not base.exists():
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "agent_backtest.cli",
+                "units",
+                str(TAU / "gpt-4o-airline-tasks-00-24.json"),
+                "--tools",
+                str(TAU / "tools.json"),
+                "--recorded-model",
+                "gpt-4o",
+                "-o",
+                str(base),
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            env=ENV,
+        )
     lines = base.read_text().splitlines()
     out = work / f"units-{count}.jsonl"
     with out.open("w") as handle:
@@ -89,13 +94,12 @@ def make_units(work: Path, count: int) -> Path:
 
 
 def run_replay(
-    units: Path, url: str, out: Path, concurrency: int, cache: str | None
+    units: Path, url: str, out: Path, concurrency: int, cache: Path | None
 ) -> tuple[float, int]:
-    """Seconds and peak RSS (KiB) of one ``abt replay`` process."""
+    """Seconds from start to exit and peak RSS (KiB) of one ``abt replay`` process, on a
+    terminal as a person runs it."""
     command = [
-        sys.executable,
-        "-m",
-        "agent_backtest.cli",
+        str(Path(sys.executable).parent / "abt"),
         "replay",
         str(units),
         "--model",
@@ -104,13 +108,14 @@ def run_replay(
         url,
         "--out",
         str(out),
+        "--overwrite",
         "--concurrency",
         str(concurrency),
         "--timeout",
         "60",
     ]
-    command += ["--cache-dir", cache] if cache else ["--no-cache"]
-    return run_measured(command, ENV)
+    command += ["--cache-dir", str(cache)] if cache else ["--no-cache"]
+    return run_measured(command, ENV, terminal=True)
 
 
 async def bare_loop(payloads: list[dict], url: str, concurrency: int) -> float:
@@ -129,11 +134,32 @@ async def bare_loop(payloads: list[dict], url: str, concurrency: int) -> float:
         return time.perf_counter() - started
 
 
+def measure_pair(
+    work: Path, units: Path, payloads: list[dict], args: argparse.Namespace, round_: int
+) -> tuple[float, float, int]:
+    """(bare loop seconds, abt seconds, abt peak RSS KiB), each on a fresh server."""
+    server, url = start_server(args.latency)
+    try:
+        bare = asyncio.run(bare_loop(payloads, url, args.concurrency))
+    finally:
+        stop_server(server)
+    server, url = start_server(args.latency)
+    try:
+        cache = work / f"cache-{round_}"  # empty: every answer is a call, and is stored
+        seconds, rss = run_replay(units, url, work / "run", args.concurrency, cache)
+    finally:
+        busy = stop_server(server)
+    if busy["requests"] != len(payloads):
+        raise SystemExit(f"abt sent {busy['requests']} requests for {len(payloads)} units")
+    return bare, seconds, rss
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--units", type=int, default=1280)
+    parser.add_argument("--units", type=int, default=1000)
     parser.add_argument("--latency", type=float, default=1.0)
     parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--cached-units", type=int, default=10_000)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="abt-replay-bench-"))
@@ -143,34 +169,32 @@ def main() -> None:
     size = sum(len(json.dumps(p)) for p in payloads) / len(payloads) / 1000
     print(
         f"{args.units} units, mean payload {size:.1f} KB, concurrency {args.concurrency}, "
-        f"latency {args.latency:g} s: limit {limit:.1f} requests/s"
+        f"latency {args.latency:g} s: limit {limit:.1f} requests/s, "
+        f"{args.units / limit:.1f} s at the limit"
     )
-
-    server, url = start_server(args.latency)
-    try:
-        seconds, rss = run_replay(units, url, work / "run", args.concurrency, None)
-    finally:
-        busy = stop_server(server)
+    ratios, peak = [], 0
+    for round_ in range(args.rounds):
+        bare, seconds, rss = measure_pair(work, units, payloads, args, round_)
+        ratios.append(bare / seconds)
+        peak = max(peak, rss)
+        print(
+            f"  bare loop {bare:6.2f} s ({args.units / bare / limit:.2f} of the limit) · "
+            f"abt replay {seconds:6.2f} s start to exit · ratio {bare / seconds:.3f}"
+        )
     print(
-        f"abt replay: {busy['requests'] / busy['seconds']:6.1f} requests/s = "
-        f"{busy['requests'] / busy['seconds'] / limit:.2f} of the limit while sending "
-        f"({args.units / seconds / limit:.2f} over the whole process, start-up and reading "
-        f"{size * args.units / 1000:.0f} MB of units included); peak RSS {rss / 1024:.0f} MB"
+        f"abt replay end to end ÷ bare loop: median {statistics.median(ratios):.3f} "
+        f"(min {min(ratios):.3f}, max {max(ratios):.3f}); peak RSS {peak / 1024:.0f} MB"
     )
-    server, url = start_server(args.latency)
-    try:
-        asyncio.run(bare_loop(payloads, url, args.concurrency))
-    finally:
-        busy = stop_server(server)
-    print(
-        f"bare loop:  {busy['requests'] / busy['seconds']:6.1f} requests/s = "
-        f"{busy['requests'] / busy['seconds'] / limit:.2f} of the limit while sending"
-    )
+    if args.cached_units:
+        rerun_from_cache(work, args)
 
+
+def rerun_from_cache(work: Path, args: argparse.Namespace) -> None:
+    """Fill the cache with ``--cached-units`` answers, then time a rerun that it answers."""
     server, url = start_server(0.0)
     try:
         cached = make_units(work, args.cached_units)
-        cache = str(work / "cache")
+        cache = work / "cache-full"
         fill, _ = run_replay(cached, url, work / "fill", args.concurrency, cache)
         rerun, rss = run_replay(cached, url, work / "rerun", args.concurrency, cache)
     finally:

@@ -42,7 +42,7 @@ def test_top_level_help_imports_no_command_nor_the_library() -> None:
     assert not {"pydantic", "rich", "httpx", "scipy", "yaml"} & modules
 
 
-@pytest.mark.parametrize("command", ["units"])
+@pytest.mark.parametrize("command", ["units", "replay"])
 def test_command_help_leaves_heavy_libraries_unimported(command: str) -> None:
     modules = imported_by(command, "--help")
     assert f"agent_backtest.cli.{command}" in modules

@@ -9,6 +9,7 @@ the typer app.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import sys
 import textwrap
@@ -20,6 +21,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand, TyperGroup
 
+GC_THRESHOLD = 50_000
 HELP = "agent-backtest: what a change to an LLM agent would have done on its recorded traces."
 
 
@@ -240,4 +242,14 @@ def show_warning(message: Warning | str, *_: object) -> None:
 def main() -> None:
     """Entry point of the ``abt`` and ``agent-backtest`` console scripts."""
     warnings.showwarning = show_warning
-    sys.exit(app())
+    # The commands make and drop many JSON containers and few reference cycles: with Python's
+    # first-generation threshold (700) the cycle collector runs thousands of times, walking
+    # every object a command holds (all the units while scoring) to find almost nothing.
+    gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
+    try:
+        sys.exit(app())
+    finally:
+        # The interpreter's last collection walks every object left (a third of a second after
+        # a replay) only for the process to end: frozen, they are left to the exit. What must
+        # be flushed or closed (results, manifest, cache) was closed explicitly by now.
+        gc.freeze()

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
 from pydantic import ValidationError
 
 from agent_backtest.providers.config import ProviderSettings
 from agent_backtest.providers.errors import ProviderError
-from agent_backtest.providers.openai import post_json
+from agent_backtest.providers.openai import json_endpoint
 from agent_backtest.trace import LLMRequest, LLMResponse, Message, ToolCall, Usage
 
 API_VERSION = "2023-06-01"
@@ -30,7 +29,7 @@ STOP_REASONS = {
 
 
 class AnthropicProvider:
-    """POSTs ``/v1/messages`` with httpx."""
+    """POSTs ``/v1/messages`` over the provider's own connections."""
 
     def __init__(
         self, name: str, settings: ProviderSettings, api_key: str | None, max_connections: int = 64
@@ -39,14 +38,7 @@ class AnthropicProvider:
         self.settings = settings
         self.endpoint = (settings.base_url or "https://api.anthropic.com").rstrip("/")
         self._api_key = api_key
-        self._client = httpx.AsyncClient(
-            base_url=self.endpoint,
-            headers=settings.headers,
-            timeout=None,
-            limits=httpx.Limits(
-                max_connections=max_connections, max_keepalive_connections=max_connections
-            ),
-        )
+        self._http = json_endpoint(self.endpoint, settings.headers, max_connections)
 
     def payload(
         self, request: LLMRequest, model: str, seed: int | None
@@ -64,12 +56,12 @@ class AnthropicProvider:
         if self._api_key:
             headers["x-api-key"] = self._api_key
         secrets = (self._api_key,) if self._api_key else ()
-        body = await post_json(self._client, "/v1/messages", payload, headers, timeout, secrets)
+        body = await self._http.post("/v1/messages", payload, headers, timeout, secrets)
         return response_from_messages(body)
 
     async def aclose(self) -> None:
-        """Close the connection pool."""
-        await self._client.aclose()
+        """Close the connections."""
+        await self._http.aclose()
 
 
 def messages_payload(

@@ -2,26 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
-import orjson
 from pydantic import ValidationError
 
 from agent_backtest.errors import RecordError
 from agent_backtest.providers.config import ProviderSettings
-from agent_backtest.providers.errors import (
-    ProviderError,
-    kind_of_status,
-    parse_retry_after,
-    redact,
-)
+from agent_backtest.providers.errors import ProviderError
 from agent_backtest.trace import LLMRequest, LLMResponse
 from agent_backtest.trace.openai_wire import chat_payload, response_from_openai
 
+if TYPE_CHECKING:
+    from agent_backtest.providers.http import JsonEndpoint
+
 
 class OpenAIProvider:
-    """POSTs ``/chat/completions`` with httpx; one connection pool per provider."""
+    """POSTs ``/chat/completions`` over the provider's own connections."""
 
     def __init__(
         self, name: str, settings: ProviderSettings, api_key: str | None, max_connections: int = 64
@@ -32,14 +28,7 @@ class OpenAIProvider:
         self.settings = settings
         self.endpoint = settings.base_url.rstrip("/")
         self._api_key = api_key
-        self._client = httpx.AsyncClient(
-            base_url=self.endpoint,
-            headers=settings.headers,
-            limits=httpx.Limits(
-                max_connections=max_connections, max_keepalive_connections=max_connections
-            ),
-            timeout=None,  # the call path sets a per-attempt timeout
-        )
+        self._http = json_endpoint(self.endpoint, settings.headers, max_connections)
 
     def payload(
         self, request: LLMRequest, model: str, seed: int | None
@@ -58,8 +47,8 @@ class OpenAIProvider:
         headers = {"content-type": "application/json"}
         if self._api_key:
             headers["authorization"] = f"Bearer {self._api_key}"
-        body = await post_json(
-            self._client, "/chat/completions", payload, headers, timeout, self._secrets()
+        body = await self._http.post(
+            "/chat/completions", payload, headers, timeout, self._secrets()
         )
         try:
             return response_from_openai(body)
@@ -72,39 +61,13 @@ class OpenAIProvider:
         return (self._api_key,) if self._api_key else ()
 
     async def aclose(self) -> None:
-        """Close the connection pool."""
-        await self._client.aclose()
+        """Close the connections."""
+        await self._http.aclose()
 
 
-async def post_json(
-    client: httpx.AsyncClient,
-    path: str,
-    payload: dict[str, Any],
-    headers: dict[str, str],
-    timeout: float,
-    secrets: tuple[str, ...],
-) -> Any:
-    """POST JSON and return the decoded answer, or raise a classified ``ProviderError``."""
-    try:
-        response = await client.post(
-            path, content=orjson.dumps(payload), headers=headers, timeout=timeout
-        )
-    except httpx.TimeoutException:
-        raise ProviderError("timeout", f"no answer within {timeout:g} s") from None
-    except httpx.HTTPError as exc:  # connect, read and protocol errors, resets
-        detail = redact(f"{type(exc).__name__}: {exc}", secrets)
-        raise ProviderError("connection", detail) from None
-    if response.status_code >= 300:
-        detail = redact(f"HTTP {response.status_code}: {response.text[:300]}", secrets)
-        raise ProviderError(
-            kind_of_status(response.status_code),
-            detail,
-            status=response.status_code,
-            retry_after=parse_retry_after(response.headers.get("retry-after")),
-        )
-    try:
-        return orjson.loads(response.content)
-    except orjson.JSONDecodeError as exc:
-        raise ProviderError(
-            "malformed_response", f"answer is not JSON: {exc}", status=response.status_code
-        ) from None
+def json_endpoint(base_url: str, headers: dict[str, str], max_connections: int) -> JsonEndpoint:
+    """The connections of a hosted provider. httpx is imported here, when a provider that needs
+    it is made, not when the providers are: its import costs every command ~50 ms."""
+    from agent_backtest.providers.http import JsonEndpoint
+
+    return JsonEndpoint(base_url, headers, max_connections)

@@ -1,15 +1,20 @@
-"""Units JSONL files: telling one apart from a trace file, and reading it."""
+"""Units JSONL files: telling one apart from a trace file, and reading it.
+
+Replay reads a units file up to three times (the input, the run's units as they are sent, and
+again to score), so reading is kept to a JSON parse and a validation per line, and this module
+leaves the trace readers (``formats/``) unimported: the commands that only read runs do not pay
+for every reader.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
 
+import orjson
 from pydantic import ValidationError
 
 from agent_backtest.errors import InputError
-from agent_backtest.formats.canonical import first_validation_error
-from agent_backtest.formats.jsonio import iter_json_lines
 from agent_backtest.units.model import UNIT_SCHEMA, Unit
 
 
@@ -25,11 +30,28 @@ def is_units_file(path: Path) -> bool:
 
 
 def read_units_file(path: Path) -> Iterator[Unit]:
-    """The units of a units JSONL, in order; a line that is not a unit is an error."""
-    for number, value in iter_json_lines(path):
-        try:
-            yield Unit.model_validate(value)
-        except ValidationError as exc:
-            raise InputError(
-                path, f"line {number}", f"not a unit record ({first_validation_error(exc)})"
-            ) from None
+    """The units of a units JSONL, in order, read one line at a time; a line that is not a
+    unit is an error."""
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise InputError(path, None, f"cannot open: {exc.strerror}") from None
+    with handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.isspace():
+                yield _unit(path, number, line)
+
+
+def _unit(path: Path, number: int, line: bytes) -> Unit:
+    try:
+        return Unit.model_validate(orjson.loads(line))
+    except orjson.JSONDecodeError as exc:
+        raise InputError(
+            path, f"line {number}", f"not valid JSON ({exc.msg}); each line must be one JSON value"
+        ) from None
+    except ValidationError as exc:
+        from agent_backtest.formats.canonical import first_validation_error
+
+        raise InputError(
+            path, f"line {number}", f"not a unit record ({first_validation_error(exc)})"
+        ) from None

@@ -1,0 +1,94 @@
+"""JSON over HTTP to one endpoint, for the hosted providers: pooled keep-alive connections, and
+every failure a classified ``ProviderError``.
+
+The connections are split into lanes of at most ``LANE_CONNECTIONS``, each its own httpx client:
+httpcore's pool walks all its connections (and, for each, all of them again) whenever a request
+starts or ends, so one pool of 64 connections spends more CPU on that bookkeeping than the rest
+of a replay spends on everything (``benchmarks/replay_throughput.py``). A call takes the lane with
+the most connections free.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import httpx
+import orjson
+
+from agent_backtest.providers.errors import (
+    ProviderError,
+    kind_of_status,
+    parse_retry_after,
+    redact,
+)
+
+LANE_CONNECTIONS = 8
+
+
+class JsonEndpoint:
+    """POSTs JSON to ``base_url`` over at most ``max_connections`` connections."""
+
+    def __init__(self, base_url: str, headers: dict[str, str], max_connections: int) -> None:
+        verify = httpx.create_ssl_context()  # one for every lane: each takes milliseconds to make
+        self._free = lane_sizes(max_connections)  # calls each lane takes before it queues them
+        self._lanes = [
+            httpx.AsyncClient(
+                base_url=base_url,
+                headers=headers,
+                limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
+                verify=verify,
+                timeout=None,  # the call path sets a per-attempt timeout
+            )
+            for size in self._free
+        ]
+
+    async def post(
+        self,
+        path: str,
+        payload: dict[str, Any],
+        headers: dict[str, str],
+        timeout: float,
+        secrets: tuple[str, ...],
+    ) -> Any:
+        """POST ``payload`` and return the decoded answer, or raise a classified error."""
+        lane = max(range(len(self._lanes)), key=self._free.__getitem__)
+        self._free[lane] -= 1
+        try:
+            response = await self._lanes[lane].post(
+                path, content=orjson.dumps(payload), headers=headers, timeout=timeout
+            )
+        except httpx.TimeoutException:
+            raise ProviderError("timeout", f"no answer within {timeout:g} s") from None
+        except httpx.HTTPError as exc:  # connect, read and protocol errors, resets
+            detail = redact(f"{type(exc).__name__}: {exc}", secrets)
+            raise ProviderError("connection", detail) from None
+        finally:
+            self._free[lane] += 1
+        if response.status_code >= 300:
+            detail = redact(f"HTTP {response.status_code}: {response.text[:300]}", secrets)
+            raise ProviderError(
+                kind_of_status(response.status_code),
+                detail,
+                status=response.status_code,
+                retry_after=parse_retry_after(response.headers.get("retry-after")),
+            )
+        try:
+            return orjson.loads(response.content)
+        except orjson.JSONDecodeError as exc:
+            raise ProviderError(
+                "malformed_response", f"answer is not JSON: {exc}", status=response.status_code
+            ) from None
+
+    async def aclose(self) -> None:
+        """Close every connection."""
+        for client in self._lanes:
+            await client.aclose()
+
+
+def lane_sizes(max_connections: int) -> list[int]:
+    """``max_connections`` split into as few lanes as hold at most ``LANE_CONNECTIONS`` each,
+    as even as can be: 64 is 8 × 8, 20 is 7 + 7 + 6."""
+    total = max(1, max_connections)
+    lanes = math.ceil(total / LANE_CONNECTIONS)
+    return [total // lanes + (lane < total % lanes) for lane in range(lanes)]
