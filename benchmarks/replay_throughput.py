@@ -159,7 +159,7 @@ def main() -> None:
     parser.add_argument("--units", type=int, default=1000)
     parser.add_argument("--latency", type=float, default=1.0)
     parser.add_argument("--concurrency", type=int, default=64)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3, help="0: only the cache rerun")
     parser.add_argument("--cached-units", type=int, default=10_000)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="abt-replay-bench-"))
@@ -172,6 +172,17 @@ def main() -> None:
         f"latency {args.latency:g} s: limit {limit:.1f} requests/s, "
         f"{args.units / limit:.1f} s at the limit"
     )
+    if args.rounds:
+        compare_with_bare_loop(work, units, payloads, args)
+    if args.cached_units:
+        rerun_from_cache(work, args)
+
+
+def compare_with_bare_loop(
+    work: Path, units: Path, payloads: list[dict], args: argparse.Namespace
+) -> None:
+    """Print each round's wall times and ratio, then their median and abt's peak RSS."""
+    limit = args.concurrency / args.latency
     ratios, peak = [], 0
     for round_ in range(args.rounds):
         bare, seconds, rss = measure_pair(work, units, payloads, args, round_)
@@ -185,8 +196,6 @@ def main() -> None:
         f"abt replay end to end ÷ bare loop: median {statistics.median(ratios):.3f} "
         f"(min {min(ratios):.3f}, max {max(ratios):.3f}); peak RSS {peak / 1024:.0f} MB"
     )
-    if args.cached_units:
-        rerun_from_cache(work, args)
 
 
 def rerun_from_cache(work: Path, args: argparse.Namespace) -> None:

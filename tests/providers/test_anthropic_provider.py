@@ -63,6 +63,7 @@ def server() -> Iterator[MessagesServer]:
     messages = MessagesServer()
     yield messages
     messages.http.shutdown()
+    messages.http.server_close()
 
 
 def test_messages_api_round_trip(server: MessagesServer) -> None:

@@ -3,8 +3,8 @@
 A command's module (and the library behind it) is imported only when that command runs or
 prints its own help: ``abt --help`` lists the commands from the table below and imports none of
 them, so the command line starts in a fraction of the time the whole library takes to load.
-This is click's lazily loading group (``list_commands`` and ``get_command`` overridden) under
-the typer app.
+This is click's lazily loading group under the typer app; as typer's group reads its mapping of
+commands directly (for the "did you mean" of a mistyped name too), that mapping is the lazy part.
 """
 
 from __future__ import annotations
@@ -204,6 +204,7 @@ class LazyGroup(TyperGroup):
 
 
 def _show_version(value: bool) -> None:
+    """``--version``: print ``abt X.Y.Z`` and stop before any command."""
     if value:
         from agent_backtest import __version__
 
