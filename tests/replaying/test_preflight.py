@@ -280,3 +280,20 @@ def test_labels_are_recorded_and_carried_into_summary_and_csv(
     assert {"label.team", "label.agent"} <= set(header)
     line = refused([units_file, "--model", "mock/golden", "--label", "team"], tmp_path / "x")
     assert line == "abt: error: --label: 'team' is not KEY=VALUE"
+
+
+def test_scores_made_as_answers_land_equal_a_scoring_after_the_run(
+    units_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    with FakeOpenAI() as server:
+        run = tmp_path / "runs" / "live"
+        code, output = abt(
+            "replay", units_file, "--model", "openai/m", "--base-url", server.base_url,
+            "--out", run, "--k", "2", "--concurrency", "6", "--no-cache",
+        )  # fmt: skip
+    assert code == 0, output
+    live = (run / "scores.jsonl").read_bytes(), (run / "summary.json").read_bytes()
+    assert len(live[0].splitlines()) == 48
+    assert abt("score", run)[0] == 0  # the same settings: the same scoring id, rewritten
+    assert ((run / "scores.jsonl").read_bytes(), (run / "summary.json").read_bytes()) == live

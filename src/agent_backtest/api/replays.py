@@ -18,9 +18,10 @@ from agent_backtest.api.options import (
     ReadingOptions,
     SelectionOptions,
 )
-from agent_backtest.api.scoring import score_locked
+from agent_backtest.api.scoring import score_locked, score_settings
 from agent_backtest.errors import UserError
 from agent_backtest.providers import load_model_config
+from agent_backtest.replaying.jobs import Job
 from agent_backtest.replaying.plan import JUDGE_ROLES, ReplayPlan, check_judges, plan_replay
 from agent_backtest.replaying.run import (
     ReplayHooks,
@@ -30,11 +31,11 @@ from agent_backtest.replaying.run import (
     replay_run,
     start_run,
 )
-from agent_backtest.runs import RunDirectory
+from agent_backtest.runs import ResultRecord, RunDirectory
 from agent_backtest.runs.lock import run_lock
 from agent_backtest.runs.manifest import ReplaySettings
 from agent_backtest.runs.run import Run
-from agent_backtest.scoring.run import ScoreOutcome
+from agent_backtest.scoring.run import LiveScoring, ScoreOutcome
 
 
 @dataclass
@@ -120,8 +121,22 @@ def replay(
         manifest = start_run(plan)
         if dry_run:
             return Run(directory.path)
-        result = replay_run(directory, manifest, config, set(), credential_command, hooks)
-        _score_after(directory, result, score, judging, AgentOptions(), config_file, hooks)
+        live = _live_scoring(settings, judging) if score else None
+        on_answer = None
+        if live is not None:
+
+            async def on_answer(job: Job, record: ResultRecord) -> None:
+                await live.add(job.position, job.unit, record)
+
+        result = replay_run(
+            directory, manifest, config, set(), credential_command, hooks, on_answer
+        )
+        if live is not None and result.status != "failed":
+            outcome = live.finish(directory)
+            if hooks is not None:
+                hooks.on_scored(directory.path, outcome)
+        else:
+            _score_after(directory, result, score, judging, AgentOptions(), config_file, hooks)
     return Run(directory.path)
 
 
@@ -151,6 +166,14 @@ def resume(
         source = manifest.config.config_file
         _score_after(directory, result, score, judging, agent, source, hooks)
     return Run(directory.path)
+
+
+def _live_scoring(settings: ReplaySettings, judging: JudgeOptions) -> LiveScoring | None:
+    """Scoring as the answers land, for a run without a judge (nothing to wait for): its
+    scores are ready with its last answer. A judged run is scored after the replay."""
+    if any(name in JUDGE_ROLES for name in settings.roles):
+        return None
+    return LiveScoring(score_settings(judging, settings.agent, {}))
 
 
 def _existing(directory: RunDirectory) -> Path:

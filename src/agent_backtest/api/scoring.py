@@ -12,6 +12,7 @@ from agent_backtest.runs import RunDirectory
 from agent_backtest.runs.lock import run_lock
 from agent_backtest.runs.run import Run
 from agent_backtest.scoring.run import ScoreOutcome, ScoreSettings, score_run
+from agent_backtest.units import AgentConfig
 
 
 def score(
@@ -48,11 +49,18 @@ def score_locked(
     source = config_file or manifest.config.config_file
     config = load_model_config(Path(source) if source else None)
     roles = judging.roles(config) or dict(recorded_judges or {})
-    settings = ScoreSettings(
+    agent_config = agent.config() if agent.given else manifest.config.agent
+    return score_run(directory, score_settings(judging, agent_config, roles), config)
+
+
+def score_settings(
+    judging: JudgeOptions, agent: AgentConfig, roles: Mapping[str, ModelRole]
+) -> ScoreSettings:
+    """What decides the scores: the judge roles, the judging options and the agent rules."""
+    return ScoreSettings(
         judge=roles.get("judge"),
         fallback_judge=roles.get("fallback_judge"),
         judge_repeats=judging.judge_repeats,
         exact_strings=judging.exact_strings,
-        agent=agent.config() if agent.given else manifest.config.agent,
+        agent=agent,
     )
-    return score_run(directory, settings, config)

@@ -8,7 +8,7 @@ flight finish and be recorded.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from agent_backtest.providers import CallOutcome, ModelClient, ModelRef
@@ -31,10 +31,12 @@ async def run_jobs(
     concurrency: int,
     stop: asyncio.Event,
     on_result: Callable[[ResultRecord], None] = lambda record: None,
+    on_answer: Callable[[Job, ResultRecord], Awaitable[None]] | None = None,
 ) -> ReplayOutcome:
     """Send every job (at most ``concurrency`` at once) until done or ``stop`` is set.
 
-    Jobs are taken from the iterable one at a time, so units stream from disk.
+    Jobs are taken from the iterable one at a time, so units stream from disk. ``on_answer``
+    is awaited with each job and its record once the record is written (to score it there).
     """
     pending: Iterator[Job] = iter(jobs)
     finished = 0
@@ -56,6 +58,8 @@ async def run_jobs(
             writer.append(record)
             finished += 1
             on_result(record)
+            if on_answer is not None:
+                await on_answer(job, record)
 
     workers = [asyncio.create_task(worker()) for _ in range(max(1, concurrency))]
     try:

@@ -22,6 +22,8 @@ class Job:
     seed: int
     model: ModelRef
     patched: PatchedRequest | None = None
+    position: int = 0
+    """The unit's place in units.jsonl, so answers that land out of order can be put back."""
 
     @property
     def key(self) -> tuple[str, int]:
@@ -69,14 +71,14 @@ def iter_jobs(
 ) -> Iterator[Job]:
     """Every (unit, repeat) not yet done, with seed ``seed + repeat``, in unit order; with a
     patch, each unit's request is patched once for all its repeats."""
-    for unit in units:
+    for position, unit in enumerate(units):
         if all((unit.unit_id, repeat) in done for repeat in range(k)):
             continue
         patched = patch.apply(unit) if patch is not None else None
         ref = model_of(unit, patched, model, config)
         for repeat in range(k):
             if (unit.unit_id, repeat) not in done:
-                yield Job(unit, repeat, seed + repeat, ref, patched)
+                yield Job(unit, repeat, seed + repeat, ref, patched, position)
 
 
 def model_of(

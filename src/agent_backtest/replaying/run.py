@@ -12,7 +12,7 @@ import contextlib
 import signal
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -101,8 +101,10 @@ def replay_run(
     done: set[tuple[str, int]],
     credential_command: str | None = None,
     hooks: ReplayHooks | None = None,
+    on_answer: Callable[[Job, ResultRecord], Awaitable[None]] | None = None,
 ) -> ReplayResult:
-    """Send every (unit, repeat) of the run not in ``done``, then settle the run's status."""
+    """Send every (unit, repeat) of the run not in ``done``, then settle the run's status;
+    ``on_answer`` is awaited with each job and its record as it is written."""
     hooks = hooks or ReplayHooks()
     settings = manifest.config
     patch = load_run_patch(directory, settings.patch) if settings.patch else None
@@ -125,7 +127,7 @@ def replay_run(
     on_result = _saving_counts(directory, manifest, base_counts, counters, hooks.on_result)
     writer = ResultWriter(directory.results_path)
     try:
-        outcome = asyncio.run(_send(jobs, clients, settings, writer, on_result))
+        outcome = asyncio.run(_send(jobs, clients, settings, writer, on_result, on_answer))
     except BaseException as exc:  # a second Ctrl-C abandons the calls in flight; else a crash
         manifest.counts = base_counts.plus(counters.as_dict())
         _settle(
@@ -225,6 +227,7 @@ async def _send(
     settings: ReplaySettings,
     writer: ResultWriter,
     on_result: Callable[[ResultRecord], None],
+    on_answer: Callable[[Job, ResultRecord], Awaitable[None]] | None,
 ) -> ReplayOutcome:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -239,9 +242,8 @@ async def _send(
         loop.add_signal_handler(signal.SIGINT, request_stop)
         loop.add_signal_handler(signal.SIGTERM, stop.set)
     try:
-        return await run_jobs(
-            jobs, clients, writer, settings.candidate.concurrency, stop, on_result
-        )
+        concurrency = settings.candidate.concurrency
+        return await run_jobs(jobs, clients, writer, concurrency, stop, on_result, on_answer)
     finally:
         await close_clients(clients)
         with contextlib.suppress(NotImplementedError, RuntimeError):

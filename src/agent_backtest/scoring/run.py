@@ -18,7 +18,7 @@ from agent_backtest.providers import CallCounters, ModelClient, ModelConfig, loa
 from agent_backtest.providers.config import ModelRole
 from agent_backtest.providers.families import JudgeError, check_judge
 from agent_backtest.providers.roles import check_role, close_clients, open_clients
-from agent_backtest.runs import ResultRecord, RunDirectory, read_results
+from agent_backtest.runs import ResultRecord, RunDirectory, RunManifest, read_results
 from agent_backtest.runs.scores import ScoreRecord
 from agent_backtest.runs.summary import RunFacts, ScoringSettings, Summary
 from agent_backtest.scoring.buckets import SCORER, Scorer
@@ -80,6 +80,40 @@ def score_run(
     warnings = _judge_warnings(settings, candidates, config)
     counters = CallCounters()
     records = asyncio.run(_score_all(directory, results, settings, config, counters))
+    return _write_scoring(directory, manifest, settings, records, warnings, counters)
+
+
+class LiveScoring:
+    """Scores each answer of a run without a judge the moment it lands, so the run's scores
+    are ready when its last answer is; :meth:`finish` writes them as :func:`score_run` would."""
+
+    def __init__(self, settings: ScoreSettings) -> None:
+        if settings.judge is not None:
+            raise ValueError("live scoring is for runs without a judge")
+        self.settings = settings
+        self.scorer = Scorer(settings.agent, None, settings.exact_strings, settings.scoring_id())
+        self.scored: list[tuple[int, int, ScoreRecord]] = []
+
+    async def add(self, position: int, unit: Unit, result: ResultRecord) -> None:
+        """Score one answer; ``position`` is its unit's place in units.jsonl."""
+        self.scored.append((position, result.repeat, await self.scorer.score(unit, result)))
+
+    def finish(self, directory: RunDirectory) -> ScoreOutcome:
+        """Write scores.jsonl and summary.json of every answer added, in unit order."""
+        records = [record for _, _, record in sorted(self.scored, key=lambda item: item[:2])]
+        manifest = directory.load_manifest()
+        return _write_scoring(directory, manifest, self.settings, records, [], CallCounters())
+
+
+def _write_scoring(
+    directory: RunDirectory,
+    manifest: RunManifest,
+    settings: ScoreSettings,
+    records: list[ScoreRecord],
+    warnings: list[str],
+    counters: CallCounters,
+) -> ScoreOutcome:
+    """The summary of ``records``, written with them (an earlier scoring set aside)."""
     summary = summarise(
         records,
         ScoringSettings.model_validate({**settings.as_dict(), "scoring_id": settings.scoring_id()}),
