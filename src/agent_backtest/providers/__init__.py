@@ -1,7 +1,7 @@
 """Model providers and the one call path (cache, limits, retries) every model call takes."""
 
 from agent_backtest.providers.base import Provider
-from agent_backtest.providers.cache import ResponseCache, cache_key, default_cache_dir
+from agent_backtest.providers.cache import CacheWarning, ResponseCache, cache_key, default_cache_dir
 from agent_backtest.providers.client import (
     CallCounters,
     CallOutcome,
@@ -19,6 +19,7 @@ from agent_backtest.providers.refs import TRACE, ModelRef, parse_model_ref
 __all__ = [
     "ERROR_KINDS",
     "TRACE",
+    "CacheWarning",
     "CallCounters",
     "CallOutcome",
     "CallPolicy",
