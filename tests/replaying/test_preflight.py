@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import TAU_TOOLS, TAU_TRAJECTORIES
 from tests.fake_openai import FakeOpenAI
 from tests.replaying.test_replay_cli import (
     SECRET,
@@ -297,3 +298,19 @@ def test_scores_made_as_answers_land_equal_a_scoring_after_the_run(
     assert len(live[0].splitlines()) == 48
     assert abt("score", run)[0] == 0  # the same settings: the same scoring id, rewritten
     assert ((run / "scores.jsonl").read_bytes(), (run / "summary.json").read_bytes()) == live
+
+
+def test_a_replay_of_traces_prints_and_records_what_the_readers_could_not_use(
+    tmp_path: Path,
+) -> None:
+    run = tmp_path / "runs" / "read"
+    code, output = abt(
+        "replay", TAU_TRAJECTORIES, "--tools", TAU_TOOLS, "--recorded-model", "gpt-4o",
+        "--model", "mock/golden", "--out", run, "--limit", "2",
+    )  # fmt: skip
+    assert code == 0, output
+    assert "read 100 sessions, 2 units selected · LLM steps that gave no unit: none" in flat(output)
+    readers = json.loads((run / "run.json").read_text())["readers"]
+    assert readers == {
+        "sessions": 100, "skipped_steps": {}, "skipped_records": {}, "duplicate_sessions": 0
+    }  # fmt: skip

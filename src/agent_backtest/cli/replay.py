@@ -232,13 +232,14 @@ class ReplayEvents(api.RunEvents):
     def planned(self, plan: ReplayPlan) -> None:
         for warning in plan.warnings:
             self.console.print(f"warning: {warning}", style="yellow", markup=False)
-        if plan.readers is not None and (
-            plan.readers.skipped_steps or plan.readers.duplicate_sessions
-        ):
-            skipped = ", ".join(f"{k} {v}" for k, v in plan.readers.skipped_steps.items())
+        readers = plan.readers
+        if readers is not None:
+            skipped = ", ".join(f"{k} {v}" for k, v in readers.skipped_steps.items())
+            records = ", ".join(f"{k} {v}" for k, v in readers.skipped_records.items())
             self.console.print(
-                f"read {plan.readers.sessions} sessions; LLM steps that gave no unit: "
-                f"{skipped or 'none'}; sessions read twice: {plan.readers.duplicate_sessions}",
+                f"read {readers.sessions} sessions, {plan.units} units selected · LLM steps "
+                f"that gave no unit: {skipped or 'none'} · records skipped: "
+                f"{records or 'none'} · sessions read twice: {readers.duplicate_sessions}",
                 markup=False,
             )
         excluded = plan.settings.selection.excluded
