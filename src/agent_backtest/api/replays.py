@@ -129,8 +129,9 @@ def replay(
                 await live.add(job.position, job.unit, record)
 
         result = replay_run(
-            directory, manifest, config, set(), credential_command, hooks, on_answer
-        )
+            directory, manifest, config, plan.candidates, set(), credential_command, hooks,
+            on_answer,
+        )  # fmt: skip
         if live is not None and result.status != "failed":
             outcome = live.finish(directory)
             if hooks is not None:
@@ -162,7 +163,7 @@ def resume(
             judges = list(judging.roles(config).values())
             check_judges(judges, [str(ref) for ref in refs], config)
         done = begin_resume(directory, manifest, retry_errors)
-        result = replay_run(directory, manifest, config, done, credential_command, hooks)
+        result = replay_run(directory, manifest, config, refs, done, credential_command, hooks)
         source = manifest.config.config_file
         _score_after(directory, result, score, judging, agent, source, hooks)
     return Run(directory.path)

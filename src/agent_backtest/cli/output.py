@@ -22,8 +22,3 @@ def output_file(path: Path) -> Iterator[BinaryIO]:
         return
     with private_atomic_writer(path) as handle:
         yield handle
-
-
-def report_console_is_stderr(path: Path | None) -> bool:
-    """True when the records go to standard output, so the report must go to stderr."""
-    return path == STDOUT

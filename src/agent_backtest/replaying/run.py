@@ -98,20 +98,18 @@ def replay_run(
     directory: RunDirectory,
     manifest: RunManifest,
     config: ModelConfig,
+    refs: set[ModelRef],
     done: set[tuple[str, int]],
     credential_command: str | None = None,
     hooks: ReplayHooks | None = None,
     on_answer: Callable[[Job, ResultRecord], Awaitable[None]] | None = None,
 ) -> ReplayResult:
-    """Send every (unit, repeat) of the run not in ``done``, then settle the run's status;
-    ``on_answer`` is awaited with each job and its record as it is written."""
+    """Send every (unit, repeat) of the run not in ``done`` to the models ``refs`` (as the plan
+    or :func:`prepare_resume` found them), then settle the run's status; ``on_answer`` is
+    awaited with each job and its record as it is written."""
     hooks = hooks or ReplayHooks()
     settings = manifest.config
     patch = load_run_patch(directory, settings.patch) if settings.patch else None
-    refs = {
-        model_of(unit, patch.apply(unit) if patch else None, settings.candidate.model, config)
-        for unit in directory.read_units()
-    }
     counters = CallCounters()
     credentials = CredentialCommand(credential_command) if credential_command else None
     clients = open_clients(
@@ -207,15 +205,16 @@ def _saving_counts(
     counters: CallCounters,
     on_result: Callable[[ResultRecord], None],
 ) -> Callable[[ResultRecord], None]:
-    """``on_result``, and run.json rewritten with the live counts at most once a second."""
-    last = time.monotonic()
+    """``on_result``, and run.json rewritten with the live counts at most once a second, when
+    they changed."""
+    last, saved = time.monotonic(), counters.changes
 
     def save_and_report(record: ResultRecord) -> None:
-        nonlocal last
-        if time.monotonic() - last >= COUNTS_EVERY_SECONDS:
+        nonlocal last, saved
+        if counters.changes != saved and time.monotonic() - last >= COUNTS_EVERY_SECONDS:
             manifest.counts = base.plus(counters.as_dict())
             manifest.save(directory.manifest_path)
-            last = time.monotonic()
+            last, saved = time.monotonic(), counters.changes
         on_result(record)
 
     return save_and_report
