@@ -1,12 +1,23 @@
-"""Clustered intervals against a hand-computed example."""
+"""Intervals and paired tests against independent computations and the properties they promise."""
 
 from __future__ import annotations
 
 import math
+import random
 
 import pytest
+from scipy import stats
 
 from agent_backtest.statistics import agreement_of, clustered_mean, paired_difference
+
+
+def korn_graubard(rate: float, size: float, sessions: int) -> tuple[float, float]:
+    """The Korn–Graubard interval written out from the paper's recipe, with scipy.stats."""
+    n = size * (stats.norm.ppf(0.975) / stats.t.ppf(0.975, sessions - 1)) ** 2
+    x = rate * n
+    low = 0.0 if x == 0 else stats.beta.ppf(0.025, x, n - x + 1)
+    high = 1.0 if x == n else stats.beta.ppf(0.975, x + 1, n - x)
+    return low, high
 
 
 def test_clustered_standard_error_by_hand() -> None:
@@ -16,16 +27,19 @@ def test_clustered_standard_error_by_hand() -> None:
     estimate = clustered_mean([1, 1, 0, 0, 0, 1], ["a", "a", "a", "b", "b", "c"])
     assert estimate.mean == 0.5
     assert estimate.se == pytest.approx(0.25)
-    assert estimate.low == pytest.approx(0.5 - 1.959964 * 0.25, abs=1e-6)
-    assert estimate.high == pytest.approx(0.5 + 1.959964 * 0.25, abs=1e-6)
     assert (estimate.n, estimate.clusters) == (6, 3)
+    # n* = 0.25 / 0.25² = 4 (fewer than the 6 values), then the t correction with 2 df
+    expected = korn_graubard(0.5, 4.0, 3)
+    assert (estimate.low, estimate.high) == pytest.approx(expected, abs=1e-9)
+    assert estimate.low > 0.0 and estimate.high < 1.0
 
 
 def test_clustering_widens_the_interval_when_sessions_move_together() -> None:
     values = [1.0] * 10 + [0.0] * 10
     independent = clustered_mean(values, [str(i) for i in range(20)])
-    by_session = clustered_mean(values, ["s1"] * 10 + ["s2"] * 10)
+    by_session = clustered_mean(values, [f"s{i % 4}" if i < 10 else f"t{i % 2}" for i in range(20)])
     assert by_session.se > independent.se
+    assert by_session.high - by_session.low > independent.high - independent.low
     # With one value per cluster it is the usual standard error (with the G/(G-1) correction).
     assert independent.se == pytest.approx(math.sqrt(0.25 / 19))
 
@@ -34,26 +48,93 @@ def test_missing_is_not_zero() -> None:
     assert clustered_mean([], []).mean is None
     one_session = clustered_mean([1.0, 0.0], ["s", "s"])
     assert one_session.mean == 0.5 and one_session.se is None and one_session.low is None
+    assert paired_difference([]).p_value is None
+    assert paired_difference([(1, 0, "s"), (1, 1, "s")]).estimate.low is None
 
 
-def test_interval_is_clipped_to_rates() -> None:
-    estimate = clustered_mean([1, 1, 1, 0], ["a", "b", "c", "d"])
-    assert estimate.high == 1.0 and estimate.low >= 0.0
+def test_equal_session_means_never_give_a_zero_width_interval() -> None:
+    # 30 sessions, each right on 2 of its 3 steps: the clustered SE is 0, the rate is not certain.
+    values = [1.0, 1.0, 0.0] * 30
+    estimate = clustered_mean(values, [str(i // 3) for i in range(90)])
+    assert estimate.se == 0.0
+    assert estimate.low < 2 / 3 < estimate.high
+    assert (estimate.low, estimate.high) == pytest.approx(korn_graubard(2 / 3, 90, 30), abs=1e-9)
 
 
-def test_paired_difference_and_agreement() -> None:
-    diff = paired_difference([(1, 0, "a"), (1, 1, "a"), (0, 1, "b"), (1, 0, "c")])
-    assert diff.mean == pytest.approx(-0.25) and diff.clusters == 3
+def test_a_rate_of_exactly_one_counts_sessions_as_the_draws() -> None:
+    estimate = clustered_mean([1.0] * 8, ["a", "a", "b", "b", "c", "c", "d", "d"])
+    assert estimate.mean == 1.0 and estimate.se == 0.0 and estimate.high == 1.0
+    assert estimate.low == pytest.approx(korn_graubard(1.0, 4, 4)[0], abs=1e-9)
+    assert estimate.low < 0.5  # four sessions do not show a rate near 1
+    zero = clustered_mean([0.0] * 6, ["a", "b", "c", "a", "b", "c"])
+    assert zero.low == 0.0 and 0.0 < zero.high < 1.0
+
+
+def test_intervals_narrow_as_sessions_grow() -> None:
+    widths = []
+    for sessions in (5, 10, 30, 100):
+        values = [float(i % 5 != 0) for i in range(sessions * 4)]
+        estimate = clustered_mean(values, [str(i // 4) for i in range(sessions * 4)])
+        widths.append(estimate.high - estimate.low)
+    assert widths == sorted(widths, reverse=True)
+
+
+def test_a_difference_of_minus_one_in_two_sessions_is_not_certain() -> None:
+    test = paired_difference([(1, 0, "a"), (1, 0, "b")])
+    assert test.estimate.mean == -1.0
+    assert (test.estimate.low, test.estimate.high) == (-1.0, 1.0)
+    assert test.p_value == 0.5  # two of the four sign flips are as extreme
+    many = paired_difference([(1, 0, str(i)) for i in range(12)])
+    assert many.estimate.high < 0.0 and many.p_value == pytest.approx(2 / 2**12)
+
+
+def test_a_difference_is_a_t_interval_on_the_clustered_error() -> None:
+    pairs = [(1, 0, "a"), (1, 1, "a"), (0, 1, "b"), (1, 0, "c"), (1, 0, "c"), (0, 0, "d")]
+    test = paired_difference(pairs)
+    # d = [-1, 0, 1, -1, -1, 0], mean -1/3; residual sums a: -1/3, b: 4/3, c: -4/3, d: 1/3
+    se = math.sqrt(4 / 3 * (1 / 9 + 16 / 9 + 16 / 9 + 1 / 9)) / 6
+    assert test.estimate.se == pytest.approx(se)
+    half = stats.t.ppf(0.975, 3) * se
+    expected = (max(-1.0, -1 / 3 - half), -1 / 3 + half)  # clipped to the range of a difference
+    assert (test.estimate.low, test.estimate.high) == pytest.approx(expected)
+    assert test.p_value == pytest.approx(2 * stats.t.sf(abs(-1 / 3) / se, 3))
+
+
+def test_identical_runs_show_no_change() -> None:
+    pairs = [(float(i % 3 == 0), float(i % 3 == 0), str(i // 4)) for i in range(40)]
+    test = paired_difference(pairs)
+    assert test.estimate.mean == 0.0 and test.p_value == 1.0
+    assert test.estimate.low <= 0.0 <= test.estimate.high
+
+
+def test_the_paired_test_and_its_interval_agree_on_significance() -> None:
+    rng = random.Random(7)
+    decided = {True: 0, False: 0}
+    for _ in range(300):
+        sessions = rng.randint(2, 30)
+        pa, pb = rng.random(), rng.random()
+        pairs = [
+            (float(rng.random() < pa), float(rng.random() < pb), str(rng.randrange(sessions)))
+            for _ in range(rng.randint(4, 120))
+        ]
+        test = paired_difference(pairs)
+        if test.p_value is None:
+            continue
+        excludes = test.estimate.low > 0 or test.estimate.high < 0
+        assert excludes == (test.p_value < 0.05), (pairs, test)
+        decided[excludes] += 1
+    assert decided[True] and decided[False]  # both outcomes were exercised
+
+
+def test_the_paired_difference_accounts_for_sessions() -> None:
+    # The same 40 pairs, B losing 8 steps: spread over 8 of 10 sessions it is a clear drop; all
+    # in one session of 8 (one bad conversation among five) it is weak evidence.
+    spread = [(1.0, 0.0 if i % 4 == 0 and i < 32 else 1.0, str(i // 4)) for i in range(40)]
+    lumped = [(1.0, 0.0 if i < 8 else 1.0, str(i // 8)) for i in range(40)]
+    assert paired_difference(spread).estimate.mean == paired_difference(lumped).estimate.mean
+    assert paired_difference(spread).p_value < 0.05 < paired_difference(lumped).p_value
+
+
+def test_agreement_of_labels() -> None:
     assert agreement_of(["x", "x", "y"]) == pytest.approx(1 / 3)
     assert agreement_of(["x"]) is None
-
-
-def test_a_rate_of_exactly_one_gets_a_wilson_interval_over_sessions() -> None:
-    estimate = clustered_mean([1.0] * 8, ["a", "a", "b", "b", "c", "c", "d", "d"])
-    assert estimate.mean == 1.0 and estimate.se == 0.0
-    # Wilson with n = 4 sessions: lower = 4 / (4 + 1.96²) ≈ 0.510
-    assert estimate.low == pytest.approx(4 / (4 + 1.959964**2), abs=1e-6)
-    assert estimate.high == 1.0
-    zero = clustered_mean([0.0] * 6, ["a", "b", "c", "a", "b", "c"])
-    assert zero.low == 0.0
-    assert zero.high == pytest.approx(1 - 3 / (3 + 1.959964**2), abs=1e-6)

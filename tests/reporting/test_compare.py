@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from agent_backtest.cli.app import app
 from agent_backtest.errors import InputError
 from agent_backtest.reporting import write_compare
+from agent_backtest.reporting.figures import p_text
 from agent_backtest.runs import RunDirectory
 from agent_backtest.statistics import mcnemar_exact
 from agent_backtest.units import Unit
@@ -77,7 +78,8 @@ def test_compare_counts_known_flips_and_tests_them(units: list[Unit], tmp_path: 
     deltas = [abs(row["difference"]["mean"]) for row in compare["by_tool"]]
     assert deltas == sorted(deltas, reverse=True)
     assert sum(row["n"] for row in compare["by_tool"]) == 40
-    assert "1 wrong → right" in result.output and "p = 0.125" in result.output
+    assert "1 wrong → right" in result.output and "unclustered: 0.125" in result.output
+    assert f"p {p_text(strict['p_value'])} by session" in " ".join(result.output.split())
 
 
 def test_compare_counts_and_lists_units_missing_from_either_side(
@@ -144,7 +146,7 @@ def test_compare_markdown_is_a_pull_request_summary(units: list[Unit], tmp_path:
     assert result.exit_code == 3
     assert result.stdout.startswith("### abt compare: a → b\n")
     assert "| strict agreement | 0.950 " in result.stdout
-    assert "6 right → wrong, 1 wrong → right (McNemar exact p = 0.125)" in result.stdout
+    assert "6 right → wrong, 1 wrong → right (McNemar exact p = 0.125, unclustered" in result.stdout
     assert "**gate failed**" in result.stdout
     assert "wrote" not in result.stdout and "wrote" in result.stderr
 
@@ -175,7 +177,7 @@ def test_compare_shows_router_agreement_and_both_runs_labels(
     result = runner.invoke(app, ["compare", str(a), str(b)])
     assert result.exit_code == 0, result.output
     compare = json.loads((b / "compare.json").read_text())
-    assert compare["schema"] == "abt.compare/2"
+    assert compare["schema"] == "abt.compare/3"
     assert (compare["a"]["labels"], compare["b"]["labels"]) == (
         {"prompt": "v1"},
         {"prompt": "v2", "team": "search"},

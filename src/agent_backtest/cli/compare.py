@@ -11,7 +11,7 @@ from rich.console import Console
 
 from agent_backtest.cli.report import FormatOption, OutputFormat
 from agent_backtest.reporting import BAR_NOT_MET, compare_markdown, gate_compare, write_compare
-from agent_backtest.reporting.figures import rate, signed
+from agent_backtest.reporting.figures import p_text, rate, signed
 from agent_backtest.runs import Comparison
 
 MaxDropOption = Annotated[
@@ -90,14 +90,16 @@ def _print_text(console: Console, result: Comparison) -> None:
         figures.append((f"router agreement (n {topic.a.n})", topic))
     for label, rates in figures:
         console.print(
-            f"{label}: A {rate(rates.a)} · B {rate(rates.b)} · B − A {signed(rates.difference)}",
+            f"{label}: A {rate(rates.a)} · B {rate(rates.b)} · B − A {signed(rates.difference)}"
+            f" · p {p_text(rates.p_value)}",
             markup=False,
         )
     test, counts = result.mcnemar, result.counts
     console.print(
         f"{counts.paired} paired answers, {counts.sessions} sessions · strict "
         f"flips: {test.a_right_b_wrong} right → wrong, {test.a_wrong_b_right} "
-        f"wrong → right · McNemar exact p = {test.p_value:.4g}",
+        f"wrong → right · p {p_text(result.strict.p_value)} by session (McNemar, "
+        f"unclustered: {test.p_value:.4g})",
         markup=False,
     )
     console.print(

@@ -4,12 +4,12 @@ Pairs where both sides were scored enter the comparison. Everything else is coun
 never silently dropped: pairs only one run has, and pairs one side could not score
 (an infrastructure error or an unscored answer).
 
-The difference of agreement is the mean of the per-pair differences B − A with a standard error
-clustered by session (steps of a session are not independent), via
-:func:`~agent_backtest.statistics.paired_difference`. Strict agreement is also tested
-with McNemar's exact test: under "no change", each discordant pair is equally likely to go
-either way, so the count of A-right-B-wrong pairs is Binomial(discordant, 1/2); the p-value is
-the exact two-sided binomial tail.
+Each difference B − A (agreement, strict agreement, by node and tool) comes with an interval
+and a p-value that account for sessions (steps of a session are not independent), via
+:func:`~agent_backtest.statistics.paired_difference`; the test inverts the interval, so the two
+always agree on significance. McNemar's exact test on strict agreement is reported beside it,
+labelled unclustered: it treats every pair as independent, which overstates the evidence when a
+session's steps move together.
 """
 
 from __future__ import annotations
@@ -95,7 +95,8 @@ def compare_runs(a: ScoredRun, b: ScoredRun) -> Comparison:
             both_right=both_right,
             both_wrong=len(pairs) - both_right - len(flips_down) - len(flips_up),
             p_value=mcnemar_exact(len(flips_down), len(flips_up)),
-            test="McNemar exact: two-sided binomial on the discordant pairs",
+            test="McNemar exact, unclustered: two-sided binomial on the discordant pairs, "
+            "each pair taken as independent (see the clustered p-value of strict)",
         ),
         flips=Flips(
             a_right_b_wrong=[flip(p) for p in flips_down],
@@ -144,12 +145,12 @@ def side(run: ScoredRun) -> ComparedRun:
 def paired_rates(pairs: Sequence[Pair], value: Callable[[ScoreRecord], float]) -> PairedRates:
     """A's and B's rate over the paired answers and their paired difference B − A."""
     sessions = [x.session_id for x, _ in pairs]
+    test = paired_difference((value(x), value(y), x.session_id) for x, y in pairs)
     return PairedRates(
         a=MeanEstimate.of(clustered_mean([value(x) for x, _ in pairs], sessions)),
         b=MeanEstimate.of(clustered_mean([value(y) for _, y in pairs], sessions)),
-        difference=MeanEstimate.of(
-            paired_difference((value(x), value(y), x.session_id) for x, y in pairs)
-        ),
+        difference=MeanEstimate.of(test.estimate),
+        p_value=test.p_value,
     )
 
 
@@ -165,7 +166,7 @@ def group_deltas(pairs: Sequence[Pair], label: Callable[[ScoreRecord], str]) -> 
 def group_change(label: str, pairs: Sequence[Pair]) -> GroupChange:
     """One group's agreement in each run and its paired change."""
     rates = paired_rates(pairs, lambda r: r.score or 0.0)
-    return GroupChange(label=label, n=len(pairs), a=rates.a, b=rates.b, difference=rates.difference)
+    return GroupChange(label=label, n=len(pairs), **rates.model_dump())
 
 
 def flip(pair: Pair) -> Flip:

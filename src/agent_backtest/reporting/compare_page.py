@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 from agent_backtest.reporting.assets import page
 from agent_backtest.reporting.charts import RateBar, delta_chart
-from agent_backtest.reporting.figures import labels_text, rate, signed
+from agent_backtest.reporting.figures import labels_text, p_text, rate, signed
 from agent_backtest.reporting.markup import Markup, escape, join, tag
 from agent_backtest.runs import Comparison, RunDirectory
 from agent_backtest.runs.comparison import (
@@ -104,7 +104,8 @@ def _text(value: object) -> str:
 
 def _headline(compare: Comparison) -> Markup:
     counts = compare.counts
-    rows = [tag("tr", tag("th", ""), tag("th", "A"), tag("th", "B"), tag("th", "B − A"))]
+    heads = ("", "A", "B", "B − A", "p")
+    rows = [tag("tr", *(tag("th", head) for head in heads))]
     figures: list[tuple[str, str, PairedRates]] = [
         ("agreement", "agreement", compare.agreement),
         ("strict", "strict agreement", compare.strict),
@@ -135,12 +136,15 @@ def _headline(compare: Comparison) -> Markup:
                         "data-value": "" if difference.mean is None else repr(difference.mean),
                     },
                 ),
+                tag("td", p_text(rates.p_value), attrs={"class": "mono"}),
                 attrs={"data-row": key},
             )
         )
     note = (
         f"Over the {counts.paired} answers scored in both runs "
-        f"({counts.sessions} sessions); the interval of B − A is clustered by session."
+        f"({counts.sessions} sessions). The interval of B − A and its p-value account for "
+        "sessions (steps of one session are not independent draws); they agree: p < 0.05 "
+        "exactly when the interval excludes 0."
     )
     return tag(
         "section",
@@ -172,8 +176,8 @@ def _mcnemar(test: McNemar) -> Markup:
         tag("table", rows, attrs={"id": "mcnemar"}),
         tag(
             "p",
-            f"McNemar exact test (two-sided binomial on the discordant pairs): "
-            f"p = {test.p_value:.4g}",
+            f"McNemar exact test (two-sided binomial on the discordant pairs, unclustered: "
+            f"every pair taken as independent): p = {test.p_value:.4g}",
             attrs={"data-metric": "p_value", "data-value": repr(test.p_value)},
         ),
     )

@@ -39,6 +39,13 @@ def signed(estimate: MeanEstimate | None) -> str:
     return f"{estimate.mean:+.3f} [{low:+.3f}, {high:+.3f}]"
 
 
+def p_text(p_value: float | None) -> str:
+    """A p-value as printed: ``0.0021``, ``< 0.0001``, or ``n/a`` without two sessions."""
+    if p_value is None:
+        return "n/a"
+    return "< 0.0001" if p_value < 0.0001 else f"{p_value:.2g}"
+
+
 def labels_text(labels: Mapping[str, str]) -> str:
     """A run's labels as ``KEY=VALUE · KEY=VALUE`` in key order; ``none`` without any."""
     return " · ".join(f"{key}={value}" for key, value in sorted(labels.items())) or "none"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent_backtest.reporting.figures import labels_text, rate, rate_with_count, signed
+from agent_backtest.reporting.figures import labels_text, p_text, rate, rate_with_count, signed
 from agent_backtest.reporting.gate import Check
 from agent_backtest.runs import Comparison, MeanEstimate, Summary
 
@@ -82,12 +82,16 @@ def compare_markdown(compare: Comparison, checks: Sequence[Check] = ()) -> str:
     parts = [
         f"### abt compare: {cell(a.name)} → {cell(b.name)}\n",
         table(
-            ("", f"A ({a.model})", f"B ({b.model})", "B − A"),
-            [(name, rate(r.a), rate(r.b), signed(r.difference)) for name, r in figures],
+            ("", f"A ({a.model})", f"B ({b.model})", "B − A", "p (by session)"),
+            [
+                (name, rate(r.a), rate(r.b), signed(r.difference), p_text(r.p_value))
+                for name, r in figures
+            ],
         ),
         f"{counts.paired} paired answers in {counts.sessions} sessions. Strict flips: "
         f"{test.a_right_b_wrong} right → wrong, {test.a_wrong_b_right} wrong → right "
-        f"(McNemar exact p = {test.p_value:.4g}).\n",
+        f"(McNemar exact p = {test.p_value:.4g}, unclustered: every pair taken as "
+        "independent).\n",
     ]
     if a.labels or b.labels:
         parts.append(f"Labels: A {cell(labels_text(a.labels))} · B {cell(labels_text(b.labels))}\n")

@@ -12,7 +12,7 @@ from pydantic import ConfigDict, Field
 from agent_backtest.runs.documents import DocumentPart
 from agent_backtest.runs.estimate import MeanEstimate
 
-COMPARISON_SCHEMA = "abt.compare/2"
+COMPARISON_SCHEMA = "abt.compare/3"
 
 
 class ComparedRun(DocumentPart):
@@ -52,12 +52,21 @@ class PairedRates(DocumentPart):
     a: MeanEstimate = Field(description="A's rate over the paired answers.")
     b: MeanEstimate = Field(description="B's rate over the same answers.")
     difference: MeanEstimate = Field(
-        description="Mean of B − A per pair, its interval clustered by session."
+        description="Mean of B − A per pair, its interval accounting for sessions (MOVER on "
+        "each side's Korn–Graubard limits)."
+    )
+    p_value: float | None = Field(
+        description="Two-sided p-value of no change, from the test that inverts that interval "
+        "(p < 0.05 exactly when the interval excludes 0); None with fewer than two sessions."
     )
 
 
 class McNemar(DocumentPart):
-    """Strict agreement of the paired answers as a 2×2 table, and McNemar's exact test."""
+    """Strict agreement of the paired answers as a 2×2 table, and McNemar's exact test.
+
+    The test takes every pair as independent; the clustered p-value of ``strict`` is the one to
+    read when sessions hold several steps.
+    """
 
     a_right_b_wrong: int = Field(description="Strict in A, not in B.")
     a_wrong_b_right: int = Field(description="Strict in B, not in A.")
@@ -122,7 +131,7 @@ class Comparison(DocumentPart):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    schema_: Literal["abt.compare/2"] = Field(default=COMPARISON_SCHEMA, alias="schema")
+    schema_: Literal["abt.compare/3"] = Field(default=COMPARISON_SCHEMA, alias="schema")
     a: ComparedRun = Field(description="The baseline run.")
     b: ComparedRun = Field(description="The run compared with it.")
     counts: Counts = Field(description="How the answers paired up.")
@@ -131,7 +140,7 @@ class Comparison(DocumentPart):
     topic_agreement: PairedRates = Field(
         description="Router (topic) agreement over the paired router answers."
     )
-    mcnemar: McNemar = Field(description="McNemar's exact test on strict agreement.")
+    mcnemar: McNemar = Field(description="McNemar's exact test on strict agreement (unclustered).")
     flips: Flips = Field(description="Answers whose strict agreement changed.")
     by_node: list[GroupChange] = Field(description="Agreement change by node, largest first.")
     by_tool: list[GroupChange] = Field(
