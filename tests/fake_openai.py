@@ -30,8 +30,13 @@ class FakeOpenAI:
     """The server, its fault script and what it saw; use as a context manager."""
 
     def __init__(
-        self, latency: float = 0.0, slow_seconds: float = 5.0, api_key: str | None = None
+        self,
+        latency: float = 0.0,
+        slow_seconds: float = 5.0,
+        api_key: str | None = None,
+        ignores_tools: bool = False,
     ) -> None:
+        self.ignores_tools = ignores_tools  # answer in text whatever tools are offered
         self.latency = latency
         self.slow_seconds = slow_seconds
         self.api_key = api_key
@@ -118,7 +123,7 @@ class FakeOpenAI:
                     return None
                 elif behaviour == "malformed":
                     return self._send_raw(200, b'{"choices": [{"message": ')
-                return self._send(200, answer(body))
+                return self._send(200, answer(body, server.ignores_tools))
 
             def _send(
                 self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
@@ -151,10 +156,11 @@ def request_key(body: dict[str, Any]) -> str:
     return content if isinstance(content, str) else json.dumps(content)
 
 
-def answer(body: dict[str, Any]) -> dict[str, Any]:
-    """A deterministic answer: a tool call when tools are offered, else text."""
+def answer(body: dict[str, Any], ignores_tools: bool = False) -> dict[str, Any]:
+    """A deterministic answer: a tool call when tools are offered (unless the server ignores
+    them, as some do), else text."""
     digest = hashlib.sha256(json.dumps(body["messages"], sort_keys=True).encode()).hexdigest()
-    if body.get("tools"):
+    if body.get("tools") and not ignores_tools:
         tool = body["tools"][int(digest, 16) % len(body["tools"])]["function"]["name"]
         message = {
             "role": "assistant",

@@ -44,9 +44,14 @@ def test_the_judge_role_has_its_own_endpoint_settings_and_record(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    with FakeOpenAI() as judge_server:
+    # the candidate answers in text where production did not: only then is a judge asked
+    with FakeOpenAI() as judge_server, FakeOpenAI(ignores_tools=True) as candidate_server:
         config = tmp_path / "abt.toml"
         config.write_text(
+            "[providers.candidates]\n"
+            'type = "openai"\n'
+            'api_key_env = ""\n'
+            f'base_url = "{candidate_server.base_url}"\n'
             "[providers.judges]\n"
             'type = "openai"\n'
             'api_key_env = ""\n'
@@ -62,7 +67,7 @@ def test_the_judge_role_has_its_own_endpoint_settings_and_record(
             [
                 "replay",
                 str(TAU_TRAJECTORIES), "--tools", str(TAU_TOOLS), "--recorded-model", "gpt-4o",
-                "--model", "mock/golden", "--judge", "judges/grader", "--out", str(run),
+                "--model", "candidates/agent", "--judge", "judges/grader", "--out", str(run),
                 "--config", str(config), "--cache-dir", str(tmp_path / "cache"),
                 "--concurrency", "2", "--limit", "6",
             ],

@@ -22,6 +22,8 @@ from agent_backtest.cli.app import app
 from agent_backtest.reporting import write_compare, write_report
 from agent_backtest.reporting.figures import interval
 from agent_backtest.runs import MeanEstimate
+from agent_backtest.trace import LLMResponse
+from agent_backtest.units import Unit
 from tests.reporting.browser import keep_screenshot, missing_reason
 from tests.reporting.conftest import HOSTILE_NODE
 from tests.reporting.runs import PLANTED, build_run, golden, tau_units
@@ -212,13 +214,25 @@ def test_a_missing_browser_is_named_with_its_install_step(tmp_path: Path) -> Non
     )
 
 
-def test_drill_down_shows_the_judges_reasoning(chromium: Any, tmp_path: Path) -> None:
+def rethought(unit: Unit) -> LLMResponse:
+    """Production's think call with another thought: only a judge could decide it."""
+    calls = [
+        call.model_copy(update={"arguments": {"thought": "I should look at the booking first."}})
+        for call in unit.golden.message.tool_calls or []
+    ]
+    message = unit.golden.message.model_copy(update={"tool_calls": calls})
+    return unit.golden.model_copy(update={"message": message})
+
+
+def test_drill_down_shows_why_a_free_text_argument_is_not_decided(
+    chromium: Any, tmp_path: Path
+) -> None:
     thinking = [
         u
         for u in tau_units(tmp_path, 120)
-        if any(c.name == "think" for c in u.golden.message.tool_calls or [])
+        if [c.name for c in u.golden.message.tool_calls or []] == ["think"]
     ][:3]
-    run = build_run(tmp_path / "thinking", thinking, golden)
+    run = build_run(tmp_path / "thinking", thinking, rethought)
     write_report(run)
     judged = json.loads((run / "scores.jsonl").read_text().splitlines()[0])["judged"][0]
     problems: list[str] = []

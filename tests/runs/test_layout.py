@@ -76,7 +76,7 @@ def test_schema_prints_every_record_keyed_by_name() -> None:
         assert document["properties"]["schema"]["const"].startswith("abt."), name
     one = runner.invoke(app, ["schema", "summary"])
     assert one.exit_code == 0 and json.loads(one.stdout) == documents["summary"]
-    assert documents["summary"]["properties"]["schema"]["const"] == "abt.summary/2"
+    assert documents["summary"]["properties"]["schema"]["const"] == "abt.summary/3"
     help_text = runner.invoke(app, ["schema", "--help"]).stdout
     assert all(name in help_text for name in RECORDS)
 

@@ -39,7 +39,7 @@ def test_scoring_again_writes_the_same_bytes_with_sorted_keys(
     score_run(directory, ScoreSettings())
     assert directory.summary_path.read_bytes() == first
     data = json.loads(first)
-    assert keys_sorted(data) and data["schema"] == "abt.summary/2"
+    assert keys_sorted(data) and data["schema"] == "abt.summary/3"
     summary = directory.read_summary()
     assert summary.labels == {"team": "search"}
     assert summary.run.model == "mock/candidate" and summary.run.status == "completed"

@@ -60,6 +60,13 @@ def judge_text_with(script: list[Any], **options: Any) -> tuple[JudgeResult, Moc
     return result, provider
 
 
+def test_two_different_verdicts_get_the_judge_asked_again() -> None:
+    both = answer(f'{VALID}{{"reason": "a second opinion", "score": 0}}')
+    result, provider = judge_text_with([both, answer(VALID)])
+    assert result.score == 1.0 and result.verdicts[0].attempts == 2
+    assert "more than one verdict" in last_user_text(provider.sent[1])
+
+
 def file_sha(name: str) -> str:
     """The sha256 of a prompt file, as verdicts name it."""
     return "sha256:" + hashlib.sha256((PROMPT_DIR / name).read_bytes()).hexdigest()
@@ -75,7 +82,7 @@ def last_user_text(payload: dict[str, Any]) -> str:
     [
         f"```json\n{VALID}\n```",
         f"Looking at both answers, they match.\n{VALID}\nThat is my verdict.",
-        f'{VALID}{{"reason": "a second opinion", "score": 0}}',
+        f'{VALID}{{"note": "not a verdict"}}',
     ],
 )
 def test_verdict_is_read_from_fenced_prose_and_concatenated_answers(text: str) -> None:

@@ -152,16 +152,22 @@ def test_abt_score_writes_scores_and_keeps_earlier_ones(small_run: Path) -> None
     summary = json.loads((small_run / "summary.json").read_text())
     assert summary["counts"] == {
         "records": 6,
-        "scored": 5,
+        "decided": 3,
+        "no_judge": 2,
         "unscored": 0,
         "infra_errors": 1,
         "infra_errors_by_kind": {"http_429": 1},
         "units": 6,
         "sessions": 3,
     }
-    assert summary["overall"]["strict"]["mean"] == pytest.approx(3 / 5)
-    assert summary["methods"] == {"text_similarity": 5}
-    assert "text_similarity" in outcome.output and "not judged" in outcome.output
+    # the three equal texts are decided; the two others only a judge could decide
+    assert summary["overall"]["strict"]["mean"] == 1.0
+    assert summary["overall"]["agreement"]["n"] == 3
+    assert summary["methods"] == {"exact_text": 3}
+    assert summary["text_similarity"]["n"] == 2
+    output = " ".join(outcome.output.split())
+    assert "decided 3 of 6 (text not judged: 2; unscored: 0; infrastructure errors: 1)" in output
+    assert "text_similarity" in output and "not a verdict" in output
     first_id = summary["scoring"]["scoring_id"]
 
     again = runner.invoke(app, ["score", str(small_run), "--exact-strings"])

@@ -50,17 +50,25 @@ def gate(
     *,
     min_agreement: float | None = None,
     min_strict: float | None = None,
+    min_decided: float | None = None,
     max_infra_errors: int | None = None,
     max_infra_error_rate: float | None = None,
     use_lower_bound: bool = False,
 ) -> list[Check]:
     """The bars asked of a scored run, each met or not (applied to the point estimate, or with
-    ``use_lower_bound`` to the pessimistic end of its 95% interval)."""
-    bars = (min_agreement, min_strict, max_infra_errors, max_infra_error_rate)
-    if all(bar is None for bar in bars):
+    ``use_lower_bound`` to the pessimistic end of its 95% interval). Unless set, two bars are
+    added: something was decided, and at most 5% of answers are infrastructure errors."""
+    bars = dict(
+        min_agreement=min_agreement,
+        min_strict=min_strict,
+        min_decided=min_decided,
+        max_infra_errors=max_infra_errors,
+        max_infra_error_rate=max_infra_error_rate,
+    )
+    if all(bar is None for bar in bars.values()):
         raise UserError(
-            "no bar given: pass --min-agreement, --min-strict, --max-infra-errors or "
-            "--max-infra-error-rate"
+            "no bar given: pass --min-agreement, --min-strict, --min-decided, "
+            "--max-infra-errors or --max-infra-error-rate"
         )
     summary = load_run(_path(run), with_results=False).summary
-    return gate_run(summary, *bars, use_lower_bound)
+    return gate_run(summary, **bars, use_lower_bound=use_lower_bound)

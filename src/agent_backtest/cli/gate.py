@@ -8,10 +8,11 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from agent_backtest import api
 from agent_backtest.cli.compare import LowerBoundOption
 from agent_backtest.cli.report import FormatOption, OutputFormat, RunArgument
-from agent_backtest.errors import InputError
-from agent_backtest.reporting import BAR_NOT_MET, gate_markdown, gate_run, load_run
+from agent_backtest.reporting import BAR_NOT_MET, gate_markdown
+from agent_backtest.runs import RunDirectory
 
 
 def gate(
@@ -32,6 +33,17 @@ def gate(
             help="Strict agreement must be at least F.",
         ),
     ] = None,
+    min_decided: Annotated[
+        float | None,
+        typer.Option(
+            "--min-decided",
+            min=0.0,
+            max=1.0,
+            metavar="F",
+            help="At least this share of answers must be decided (by the matcher, the judge or "
+            "the same text) [default: more than none].",
+        ),
+    ] = None,
     max_infra_errors: Annotated[
         int | None,
         typer.Option(
@@ -48,31 +60,30 @@ def gate(
             min=0.0,
             max=1.0,
             metavar="F",
-            help="At most this share of answers may end in an infrastructure error.",
+            help="At most this share of answers may end in an infrastructure error "
+            "[default: 0.05, unless --max-infra-errors is given].",
         ),
     ] = None,
     use_lower_bound: LowerBoundOption = False,
     output_format: FormatOption = OutputFormat.text,
 ) -> None:
     """Check a scored run against bars; exit 3 when one is not met (2 is a usage error)."""
-    if all(
-        bar is None for bar in (min_agreement, min_strict, max_infra_errors, max_infra_error_rate)
-    ):
-        raise InputError(
-            "gate",
-            None,
-            "no bar given: pass --min-agreement, --min-strict, "
-            "--max-infra-errors or --max-infra-error-rate",
-        )
-    summary = load_run(run, with_results=False).summary
-    checks = gate_run(
-        summary, min_agreement, min_strict, max_infra_errors, max_infra_error_rate, use_lower_bound
+    checks = api.gate(
+        run,
+        min_agreement=min_agreement,
+        min_strict=min_strict,
+        min_decided=min_decided,
+        max_infra_errors=max_infra_errors,
+        max_infra_error_rate=max_infra_error_rate,
+        use_lower_bound=use_lower_bound,
     )
+    counts = RunDirectory(run).read_summary().counts
     passed = all(check.met for check in checks)
     if output_format is OutputFormat.markdown:
-        sys.stdout.write(gate_markdown(checks, name=run.name))
+        sys.stdout.write(gate_markdown(checks, name=run.name, coverage=counts.coverage()))
     else:
         console = Console(highlight=False)
+        console.print(counts.coverage(), markup=False)
         for check in checks:
             console.print(("met: " if check.met else "NOT met: ") + check.why, markup=False)
         console.print(f"gate {'passed' if passed else 'failed'}: {run}", markup=False)

@@ -51,9 +51,7 @@ def report(run: RunArgument, output_format: FormatOption = OutputFormat.text) ->
         counts = summary.counts
         console.print(
             f"agreement {rate(summary.overall.agreement)} · strict "
-            f"{rate(summary.overall.strict)} · scored {counts.scored} of "
-            f"{counts.records} (unscored {counts.unscored}, infrastructure "
-            f"errors {counts.infra_errors})",
+            f"{rate(summary.overall.strict)} · {counts.coverage()}",
             markup=False,
         )
         if summary.topic_agreement.n:

@@ -47,12 +47,17 @@ def print_outcome(console: Console, run: Path, outcome: ScoreOutcome) -> None:
         console.print(f"warning: {warning}", style="yellow", markup=False)
     overall = summary.overall
     console.print(
-        f"agreement {rate(overall.agreement)} · strict {rate(overall.strict)}"
-        f" · scored {counts.scored} of {counts.records} (unscored "
-        f"{counts.unscored}, infrastructure errors {counts.infra_errors}) · "
-        f"{counts.sessions} sessions",
+        f"agreement {rate(overall.agreement)} · strict {rate(overall.strict)} · "
+        f"{counts.coverage()} · {counts.sessions} sessions",
         markup=False,
     )
+    if counts.no_judge:
+        console.print(
+            f"text not judged: {counts.no_judge} answers, text_similarity "
+            f"{rate(summary.text_similarity)} (token overlap, not a verdict; pass --judge MODEL "
+            "to decide them)",
+            markup=False,
+        )
     if summary.topic_agreement.n:
         console.print(f"router agreement {rate_with_count(summary.topic_agreement)}", markup=False)
     if summary.run.partial:
@@ -81,12 +86,6 @@ def print_outcome(console: Console, run: Path, outcome: ScoreOutcome) -> None:
     if counts.infra_errors_by_kind:
         errors = " · ".join(f"{k} {v}" for k, v in counts.infra_errors_by_kind.items())
         console.print(f"infrastructure errors (not scored): {errors}", markup=False)
-    if summary.methods.get("text_similarity"):
-        console.print(
-            "text answers were compared by token overlap (text_similarity), not "
-            "judged: pass --judge MODEL for verdicts",
-            markup=False,
-        )
     for path in outcome.kept_earlier:
         console.print(f"earlier scoring kept as {path}", markup=False)
     directory = RunDirectory(run)

@@ -4,17 +4,21 @@ By default a bar applies to the point estimate. With ``use_lower_bound`` it appl
 pessimistic end of the 95% interval instead: the lower bound of an agreement, and for a
 comparison the lower bound of B − A (the largest drop the data allow). A bar on an estimate that
 has no interval (fewer than two sessions) is then not met, since nothing shows it holds.
-Infrastructure errors are facts of this run, not estimates: their bars apply to the counts.
+Infrastructure errors and decided answers are facts of this run, not estimates: their bars
+apply to the counts. Two bars always hold unless the user sets their own: something was decided
+(a run where nothing was decided has no agreement to pass), and at most 5% of answers are
+infrastructure errors (a run that mostly failed says little about the model).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from typing import Any
 
 from agent_backtest.runs import Comparison, MeanEstimate, Summary
 
 BAR_NOT_MET = 3  # exit code of ``abt gate`` and ``abt compare --max-drop`` (2 is a user error)
+DEFAULT_MAX_INFRA_ERROR_RATE = 0.05
 
 
 @dataclass(frozen=True)
@@ -68,13 +72,15 @@ def at_most(name: str, count: float, bar: float) -> Check:
 
 def gate_run(
     summary: Summary,
-    min_agreement: float | None,
-    min_strict: float | None,
-    max_infra_errors: int | None,
-    max_infra_error_rate: float | None,
-    use_lower_bound: bool,
+    *,
+    min_agreement: float | None = None,
+    min_strict: float | None = None,
+    min_decided: float | None = None,
+    max_infra_errors: int | None = None,
+    max_infra_error_rate: float | None = None,
+    use_lower_bound: bool = False,
 ) -> list[Check]:
-    """The bars asked of one run's summary."""
+    """The bars asked of one run's summary, with the default bars where none was set."""
     checks = []
     if min_agreement is not None:
         checks.append(
@@ -85,12 +91,29 @@ def gate_run(
             at_least("strict agreement", summary.overall.strict, min_strict, use_lower_bound)
         )
     counts = summary.counts
+    share = counts.decided_share or 0.0
+    if min_decided is not None:
+        checks.append(at_least_count("share decided", round(share, 6), min_decided))
+    else:
+        met = counts.decided > 0
+        why = f"{counts.decided} answers decided" + ("" if met else ": nothing to pass")
+        checks.append(Check("answers decided", "> 0 (default)", counts.decided, met, why))
     if max_infra_errors is not None:
         checks.append(at_most("infrastructure errors", counts.infra_errors, max_infra_errors))
-    if max_infra_error_rate is not None:
+    if max_infra_error_rate is not None or max_infra_errors is None:
+        bar = DEFAULT_MAX_INFRA_ERROR_RATE if max_infra_error_rate is None else max_infra_error_rate
         rate = counts.infra_errors / counts.records if counts.records else 0.0
-        checks.append(at_most("infrastructure error rate", round(rate, 6), max_infra_error_rate))
+        check = at_most("infrastructure error rate", round(rate, 6), bar)
+        if max_infra_error_rate is None:
+            check = Check(check.name, f"{check.requirement} (default)", *astuple(check)[2:])
+        checks.append(check)
     return checks
+
+
+def at_least_count(name: str, value: float, bar: float) -> Check:
+    """An observed share must be at least ``bar``."""
+    met = value >= bar
+    return Check(name, f"≥ {bar:g}", value, met, f"{name} {value:g} {'>=' if met else '<'} {bar:g}")
 
 
 def gate_compare(compare: Comparison, max_drop: float, use_lower_bound: bool) -> Check:

@@ -42,10 +42,13 @@ def report_markdown(name: str, summary: Summary, warnings: Sequence[str]) -> str
     if summary.topic_agreement.n:
         rows.append(("router agreement", rate_with_count(summary.topic_agreement)))
     rows += [
-        ("scored", f"{counts.scored} of {counts.records} answers, {counts.sessions} sessions"),
-        ("infrastructure errors", counts.infra_errors),
+        ("decided", f"{counts.decided} of {counts.records} answers, {counts.sessions} sessions"),
+        ("text not judged", counts.no_judge),
         ("unscored", counts.unscored),
+        ("infrastructure errors", counts.infra_errors),
     ]
+    if counts.no_judge:
+        rows.append(("text_similarity (not a verdict)", rate(summary.text_similarity)))
     if summary.labels:
         rows.append(("labels", labels_text(summary.labels)))
     parts = [
@@ -118,8 +121,10 @@ def compare_markdown(compare: Comparison, checks: Sequence[Check] = ()) -> str:
     return "\n".join(parts)
 
 
-def gate_markdown(checks: Sequence[Check], heading: bool = True, name: str = "") -> str:
-    """Passed or failed, and each bar with the value it was checked against."""
+def gate_markdown(
+    checks: Sequence[Check], heading: bool = True, name: str = "", coverage: str = ""
+) -> str:
+    """Passed or failed, what the run's figures cover, and each bar with its value."""
     passed = all(check.met for check in checks)
     title = f"**gate {'passed' if passed else 'failed'}**" + (f": {cell(name)}" if name else "")
     rows = [
@@ -132,6 +137,8 @@ def gate_markdown(checks: Sequence[Check], heading: bool = True, name: str = "")
         for check in checks
     ]
     text = table(("bar", "required", "value", "met"), rows)
+    if coverage:
+        title += f"\n\n{cell(coverage)}"
     return (f"### abt gate\n\n{title}\n\n" if heading else f"{title}\n\n") + text
 
 

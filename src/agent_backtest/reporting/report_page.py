@@ -130,7 +130,7 @@ def headline_section(summary: Summary) -> Markup:
             "agreement",
             "agreement",
             overall.agreement,
-            f"{counts.scored} scored answers, {counts.sessions} sessions",
+            counts.coverage(),
         ),
         _metric(
             "strict",
@@ -158,7 +158,38 @@ def headline_section(summary: Summary) -> Markup:
         ),
         _count("unscored", "unscored", counts.unscored, "left out of the means"),
     ]
-    return tag("section", cards, attrs={"class": "headline", "id": "headline"})
+    if counts.no_judge:
+        cards.append(
+            _metric(
+                "text_similarity",
+                "text not judged",
+                summary.text_similarity,
+                f"token overlap of {counts.no_judge} answers no judge decided: not a verdict, "
+                "not in agreement",
+            )
+        )
+    if summary.suspected_injection:
+        cards.append(
+            _count(
+                "suspected_injection",
+                "aimed at the judge",
+                summary.suspected_injection,
+                "answers whose text seems to address the judge (suspected_injection)",
+            )
+        )
+    explained = tag(
+        "p",
+        "Agreement is the mean score of the decided answers: 1 for production's tool with "
+        "equal arguments (or text that means the same), partial credit for a close call, 0 "
+        "otherwise; strict counts only exact matches. The brackets are 95% intervals that "
+        "account for sessions, since the steps of one conversation are not independent draws.",
+        attrs={"class": "muted", "id": "headline-explained"},
+    )
+    return tag(
+        "section",
+        tag("div", cards, attrs={"class": "headline", "id": "headline"}),
+        explained,
+    )
 
 
 def _metric(key: str, name: str, estimate: MeanEstimate, note: str) -> Markup:
@@ -216,10 +247,10 @@ def report_warnings(run: ScoredRun, data: PageData) -> list[str]:
             f"{late} answers arrived after the last scoring and are not in these "
             f"numbers: run abt score {run.path}"
         )
-    if run.summary.methods.get("text_similarity"):
+    if run.summary.counts.no_judge:
         warnings.append(
-            "text answers were compared by token overlap, not judged: score with "
-            "--judge MODEL for verdicts"
+            f"{run.summary.counts.no_judge} text answers were not judged (their token overlap is "
+            "shown apart, not in agreement): score with --judge MODEL to decide them"
         )
     return warnings
 

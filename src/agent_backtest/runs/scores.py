@@ -1,7 +1,10 @@
 """``scores.jsonl``: one score record per (unit, repeat) of a run, from ``abt score``.
 
-Infrastructure errors are recorded with status ``infra_error`` and no score, and a unit the judge
-could not score is ``unscored``: neither is ever a zero.
+Every answer gets one status. ``scored``: decided, by the matcher, by the judge or by exact text
+equality. ``no_judge``: a text answer (or a call differing only in free text) that only a judge
+could decide, when none was configured; it carries a text similarity, never a verdict.
+``unscored``: the judge could not decide it. ``infra_error``: the call gave no answer. Only decided
+answers enter agreement; the others are counted beside it, never as zeros.
 """
 
 from __future__ import annotations
@@ -28,10 +31,11 @@ Bucket = Literal[
     "missing_call",
     "extra_call",
     "unscored",
+    "text_not_judged",
     "removed_tool_called_in_golden",
 ]
-Status = Literal["scored", "unscored", "infra_error"]
-Method = Literal["matcher", "judge", "text_similarity"]
+Status = Literal["scored", "no_judge", "unscored", "infra_error"]
+Method = Literal["matcher", "judge", "exact_text"]
 
 
 class ArgumentDifference(BaseModel):
@@ -53,7 +57,7 @@ class JudgeSummary(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     target: str = Field(description="'text', or 'call N argument NAME'.")
-    score: float | None
+    score: float | None = Field(default=None, description="The verdict; None when unscored.")
     reasons: list[str] = Field(default_factory=list)
     judge: str | None = None
     prompt: str | None = None
@@ -82,14 +86,18 @@ class ScoreRecord(BaseModel):
         default=None, description="Production's (first) tool, or None for a text answer."
     )
     candidate_tool: str | None = None
-    status: Status
+    status: Status = Field(description="scored (decided), no_judge, unscored or infra_error.")
     bucket: Bucket | None = Field(default=None, description="None for infrastructure errors.")
     strict: bool | None = Field(
         default=None,
         description="Same tool and every argument exact (or the same text); None when not scored.",
     )
-    score: float | None = Field(default=None, description="Lenient agreement in [0, 1].")
-    method: Method | None = None
+    score: float | None = Field(
+        default=None, description="Lenient agreement in [0, 1]; set only on decided answers."
+    )
+    method: Method | None = Field(
+        default=None, description="What decided the answer: matcher, judge or exact_text."
+    )
     topic_match: bool | None = Field(default=None, description="Router units: same target.")
     differences: list[ArgumentDifference] = Field(default_factory=list)
     missing_calls: int = 0
@@ -97,7 +105,12 @@ class ScoreRecord(BaseModel):
     judged: list[JudgeSummary] = Field(default_factory=list)
     similarity: float | None = Field(
         default=None,
-        description="Deterministic text similarity, when no judge was configured (not a verdict).",
+        description="Token-overlap similarity of an answer no judge decided (not a verdict).",
+    )
+    suspected_injection: list[str] = Field(
+        default_factory=list,
+        description="Signs that the candidate's text speaks to the judge (a verdict-shaped "
+        "object, 'ignore previous instructions', 'score 1'); empty when none.",
     )
     error_kind: str | None = None
     unscored_reason: str | None = None

@@ -1,7 +1,8 @@
 """``summary.json``: a scored run's agreement, overall and by group, each with its interval.
 
-Only scored records enter a mean. Unscored records and infrastructure errors are counted beside
-it, never as zeros. Every rate is a :class:`MeanEstimate` clustered by session.
+Only decided answers enter agreement. Answers no judge decided, answers the judge could not score
+and infrastructure errors are counted beside it, never as zeros, and every headline says how
+much of the run it covers. Every rate is a :class:`MeanEstimate` clustered by session.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from agent_backtest.runs.estimate import MeanEstimate
 from agent_backtest.runs.manifest import RunStatus
 from agent_backtest.units import AgentConfig
 
-SUMMARY_SCHEMA = "abt.summary/2"
+SUMMARY_SCHEMA = "abt.summary/3"
 NOT_RECORDED = "(not recorded)"
 
 
@@ -23,18 +24,37 @@ class Counts(DocumentPart):
     """How many answers the run holds, and what became of them."""
 
     records: int = Field(description="Score records: one per (unit, repeat).")
-    scored: int = Field(description="Records with a score; only these enter the means.")
-    unscored: int = Field(description="Records the judge could not score (not zeros).")
-    infra_errors: int = Field(description="Records whose call gave no answer (not scored).")
+    decided: int = Field(
+        description="Answers decided by the matcher, the judge or exact text equality; only "
+        "these enter agreement."
+    )
+    no_judge: int = Field(
+        description="Answers only a judge could decide, scored without one (text_similarity "
+        "only; not in agreement)."
+    )
+    unscored: int = Field(description="Answers the judge could not score (not zeros).")
+    infra_errors: int = Field(description="Answers whose call gave none (not scored).")
     infra_errors_by_kind: dict[str, int] = Field(
         description="Infrastructure errors by kind (timeout, http_429, …)."
     )
     units: int = Field(description="Distinct units scored.")
     sessions: int = Field(description="Distinct sessions those units come from.")
 
+    def coverage(self) -> str:
+        """What the headline covers: ``decided 621 of 1,381 (text not judged: 760; …)``."""
+        return (
+            f"decided {self.decided:,} of {self.records:,} (text not judged: {self.no_judge:,}; "
+            f"unscored: {self.unscored:,}; infrastructure errors: {self.infra_errors:,})"
+        )
+
+    @property
+    def decided_share(self) -> float | None:
+        """The share of answers decided; None for a run without answers."""
+        return self.decided / self.records if self.records else None
+
 
 class GroupFigures(DocumentPart):
-    """Agreement of a set of scored answers (the run, or one group of it)."""
+    """Agreement of a set of decided answers (the run, or one group of it)."""
 
     agreement: MeanEstimate = Field(description="Mean lenient score in [0, 1].")
     strict: MeanEstimate = Field(
@@ -85,7 +105,7 @@ class Summary(DocumentPart):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    schema_: Literal["abt.summary/2"] = Field(default=SUMMARY_SCHEMA, alias="schema")
+    schema_: Literal["abt.summary/3"] = Field(default=SUMMARY_SCHEMA, alias="schema")
     scoring: ScoringSettings = Field(description="The scoring settings.")
     run: RunFacts = Field(description="The run that was scored.")
     labels: dict[str, str] = Field(description="The run's labels (--label KEY=VALUE).")
@@ -94,10 +114,17 @@ class Summary(DocumentPart):
     infra_error_rate: MeanEstimate = Field(
         description="Share of answers that ended in an infrastructure error."
     )
-    overall: GroupFigures = Field(description="Agreement over every scored answer.")
+    overall: GroupFigures = Field(description="Agreement over every decided answer.")
+    text_similarity: MeanEstimate = Field(
+        description="Mean token-overlap similarity of the answers no judge decided: a figure of "
+        "its own, never a verdict and never part of agreement."
+    )
     buckets: dict[str, int] = Field(description="Every answer by bucket.")
     methods: dict[str, int] = Field(
-        description="Scored answers by method (matcher, judge, text_similarity)."
+        description="Decided answers by what decided them (matcher, judge, exact_text)."
+    )
+    suspected_injection: int = Field(
+        description="Answers whose text seems aimed at the judge (see each score record)."
     )
     by_kind: dict[str, GroupFigures] = Field(description="Agreement by unit kind.")
     by_node: dict[str, GroupFigures] = Field(description="Agreement by the step's node.")

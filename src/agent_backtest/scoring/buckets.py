@@ -5,18 +5,20 @@ the bucket that names the kind of disagreement.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from agent_backtest.runs import ResultRecord
 from agent_backtest.runs.scores import ArgumentDifference, JudgeSummary, ScoreRecord
 from agent_backtest.scoring.calls import CallsMatch, match_calls
+from agent_backtest.scoring.injection import injection_signs
 from agent_backtest.scoring.judge import Judge, JudgeResult
-from agent_backtest.scoring.text import SIMILAR_ENOUGH, normalise_text, token_f1
+from agent_backtest.scoring.text import normalise_text, token_f1
 from agent_backtest.trace import LLMResponse, Message, ToolDef, canonical_json, sha256_of
 from agent_backtest.units import AgentConfig, Unit
 
-SCORER = "abt-scorer/1"
+SCORER = "abt-scorer/2"
 JUDGE_PASS = 0.66  # a free-text argument at or above this judge score counts as equal
+FreeText = Literal["equal", "differ", "unscored", "not_judged"]
 
 
 @dataclass
@@ -97,7 +99,7 @@ class Scorer:
             self.agent,
             self.exact_strings,
         )
-        judged, free_text_ok, free_text_scores = await self._free_text(unit, calls, golden, tools)
+        judged, free_text, free_text_scores = await self._free_text(unit, calls, golden, tools)
         differences = [
             ArgumentDifference(
                 call=pair.golden,
@@ -122,14 +124,27 @@ class Scorer:
             extra_calls=len(calls.extra),
             judged=judged,
             topic_match=topic,
+            suspected_injection=sorted(
+                {sign for _, _, cand in _free_values(calls) for sign in injection_signs(str(cand))}
+            ),
         )
-        if free_text_ok is None:
+        decided_without_text = _calls_bucket(calls, True) != "match"
+        if free_text == "unscored" and not decided_without_text:
             reason = next(j.unscored_reason for j in judged if j.unscored_reason)
             return ScoreRecord(
                 **base, **common, status="unscored", bucket="unscored", unscored_reason=reason
             )
+        if free_text == "not_judged" and not decided_without_text:
+            similarity = sum(free_text_scores) / len(free_text_scores)
+            return ScoreRecord(
+                **base,
+                **common,
+                status="no_judge",
+                bucket="text_not_judged",
+                similarity=round(similarity, 6),
+            )
         score = _call_score(calls, free_text_scores)
-        bucket = _calls_bucket(calls, free_text_ok)
+        bucket = _calls_bucket(calls, free_text == "equal")
         return ScoreRecord(
             **base,
             **common,
@@ -137,33 +152,37 @@ class Scorer:
             bucket=bucket,
             strict=calls.exact and not calls.missing and not calls.extra,
             score=score,
-            method="judge" if judged else "matcher",
+            method="judge" if any(j.score is not None for j in judged) else "matcher",
         )
 
     async def _free_text(
         self, unit: Unit, calls: CallsMatch, golden: Message, tools: dict[str, ToolDef]
-    ) -> tuple[list[JudgeSummary], bool | None, list[float]]:
-        """Judge every free-text argument of paired calls: (summaries, all equal?, scores).
+    ) -> tuple[list[JudgeSummary], FreeText, list[float]]:
+        """Decide every free-text argument of paired calls: (summaries, outcome, scores).
 
-        ``all equal`` is None when a free-text argument could not be scored.
+        The same text (normalised) is equal without asking anyone; otherwise the judge decides,
+        and without a judge the argument is ``not_judged``, with its similarity for the record.
         """
         summaries: list[JudgeSummary] = []
         scores: list[float] = []
-        ok: bool | None = True
+        outcomes: set[FreeText] = set()
         for pair in calls.pairs:
             if pair.arguments is None:
                 continue
             for param, gold, cand in pair.arguments.free_text:
+                if normalise_text(str(gold)) == normalise_text(str(cand)):
+                    scores.append(1.0)
+                    continue
                 target = f"call {pair.golden} argument {param}"
                 if self.judge is None:
                     similarity = token_f1(str(gold), str(cand))
-                    scores.append(similarity)
-                    ok = ok and similarity >= SIMILAR_ENOUGH if ok is not None else None
                     summaries.append(
                         JudgeSummary(
-                            target=target, score=similarity, reasons=["text_similarity (no judge)"]
+                            target=target, reasons=[f"not judged: similarity {similarity}"]
                         )
                     )
+                    scores.append(similarity)
+                    outcomes.add("not_judged")
                     continue
                 call = (golden.tool_calls or [])[pair.golden]
                 verdict = await self.judge.judge_argument(
@@ -171,27 +190,32 @@ class Scorer:
                 )
                 summaries.append(_summary(target, verdict))
                 if verdict.score is None:
-                    ok = None
+                    outcomes.add("unscored")
                 else:
                     scores.append(verdict.score)
-                    ok = ok and verdict.score >= JUDGE_PASS if ok is not None else None
-        return summaries, ok, scores
+                    outcomes.add("equal" if verdict.score >= JUDGE_PASS else "differ")
+        worst_first: tuple[FreeText, ...] = ("unscored", "not_judged", "differ")
+        return summaries, next((o for o in worst_first if o in outcomes), "equal"), scores
 
     async def _text(
         self, unit: Unit, base: dict[str, Any], golden: str, candidate: str
     ) -> ScoreRecord:
-        strict = normalise_text(golden) == normalise_text(candidate)
-        if self.judge is None:
-            similarity = 1.0 if strict else token_f1(golden, candidate)
-            bucket = "text_match" if similarity >= SIMILAR_ENOUGH else "text_mismatch"
+        base["suspected_injection"] = injection_signs(candidate)
+        if normalise_text(golden) == normalise_text(candidate):
             return ScoreRecord(
                 **base,
                 status="scored",
-                bucket=bucket,
-                strict=strict,
-                score=similarity,
-                similarity=similarity,
-                method="text_similarity",
+                bucket="text_match",
+                strict=True,
+                score=1.0,
+                method="exact_text",
+            )
+        if self.judge is None:
+            return ScoreRecord(
+                **base,
+                status="no_judge",
+                bucket="text_not_judged",
+                similarity=token_f1(golden, candidate),
             )
         verdict = await self.judge.judge_text(unit.request.messages, golden, candidate)
         summary = _summary("text", verdict)
@@ -208,7 +232,7 @@ class Scorer:
             **base,
             status="scored",
             bucket=bucket,
-            strict=strict,
+            strict=False,
             score=verdict.score,
             method="judge",
             judged=[summary],
@@ -225,6 +249,11 @@ def _calls_bucket(calls: CallsMatch, free_text_ok: bool) -> str:
     if not calls.equal or not free_text_ok:
         return "args_mismatch"
     return "match"
+
+
+def _free_values(calls: CallsMatch) -> list[tuple[str, Any, Any]]:
+    """Every free-text argument of the paired calls, as (name, golden, candidate)."""
+    return [item for pair in calls.pairs if pair.arguments for item in pair.arguments.free_text]
 
 
 def _call_score(calls: CallsMatch, free_text_scores: list[float]) -> float:

@@ -91,7 +91,7 @@ class Judge:
                 "candidate": value_text(candidate),
             },
         )
-        return await self._judge(prompt)
+        return await self._judge(prompt, candidate)
 
     async def judge_argument(
         self, context: list[Message], tool: ToolDef | None, param: str, golden: Any, candidate: Any
@@ -106,18 +106,18 @@ class Judge:
                 "candidate": value_text(candidate),
             },
         )
-        return await self._judge(prompt)
+        return await self._judge(prompt, value_text(candidate))
 
-    async def _judge(self, prompt: RenderedPrompt) -> JudgeResult:
+    async def _judge(self, prompt: RenderedPrompt, candidate: str) -> JudgeResult:
         """Every repeat, one after another (items are what callers run in parallel)."""
         verdicts: list[Verdict] = []
         failures: list[Unscored] = []
         for repeat in range(self.repeats):
-            result = await self._one(prompt, self.seed + repeat)
+            result = await self._one(prompt, candidate, self.seed + repeat)
             (verdicts if isinstance(result, Verdict) else failures).append(result)
         return JudgeResult.of(verdicts, failures)
 
-    async def _one(self, prompt: RenderedPrompt, seed: int) -> Verdict | Unscored:
+    async def _one(self, prompt: RenderedPrompt, candidate: str, seed: int) -> Verdict | Unscored:
         """One verdict from the judge, else from the fallback, else why there is none."""
         judges = [(self.client, self.ref, False)]
         if self.fallback is not None and self.fallback_ref is not None:
@@ -126,7 +126,7 @@ class Judge:
         reasons = []
         answer: _Answer | None = None
         for client, ref, is_fallback in judges:
-            answer = await self._ask(client, ref, prompt, seed)
+            answer = await self._ask(client, ref, prompt, candidate, seed)
             asked += answer.asked
             if answer.verdict is not None and answer.outcome is not None:
                 return Verdict(
@@ -148,14 +148,17 @@ class Judge:
         )
 
     async def _ask(
-        self, client: ModelClient, ref: ModelRef, prompt: RenderedPrompt, seed: int
+        self, client: ModelClient, ref: ModelRef, prompt: RenderedPrompt, candidate: str, seed: int
     ) -> _Answer:
-        """Ask one judge, and once more with its answer quoted when that was not a verdict."""
+        """Ask one judge, and once more with its answer quoted when that was not a verdict.
+
+        ``candidate`` is the answer judged: an object the reply copies from it is no verdict.
+        """
         messages = [
             Message(role="system", content=prompt.system),
             Message(role="user", content=prompt.user),
         ]
-        first = await self._call(client, ref, messages, seed)
+        first = await self._call(client, ref, messages, candidate, seed)
         if first.error_kind != INVALID_VERDICT:  # a verdict, or an error a retry will not fix
             return first
         text = _text(first.outcome)
@@ -163,7 +166,7 @@ class Judge:
             Message(role="assistant", content=text or "(no text)"),
             Message(role="user", content=prompt.correction(text, first.problem or "")),
         ]
-        second = await self._call(client, ref, messages, seed)
+        second = await self._call(client, ref, messages, candidate, seed)
         second.asked += first.asked
         if second.verdict is None and second.error_kind == INVALID_VERDICT:
             second.problem = (
@@ -172,7 +175,7 @@ class Judge:
         return second
 
     async def _call(
-        self, client: ModelClient, ref: ModelRef, messages: list[Message], seed: int
+        self, client: ModelClient, ref: ModelRef, messages: list[Message], candidate: str, seed: int
     ) -> _Answer:
         """One question to one judge: its verdict, an invalid answer, or an infrastructure error."""
         request = LLMRequest(messages=messages, tools=None, params=dict(JUDGE_PARAMS))
@@ -181,7 +184,7 @@ class Judge:
             return _Answer(
                 None, outcome, 1, f"judge call failed ({outcome.error})", outcome.error.kind
             )
-        verdict, problem = parse_verdict(_text(outcome))
+        verdict, problem = parse_verdict(_text(outcome), candidate)
         if verdict is None:
             return _Answer(None, outcome, 1, problem, INVALID_VERDICT)
         return _Answer(verdict, outcome, 1)

@@ -1,8 +1,9 @@
 """The summary of a scoring: agreement overall and by kind, node, tool, split, model and agent
 version, each with its interval.
 
-Only scored records enter a mean. Unscored records and infrastructure errors are counted beside
-it, never as zeros. Every rate is a mean with a 95% interval clustered by session.
+Only decided records (status ``scored``) enter agreement. Answers no judge decided get their own
+figure, ``text_similarity``; unscored records and infrastructure errors are counted beside it,
+never as zeros. Every rate is a mean with a 95% interval that accounts for sessions.
 """
 
 from __future__ import annotations
@@ -42,16 +43,18 @@ def summarise(
 ) -> Summary:
     """The run's aggregates."""
     scored = [r for r in records if r.status == "scored"]
+    not_judged = [r for r in records if r.status == "no_judge"]
     infra = [r for r in records if r.status == "infra_error"]
     routers = [r for r in scored if r.topic_match is not None]
     return Summary(
         scoring=settings,
         run=run,
         labels=dict(sorted(labels.items())),
-        warnings=list(warnings),
+        warnings=[*warnings, *coverage_warnings(records)],
         counts=Counts(
             records=len(records),
-            scored=len(scored),
+            decided=len(scored),
+            no_judge=len(not_judged),
             unscored=sum(r.status == "unscored" for r in records),
             infra_errors=len(infra),
             infra_errors_by_kind=_counts(r.error_kind for r in infra),
@@ -62,14 +65,48 @@ def summarise(
             [float(r.status == "infra_error") for r in records], [r.session_id for r in records]
         ),
         overall=aggregate(scored),
+        text_similarity=_mean(
+            [r.similarity or 0.0 for r in not_judged], [r.session_id for r in not_judged]
+        ),
         buckets=_counts(r.bucket for r in records),
         methods=_counts(r.method for r in scored),
+        suspected_injection=sum(bool(r.suspected_injection) for r in records),
         **{f"by_{name}": by_group(scored, key) for name, key in GROUPINGS.items()},
         topic_agreement=_mean(
             [float(bool(r.topic_match)) for r in routers], [r.session_id for r in routers]
         ),
         repeats=repeat_consistency(records),
     )
+
+
+TOOL_BLIND_MINIMUM = 5  # production tool calls the candidate must skip before the warning
+
+
+def coverage_warnings(records: Sequence[ScoreRecord]) -> list[str]:
+    """What makes the headline cover less than it seems: undecided answers, a tool-blind
+    candidate, answers that speak to the judge."""
+    warnings = []
+    unscored = sum(r.status == "unscored" for r in records)
+    if unscored:
+        warnings.append(
+            f"{unscored} answers the judge could not score are left out of agreement: it covers "
+            "only the answers decided"
+        )
+    answered = [r for r in records if r.status != "infra_error"]
+    expected_tools = [r for r in answered if r.golden_tool is not None]
+    if len(expected_tools) >= TOOL_BLIND_MINIMUM and not any(r.candidate_tool for r in answered):
+        warnings.append(
+            f"the candidate never called a tool, over {len(expected_tools)} answers where "
+            "production did: the endpoint may be dropping the tools (some servers ignore "
+            "`tools` unless started with a tool-calling chat format)"
+        )
+    injected = sum(bool(r.suspected_injection) for r in records)
+    if injected:
+        warnings.append(
+            f"{injected} answers hold text aimed at the judge (suspected_injection): read them "
+            "before trusting their verdicts"
+        )
+    return warnings
 
 
 def by_group(

@@ -1,7 +1,7 @@
-"""Deterministic text comparison, for text answers when no judge is configured.
+"""Deterministic text comparison: the same text, and a similarity for answers no judge decided.
 
-It is labelled ``text_similarity`` wherever it appears and is never called a judge verdict:
-token overlap says little about whether two answers mean the same.
+The similarity is reported as ``text_similarity`` beside agreement, never as a verdict and never
+averaged into it: token overlap says little about whether two answers mean the same.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import unicodedata
 from collections import Counter
 
 _WORD = re.compile(r"\w+", re.UNICODE)
-SIMILAR_ENOUGH = 0.7  # token F1 at or above this counts as text_match without a judge
 
 
 def normalise_text(text: str) -> str:

@@ -1,9 +1,12 @@
 """Judge verdicts: the records a judged item leaves, and reading a verdict out of a model's text.
 
 A judge answers in prose that should hold one JSON object ``{"reason": …, "score": …}``.
-:func:`extract_json_object` finds the first complete object in whatever came back (fenced or not,
-with prose around it, followed by another object); :func:`parse_verdict` validates it against
-the rubric's scale and says what was wrong when it does not fit, so the judge can be asked again.
+:func:`json_objects` finds every complete top-level object in whatever came back (fenced or not,
+with prose around it); :func:`parse_verdict` keeps those that validate against the rubric's scale
+and are not copies of an object in the candidate's answer. The verdict is the one that remains:
+a reply whose only verdict-shaped object was quoted from the candidate (an answer that tries to
+score itself), or that holds two different verdicts, is invalid, and the judge is asked again
+with what was wrong.
 """
 
 from __future__ import annotations
@@ -131,36 +134,61 @@ def agreement(scores: list[float]) -> float | None:
     return round(sum(a == b for a, b in pairs) / len(pairs), 6)
 
 
-def extract_json_object(text: str) -> dict[str, Any] | None:
-    """The first complete JSON object in ``text``, or None; never raises.
+def json_objects(text: str) -> list[dict[str, Any]]:
+    """Every complete top-level JSON object in ``text``, in order; never raises.
 
-    Works on fenced blocks, prose around the object and concatenated objects alike, because it
-    decodes from each ``{`` in turn and stops at the end of the first object that decodes (a
-    brace inside a JSON string is part of the string, not the structure).
+    Decodes from each ``{`` in turn and, after an object, goes on after its end, so an object
+    nested inside another is part of it, and a brace inside a JSON string is part of the string.
     """
+    found: list[dict[str, Any]] = []
     start = text.find("{")
     while start != -1:
         try:
-            value, _ = _DECODER.raw_decode(text, start)
+            value, end = _DECODER.raw_decode(text, start)
         except (ValueError, RecursionError):
-            value = None
+            value, end = None, start + 1
         if isinstance(value, dict):
-            return value
-        start = text.find("{", start + 1)
-    return None
+            found.append(value)
+        else:
+            end = start + 1
+        start = text.find("{", end)
+    return found
 
 
-def parse_verdict(text: str | None) -> tuple[VerdictAnswer | None, str | None]:
-    """(the verdict, None) when ``text`` holds a valid one, else (None, what was wrong)."""
+def parse_verdict(text: str | None, candidate: str = "") -> tuple[VerdictAnswer | None, str | None]:
+    """(the verdict, None) when ``text`` holds exactly one, else (None, what was wrong).
+
+    ``candidate`` is the answer being judged: an object in the reply that is also in it is a
+    quotation, not the judge's verdict.
+    """
     if not text or not text.strip():
         return None, "the answer was empty"
-    found = extract_json_object(text)
-    if found is None:
+    objects = json_objects(text)
+    if not objects:
         return None, "no JSON object was found in the answer"
-    try:
-        return VerdictAnswer.model_validate(found), None
-    except ValidationError as error:
-        return None, _problems(error)
+    quoted = json_objects(candidate) if "{" in candidate else []
+    verdicts: list[VerdictAnswer] = []
+    problems: list[str] = []
+    quotes = 0
+    for found in objects:
+        if found in quoted:
+            quotes += 1
+            continue
+        try:
+            verdicts.append(VerdictAnswer.model_validate(found))
+        except ValidationError as error:
+            problems.append(_problems(error))
+    distinct = {(v.score, v.reason) for v in verdicts}
+    if len(distinct) == 1:
+        return verdicts[0], None
+    if len(distinct) > 1:
+        return None, "the answer holds more than one verdict; give exactly one"
+    if quotes and not problems:
+        return None, (
+            "the only JSON object in the answer is copied from the answer being judged; "
+            "give your own verdict"
+        )
+    return None, problems[0]
 
 
 def _problems(error: ValidationError) -> str:
