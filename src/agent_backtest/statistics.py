@@ -20,12 +20,15 @@ independent values would give. Where the clustered SE is 0 it cannot be used: al
 1 take n* = G (the sessions as draws); equal session means strictly inside take n* = n.
 ``benchmarks/interval_coverage.py`` measures its coverage on simulated sessions.
 
-**A paired difference** B − A of two runs on the same steps gets Student's t with G − 1 degrees
-of freedom on the clustered SE, and its test is the matching cluster-robust paired t-test, so the
-interval excludes 0 exactly when p < 0.05. Where that SE is 0 (every session's steps changed by
-the same share) the evidence is the number of sessions that agree: the exact sign-flip test of
-the session totals gives p = 2 / 2^G, and the interval is that one value once six sessions or
-more agree (p < 0.05), else the whole range [−1, 1]. A drop seen in two sessions is not certain.
+**A paired difference** B − A of two runs on the same steps gets the score interval of a
+cluster-robust paired test: every δ that the test of "the mean difference is δ" does not reject,
+the test's variance taken at δ from each session's total (see :class:`_ScoreTest`), against t
+with G − 1 degrees of freedom. At δ = 0 the test is McNemar's with sessions as the units, and its
+p-value is the comparison's: the interval excludes 0 exactly when p < 0.05. Like Wilson's
+interval it stays honest when a difference is a sum of a few rare flips, where a t-interval
+around the estimate is too narrow. With few sessions it can reject nothing (with five, not even
+a drop in every one), and says so by spanning [−1, 1]. When no pair changed, the interval is the
+share of pairs that could have changed unseen (Korn–Graubard at 0, the sessions as draws).
 """
 
 from __future__ import annotations
@@ -105,23 +108,84 @@ def paired_difference(pairs: Iterable[tuple[float, float, str]]) -> PairedTest:
         return PairedTest(Estimate(None, None, None, None, 0, 0), None)
     if diff.clusters < 2:
         return PairedTest(Estimate(diff.mean, None, None, None, diff.n, diff.clusters), None)
-    df = diff.clusters - 1
-    if diff.se > 0.0:
-        half = t_quantile(df) * diff.se
-        low, high = max(-1.0, diff.mean - half), min(1.0, diff.mean + half)
-        p_value = _t_test(diff.mean / diff.se, df)
-    elif diff.mean == 0.0:
-        low, high, p_value = _equal_sessions_interval(0.0, 1.0)
-    else:
-        low, high, p_value = _equal_sessions_interval(diff.mean, 2.0 / 2.0**diff.clusters)
-    return PairedTest(Estimate(diff.mean, diff.se, low, high, diff.n, diff.clusters), p_value)
+    totals: defaultdict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for a, b, session in items:
+        totals[session][0] += b - a
+        totals[session][1] += 1
+    score = _ScoreTest([d for d, _ in totals.values()], [m for _, m in totals.values()])
+    low, high = score.interval()
+    return PairedTest(
+        Estimate(diff.mean, diff.se, low, high, diff.n, diff.clusters), score.p_value(0.0)
+    )
 
 
-def _equal_sessions_interval(mean: float, p_value: float) -> tuple[float, float, float]:
-    """Every session moved by the same share: the sign-flip test and the interval it implies."""
-    if p_value < ALPHA:
-        return mean, mean, p_value
-    return -1.0, 1.0, p_value
+class _ScoreTest:
+    """The cluster-robust score test of "the mean difference is δ", and the δ it accepts.
+
+    ``T(δ) = Σ_g (D_g − m_g δ) / sqrt(G/(G−1) · Σ_g (D_g − m_g δ)²)`` over each session's total
+    difference D_g and size m_g, against Student's t with G − 1 degrees of freedom. The variance
+    is taken at δ itself, not at the estimate: that is what keeps the test honest when the
+    difference is a sum of a few rare flips. At δ = 0 it is McNemar's score test with sessions
+    as the units (one pair a session gives McNemar's z exactly, up to G/(G−1)).
+    """
+
+    def __init__(self, totals: Sequence[float], sizes: Sequence[float]) -> None:
+        self.totals, self.sizes = totals, sizes
+        self.clusters = len(totals)
+        self.n = math.fsum(sizes)
+        self.mean = math.fsum(totals) / self.n
+        self.scale = self.clusters / (self.clusters - 1)
+        self.q = t_quantile(self.clusters - 1)
+
+    def statistic(self, delta: float) -> float:
+        """T(δ); 0 where every session is exactly at δ (nothing against it)."""
+        residuals = [d - m * delta for d, m in zip(self.totals, self.sizes, strict=True)]
+        spread = self.scale * math.fsum(r * r for r in residuals)
+        total = math.fsum(residuals)
+        return 0.0 if spread <= 1e-24 else total / math.sqrt(spread)
+
+    def p_value(self, delta: float) -> float:
+        """Two-sided p-value of the mean difference being ``delta``."""
+        if not any(self.totals) and delta == 0.0:
+            return 1.0
+        return _t_test(self.statistic(delta), self.clusters - 1)
+
+    def interval(self) -> tuple[float, float]:
+        """The δ in [−1, 1] the test does not reject at 5%, as one interval.
+
+        Solving |T(δ)| ≤ q is a quadratic inequality A δ² + B δ + C ≤ 0. Where the accepted δ
+        come in two pieces, the interval is the piece holding the estimate when 0 is rejected,
+        else the hull of both, so the interval excludes 0 exactly when the test rejects it.
+        """
+        if not any(self.totals):
+            return self._no_flips()
+        q2k = self.q * self.q * self.scale
+        total = math.fsum(self.totals)
+        a = self.n * self.n - q2k * math.fsum(m * m for m in self.sizes)
+        b = -2 * total * self.n + 2 * q2k * math.fsum(
+            m * d for d, m in zip(self.totals, self.sizes, strict=True)
+        )
+        c = total * total - q2k * math.fsum(d * d for d in self.totals)
+        disc = max(0.0, b * b - 4 * a * c)  # ≥ 0 in exact arithmetic: the estimate is accepted
+        if abs(a) < 1e-12:
+            return (-1.0, 1.0) if b == 0 else _clip(*sorted((-c / b, math.copysign(9.0, -b))))
+        r1, r2 = sorted(((-b - math.sqrt(disc)) / (2 * a), (-b + math.sqrt(disc)) / (2 * a)))
+        if a > 0:
+            return _clip(r1, r2)
+        if self.p_value(0.0) >= ALPHA:
+            return -1.0, 1.0
+        return _clip(-9.0, r1) if self.mean <= r1 else _clip(r2, 9.0)
+
+    def _no_flips(self) -> tuple[float, float]:
+        """No session's total changed: the share of pairs that could have unseen, with the
+        sessions as the draws."""
+        _, high = _korn_graubard(0.0, float(self.clusters), self.clusters - 1)
+        return -high, high
+
+
+def _clip(low: float, high: float) -> tuple[float, float]:
+    """An interval of a difference, within [−1, 1]."""
+    return max(-1.0, low), min(1.0, high)
 
 
 def t_quantile(df: int) -> float:

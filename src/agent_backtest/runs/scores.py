@@ -112,6 +112,11 @@ class ScoreRecord(BaseModel):
         description="Signs that the candidate's text speaks to the judge (a verdict-shaped "
         "object, 'ignore previous instructions', 'score 1'); empty when none.",
     )
+    input_tokens_ratio: float | None = Field(
+        default=None,
+        description="The candidate's reported prompt tokens over production's for the same "
+        "request, when both were recorded: far below 1, the endpoint may be dropping the tools.",
+    )
     error_kind: str | None = None
     unscored_reason: str | None = None
     answer_signature: str | None = Field(

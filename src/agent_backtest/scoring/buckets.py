@@ -36,6 +36,7 @@ class Scorer:
         if result.error is not None or result.response is None:
             kind = result.error.kind if result.error else "malformed_response"
             return ScoreRecord(**base, status="infra_error", error_kind=kind)
+        base["input_tokens_ratio"] = _input_tokens_ratio(unit.golden, result.response)
         golden, candidate = unit.golden.message, result.response.message
         base["candidate_tool"] = _first_tool(candidate)
         base["answer_signature"] = answer_signature(result.response)
@@ -276,6 +277,15 @@ def _summary(target: str, result: JudgeResult) -> JudgeSummary:
         agreement=result.agreement,
         unscored_reason=result.unscored.reason if result.unscored else None,
     )
+
+
+def _input_tokens_ratio(golden: LLMResponse, candidate: LLMResponse) -> float | None:
+    """Candidate prompt tokens over production's for the same request, when both are known."""
+    recorded = golden.usage.input_tokens if golden.usage else None
+    reported = candidate.usage.input_tokens if candidate.usage else None
+    if not recorded or reported is None:
+        return None
+    return round(reported / recorded, 4)
 
 
 def _first_tool(message: Message) -> str | None:

@@ -79,7 +79,8 @@ def summarise(
     )
 
 
-TOOL_BLIND_MINIMUM = 5  # production tool calls the candidate must skip before the warning
+TOOL_BLIND_MINIMUM = 5  # answers a tool-blindness sign must rest on before the warning
+PROMPT_SHORTFALL = 0.5  # a median prompt-token ratio below this suggests the tools were dropped
 
 
 def coverage_warnings(records: Sequence[ScoreRecord]) -> list[str]:
@@ -99,6 +100,13 @@ def coverage_warnings(records: Sequence[ScoreRecord]) -> list[str]:
             f"the candidate never called a tool, over {len(expected_tools)} answers where "
             "production did: the endpoint may be dropping the tools (some servers ignore "
             "`tools` unless started with a tool-calling chat format)"
+        )
+    ratios = sorted(r.input_tokens_ratio for r in answered if r.input_tokens_ratio is not None)
+    if len(ratios) >= TOOL_BLIND_MINIMUM and ratios[len(ratios) // 2] < PROMPT_SHORTFALL:
+        warnings.append(
+            f"the candidate reported a median {ratios[len(ratios) // 2]:.2f} of production's "
+            f"prompt tokens for the same requests ({len(ratios)} answers): the endpoint may be "
+            "dropping the tools or part of the prompt"
         )
     injected = sum(bool(r.suspected_injection) for r in records)
     if injected:
