@@ -12,6 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_backtest.cli.app import app
+from agent_backtest.reporting import write_report
+from agent_backtest.reporting.figures import quantity
 from agent_backtest.reporting.markup import escape, script_json, tag
 from agent_backtest.trace import LLMResponse, Message
 from agent_backtest.units import Unit
@@ -219,3 +221,21 @@ def test_a_summary_this_version_cannot_read_sends_the_user_to_score_again(
         assert result.stderr.startswith(f"abt: error: {run / 'summary.json'}: not a summary")
         assert f"score the run again: abt score {run}" in result.stderr
         assert result.stderr.count("\n") == 1
+
+
+def test_latencies_read_in_milliseconds_or_seconds() -> None:
+    assert [quantity(v, "ms") for v in (5.1, 812.3, 48_750.0, 432_100.0)] == [
+        "5.1 ms",
+        "812 ms",
+        "48.8 s",
+        "7.2 min",
+    ]
+    assert quantity(12_345.0, "tokens") == "12,345 tokens" and quantity(None, "ms") == "n/a"
+
+
+def test_the_page_explains_its_figures_and_keeps_numbers_readable(candidate_run: Path) -> None:
+    write_report(candidate_run)
+    page = (candidate_run / "report.html").read_text()
+    assert 'id="headline-explained"' in page and "95% intervals" in page
+    assert "decided " in page and "text not judged" in page
+    assert not re.search(r"\d\.\d+e\+\d\d", page)  # no 4.875e+04 anywhere

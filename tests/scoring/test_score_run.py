@@ -170,8 +170,10 @@ def test_abt_score_writes_scores_and_keeps_earlier_ones(small_run: Path) -> None
     assert "text_similarity" in output and "not a verdict" in output
     first_id = summary["scoring"]["scoring_id"]
 
+    assert runner.invoke(app, ["report", str(small_run)]).exit_code == 0
     again = runner.invoke(app, ["score", str(small_run), "--exact-strings"])
     assert again.exit_code == 0
+    assert "shows an earlier scoring: abt report" in " ".join(again.output.split())
     assert (small_run / f"summary.{first_id}.json").exists()
     assert (small_run / f"scores.{first_id}.jsonl").exists()
     assert json.loads((small_run / "summary.json").read_text())["scoring"]["exact_strings"]

@@ -90,3 +90,9 @@ def print_outcome(console: Console, run: Path, outcome: ScoreOutcome) -> None:
         console.print(f"earlier scoring kept as {path}", markup=False)
     directory = RunDirectory(run)
     console.print(f"wrote {directory.scores_path} and {directory.summary_path}", markup=False)
+    report = directory.report_path
+    if report.exists() and report.stat().st_mtime < directory.summary_path.stat().st_mtime:
+        console.print(
+            f"{report} shows an earlier scoring: abt report {run} brings it up to date",
+            markup=False,
+        )

@@ -9,6 +9,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from agent_backtest.reporting.figures import quantity
 from agent_backtest.reporting.markup import Markup, tag
 
 LABEL_WIDTH = 190
@@ -109,7 +110,7 @@ def histogram(values: Sequence[float], title: str, unit: str, bins: int = 24) ->
     for index, count in enumerate(counts):
         bar = count / top * plot
         start = low + span * index / bins
-        hint = f"{start:.4g}–{start + span / bins:.4g} {unit}: {count}"
+        hint = f"{quantity(start, unit)} – {quantity(start + span / bins, unit)}: {count}"
         rows.append(
             tag(
                 "rect",
@@ -124,10 +125,10 @@ def histogram(values: Sequence[float], title: str, unit: str, bins: int = 24) ->
             )
         )
     rows += [
-        tag("text", f"{low:.4g} {unit}", attrs={"x": 10, "y": height - 10, "class": "value"}),
+        tag("text", quantity(low, unit), attrs={"x": 10, "y": height - 10, "class": "value"}),
         tag(
             "text",
-            f"{high:.4g} {unit}",
+            quantity(high, unit),
             attrs={"x": width - 10, "y": height - 10, "class": "value", "text-anchor": "end"},
         ),
     ]

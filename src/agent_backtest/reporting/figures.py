@@ -46,6 +46,19 @@ def p_text(p_value: float | None) -> str:
     return "< 0.0001" if p_value < 0.0001 else f"{p_value:.2g}"
 
 
+def quantity(value: float | None, unit: str) -> str:
+    """A measured value as a person reads it: ``812 ms``, ``48.8 s``, ``3.2 min``, ``12,345
+    tokens``; never ``4.875e+04``."""
+    if value is None:
+        return "n/a"
+    if unit == "ms":
+        if value < 1000:
+            return f"{value:.3g} ms" if value < 10 else f"{value:,.0f} ms"
+        seconds = value / 1000
+        return f"{seconds:.3g} s" if seconds < 100 else f"{seconds / 60:,.1f} min"
+    return f"{value:,.0f} {unit}" if abs(value) >= 10 else f"{value:.3g} {unit}"
+
+
 def labels_text(labels: Mapping[str, str]) -> str:
     """A run's labels as ``KEY=VALUE · KEY=VALUE`` in key order; ``none`` without any."""
     return " · ".join(f"{key}={value}" for key, value in sorted(labels.items())) or "none"

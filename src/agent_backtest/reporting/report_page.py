@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from agent_backtest.reporting.assets import asset, page
 from agent_backtest.reporting.charts import RateBar, count_chart, histogram, rate_chart
-from agent_backtest.reporting.figures import interval, labels_text, percentile, rate
+from agent_backtest.reporting.figures import interval, labels_text, percentile, quantity, rate
 from agent_backtest.reporting.loading import ScoredRun
 from agent_backtest.reporting.markup import Markup, escape, join, script_json, tag
 from agent_backtest.reporting.page_data import PageData
@@ -350,11 +350,11 @@ def distribution_section(run: ScoredRun) -> Markup:
             tag("td", name),
             tag("td", len(values), attrs={"class": "num"}),
             *(
-                tag("td", _fmt(percentile(values, share)), attrs={"class": "num"})
+                tag("td", quantity(percentile(values, share), unit), attrs={"class": "num"})
                 for share in (0.5, 0.9, 0.99, 1.0)
             ),
         )
-        for name, _, values in series
+        for name, unit, values in series
     ]
     charts = [
         tag(
@@ -384,10 +384,6 @@ def distribution_section(run: ScoredRun) -> Markup:
         else tag("p", "No latencies or token counts were recorded.", attrs={"class": "muted"}),
         attrs={"id": "latency"},
     )
-
-
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.4g}"
 
 
 def units_section() -> Markup:
