@@ -23,8 +23,11 @@ Script = Iterable[Answer] | Mapping[str, Answer] | Callable[[dict[str, Any]], An
 class MockProvider:
     """Answers from a script; payloads are the OpenAI wire form, so hashes match real runs."""
 
-    def __init__(self, name: str, script: Script, delay: float = 0.0) -> None:
+    def __init__(
+        self, name: str, script: Script, delay: float = 0.0, keep_sent: bool = True
+    ) -> None:
         self.name = name
+        self.keep_sent = keep_sent  # tests read what was sent; a whole run must not keep it
         self.endpoint = f"mock:{name}"
         self.delay = delay
         self.sent: list[dict[str, Any]] = []
@@ -49,7 +52,8 @@ class MockProvider:
 
     async def send(self, payload: dict[str, Any], timeout: float) -> LLMResponse:
         """The scripted answer for this payload."""
-        self.sent.append(payload)
+        if self.keep_sent:
+            self.sent.append(payload)
         if self.delay:
             await asyncio.sleep(self.delay)
         answer = self._answer(payload)
@@ -82,4 +86,4 @@ def payload_key(payload: dict[str, Any]) -> str:
 def golden_provider(pairs: Iterable[tuple[LLMRequest, LLMResponse]]) -> MockProvider:
     """``mock/golden``: answers every request with the answer production gave to it."""
     mapping = {payload_key(chat_payload(request, "", None)[0]): golden for request, golden in pairs}
-    return MockProvider("golden", mapping)
+    return MockProvider("golden", mapping, keep_sent=False)

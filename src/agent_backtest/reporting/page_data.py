@@ -7,6 +7,7 @@ table. That keeps a 10,000-unit page a few megabytes instead of gigabytes.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,7 +74,10 @@ class PageData:
         }
 
     def _message(self, message: Message) -> int:
-        key = canonical_json(message.model_dump(mode="json", exclude_none=True))
+        # a digest, not the text: the index would otherwise hold every distinct message twice
+        key = hashlib.blake2b(
+            canonical_json(message.model_dump(mode="json", exclude_none=True)), digest_size=16
+        ).digest()
         index = self._message_index.get(key)
         if index is None:
             index = self._message_index[key] = len(self.messages)

@@ -163,22 +163,29 @@ async def _score_all(
 ) -> list[ScoreRecord]:
     judge, clients = _judge(settings, config, counters)
     scorer = Scorer(settings.agent, judge, settings.exact_strings, settings.scoring_id())
-    gate = asyncio.Semaphore(settings.judge.concurrency if settings.judge else 1)
+    width = settings.judge.concurrency if settings.judge else 1
+    scored: list[tuple[int, int, ScoreRecord]] = []
+    in_flight: set[asyncio.Task[tuple[int, int, ScoreRecord]]] = set()
 
-    async def one(
-        unit_index: int, unit: Unit, result: ResultRecord
-    ) -> tuple[int, int, ScoreRecord]:
-        async with gate:
-            return unit_index, result.repeat, await scorer.score(unit, result)
+    async def one(index: int, unit: Unit, result: ResultRecord) -> tuple[int, int, ScoreRecord]:
+        return index, result.repeat, await scorer.score(unit, result)
 
     try:
-        tasks = [
-            one(index, unit, result)
-            for index, unit in enumerate(directory.read_units())
-            for result in results.get(unit.unit_id, [])
-        ]
-        scored = await asyncio.gather(*tasks)
+        # Units stream from disk: at most `width` answers are being scored at once, so a unit
+        # (which carries its whole request) is released as soon as its answers are scored.
+        for index, unit in enumerate(directory.read_units()):
+            for result in results.pop(unit.unit_id, []):
+                if len(in_flight) >= width:
+                    done, in_flight = await asyncio.wait(
+                        in_flight, return_when=asyncio.FIRST_COMPLETED
+                    )
+                    scored += [task.result() for task in done]
+                in_flight.add(asyncio.create_task(one(index, unit, result)))
+        if in_flight:
+            scored += [task.result() for task in (await asyncio.wait(in_flight))[0]]
     finally:
+        for task in in_flight:
+            task.cancel()
         await close_clients(clients)
     return [record for _, _, record in sorted(scored, key=lambda item: item[:2])]
 
