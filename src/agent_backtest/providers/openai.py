@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from agent_backtest.errors import RecordError
 from agent_backtest.providers.config import ProviderSettings
-from agent_backtest.providers.errors import ProviderError
+from agent_backtest.providers.errors import ProviderError, require_answer
 from agent_backtest.trace import LLMRequest, LLMResponse
 from agent_backtest.trace.openai_wire import chat_payload, response_from_openai
 
@@ -51,11 +51,12 @@ class OpenAIProvider:
             "/chat/completions", payload, headers, timeout, self._secrets()
         )
         try:
-            return response_from_openai(body)
+            response = response_from_openai(body)
         except RecordError as exc:
             raise ProviderError("malformed_response", exc.detail) from None
         except ValidationError as exc:
             raise ProviderError("malformed_response", exc.errors()[0]["msg"]) from None
+        return require_answer(response)
 
     def _secrets(self) -> tuple[str, ...]:
         return (self._api_key,) if self._api_key else ()
