@@ -4,6 +4,8 @@
 ``out``); the command line shows it as its flag through one table in ``cli/``. :class:`InputError`
 names a file and the place in it. Neither is ever shown as a traceback. :class:`RecordError` is
 one record inside a readable file that cannot be used; readers count it under its reason.
+:class:`Terminated` is a stop asked for with SIGTERM: like Ctrl-C's ``KeyboardInterrupt``, not
+an ``Exception``, and apart from it, so the command line can exit 143 rather than 130.
 """
 
 from __future__ import annotations
@@ -49,3 +51,7 @@ class RecordError(Exception):
         self.reason = reason
         self.detail = detail
         super().__init__(f"{reason}: {detail}")
+
+
+class Terminated(BaseException):
+    """The process was asked to stop (SIGTERM); a run it was writing is marked interrupted."""

@@ -7,16 +7,18 @@ knows which flag sets it.
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 from typing import Any
 
 import typer
 from rich.console import Console
 
-from agent_backtest.errors import InputError, UserError
+from agent_backtest.errors import InputError, Terminated, UserError
 
 USER_ERROR = 2
 INTERRUPTED = 130
+TERMINATED = 143  # 128 + SIGTERM, what a shell reports for a process SIGTERM ended
 
 # Parameters whose flag is not simply ``--`` and the name with dashes.
 FLAGS: dict[str, str] = {
@@ -51,6 +53,11 @@ def report(message: str) -> None:
     )
 
 
+def report_stop(how: str) -> None:
+    """Print ``abt: interrupted`` (or ``terminated``) on stderr."""
+    print(f"abt: {how}", file=sys.stderr, flush=True)
+
+
 def friendly_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     """Turn a user mistake into one line on stderr and exit code 2, never a traceback."""
 
@@ -61,8 +68,11 @@ def friendly_errors(command: Callable[..., Any]) -> Callable[..., Any]:
         except UserError as exc:
             report(describe(exc))
             raise typer.Exit(USER_ERROR) from None
+        except Terminated:
+            report_stop("terminated")
+            raise typer.Exit(TERMINATED) from None
         except KeyboardInterrupt:
-            Console(stderr=True).print("abt: interrupted", markup=False)
+            report_stop("interrupted")
             raise typer.Exit(INTERRUPTED) from None
 
     return run

@@ -85,6 +85,14 @@ def replay(
             help="With --resume: also send again the pairs that ended in an infrastructure error.",
         ),
     ] = False,
+    repair: Annotated[
+        bool,
+        typer.Option(
+            "--repair",
+            help="With --resume: rewrite a results file with torn lines in its middle, keeping "
+            "every whole record.",
+        ),
+    ] = False,
     overwrite: Annotated[
         bool,
         typer.Option(
@@ -159,6 +167,7 @@ def replay(
         run = api.resume(
             resume,
             retry_errors=retry_errors,
+            repair=repair,
             calls=calls,
             judging=judging,
             agent=agent,
