@@ -14,11 +14,10 @@ from typing import Any
 import typer
 from rich.console import Console
 
+from agent_backtest.cli import INTERRUPTED, TERMINATED
 from agent_backtest.errors import InputError, Terminated, UserError
 
 USER_ERROR = 2
-INTERRUPTED = 130
-TERMINATED = 143  # 128 + SIGTERM, what a shell reports for a process SIGTERM ended
 
 # Parameters whose flag is not simply ``--`` and the name with dashes.
 FLAGS: dict[str, str] = {

@@ -176,6 +176,8 @@ def replay(
             hooks=events,
         )
     else:
+        if repair:
+            raise UserError("rewrites the results of a run you resume: add --resume DIR", "repair")
         if not inputs or not model or not out:
             raise UserError("give INPUT…, --model and --out (or --resume DIR)")
         run = api.replay(
