@@ -14,6 +14,7 @@ from pathlib import Path
 from agent_backtest.errors import InputError
 from agent_backtest.formats.base import ReadOptions, SkipLog
 from agent_backtest.formats.registry import detect, reader_for
+from agent_backtest.redaction import drop_secret_fields
 from agent_backtest.trace import Session, sha256_of
 
 
@@ -30,6 +31,8 @@ class InputSummary:
     llm_steps_reconstructed: int = 0
     llm_steps_without_tools: int = 0
     llm_steps_tools_supplied: int = 0
+    secret_fields_dropped: Counter[str] = field(default_factory=Counter)
+    """Request fields left out as credentials or transport options, by path (never sent)."""
 
 
 @dataclass
@@ -54,7 +57,7 @@ class SessionStream:
             for session in reader.read(path, self.options, summary.skips):
                 if self._is_repeat(session, summary):
                     continue
-                fill_in(session, self.options)
+                fill_in(session, self.options, summary)
                 count(session, summary)
                 yield session
 
@@ -77,12 +80,15 @@ class SessionStream:
         return True
 
 
-def fill_in(session: Session, options: ReadOptions) -> None:
-    """Apply ``--tools`` and ``--recorded-model`` to LLM steps that did not record them."""
+def fill_in(session: Session, options: ReadOptions, summary: InputSummary) -> None:
+    """Apply ``--tools`` and ``--recorded-model`` to LLM steps that did not record them, and
+    drop the request fields that hold credentials or client transport options (counted)."""
     for step in session.steps():
         call = step.llm
         if call is None:
             continue
+        for dropped in drop_secret_fields(call.request.params):
+            summary.secret_fields_dropped[dropped] += 1
         if call.request.tools is None and options.tools is not None:
             call.request.tools = list(options.tools)
             call.tools_supplied = True
