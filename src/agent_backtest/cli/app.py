@@ -237,7 +237,9 @@ def root(
 
 def show_warning(message: Warning | str, *_: object) -> None:
     """A warning (such as the response cache's) as one line on stderr, like every message."""
-    print(f"abt: warning: {message}", file=sys.stderr)
+    from agent_backtest.cli.terminal import printable
+
+    print(f"abt: warning: {printable(str(message))}", file=sys.stderr)
 
 
 def run() -> None:

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from typing import Any
 
 import typer
-from rich.console import Console
 
 from agent_backtest.cli import INTERRUPTED, TERMINATED
+from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.errors import InputError, Terminated, UserError
 
 USER_ERROR = 2
@@ -47,7 +47,7 @@ def describe(error: UserError) -> str:
 
 def report(message: str) -> None:
     """Print ``abt: error: message`` on stderr."""
-    Console(stderr=True, highlight=False, soft_wrap=True).print(
+    SafeConsole(stderr=True, highlight=False, soft_wrap=True).print(
         f"abt: error: {message}", markup=False
     )
 

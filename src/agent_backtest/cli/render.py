@@ -6,8 +6,8 @@ from collections import Counter
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
+from agent_backtest.cli.terminal import escape
 from agent_backtest.formats import InputSummary
 
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from agent_backtest.errors import InputError
 from agent_backtest.formats.base import ReadOptions, SkipLog
-from agent_backtest.formats.registry import detect, reader_for
+from agent_backtest.formats.limits import MAX_DEPTH
+from agent_backtest.formats.registry import detect, local_input, reader_for
 from agent_backtest.redaction import drop_secret_fields
 from agent_backtest.trace import Session, sha256_of
 
@@ -46,7 +47,8 @@ class SessionStream:
     _seen: dict[str, str] = field(default_factory=dict)
 
     def __iter__(self) -> Iterator[Session]:
-        for path in self.paths:
+        for given in self.paths:
+            path = local_input(given)
             if not path.exists():
                 raise InputError(path, None, "no such file")
             reader = reader_for(self.format) if self.format else detect(path)
@@ -54,12 +56,21 @@ class SessionStream:
                 str(path), reader.FORMAT, SkipLog(str(path), strict=self.options.strict)
             )
             self.summaries.append(summary)
-            for session in reader.read(path, self.options, summary.skips):
-                if self._is_repeat(session, summary):
-                    continue
-                fill_in(session, self.options, summary)
-                count(session, summary)
-                yield session
+            try:
+                for session in reader.read(path, self.options, summary.skips):
+                    if self._is_repeat(session, summary):
+                        continue
+                    fill_in(session, self.options, summary)
+                    count(session, summary)
+                    yield session
+            except (RecursionError, ValueError) as exc:
+                # A value nested too deep inside a JSON string of the trace (tool arguments,
+                # an attribute holding messages), met by code that recurses.
+                if isinstance(exc, ValueError) and "depth exceeded" not in str(exc):
+                    raise
+                raise InputError(
+                    given, None, f"value too deep: nested more than {MAX_DEPTH} levels"
+                ) from None
 
     def _is_repeat(self, session: Session, summary: InputSummary) -> bool:
         """True for a session already read (same id); a same-id session that differs is a skip."""
