@@ -25,8 +25,8 @@ FIXTURE_FORMATS: dict[str, str] = {
     "otlp/openinference.jsonl": "otlp",
     "session_steps/example.json": "session_steps",
     "tau_airline/two_trajectories.json": "tau_bench",
-    "traces/koog-2025-08-26.trace.json": "otlp",
-    "traces/microsoft-agent-2025-12-17.trace.json": "otlp",
+    "traces/koog-2025-08-26.trace.json": "langfuse",
+    "traces/microsoft-agent-2025-12-17.trace.json": "langfuse",
     "traces/otlp_canonical_trace.json": "otlp",
 }
 PLACEHOLDER = "__abt_fuzz_value__"

@@ -63,10 +63,11 @@ class SessionStream:
                     fill_in(session, self.options, summary)
                     count(session, summary)
                     yield session
-            except (RecursionError, ValueError) as exc:
+            except (RecursionError, ValueError, TypeError) as exc:
                 # A value nested too deep inside a JSON string of the trace (tool arguments,
-                # an attribute holding messages), met by code that recurses.
-                if isinstance(exc, ValueError) and "depth exceeded" not in str(exc):
+                # an attribute holding messages), met by code that recurses: Python, pydantic's
+                # serialiser ("depth exceeded") or orjson's ("Recursion limit reached").
+                if not isinstance(exc, RecursionError) and not _too_deep(exc):
                     raise
                 raise InputError(
                     given, None, f"value too deep: nested more than {MAX_DEPTH} levels"
@@ -89,6 +90,11 @@ class SessionStream:
                 f"session {session.id!r} was read before with other content",
             )
         return True
+
+
+def _too_deep(error: Exception) -> bool:
+    message = str(error)
+    return "depth exceeded" in message or "Recursion limit reached" in message
 
 
 def fill_in(session: Session, options: ReadOptions, summary: InputSummary) -> None:
