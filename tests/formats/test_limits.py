@@ -174,3 +174,18 @@ def _tiny_limit(size: int, file: object, what: str = "the file") -> None:
         limits.check_size(size, file, what)  # type: ignore[arg-type]
     finally:
         limits.MAX_DOCUMENT_BYTES = original
+
+
+def test_a_string_longer_than_the_limit_is_refused_with_its_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_backtest.formats import limits
+
+    monkeypatch.setattr(limits, "MAX_STRING_CHARS", 1000)
+    record = json.loads(CHAT_LOG.read_text().splitlines()[0])
+    record["request"]["messages"][1]["content"] = "z" * 5000
+    path = tmp_path / "long.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    with pytest.raises(InputError, match="string too long: more than 1,000 characters") as caught:
+        read(path, "chat_log")
+    assert caught.value.location == "line 1 $.request.messages[1].content"

@@ -1,5 +1,5 @@
 """Reading JSON and JSON Lines with errors that name the file and the line, within the limits
-of ``formats.limits`` (nesting, size)."""
+of ``formats.limits`` (nesting, string length, size)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 
 from agent_backtest.errors import InputError
-from agent_backtest.formats.limits import MAX_DOCUMENT_BYTES, check_depth, check_size
+from agent_backtest.formats.limits import MAX_DOCUMENT_BYTES, check_size, check_value
 
 
 def load_json(path: Path) -> Any:
@@ -24,7 +24,7 @@ def load_json(path: Path) -> Any:
             f"line {exc.lineno} column {exc.colno}",
             f"not valid JSON ({exc.msg}); check the file is complete",
         ) from None
-    return check_depth(document, path)
+    return check_value(document, path, len(data))
 
 
 def iter_json_lines(path: Path) -> Iterator[tuple[int, Any]]:
@@ -48,7 +48,7 @@ def iter_json_lines(path: Path) -> Iterator[tuple[int, Any]]:
                     f"line {number}",
                     f"not valid JSON ({exc.msg}); each line must be one JSON value",
                 ) from None
-            yield number, check_depth(value, path, f"line {number}")
+            yield number, check_value(value, path, len(line), f"line {number}")
 
 
 def read_bytes(path: Path) -> bytes:
