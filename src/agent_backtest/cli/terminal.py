@@ -43,6 +43,8 @@ class SafeConsole(Console):
 
     The text of each segment is made printable just before it is styled, so rich's own codes
     (colours, the progress bar's cursor moves, which travel as control segments) still work.
+    Rich drops BEL, BS, VT, FF and CR from text before that; :func:`escape` text first to show
+    those too.
     """
 
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
