@@ -3,8 +3,11 @@
 It answers ``POST /v1/chat/completions`` deterministically from the request (the same request
 always gets the same answer), after an optional fixed latency. A script of faults per request
 lets a test make chosen requests fail: ``429`` (with ``Retry-After``), ``500``, ``401``,
-``slow`` (past the client's timeout), ``reset`` (connection reset) and ``malformed`` (not JSON).
-Requests are keyed by the text of their last message.
+``slow`` (past the client's timeout), ``reset`` (connection reset), ``malformed`` (not JSON),
+``trickle`` (the answer one byte every ``trickle_seconds``; ``trickled`` counts the bytes out
+before the client hung up), ``stall`` (half the answer, then silence for ``slow_seconds``),
+``user_role`` (a 200 whose message is the user's) and ``empty`` (an assistant message with
+neither content nor tool calls). Requests are keyed by the text of their last message.
 """
 
 from __future__ import annotations
@@ -40,10 +43,13 @@ class FakeOpenAI:
         self.latency = latency
         self.slow_seconds = slow_seconds
         self.api_key = api_key
+        self.trickle_seconds = 0.05
+        self.trickled: Counter[str] = Counter()
         self.faults: dict[str, list[str]] = {}
         self.requests: Counter[str] = Counter()
         self.arrivals: defaultdict[str, list[float]] = defaultdict(list)
         self.bodies: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
         self.total = 0
         self.first_arrival: float | None = None
         self.last_answer: float | None = None
@@ -92,6 +98,7 @@ class FakeOpenAI:
                 key = request_key(body)
                 with server._lock:
                     server.bodies.append(body)
+                    server.headers.append(dict(self.headers.items()))
                 if server.api_key and self.headers.get("authorization") != (
                     f"Bearer {server.api_key}"
                 ):
@@ -100,9 +107,9 @@ class FakeOpenAI:
                 behaviour = server.fault_for(key)
                 if server.latency:
                     time.sleep(server.latency)
-                self._behave(behaviour, body)
+                self._behave(behaviour, body, key)
 
-            def _behave(self, behaviour: str, body: dict[str, Any]) -> None:
+            def _behave(self, behaviour: str, body: dict[str, Any], key: str) -> None:
                 if behaviour == "429":
                     return self._send(
                         429, {"error": {"message": "slow down"}}, {"retry-after": "1"}
@@ -123,7 +130,42 @@ class FakeOpenAI:
                     return None
                 elif behaviour == "malformed":
                     return self._send_raw(200, b'{"choices": [{"message": ')
+                elif behaviour in ("trickle", "stall"):
+                    return self._dribble(
+                        behaviour, json.dumps(answer(body, server.ignores_tools)).encode(), key
+                    )
+                elif behaviour in ("user_role", "empty"):
+                    wrong = answer(body, server.ignores_tools)
+                    message = wrong["choices"][0]["message"]
+                    if behaviour == "user_role":
+                        message["role"] = "user"
+                    else:
+                        message.update(content=None, tool_calls=None)
+                    return self._send(200, wrong)
                 return self._send(200, answer(body, server.ignores_tools))
+
+            def _dribble(self, behaviour: str, data: bytes, key: str) -> None:
+                """The headers at once, then the body a byte at a time (``trickle``), or half of
+                it and silence (``stall``)."""
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                try:
+                    if behaviour == "stall":
+                        self.wfile.write(data[: len(data) // 2])
+                        self.wfile.flush()
+                        time.sleep(server.slow_seconds)
+                        return
+                    for byte in data:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        with server._lock:
+                            server.trickled[key] += 1
+                        time.sleep(server.trickle_seconds)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                self.close_connection = True
 
             def _send(
                 self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None

@@ -4,18 +4,31 @@
 ``out``); the command line shows it as its flag through one table in ``cli/``. :class:`InputError`
 names a file and the place in it. Neither is ever shown as a traceback. :class:`RecordError` is
 one record inside a readable file that cannot be used; readers count it under its reason.
+:class:`Terminated` is a stop asked for with SIGTERM: like Ctrl-C's ``KeyboardInterrupt``, not
+an ``Exception``, and apart from it, so the command line can exit 143 rather than 130.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+MAX_MESSAGE = 600
+"""Characters of a message shown at most: a value quoted in one (an 8 MB field of a hostile
+input) is cut, so an error stays one readable line."""
+
+
+def bounded(text: str, limit: int = MAX_MESSAGE) -> str:
+    """``text``, cut to ``limit`` characters with a note of its length when longer."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text):,} characters)"
+
 
 class UserError(Exception):
     """A mistake the user can fix; the message says what is wrong and how to fix it."""
 
     def __init__(self, message: str, parameter: str | None = None) -> None:
-        self.message = message
+        self.message = bounded(message)
         self.parameter = parameter
         super().__init__(str(self))
 
@@ -34,8 +47,8 @@ class InputError(UserError):
     def __init__(
         self, file: str | Path, location: str | None, message: str, parameter: str | None = None
     ) -> None:
-        self.file = str(file)
-        self.location = location
+        self.file = bounded(str(file), 300)
+        self.location = bounded(location, 200) if location is not None else None
         super().__init__(message, parameter)
 
     def subject(self) -> str:
@@ -47,5 +60,9 @@ class RecordError(Exception):
 
     def __init__(self, reason: str, detail: str) -> None:
         self.reason = reason
-        self.detail = detail
+        self.detail = bounded(detail, 300)
         super().__init__(f"{reason}: {detail}")
+
+
+class Terminated(BaseException):
+    """The process was asked to stop (SIGTERM); a run it was writing is marked interrupted."""

@@ -1,8 +1,9 @@
 """Recognising credentials, so none reaches a file, a log line or an error message.
 
-One set of rules for the two places secrets turn up: attributes of recorded spans (a header or an
-API key an instrumentation captured) and text that may be shown or stored (an error body, an
-exception message).
+One set of rules for the three places secrets turn up: attributes of recorded spans (a header or
+an API key an instrumentation captured), fields of recorded request bodies (an ``api_key`` or
+``extra_headers`` a client logged with its parameters), and text that may be shown or stored
+(an error body, an exception message).
 """
 
 from __future__ import annotations
@@ -10,6 +11,24 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from typing import Any
+
+# Request fields that are client transport options, not what the model is asked: a client
+# library's keyword arguments logged with the body. They may carry credentials (headers,
+# query keys) and are the recorder's, never the candidate's to receive.
+TRANSPORT_OPTIONS = frozenset(
+    {
+        "extra_headers",
+        "extra_query",
+        "headers",
+        "default_headers",
+        "default_query",
+        "base_url",
+        "api_base",
+        "timeout",
+        "request_timeout",
+        "http_client",
+    }
+)
 
 REDACTED = "[redacted]"
 
@@ -59,3 +78,24 @@ def redact(text: str, known: tuple[str, ...] = ()) -> str:
         if secret:
             text = text.replace(secret, REDACTED)
     return _SECRET_IN_TEXT.sub(lambda m: (m.group(1) or m.group(2) or "") + REDACTED, text)
+
+
+def drop_secret_fields(params: dict[str, Any]) -> list[str]:
+    """Remove, in place, the fields of recorded request parameters that are credentials or
+    transport options, at any depth; the paths removed (``api_key``, ``metadata.token``)."""
+    removed: list[str] = []
+    pending: list[tuple[Any, str]] = [(params, "")]  # a stack, not recursion: any depth holds
+    while pending:
+        value, path = pending.pop()
+        if isinstance(value, dict):
+            for key in list(value):
+                name = str(key)
+                where = f"{path}.{name}" if path else name
+                if (not path and name in TRANSPORT_OPTIONS) or is_secret(name, value[key]):
+                    del value[key]
+                    removed.append(where)
+                else:
+                    pending.append((value[key], where))
+        elif isinstance(value, list):
+            pending.extend((item, f"{path}[{index}]") for index, item in enumerate(value))
+    return sorted(removed)

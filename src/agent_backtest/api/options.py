@@ -14,6 +14,7 @@ from typing import Literal
 
 from agent_backtest.errors import UserError
 from agent_backtest.formats import ReadOptions
+from agent_backtest.formats.registry import local_input
 from agent_backtest.formats.tools_file import load_tools_file
 from agent_backtest.providers.config import ModelConfig, ModelRole
 from agent_backtest.providers.roles import resolve_role
@@ -64,6 +65,7 @@ class ReadingOptions:
     def source(self, inputs: Sequence[Path], agent: AgentConfig) -> UnitSource:
         """The units of ``inputs`` read with these options; options for reading traces given
         with a units file are refused rather than ignored."""
+        inputs = [local_input(path) for path in inputs]  # a pipe or FIFO is read once
         if len(inputs) == 1 and is_units_file(inputs[0]):
             given = (("format", self.format), ("tools", self.tools))
             for parameter, value in (*given, ("recorded_model", self.recorded_model)):

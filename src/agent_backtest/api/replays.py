@@ -7,6 +7,7 @@ run's lock is held from the first write to the last, scoring included.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -110,14 +111,18 @@ def replay(
         labels=dict(labels or {}),
     )
     directory = plan.directory
-    try:
-        if hooks is not None:
-            hooks.on_planned(plan)
-        directory.create(overwrite)
-    except BaseException:
-        plan.discard()
-        raise
-    with run_lock(directory.path, "replay"):
+    with ExitStack() as held:
+        try:
+            if hooks is not None:
+                hooks.on_planned(plan)
+            # The lock first: a second replay into the same --out (with --overwrite too) is
+            # refused before it removes anything of the run being written there.
+            directory.make()
+            held.enter_context(run_lock(directory.path, "replay"))
+            directory.create(overwrite)
+        except BaseException:
+            plan.discard()
+            raise
         manifest = start_run(plan)
         if dry_run:
             return Run(directory.path)
@@ -145,6 +150,7 @@ def resume(
     run: PathLike | Run,
     *,
     retry_errors: bool = False,
+    repair: bool = False,
     calls: CallOptions | None = None,
     judging: JudgeOptions | None = None,
     agent: AgentOptions | None = None,
@@ -153,7 +159,8 @@ def resume(
     hooks: RunEvents | None = None,
 ) -> Run:
     """Finish a run: send only the (unit, repeat) pairs with no result (and, with
-    ``retry_errors``, those that ended in an infrastructure error), then score it."""
+    ``retry_errors``, those that ended in an infrastructure error), then score it. ``repair``
+    rewrites a results file with torn lines in its middle, keeping every whole record."""
     directory = RunDirectory(run.path if isinstance(run, Run) else Path(run))
     overrides = (calls or CallOptions()).overrides()
     judging, agent = judging or JudgeOptions(), agent or AgentOptions()
@@ -162,7 +169,7 @@ def resume(
         if score:  # the judges are checked before anything is sent again
             judges = list(judging.roles(config).values())
             check_judges(judges, [str(ref) for ref in refs], config)
-        done = begin_resume(directory, manifest, retry_errors)
+        done = begin_resume(directory, manifest, retry_errors, repair)
         result = replay_run(directory, manifest, config, refs, done, credential_command, hooks)
         source = manifest.config.config_file
         _score_after(directory, result, score, judging, agent, source, hooks)

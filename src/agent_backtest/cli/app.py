@@ -237,11 +237,13 @@ def root(
 
 def show_warning(message: Warning | str, *_: object) -> None:
     """A warning (such as the response cache's) as one line on stderr, like every message."""
-    print(f"abt: warning: {message}", file=sys.stderr)
+    from agent_backtest.cli.terminal import printable
+
+    print(f"abt: warning: {printable(str(message))}", file=sys.stderr)
 
 
-def main() -> None:
-    """Entry point of the ``abt`` and ``agent-backtest`` console scripts."""
+def run() -> None:
+    """Run the command of ``sys.argv`` (``agent_backtest.cli.main`` is the entry point)."""
     warnings.showwarning = show_warning
     # The commands make and drop many JSON containers and few reference cycles: with Python's
     # first-generation threshold (700) the cycle collector runs thousands of times, walking

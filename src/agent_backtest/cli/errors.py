@@ -7,16 +7,17 @@ knows which flag sets it.
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 from typing import Any
 
 import typer
-from rich.console import Console
 
-from agent_backtest.errors import InputError, UserError
+from agent_backtest.cli import INTERRUPTED, TERMINATED
+from agent_backtest.cli.terminal import SafeConsole, printable
+from agent_backtest.errors import InputError, Terminated, UserError
 
 USER_ERROR = 2
-INTERRUPTED = 130
 
 # Parameters whose flag is not simply ``--`` and the name with dashes.
 FLAGS: dict[str, str] = {
@@ -46,9 +47,14 @@ def describe(error: UserError) -> str:
 
 def report(message: str) -> None:
     """Print ``abt: error: message`` on stderr."""
-    Console(stderr=True, highlight=False, soft_wrap=True).print(
-        f"abt: error: {message}", markup=False
+    SafeConsole(stderr=True, highlight=False, soft_wrap=True).print(
+        f"abt: error: {printable(message)}", markup=False
     )
+
+
+def report_stop(how: str) -> None:
+    """Print ``abt: interrupted`` (or ``terminated``) on stderr."""
+    print(f"abt: {how}", file=sys.stderr, flush=True)
 
 
 def friendly_errors(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -61,8 +67,11 @@ def friendly_errors(command: Callable[..., Any]) -> Callable[..., Any]:
         except UserError as exc:
             report(describe(exc))
             raise typer.Exit(USER_ERROR) from None
+        except Terminated:
+            report_stop("terminated")
+            raise typer.Exit(TERMINATED) from None
         except KeyboardInterrupt:
-            Console(stderr=True).print("abt: interrupted", markup=False)
+            report_stop("interrupted")
             raise typer.Exit(INTERRUPTED) from None
 
     return run

@@ -8,7 +8,6 @@ from typing import Annotated, BinaryIO
 
 import orjson
 import typer
-from rich.console import Console
 
 from agent_backtest import api
 from agent_backtest.api import AgentOptions, ReadingOptions
@@ -16,6 +15,7 @@ from agent_backtest.cli.flags import with_groups
 from agent_backtest.cli.options import Inputs
 from agent_backtest.cli.output import STDOUT, output_file
 from agent_backtest.cli.render import input_report, print_input_table
+from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.trace import Session, dump_record
 from agent_backtest.units.source import UnitSource
 
@@ -54,7 +54,7 @@ def ingest(
             orjson.dumps(document, option=orjson.OPT_INDENT_2).decode(), err=output == STDOUT
         )
         return
-    console = Console(stderr=output == STDOUT)
+    console = SafeConsole(stderr=output == STDOUT)
     print_input_table(console, reports)
     if output:
         total = sum(r["sessions"] for r in reports)

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from agent_backtest.errors import UserError
 from agent_backtest.runs import private_atomic_writer
 
 STDOUT = Path("-")
@@ -20,5 +21,14 @@ def output_file(path: Path) -> Iterator[BinaryIO]:
         yield sys.stdout.buffer
         sys.stdout.buffer.flush()
         return
-    with private_atomic_writer(path) as handle:
+    if path.is_dir():
+        raise UserError(f"{path} is a folder: name a file to write", "output")
+    with contextlib.ExitStack() as stack:
+        try:
+            handle = stack.enter_context(private_atomic_writer(path))
+        except OSError as exc:  # the folder cannot be made, or takes no new file
+            raise UserError(
+                f"cannot write {path} ({exc.strerror}): name a file in a folder you can write",
+                "output",
+            ) from None
         yield handle

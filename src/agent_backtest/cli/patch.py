@@ -12,6 +12,7 @@ from rich.console import Console
 from agent_backtest import api
 from agent_backtest.api import AgentOptions, ReadingOptions, SelectionOptions
 from agent_backtest.cli.flags import with_groups
+from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.errors import InputError
 from agent_backtest.patch import CoverageReport, PatchCoverage, load_patch, request_diff
 from agent_backtest.runs import describe_input
@@ -68,14 +69,14 @@ def check(
     if json_report:
         typer.echo(report.to_json().decode(), nl=False)
     else:
-        console = Console(highlight=False, soft_wrap=True)
+        console = SafeConsole(highlight=False, soft_wrap=True)
         print_coverage(console, report)
         if diff:
             for op_id, example in coverage.examples().items():
                 console.print("")
                 console.print(request_diff(op_id, example), markup=False)
     if report.unmatched:
-        Console(stderr=True, highlight=False, soft_wrap=True).print(
+        SafeConsole(stderr=True, highlight=False, soft_wrap=True).print(
             f"abt: {_unmatched_sentence(report)}", markup=False
         )
         raise typer.Exit(UNMATCHED_EXIT)

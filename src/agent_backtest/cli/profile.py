@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
-from rich.console import Console
 from rich.table import Table as RichTable
 
 from agent_backtest import api
@@ -14,6 +13,7 @@ from agent_backtest.api import ReadingOptions
 from agent_backtest.cli.flags import with_groups
 from agent_backtest.cli.options import Inputs
 from agent_backtest.cli.output import STDOUT
+from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.profiling import markdown
 from agent_backtest.profiling.summary import LEGEND, Table, notes, tables
 from agent_backtest.runs.documents import document_bytes, write_document
@@ -108,7 +108,7 @@ def profile(
 
 def _print(result: Profile, output: Path | None) -> None:
     """The summary tables and the notes on what is not available."""
-    console = Console(highlight=False)
+    console = SafeConsole(highlight=False)
     for table in tables(result):
         console.print(_rich(table))
     found = notes(result)

@@ -6,8 +6,8 @@ from collections import Counter
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
+from agent_backtest.cli.terminal import escape
 from agent_backtest.formats import InputSummary
 
 
@@ -26,6 +26,7 @@ def input_report(
         "reconstructed": summary.llm_steps_reconstructed,
         "without_tool_definitions": summary.llm_steps_without_tools,
         "tools_supplied": summary.llm_steps_tools_supplied,
+        "secret_fields_dropped": dict(sorted(summary.secret_fields_dropped.items())),
         "skip_examples": [
             {"reason": s.reason, "location": s.location, "detail": s.detail}
             for s in summary.skips.examples
@@ -73,6 +74,13 @@ def _flags(report: dict[str, Any]) -> list[str]:
         flags.append(
             f"{report['without_tool_definitions']} LLM steps lack their tool "
             "definitions (the trace did not record them; --tools supplies them)"
+        )
+    if report["secret_fields_dropped"]:
+        flags.append(
+            f"{sum(report['secret_fields_dropped'].values())} recorded request fields left out "
+            "as credentials or transport options, never sent ("
+            + _counts(report["secret_fields_dropped"])
+            + ")"
         )
     if report["tools_supplied"]:
         flags.append(f"{report['tools_supplied']} LLM steps use tool definitions from --tools")

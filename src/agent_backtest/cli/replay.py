@@ -29,6 +29,7 @@ from agent_backtest.cli.errors import INTERRUPTED
 from agent_backtest.cli.flags import with_groups
 from agent_backtest.cli.patch import print_coverage
 from agent_backtest.cli.score import print_outcome
+from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.errors import UserError
 from agent_backtest.replaying.plan import ReplayPlan
 from agent_backtest.replaying.run import ReplayResult
@@ -83,6 +84,14 @@ def replay(
         typer.Option(
             "--retry-errors",
             help="With --resume: also send again the pairs that ended in an infrastructure error.",
+        ),
+    ] = False,
+    repair: Annotated[
+        bool,
+        typer.Option(
+            "--repair",
+            help="With --resume: rewrite a results file with torn lines in its middle, keeping "
+            "every whole record.",
         ),
     ] = False,
     overwrite: Annotated[
@@ -147,7 +156,7 @@ def replay(
 ) -> None:
     """Replay units on a candidate model; every answer is recorded the moment it arrives, then
     the run is scored against production (as abt score does)."""
-    console = Console(stderr=True, highlight=False)
+    console = SafeConsole(stderr=True, highlight=False)
     events = ReplayEvents(console)
     if resume is not None:
         if inputs or out or model or patch_file:
@@ -159,6 +168,7 @@ def replay(
         run = api.resume(
             resume,
             retry_errors=retry_errors,
+            repair=repair,
             calls=calls,
             judging=judging,
             agent=agent,
@@ -167,6 +177,8 @@ def replay(
             hooks=events,
         )
     else:
+        if repair:
+            raise UserError("rewrites the results of a run you resume: add --resume DIR", "repair")
         if not inputs or not model or not out:
             raise UserError("give INPUT…, --model and --out (or --resume DIR)")
         run = api.replay(
@@ -296,7 +308,7 @@ class ReplayEvents(api.RunEvents):
             )
 
     def scored(self, path: Path, outcome: ScoreOutcome) -> None:
-        print_outcome(Console(highlight=False), path, outcome)
+        print_outcome(SafeConsole(highlight=False), path, outcome)
 
 
 def _exit_for(console: Console, run: Run, dry_run: bool) -> None:

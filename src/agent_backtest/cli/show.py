@@ -8,13 +8,14 @@ from typing import Annotated
 import orjson
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from agent_backtest import api
 from agent_backtest.api import ReadingOptions
 from agent_backtest.cli.flags import with_groups
+from agent_backtest.cli.terminal import SafeConsole, escape, printable
 from agent_backtest.errors import InputError
+from agent_backtest.formats.registry import local_input
 from agent_backtest.trace import LLMRequest, LLMResponse, Message, Session, Step, ToolCall
 from agent_backtest.units import Unit, is_units_file, read_units_file
 
@@ -49,7 +50,8 @@ def show(
 
     With several sessions or units and no id, list them.
     """
-    console = Console(highlight=False)
+    console = SafeConsole(highlight=False)
+    file = local_input(file)  # a pipe is read once
     if is_units_file(file):
         _show_units(console, file, unit or None, session)
         return
@@ -83,15 +85,17 @@ def _show_units(console: Console, file: Path, unit_id: str | None, session: str 
     table = Table("unit", "session", "turn", "node", "kind", "golden", show_edge=False)
     for unit in units:
         table.add_row(
-            unit.unit_id,
-            unit.session_id,
+            escape(unit.unit_id),
+            escape(unit.session_id),
             str(unit.turn_index),
-            unit.node or "",
+            escape(unit.node or ""),
             unit.kind,
             escape(_answer_summary(unit.golden.message)),
         )
     console.print(table)
-    console.print(f"{len(units)} units; abt show {file} --unit ID shows one", markup=False)
+    console.print(
+        printable(f"{len(units)} units; abt show {file} --unit ID shows one"), markup=False
+    )
 
 
 def _list_sessions(console: Console, sessions: list[Session]) -> None:
@@ -120,7 +124,9 @@ def print_session(console: Console, session: Session) -> None:
         agent = " ".join(part for part in (session.agent.name, version) if part)
         console.print(escape(f"agent {agent}"))
     for turn in session.turns:
-        console.rule(f"turn {turn.index}" + (f" · topic {turn.topic}" if turn.topic else ""))
+        console.rule(
+            escape(f"turn {turn.index}" + (f" · topic {turn.topic}" if turn.topic else ""))
+        )
         if turn.user_input is not None:
             console.print(f"[green]user:[/green] {escape(turn.user_input)}")
         for step in turn.steps:
@@ -154,7 +160,7 @@ def print_unit(console: Console, unit: Unit) -> None:
     """A unit: where it comes from, the request as the model saw it, and the golden answer."""
     version = f" · agent {escape(unit.agent_version)}" if unit.agent_version else ""
     console.print(
-        f"[bold]unit {unit.unit_id}[/bold] · {unit.kind} · session "
+        f"[bold]unit {escape(unit.unit_id)}[/bold] · {unit.kind} · session "
         f"{escape(unit.session_id)} turn {unit.turn_index} node "
         f"{escape(unit.node or '—')}{version}"
     )
@@ -196,7 +202,7 @@ def _print_response(console: Console, response: LLMResponse) -> None:
 def _print_message(console: Console, message: Message) -> None:
     style = ROLE_STYLES.get(message.role, "")
     label = message.role + (f" ({message.tool_call_id})" if message.tool_call_id else "")
-    console.print(f"[{style}]{label}:[/{style}] {escape(message.text())}")
+    console.print(f"[{style}]{escape(label)}:[/{style}] {escape(message.text())}")
     for call in message.tool_calls or []:
         console.print("   ⤷ " + escape(_call_text(call)))
 

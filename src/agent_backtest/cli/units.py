@@ -21,6 +21,7 @@ from agent_backtest.api import AgentOptions, ReadingOptions, SelectionOptions
 from agent_backtest.cli.flags import with_groups
 from agent_backtest.cli.output import STDOUT, output_file
 from agent_backtest.cli.render import input_report, print_input_table
+from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.trace import dump_record
 from agent_backtest.units import Selection, Unit
 from agent_backtest.units.source import UnitSource
@@ -58,7 +59,7 @@ def units(
         reports = [_units_file_report(inputs[0], source)]
     else:
         reports = [input_report(s, *source.for_input(s)) for s in source.summaries]
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = SafeConsole(stderr=True, highlight=False, soft_wrap=True)
     exclusion = chosen.exclusion()
     if exclusion is not None:
         err.print(
@@ -78,7 +79,7 @@ def units(
         text = orjson.dumps(result, option=orjson.OPT_INDENT_2).decode()
         typer.echo(text, err=output == STDOUT)
         return
-    console = err if output == STDOUT else Console()
+    console = err if output == STDOUT else SafeConsole()
     if source.from_units_file:
         _print_units_file_report(console, reports[0])
     else:

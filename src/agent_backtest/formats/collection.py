@@ -13,7 +13,9 @@ from pathlib import Path
 
 from agent_backtest.errors import InputError
 from agent_backtest.formats.base import ReadOptions, SkipLog
-from agent_backtest.formats.registry import detect, reader_for
+from agent_backtest.formats.limits import MAX_DEPTH
+from agent_backtest.formats.registry import detect, local_input, reader_for
+from agent_backtest.redaction import drop_secret_fields
 from agent_backtest.trace import Session, sha256_of
 
 
@@ -30,6 +32,8 @@ class InputSummary:
     llm_steps_reconstructed: int = 0
     llm_steps_without_tools: int = 0
     llm_steps_tools_supplied: int = 0
+    secret_fields_dropped: Counter[str] = field(default_factory=Counter)
+    """Request fields left out as credentials or transport options, by path (never sent)."""
 
 
 @dataclass
@@ -43,7 +47,8 @@ class SessionStream:
     _seen: dict[str, str] = field(default_factory=dict)
 
     def __iter__(self) -> Iterator[Session]:
-        for path in self.paths:
+        for given in self.paths:
+            path = local_input(given)
             if not path.exists():
                 raise InputError(path, None, "no such file")
             reader = reader_for(self.format) if self.format else detect(path)
@@ -51,12 +56,22 @@ class SessionStream:
                 str(path), reader.FORMAT, SkipLog(str(path), strict=self.options.strict)
             )
             self.summaries.append(summary)
-            for session in reader.read(path, self.options, summary.skips):
-                if self._is_repeat(session, summary):
-                    continue
-                fill_in(session, self.options)
-                count(session, summary)
-                yield session
+            try:
+                for session in reader.read(path, self.options, summary.skips):
+                    if self._is_repeat(session, summary):
+                        continue
+                    fill_in(session, self.options, summary)
+                    count(session, summary)
+                    yield session
+            except (RecursionError, ValueError, TypeError) as exc:
+                # A value nested too deep inside a JSON string of the trace (tool arguments,
+                # an attribute holding messages), met by code that recurses: Python, pydantic's
+                # serialiser ("depth exceeded") or orjson's ("Recursion limit reached").
+                if not isinstance(exc, RecursionError) and not _too_deep(exc):
+                    raise
+                raise InputError(
+                    given, None, f"value too deep: nested more than {MAX_DEPTH} levels"
+                ) from None
 
     def _is_repeat(self, session: Session, summary: InputSummary) -> bool:
         """True for a session already read (same id); a same-id session that differs is a skip."""
@@ -77,12 +92,20 @@ class SessionStream:
         return True
 
 
-def fill_in(session: Session, options: ReadOptions) -> None:
-    """Apply ``--tools`` and ``--recorded-model`` to LLM steps that did not record them."""
+def _too_deep(error: Exception) -> bool:
+    message = str(error)
+    return "depth exceeded" in message or "Recursion limit reached" in message
+
+
+def fill_in(session: Session, options: ReadOptions, summary: InputSummary) -> None:
+    """Apply ``--tools`` and ``--recorded-model`` to LLM steps that did not record them, and
+    drop the request fields that hold credentials or client transport options (counted)."""
     for step in session.steps():
         call = step.llm
         if call is None:
             continue
+        for dropped in drop_secret_fields(call.request.params):
+            summary.secret_fields_dropped[dropped] += 1
         if call.request.tools is None and options.tools is not None:
             call.request.tools = list(options.tools)
             call.tools_supplied = True

@@ -1,4 +1,5 @@
-"""Reading JSON and JSON Lines with errors that name the file and the line."""
+"""Reading JSON and JSON Lines with errors that name the file and the line, within the limits
+of ``formats.limits`` (nesting, string length, size)."""
 
 from __future__ import annotations
 
@@ -9,19 +10,21 @@ from typing import Any
 import orjson
 
 from agent_backtest.errors import InputError
+from agent_backtest.formats.limits import MAX_DOCUMENT_BYTES, check_size, check_value
 
 
 def load_json(path: Path) -> Any:
     """The whole file as one JSON document."""
     data = read_bytes(path)
     try:
-        return orjson.loads(data)
+        document = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise InputError(
             path,
             f"line {exc.lineno} column {exc.colno}",
             f"not valid JSON ({exc.msg}); check the file is complete",
         ) from None
+    return check_value(document, path, len(data))
 
 
 def iter_json_lines(path: Path) -> Iterator[tuple[int, Any]]:
@@ -31,22 +34,27 @@ def iter_json_lines(path: Path) -> Iterator[tuple[int, Any]]:
     except OSError as exc:
         raise InputError(path, None, f"cannot open: {exc.strerror}") from None
     with handle:
-        for number, line in enumerate(handle, start=1):
+        number = 0
+        while line := handle.readline(MAX_DOCUMENT_BYTES + 1):
+            number += 1
+            check_size(len(line), path, f"line {number}")
             if not line.strip():
                 continue
             try:
-                yield number, orjson.loads(line)
+                value = orjson.loads(line)
             except orjson.JSONDecodeError as exc:
                 raise InputError(
                     path,
                     f"line {number}",
                     f"not valid JSON ({exc.msg}); each line must be one JSON value",
                 ) from None
+            yield number, check_value(value, path, len(line), f"line {number}")
 
 
 def read_bytes(path: Path) -> bytes:
     """The file's bytes, or an :class:`InputError` saying why it cannot be opened."""
     try:
+        check_size(path.stat().st_size, path)
         return path.read_bytes()
     except OSError as exc:
         raise InputError(path, None, f"cannot open: {exc.strerror}") from None
@@ -59,7 +67,7 @@ def is_json_lines(path: Path) -> bool:
     """
     try:
         with path.open("rb") as handle:
-            for line in handle:
+            while line := handle.readline(MAX_DOCUMENT_BYTES + 1):
                 if line.strip():
                     try:
                         orjson.loads(line)

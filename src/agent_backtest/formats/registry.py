@@ -1,7 +1,21 @@
-"""The readers by format name, and format detection by content."""
+"""The readers by format name, format detection by content, and the input files they read.
+
+Readers open an input more than once (to sniff, then to read), so an input that can be read only
+once (standard input as ``-``, a pipe such as ``<(cat file)``, a FIFO) is first copied, up to
+:data:`~agent_backtest.formats.limits.MAX_DOCUMENT_BYTES`, into a private temporary file that
+is removed when the process ends. Devices and sockets are refused: ``/dev/zero`` never ends.
+"""
 
 from __future__ import annotations
 
+import atexit
+import os
+import select
+import shutil
+import stat
+import sys
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
@@ -15,6 +29,7 @@ from agent_backtest.formats import (
     session_steps,
     tau_bench,
 )
+from agent_backtest.formats.limits import check_size
 
 # Sniff order matters: the most specific markers first.
 READERS: tuple[ModuleType, ...] = (
@@ -27,6 +42,9 @@ READERS: tuple[ModuleType, ...] = (
     cassette,
 )
 HEAD_BYTES = 64 * 1024
+STDIN = Path("-")
+WRITER_WAIT_SECONDS = 10.0  # how long a FIFO may go without a writer before it is refused
+CHUNK = 1 << 20
 
 
 def format_names() -> list[str]:
@@ -58,3 +76,72 @@ def detect(path: Path) -> ModuleType:
         "cannot tell the format from the content; pass --format "
         "(one of: " + ", ".join(format_names()) + ")",
     )
+
+
+_COPIES: dict[Path, Path] = {}  # each pipe given is read once, whoever asks for it first
+
+
+def local_input(path: Path) -> Path:
+    """``path`` when it is a regular file (or a missing one, for the reader to name), else a
+    private copy of what a pipe or standard input gives (the same copy every time it is asked
+    for); devices and sockets are refused."""
+    if path in _COPIES:
+        return _COPIES[path]
+    if path == STDIN:
+        _COPIES[path] = _spool_stdin()
+        return _COPIES[path]
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return path
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return path
+    if not stat.S_ISFIFO(mode):
+        kind = "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket"
+        raise InputError(path, None, f"is {kind}, not a file of traces")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise InputError(path, None, f"cannot open: {exc.strerror}") from None
+    try:
+        _wait_for_data(fd, path)
+        os.set_blocking(fd, True)
+        _COPIES[path] = _spool(lambda size: os.read(fd, size), path.name, path)
+    finally:
+        os.close(fd)
+    return _COPIES[path]
+
+
+def _spool_stdin() -> Path:
+    """A private copy of standard input (``-``)."""
+    stream = sys.stdin.buffer if sys.stdin is not None else None
+    if stream is None or sys.stdin.isatty():
+        raise InputError(STDIN, None, "standard input is a terminal: pipe a file into it")
+    return _spool(stream.read, "stdin", STDIN)
+
+
+def _spool(read: Callable[[int], bytes], name: str, shown: Path) -> Path:
+    """What ``read`` gives until its end, in a 0600 file of a 0700 temporary folder removed
+    when the process ends."""
+    folder = Path(tempfile.mkdtemp(prefix="abt-input-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    copy = folder / name
+    size = 0
+    with open(os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as out:
+        while chunk := read(CHUNK):
+            size += len(chunk)
+            check_size(size, shown, "the input")
+            out.write(chunk)
+    return copy
+
+
+def _wait_for_data(fd: int, shown: Path) -> None:
+    """Return once ``fd`` has data or its end; a FIFO nobody writes to is refused."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLHUP)
+    if not poller.poll(WRITER_WAIT_SECONDS * 1000):
+        raise InputError(
+            shown,
+            None,
+            f"nothing written to it within {WRITER_WAIT_SECONDS:g} s: is a writer attached?",
+        )

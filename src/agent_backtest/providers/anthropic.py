@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agent_backtest.providers.config import ProviderSettings
-from agent_backtest.providers.errors import ProviderError
+from agent_backtest.providers.errors import ProviderError, require_answer
 from agent_backtest.providers.openai import json_endpoint
 from agent_backtest.trace import LLMRequest, LLMResponse, Message, ToolCall, Usage
 
@@ -57,7 +57,7 @@ class AnthropicProvider:
             headers["x-api-key"] = self._api_key
         secrets = (self._api_key,) if self._api_key else ()
         body = await self._http.post("/v1/messages", payload, headers, timeout, secrets)
-        return response_from_messages(body)
+        return require_answer(response_from_messages(body))
 
     async def aclose(self) -> None:
         """Close the connections."""
@@ -160,6 +160,10 @@ def response_from_messages(body: Any) -> LLMResponse:
     """A Messages API answer as a canonical response."""
     if not isinstance(body, dict) or not isinstance(body.get("content"), list):
         raise ProviderError("malformed_response", "answer has no content list")
+    if body.get("role", "assistant") != "assistant":
+        raise ProviderError(
+            "malformed_response", f"the answer's role is {str(body['role'])[:40]!r}, not assistant"
+        )
     try:
         return _response(body)
     except ValidationError as exc:

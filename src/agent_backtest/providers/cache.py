@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
+from pydantic import ValidationError
 
 from agent_backtest.errors import UserError
 from agent_backtest.trace import LLMResponse, sha256_of
@@ -76,15 +77,34 @@ class ResponseCache:
         self.stores = 0
         self.write_error: str | None = None
         """Why the first answer that could not be stored was not; None while all were."""
+        self.read_error: str | None = None
+        """Why the first stored answer that could not be read back was not."""
 
     def get(self, key: str) -> LLMResponse | None:
-        """The stored answer for ``key``, or None."""
-        row = self._db.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
-        if row is None:
+        """The stored answer for ``key``, or None (also for one the cache cannot give back: a
+        damaged database or entry is a miss, and the call is sent)."""
+        try:
+            row = self._db.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
+            response = None if row is None else LLMResponse.model_validate_json(row[0])
+        except (sqlite3.Error, ValidationError) as exc:
+            self._warn_unreadable(exc)
+            response = None
+        if response is None:
             self.misses += 1
             return None
         self.hits += 1
-        return LLMResponse.model_validate_json(row[0])
+        return response
+
+    def _warn_unreadable(self, error: Exception) -> None:
+        """One :class:`CacheWarning` for the first answer the cache could not give back."""
+        if self.read_error is None:
+            self.read_error = str(error).splitlines()[0][:200]
+            warnings.warn(
+                f"response cache {self.path}: a stored answer could not be read "
+                f"({self.read_error}); such calls are sent again (abt cache clear empties it)",
+                CacheWarning,
+                stacklevel=3,
+            )
 
     def put(self, key: str, response: LLMResponse) -> bool:
         """Store an answer (the first one stored for a key stays); False when it was not stored.
@@ -111,16 +131,29 @@ class ResponseCache:
 
     def stats(self) -> CacheStats:
         """Entries and bytes on disk."""
-        entries, size = self._db.execute(
-            "SELECT COUNT(*), COALESCE(SUM(LENGTH(value)), 0) FROM responses"
-        ).fetchone()
+        try:
+            entries, size = self._db.execute(
+                "SELECT COUNT(*), COALESCE(SUM(LENGTH(value)), 0) FROM responses"
+            ).fetchone()
+        except sqlite3.Error as exc:
+            raise self._damaged(exc) from None
         return CacheStats(str(self.path), entries, size)
 
     def clear(self) -> int:
         """Remove every entry; the number removed."""
-        removed = self._db.execute("DELETE FROM responses").rowcount
-        self._db.execute("VACUUM")
+        try:
+            removed = self._db.execute("DELETE FROM responses").rowcount
+            self._db.execute("VACUUM")
+        except sqlite3.Error as exc:
+            raise self._damaged(exc) from None
         return removed
+
+    def _damaged(self, error: sqlite3.Error) -> UserError:
+        return UserError(
+            f"the response cache {self.path} cannot be read ({error}): remove the file, or name "
+            "another cache directory",
+            "cache_dir",
+        )
 
     def close(self) -> None:
         """Close the database."""
@@ -129,7 +162,7 @@ class ResponseCache:
 
 def _open(directory: Path, path: Path) -> sqlite3.Connection:
     """The cache database, created private: the folder 0700, the file 0600 before any write."""
-    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    _private_mkdir(directory)
     os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
     db = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT)
     try:
@@ -143,6 +176,15 @@ def _open(directory: Path, path: Path) -> sqlite3.Connection:
         db.close()
         raise
     return db
+
+
+def _private_mkdir(directory: Path) -> None:
+    """Make ``directory`` and its missing parents 0700 whatever the umask (``mkdir -p`` gives
+    parents the umask's mode; runs' folders are made the same way, by ``runs.files``)."""
+    missing = [folder for folder in (directory, *directory.parents) if not folder.exists()]
+    for folder in reversed(missing):
+        folder.mkdir(mode=0o700, exist_ok=True)
+        os.chmod(folder, 0o700)
 
 
 def _warn_if_shared(directory: Path) -> None:

@@ -224,6 +224,10 @@ def load_model_config(explicit: Path | None = None) -> ModelConfig:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise InputError(path, None, f"cannot read the config: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            path, f"byte {exc.start}", "not a TOML config: the file is not UTF-8 text"
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(path, None, f"not valid TOML: {exc}") from None
     try:

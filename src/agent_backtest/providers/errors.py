@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal, get_args
 
 from agent_backtest.redaction import redact
+from agent_backtest.trace import LLMResponse
 
 ErrorKind = Literal[
     "http_401",
@@ -55,3 +56,19 @@ def parse_retry_after(value: str | None) -> float | None:
     except ValueError:
         return None
     return seconds if seconds >= 0 else None
+
+
+def require_answer(response: LLMResponse) -> LLMResponse:
+    """``response`` when it is a model's answer: an assistant message with text or tool calls.
+
+    Anything else that came back with a success status (a ``user`` message, an empty one) is a
+    ``malformed_response``: retried, then recorded as an infrastructure error, never scored.
+    """
+    message = response.message
+    if message.role != "assistant":
+        raise ProviderError(
+            "malformed_response", f"the answer is a {message.role} message, not an assistant's"
+        )
+    if not message.text() and not message.tool_calls:
+        raise ProviderError("malformed_response", "the answer has neither text nor tool calls")
+    return response

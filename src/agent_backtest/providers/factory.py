@@ -8,6 +8,7 @@ before it writes anything; :func:`build_provider` makes the same checks and open
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from urllib.parse import urlsplit
 
 from agent_backtest.errors import UserError
 from agent_backtest.providers.base import Provider
@@ -34,6 +35,8 @@ def check_provider(
             f"[providers.{ref.provider}] of {config.source or 'abt.toml'}",
             parameter,
         )
+    if settings.type in ("openai", "anthropic"):
+        check_base_url(settings.base_url or "", "base_url" if base_url else parameter)
     if settings.type == "local":
         from agent_backtest.providers.local import model_path
 
@@ -45,6 +48,26 @@ def check_provider(
             parameter,
         )
     return settings, config.api_key(ref.provider, settings, parameter)
+
+
+def check_base_url(url: str, parameter: str) -> None:
+    """An endpoint must be ``http://`` or ``https://`` with a host (and a valid port): a
+    malformed one is refused before the run, rather than retried as a connection error."""
+    shown = url if len(url) <= 80 else url[:80] + "…"
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UserError(
+            f"{shown!r} is not an endpoint URL: give http:// or https://, a host and the path "
+            "root, e.g. http://127.0.0.1:8000/v1",
+            parameter,
+        )
+    try:
+        parts.port  # noqa: B018 - reading it checks it
+    except ValueError:
+        raise UserError(f"{shown!r} has no valid port (1 to 65535)", parameter) from None
 
 
 def build_provider(

@@ -6,10 +6,16 @@ httpcore's pool walks all its connections (and, for each, all of them again) whe
 starts or ends, so one pool of 64 connections spends more CPU on that bookkeeping than the rest
 of a replay spends on everything (``benchmarks/replay_throughput.py``). A call takes the lane with
 the most connections free.
+
+A call's ``timeout`` bounds the whole attempt (waiting for a connection, connecting, sending,
+waiting and reading the answer), so a server that trickles its answer a byte at a time cannot
+hold a call past it; within that bound, an answer that stops arriving for ``READ_GAP`` seconds
+is a stalled one and given up at once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
 import ssl
 from typing import Any
@@ -25,6 +31,7 @@ from agent_backtest.providers.errors import (
 )
 
 LANE_CONNECTIONS = 8
+READ_GAP = 30.0  # seconds without a byte of the answer before it counts as stalled
 
 
 class JsonEndpoint:
@@ -55,10 +62,19 @@ class JsonEndpoint:
         """POST ``payload`` and return the decoded answer, or raise a classified error."""
         lane = max(range(len(self._lanes)), key=self._free.__getitem__)
         self._free[lane] -= 1
+        gap = min(READ_GAP, timeout)
         try:
-            response = await self._lanes[lane].post(
-                path, content=orjson.dumps(payload), headers=headers, timeout=timeout
-            )
+            async with asyncio.timeout(timeout):
+                response = await self._lanes[lane].post(
+                    path,
+                    content=orjson.dumps(payload),
+                    headers=headers,
+                    timeout=httpx.Timeout(timeout, read=gap),
+                )
+        except TimeoutError:
+            raise ProviderError("timeout", f"no whole answer within {timeout:g} s") from None
+        except httpx.ReadTimeout:
+            raise ProviderError("timeout", f"the answer stalled: no byte for {gap:g} s") from None
         except httpx.TimeoutException:
             raise ProviderError("timeout", f"no answer within {timeout:g} s") from None
         except httpx.HTTPError as exc:  # connect, read and protocol errors, resets

@@ -8,12 +8,16 @@ from pydantic import ValidationError
 
 from agent_backtest.errors import RecordError
 from agent_backtest.providers.config import ProviderSettings
-from agent_backtest.providers.errors import ProviderError
+from agent_backtest.providers.errors import ProviderError, require_answer
+from agent_backtest.redaction import drop_secret_fields
 from agent_backtest.trace import LLMRequest, LLMResponse
 from agent_backtest.trace.openai_wire import chat_payload, response_from_openai
 
 if TYPE_CHECKING:
     from agent_backtest.providers.http import JsonEndpoint
+
+# What the body holds besides the recorded request's parameters.
+WIRE_KEYS = frozenset({"model", "messages", "tools", "tool_choice", "seed"})
 
 
 class OpenAIProvider:
@@ -33,10 +37,17 @@ class OpenAIProvider:
     def payload(
         self, request: LLMRequest, model: str, seed: int | None
     ) -> tuple[dict[str, Any], list[str]]:
-        """The chat-completions body, with configured removals."""
-        return chat_payload(
+        """The chat-completions body, with configured removals, and never a recorded request
+        field that is a credential or a transport option (readers drop those already; a units
+        file written elsewhere may still hold one)."""
+        payload, adjustments = chat_payload(
             request, model, seed, self.settings.drop_schema_keys, self.settings.drop_params
         )
+        extras = {key: payload.pop(key) for key in list(payload) if key not in WIRE_KEYS}
+        for path in drop_secret_fields(extras):
+            adjustments.append(f"removed {path}: a credential or transport option")
+        payload.update(extras)
+        return payload, adjustments
 
     def set_api_key(self, key: str) -> None:
         """Send this key from now on."""
@@ -51,11 +62,12 @@ class OpenAIProvider:
             "/chat/completions", payload, headers, timeout, self._secrets()
         )
         try:
-            return response_from_openai(body)
+            response = response_from_openai(body)
         except RecordError as exc:
             raise ProviderError("malformed_response", exc.detail) from None
         except ValidationError as exc:
             raise ProviderError("malformed_response", exc.errors()[0]["msg"]) from None
+        return require_answer(response)
 
     def _secrets(self) -> tuple[str, ...]:
         return (self._api_key,) if self._api_key else ()

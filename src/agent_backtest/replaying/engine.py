@@ -22,6 +22,8 @@ class ReplayOutcome:
 
     finished: int
     interrupted: bool
+    terminated: bool = False
+    """The stop was a SIGTERM: the process ends once the run is saved."""
 
 
 async def run_jobs(

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_backtest.errors import InputError
+from agent_backtest.errors import InputError, Terminated
 from agent_backtest.patch import Patch, load_patch
 from agent_backtest.providers import (
     CallCounters,
@@ -128,14 +128,15 @@ def replay_run(
         outcome = asyncio.run(_send(jobs, clients, settings, writer, on_result, on_answer))
     except BaseException as exc:  # a second Ctrl-C abandons the calls in flight; else a crash
         manifest.counts = base_counts.plus(counters.as_dict())
-        _settle(
-            directory, manifest, "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
-        )
+        stopped = isinstance(exc, KeyboardInterrupt | Terminated)
+        _settle(directory, manifest, "interrupted" if stopped else "failed")
         raise
     finally:
         writer.close()
     manifest.counts = base_counts.plus(counters.as_dict())
     _settle(directory, manifest, "interrupted" if outcome.interrupted else None)
+    if outcome.terminated:  # the run is saved; the process was asked to end, not to score
+        raise Terminated
     result = ReplayResult(directory, manifest, outcome, todo)
     hooks.on_finish(result)
     return result
@@ -161,11 +162,12 @@ def prepare_resume(
 
 
 def begin_resume(
-    directory: RunDirectory, manifest: RunManifest, retry_errors: bool
+    directory: RunDirectory, manifest: RunManifest, retry_errors: bool, repair: bool = False
 ) -> set[tuple[str, int]]:
     """Mark the run running again; the pairs already done (results.jsonl rewritten clean: no
-    torn line and, with ``retry_errors``, no errors)."""
-    done = directory.settle_results(retry_errors)
+    torn line, one record per pair and, with ``retry_errors``, no errors; ``repair`` drops
+    torn lines in the middle too)."""
+    done = directory.settle_results(retry_errors, repair)
     manifest.attempts_of_run += 1
     manifest.status = "running"
     manifest.finished_at = None
@@ -229,7 +231,9 @@ async def _send(
     on_answer: Callable[[Job, ResultRecord], Awaitable[None]] | None,
 ) -> ReplayOutcome:
     stop = asyncio.Event()
+    terminated = asyncio.Event()
     loop = asyncio.get_running_loop()
+    on_terminate = signal.getsignal(signal.SIGTERM)
 
     def request_stop() -> None:
         # The first Ctrl-C stops taking jobs; the default handler is back for a second one.
@@ -237,17 +241,27 @@ async def _send(
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGINT)
 
+    def request_end() -> None:
+        # SIGTERM: stop taking jobs as for Ctrl-C, and end the process once the run is saved.
+        terminated.set()
+        stop.set()
+
     with contextlib.suppress(NotImplementedError, RuntimeError):
         loop.add_signal_handler(signal.SIGINT, request_stop)
-        loop.add_signal_handler(signal.SIGTERM, stop.set)
+        loop.add_signal_handler(signal.SIGTERM, request_end)
     try:
         concurrency = settings.candidate.concurrency
-        return await run_jobs(jobs, clients, writer, concurrency, stop, on_result, on_answer)
+        outcome = await run_jobs(jobs, clients, writer, concurrency, stop, on_result, on_answer)
+        outcome.terminated = terminated.is_set()
+        return outcome
     finally:
         await close_clients(clients)
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGINT)
             loop.remove_signal_handler(signal.SIGTERM)
+        if on_terminate is not None:  # asyncio leaves the default handler behind
+            with contextlib.suppress(ValueError):  # not the main thread: nothing was set
+                signal.signal(signal.SIGTERM, on_terminate)
 
 
 def _settle(directory: RunDirectory, manifest: RunManifest, ended: RunStatus | None) -> None:

@@ -9,11 +9,11 @@ from pathlib import Path
 import orjson
 from pydantic import ValidationError
 
-from agent_backtest.errors import InputError
+from agent_backtest.errors import InputError, UserError
 from agent_backtest.runs import layout
 from agent_backtest.runs.comparison import Comparison
 from agent_backtest.runs.documents import read_document, write_document
-from agent_backtest.runs.files import private_atomic_writer
+from agent_backtest.runs.files import private_atomic_writer, private_mkdir
 from agent_backtest.runs.layout import KEPT_BY_SCORING, LAYOUT, RunFile
 from agent_backtest.runs.manifest import RunManifest
 from agent_backtest.runs.records import ResultRecord, read_results
@@ -101,6 +101,17 @@ class RunDirectory:
         """True when the folder already has a run in it."""
         return self.manifest_path.exists() or self.results_path.exists()
 
+    def make(self) -> None:
+        """Make the folder and any missing parent (0700), or say why it cannot be made."""
+        try:
+            private_mkdir(self.path)
+            os.chmod(self.path, 0o700)  # an existing folder too: it will hold user utterances
+        except OSError as exc:
+            raise UserError(
+                f"cannot make the run directory {self.path} ({exc.strerror}): name another --out",
+                "out",
+            ) from None
+
     def create(self, overwrite: bool) -> None:
         """Make the folder (0700), refusing to mix with an earlier run unless overwriting."""
         if self.holds_run() and not overwrite:
@@ -110,8 +121,7 @@ class RunDirectory:
                 "already holds a run: use --resume "
                 f"{self.path} to finish it, another --out, or --overwrite",
             )
-        self.path.mkdir(parents=True, exist_ok=True, mode=0o700)
-        os.chmod(self.path, 0o700)  # an existing folder too: it will hold user utterances
+        self.make()
         if overwrite:
             for run_file in LAYOUT:
                 self.file(run_file).unlink(missing_ok=True)
@@ -144,14 +154,18 @@ class RunDirectory:
         """The run's units, in order."""
         return read_units_file(self.units_path)
 
-    def settle_results(self, retry_errors: bool) -> set[tuple[str, int]]:
+    def settle_results(self, retry_errors: bool, repair: bool = False) -> set[tuple[str, int]]:
         """The (unit, repeat) pairs already done, after rewriting results.jsonl clean.
 
-        The rewrite drops a torn last line and, with ``retry_errors``, the records that ended in
-        an infrastructure error, so the pairs sent again end with exactly one record each.
+        The rewrite keeps the first whole record of each pair: it drops a torn last line, any
+        duplicate and, with ``retry_errors``, the records that ended in an infrastructure
+        error, so the pairs sent again end with exactly one record each; with ``repair``, torn
+        lines anywhere in the file are dropped too (see ``runs.records``).
         """
         kept: list[ResultRecord] = [
-            r for r in read_results(self.results_path) if not (retry_errors and r.error is not None)
+            r
+            for r in read_results(self.results_path, repair)
+            if not (retry_errors and r.error is not None)
         ]
         if self.results_path.exists():
             with private_atomic_writer(self.results_path) as handle:

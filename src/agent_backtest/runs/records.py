@@ -1,12 +1,20 @@
 """``results.jsonl``: one record per (unit, repeat), appended and flushed as each call ends.
 
 A process killed mid-write can leave a torn last line; reading ignores it (and resume rewrites
-the file without it), so a record is either whole or absent.
+the file without it), so a record is either whole or absent. A torn line in the middle (a file
+cut and appended to again) stops every reader until ``abt replay --resume RUN --repair``
+rewrites the file with its whole records.
+
+One record per (unit, repeat): the run's lock keeps a second writer out, and a file that holds
+two records of one pair all the same (written before the lock, or merged by hand) is read with
+the first whole record of each pair; the others are counted, and a :class:`DuplicateResults`
+warning says how many were left out, so nothing is scored twice.
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO, Literal
@@ -75,24 +83,48 @@ class ResultRecord(BaseModel):
         return self.unit_id, self.repeat
 
 
-def read_results(path: Path) -> Iterator[ResultRecord]:
-    """The whole records of a results file; a torn last line (a killed writer) is left out."""
+class DuplicateResults(UserWarning):
+    """A results file holds more than one record of a (unit, repeat); only the first is read."""
+
+
+def read_results(path: Path, repair: bool = False) -> Iterator[ResultRecord]:
+    """The whole records of a results file, the first of each (unit, repeat) only.
+
+    A torn last line (a killed writer) is left out; a torn line elsewhere is an
+    :class:`InputError`, unless ``repair``, which leaves out every line that is not a record.
+    """
     if not path.exists():
         return
     lines = path.read_bytes().split(b"\n")
+    seen: set[tuple[str, int]] = set()
+    duplicates = 0
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            yield ResultRecord.model_validate(orjson.loads(line))
+            record = ResultRecord.model_validate(orjson.loads(line))
         except (orjson.JSONDecodeError, ValidationError):
-            if number == len(lines):  # the last line, with no newline after it: torn
-                return
+            if number == len(lines) or repair:  # the last line, with no newline after it: torn
+                continue
             raise InputError(
                 path,
                 f"line {number}",
-                "not a result record; the run directory was edited or is from another tool",
+                "not a result record (a torn line, or the file was edited); keep every whole "
+                f"record with: abt replay --resume {path.parent} --repair",
             ) from None
+        if record.key in seen:
+            duplicates += 1
+            continue
+        seen.add(record.key)
+        yield record
+    if duplicates:
+        warnings.warn(
+            f"{path}: {duplicates} more records of a (unit, repeat) already recorded were left "
+            "out (the first of each is read); abt replay --resume rewrites the file with one "
+            "record each",
+            DuplicateResults,
+            stacklevel=2,
+        )
 
 
 class ResultWriter:

@@ -9,6 +9,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from agent_backtest.formats import InputSummary, ReadOptions, SessionStream
+from agent_backtest.formats.registry import local_input
 from agent_backtest.trace import Session
 from agent_backtest.units.agent_config import AgentConfig
 from agent_backtest.units.build import UnitSkip, reclassify, units_from_session
@@ -26,7 +27,7 @@ class UnitSource:
         agent: AgentConfig | None = None,
         format: str | None = None,
     ) -> None:
-        self.inputs = list(inputs)
+        self.inputs = [local_input(path) for path in inputs]  # a pipe is read once, here
         self.options = options or ReadOptions()
         self.agent = agent or AgentConfig()
         self.format = format
