@@ -323,3 +323,16 @@ def test_cache_stats_and_clear(units_file: Path, server: FakeOpenAI, tmp_path: P
     code, output = abt("cache", "clear", "--cache-dir", cache)
     assert code == 0 and "removed 5 answers" in output
     assert "0 answers" in abt("cache", "stats", "--cache-dir", cache)[1]
+
+
+def test_report_writes_the_page_once_scored_and_prints_the_summary_once(
+    units_file: Path, server: FakeOpenAI, tmp_path: Path
+) -> None:
+    run = tmp_path / "reported"
+    code, output = abt(*replay_args(units_file, server, run, "--report"))
+    assert code == 0, output
+    assert (run / "report.html").exists() and (run / "results.csv").exists()
+    assert " ".join(output.split()).count("decided 24 of 24") == 1
+    assert "report.html" in "".join(output.splitlines())  # the console wraps long paths
+    code, output = abt(*replay_args(units_file, server, tmp_path / "x", "--report", "--no-score"))
+    assert code == 2 and "--report" in output and not (tmp_path / "x").exists()

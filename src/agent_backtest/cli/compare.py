@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from agent_backtest.cli.report import FormatOption, OutputFormat
+from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.reporting import BAR_NOT_MET, compare_markdown, gate_compare, write_compare
 from agent_backtest.reporting.figures import p_text, rate, signed
 from agent_backtest.runs import Comparison
@@ -62,16 +62,16 @@ def compare(
     outcome = write_compare(a, b, out)
     result = outcome.compare
     checks = [gate_compare(result, max_drop, use_lower_bound)] if max_drop is not None else []
-    err = Console(stderr=True, highlight=False)
+    err = SafeConsole(stderr=True, highlight=False)
     if output_format is OutputFormat.markdown:
         sys.stdout.write(compare_markdown(result, checks))
     else:
-        _print_text(Console(highlight=False), result)
+        _print_text(SafeConsole(highlight=False), result)
         for check in checks:
-            Console(highlight=False).print(
+            SafeConsole(highlight=False).print(
                 ("bar met: " if check.met else "bar not met: ") + check.why, markup=False
             )
-    Console(stderr=output_format is OutputFormat.markdown, highlight=False).print(
+    SafeConsole(stderr=output_format is OutputFormat.markdown, highlight=False).print(
         f"wrote {outcome.json_path} and {outcome.html_path}", markup=False
     )
     if not all(check.met for check in checks):
@@ -81,7 +81,7 @@ def compare(
         raise typer.Exit(BAR_NOT_MET)
 
 
-def _print_text(console: Console, result: Comparison) -> None:
+def _print_text(console: SafeConsole, result: Comparison) -> None:
     for warning in result.warnings:
         console.print(f"warning: {warning}", style="yellow", markup=False)
     figures = [("agreement", result.agreement), ("strict", result.strict)]

@@ -6,11 +6,11 @@ import sys
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from agent_backtest import api
 from agent_backtest.cli.compare import LowerBoundOption
 from agent_backtest.cli.report import FormatOption, OutputFormat, RunArgument
+from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.reporting import BAR_NOT_MET, gate_markdown
 from agent_backtest.runs import RunDirectory
 
@@ -82,13 +82,13 @@ def gate(
     if output_format is OutputFormat.markdown:
         sys.stdout.write(gate_markdown(checks, name=run.name, coverage=counts.coverage()))
     else:
-        console = Console(highlight=False)
+        console = SafeConsole(highlight=False)
         console.print(counts.coverage(), markup=False)
         for check in checks:
             console.print(("met: " if check.met else "NOT met: ") + check.why, markup=False)
         console.print(f"gate {'passed' if passed else 'failed'}: {run}", markup=False)
     if not passed:
-        Console(stderr=True, highlight=False).print(
+        SafeConsole(stderr=True, highlight=False).print(
             "abt: bar not met: " + "; ".join(c.why for c in checks if not c.met), markup=False
         )
         raise typer.Exit(BAR_NOT_MET)

@@ -25,6 +25,7 @@ from agent_backtest.api import (
     SelectionOptions,
 )
 from agent_backtest.api import replays as api
+from agent_backtest.api.reports import report as write_run_report
 from agent_backtest.cli.errors import INTERRUPTED
 from agent_backtest.cli.flags import with_groups
 from agent_backtest.cli.patch import print_coverage
@@ -138,6 +139,12 @@ def replay(
         bool,
         typer.Option("--no-score", help="Only record the answers; score later with abt score."),
     ] = False,
+    report: Annotated[
+        bool,
+        typer.Option(
+            "--report", help="Once scored, write results.csv and report.html (as abt report does)."
+        ),
+    ] = False,
     patch_file: Annotated[
         Path | None,
         typer.Option(
@@ -158,6 +165,8 @@ def replay(
     the run is scored against production (as abt score does)."""
     console = SafeConsole(stderr=True, highlight=False)
     events = ReplayEvents(console)
+    if report and (no_score or dry_run):
+        raise UserError("needs a scored run: leave out --no-score and --dry-run", "report")
     if resume is not None:
         if inputs or out or model or patch_file:
             raise UserError(
@@ -201,6 +210,12 @@ def replay(
             overwrite=overwrite,
             dry_run=dry_run,
             hooks=events,
+        )
+    if report and run.directory.is_scored():
+        written = write_run_report(run)
+        SafeConsole(highlight=False).print(
+            f"wrote {written.csv_path} ({written.rows} rows) and {written.html_path}",
+            markup=False,
         )
     _exit_for(console, run, dry_run)
 
@@ -294,6 +309,11 @@ class ReplayEvents(api.RunEvents):
             f"{result.directory.results_path} · calls {counts.calls} · cache hits "
             f"{counts.cache_hits} · infrastructure errors: {errors}"
             + (f" · credential refreshes {refreshes}" if refreshes else "")
+            + (
+                f" · model loaded in {counts.model_load_seconds:.1f} s (not in latencies)"
+                if counts.model_load_seconds
+                else ""
+            )
             + f" · status {manifest.status}",
             markup=False,
         )

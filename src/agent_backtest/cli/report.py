@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
+from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.reporting import report_markdown, write_report
 from agent_backtest.reporting.figures import rate, rate_with_count
 
@@ -45,7 +45,7 @@ def report(run: RunArgument, output_format: FormatOption = OutputFormat.text) ->
     if output_format is OutputFormat.markdown:
         sys.stdout.write(report_markdown(run.name, summary, outcome.warnings))
     else:
-        console = Console(highlight=False)
+        console = SafeConsole(highlight=False)
         for warning in outcome.warnings:
             console.print(f"warning: {warning}", style="yellow", markup=False)
         counts = summary.counts
@@ -58,6 +58,6 @@ def report(run: RunArgument, output_format: FormatOption = OutputFormat.text) ->
             console.print(
                 f"router agreement {rate_with_count(summary.topic_agreement)}", markup=False
             )
-    Console(stderr=output_format is OutputFormat.markdown, highlight=False).print(
+    SafeConsole(stderr=output_format is OutputFormat.markdown, highlight=False).print(
         f"wrote {outcome.csv_path} ({outcome.rows} rows) and {outcome.html_path}", markup=False
     )

@@ -6,12 +6,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from agent_backtest import api
 from agent_backtest.api import AgentOptions, JudgeOptions
 from agent_backtest.cli.flags import with_groups
+from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.reporting.figures import rate, rate_with_count
 from agent_backtest.runs import RunDirectory
 from agent_backtest.scoring.run import ScoreOutcome
@@ -36,10 +36,10 @@ def score(
 ) -> None:
     """Score a run's results against production's answers; never calls the candidate."""
     outcome = api.score(run, judging=judging, agent=agent, config_file=config_file)
-    print_outcome(Console(highlight=False), run, outcome)
+    print_outcome(SafeConsole(highlight=False), run, outcome)
 
 
-def print_outcome(console: Console, run: Path, outcome: ScoreOutcome) -> None:
+def print_outcome(console: SafeConsole, run: Path, outcome: ScoreOutcome) -> None:
     """The headline figures, breakdowns, buckets and warnings of a scoring."""
     summary = outcome.summary
     counts = summary.counts

@@ -77,6 +77,8 @@ class CallCounters:
     errors: Counter[str] = field(default_factory=Counter)
     cache_write_errors: int = 0
     """Answers the response cache could not store (a rerun will pay for them again)."""
+    model_load_seconds: float = 0.0
+    """Time an in-process model took to load before its first answer (not in any latency)."""
     changes: int = 0
 
     def count_call(self) -> None:
@@ -109,6 +111,12 @@ class CallCounters:
         self.cache_write_errors += 1
         self.changes += 1
 
+    def count_model_load(self, seconds: float) -> None:
+        """An in-process model loaded, taking ``seconds``."""
+        if seconds:
+            self.model_load_seconds += seconds
+            self.changes += 1
+
     def count_usage(self, usage: Usage | None) -> None:
         """The tokens of one answer, when it says."""
         if usage is not None:
@@ -131,6 +139,7 @@ class CallCounters:
             "output_tokens": self.output_tokens,
             "errors": dict(sorted(self.errors.items())),
             "cache_write_errors": self.cache_write_errors,
+            "model_load_seconds": round(self.model_load_seconds, 3),
         }
 
 
@@ -295,7 +304,10 @@ class _Call:
     async def send(
         self, provider: Provider, payload: dict[str, Any], timeout: float
     ) -> LLMResponse:
-        """Send once, counted whatever happens."""
+        """Send once, counted whatever happens; an in-process model loads first, untimed."""
+        load = getattr(provider, "load", None)  # only in-process providers have one
+        if load is not None:
+            self.counters.count_model_load(await load())
         self.sent += 1
         self.counters.count_call()
         started = time.perf_counter()

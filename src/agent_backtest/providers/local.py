@@ -12,6 +12,7 @@ import asyncio
 import importlib.util
 import json
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -118,6 +119,19 @@ class LocalProvider:
 
     def set_api_key(self, key: str) -> None:
         """The local model needs no key."""
+
+    async def load(self) -> float:
+        """Load the model if it is not loaded yet; the seconds that took (0.0 when it was).
+
+        The call path awaits this before it starts a call's clock, so the first answer's
+        latency is the model's, not the loading's.
+        """
+        async with self._lock:
+            if self._llama is not None:
+                return 0.0
+            started = time.perf_counter()
+            await asyncio.to_thread(self._load)
+            return time.perf_counter() - started
 
     async def send(self, payload: dict[str, Any], timeout: float) -> LLMResponse:
         """Run the model; generation stops at the timeout or the token budget."""

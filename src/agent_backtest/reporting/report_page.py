@@ -337,6 +337,7 @@ def distribution_section(run: ScoredRun) -> Markup:
         ("input tokens", "tokens", [u.input_tokens for u in usages if u.input_tokens is not None]),
     ]
     cached = sum(r.cache_hit for r in results)
+    loading = run.manifest.counts.model_load_seconds
     head = tag(
         "tr",
         *(
@@ -365,15 +366,15 @@ def distribution_section(run: ScoredRun) -> Markup:
         for name, unit, values in series
         if values
     ]
-    note = (
-        tag(
-            "p",
-            f"{cached} answers came from the response cache and have no latency.",
-            attrs={"class": "muted"},
+    notes = []
+    if cached:
+        notes.append(f"{cached} answers came from the response cache and have no latency.")
+    if loading:
+        notes.append(
+            f"The local model took {quantity(loading * 1000, 'ms')} to load before its first "
+            "answer; that time is in no latency here."
         )
-        if cached
-        else None
-    )
+    note = tag("p", " ".join(notes), attrs={"class": "muted"}) if notes else None
     return tag(
         "section",
         tag("h2", "Candidate latency and tokens"),

@@ -133,6 +133,10 @@ class RunCounts(BaseModel):
     cache_write_errors: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    model_load_seconds: float = Field(
+        default=0.0,
+        description="Seconds an in-process model took to load, kept out of every latency.",
+    )
     errors: dict[str, int] = Field(
         default_factory=dict, description="Calls that ended in an infrastructure error, by kind."
     )
