@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from agent_backtest.errors import RecordError
+from agent_backtest.formats import pydantic_ai
 from agent_backtest.formats.messages import (
     finish_reason_name,
     read_answer,
@@ -106,7 +107,8 @@ def metadata_only_call(attributes: dict[str, Any]) -> LLMCall:
         request=LLMRequest(
             model=optional_str(attributes.get("gen_ai.request.model"), "gen_ai.request.model"),
             messages=[],
-            tools=tool_definitions(attributes.get("gen_ai.tool.definitions")),
+            tools=tool_definitions(attributes.get("gen_ai.tool.definitions"))
+            or pydantic_ai.tools(attributes),
             params=request_params(attributes),
         ),
         provider=provider(attributes),
