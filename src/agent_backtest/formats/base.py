@@ -78,12 +78,14 @@ class SkipLog:
         self.counts[reason] += 1
         if self.counts[reason] <= self.examples_per_reason:
             self.examples.append(Skip(reason, location, detail))
+        self.read(SpanReading(location, "", "", "none", None, reason, detail))
 
     def drop_duplicate(self, location: str, detail: str) -> None:
         """Count a record dropped as an exact repeat of one already read (never an error)."""
         self.counts[DUPLICATE] += 1
         if self.counts[DUPLICATE] <= self.examples_per_reason:
             self.examples.append(Skip(DUPLICATE, location, detail))
+        self.read(SpanReading(location, "", "", "none", None, DUPLICATE, detail))
 
     def read(self, reading: SpanReading) -> None:
         """Keep a span's reading when readings are asked for."""

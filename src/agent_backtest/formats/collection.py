@@ -47,9 +47,10 @@ class SessionStream:
             if not path.exists():
                 raise InputError(path, None, "no such file")
             reader = reader_for(self.format) if self.format else detect(path)
-            summary = InputSummary(
-                str(path), reader.FORMAT, SkipLog(str(path), strict=self.options.strict)
-            )
+            skips = SkipLog(str(path), strict=self.options.strict)
+            if self.options.explain:
+                skips.readings = []
+            summary = InputSummary(str(path), reader.FORMAT, skips)
             self.summaries.append(summary)
             for session in reader.read(path, self.options, summary.skips):
                 if self._is_repeat(session, summary):

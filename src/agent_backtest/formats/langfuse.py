@@ -22,8 +22,10 @@ import orjson
 
 from agent_backtest.errors import InputError, RecordError
 from agent_backtest.formats.base import ReadOptions, SkipLog
+from agent_backtest.formats.dialects import step_kind
 from agent_backtest.formats.jsonio import is_json_lines, iter_json_lines, load_json
-from agent_backtest.formats.spans import Span, build_session, group_spans, version_text
+from agent_backtest.formats.span_model import Span
+from agent_backtest.formats.spans import build_session, group_spans, version_text
 from agent_backtest.trace import Session, ToolExecution, parse_arguments
 from agent_backtest.trace.models import StepKind
 
@@ -143,7 +145,8 @@ def observation_span(raw: Any, trace: dict[str, Any], location: str) -> Span:
         raise RecordError("missing_field", "observation without id or traceId")
     metadata = _metadata(raw.get("metadata"))
     attributes = _mapping(metadata.get("attributes"), "metadata.attributes")
-    kind = TYPE_KINDS.get(str(raw.get("type")), "other")
+    # A plain SPAN says nothing of its kind: its attributes decide (an OpenInference TOOL span).
+    kind_hint = TYPE_KINDS.get(str(raw.get("type")))
     level_error = raw.get("level") == "ERROR"
     message = raw.get("statusMessage")
     span = Span(
@@ -161,10 +164,11 @@ def observation_span(raw: Any, trace: dict[str, Any], location: str) -> Span:
             metadata.get("resourceAttributes"), "metadata.resourceAttributes"
         ),
         scope=_scope_name(metadata.get("scope")),
-        kind_hint=kind,
+        kind_hint=kind_hint,
         version=_version(raw, trace),
     )
     span.input, span.output = _decoded(raw.get("input")), _decoded(raw.get("output"))
+    kind = step_kind(span)
     if kind == "llm":
         span.consumed = frozenset(_fill_generation(attributes, raw))
     elif kind == "tool":

@@ -216,42 +216,30 @@ def _trace_steps(trace: list[Span], history: _History, skips: SkipLog) -> list[S
             step = _step(span, by_id, history)
         except RecordError as exc:
             skips.record_error(exc, span.location)
-            skips.read(_reading(span, None, exc.reason, exc.detail))
             continue
         except ValidationError as exc:
             # A value of the wrong type deep inside a payload (a part's text, a role, …).
             error = exc.errors()[0]
             where = ".".join(str(part) for part in error["loc"])
             skips.skip("mistyped_field", span.location, f"{where}: {error['msg']}")
-            skips.read(_reading(span, None, "mistyped_field", f"{where}: {error['msg']}"))
             continue
         steps.append(step)
         skips.read(_reading(span, step))
     return steps
 
 
-def _reading(
-    span: Span, step: Step | None, reason: str | None = None, detail: str | None = None
-) -> SpanReading:
-    """How a span was read, for ``--explain``."""
-    dialect = None
-    if step is not None and step.llm is not None:
+def _reading(span: Span, step: Step) -> SpanReading:
+    """How a span became a step, for ``--explain``."""
+    dialect, reason, detail = None, None, None
+    if step.llm is not None:
         dialect = step.llm.dialect
         if step.llm.unusable is not None:
             reason, detail = step.llm.unusable.reason, step.llm.unusable.detail
-    elif step is not None and step.kind == "tool":
+    elif step.kind == "tool":
         dialect = dialects.tool_dialect(span)
-    elif step is not None and dialects.looks_like_llm(span):
-        detail = "records a model name or token usage but no call: an enclosing span"
-    return SpanReading(
-        location=span.location,
-        span_id=span.span_id,
-        name=span.name,
-        kind=step.kind if step is not None else "none",
-        dialect=dialect,
-        reason=reason,
-        detail=detail,
-    )
+    elif dialects.looks_like_llm(span):
+        detail = "records a model name or token usage, no call of its own: an enclosing span"
+    return SpanReading(span.location, span.span_id, span.name, step.kind, dialect, reason, detail)
 
 
 def _step(span: Span, by_id: dict[str, Span], history: _History) -> Step:
