@@ -14,7 +14,8 @@ from pathlib import Path
 from agent_backtest.errors import InputError
 from agent_backtest.formats.base import ReadOptions, SkipLog
 from agent_backtest.formats.registry import detect, reader_for
-from agent_backtest.trace import Session, sha256_of
+from agent_backtest.trace import Message, Session, sha256_of
+from agent_backtest.trace.openai_wire import parts_the_api_takes
 
 
 @dataclass
@@ -30,6 +31,9 @@ class InputSummary:
     llm_steps_reconstructed: int = 0
     llm_steps_without_tools: int = 0
     llm_steps_tools_supplied: int = 0
+    llm_steps_unsent_parts: int = 0
+    """LLM steps whose messages hold parts chat completions does not take (reasoning,
+    encrypted reasoning, other APIs' parts): kept in the trace, left out of a replay."""
 
 
 @dataclass
@@ -103,3 +107,14 @@ def count(session: Session, summary: InputSummary) -> None:
             summary.llm_steps_reconstructed += step.llm.reconstructed
             summary.llm_steps_without_tools += step.llm.request.tools is None
             summary.llm_steps_tools_supplied += step.llm.tools_supplied
+            summary.llm_steps_unsent_parts += has_unsent_parts(step.llm.request.messages)
+
+
+def has_unsent_parts(messages: list[Message]) -> bool:
+    """True when a message holds a content part the chat-completions API would refuse."""
+    return any(
+        part.type not in parts_the_api_takes(message.role)
+        for message in messages
+        if isinstance(message.content, list)
+        for part in message.content
+    )

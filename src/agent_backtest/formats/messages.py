@@ -261,6 +261,16 @@ def _reasoning(raw: dict[str, Any]) -> ContentPart:
     return ContentPart(type="reasoning", text=text, **extra)
 
 
+def _dotnet_reasoning(raw: dict[str, Any]) -> ContentPart:
+    """Microsoft.Extensions.AI's ``TextReasoningContent``: text, and ``protectedData``, the
+    provider's encrypted reasoning."""
+    content = raw.get("content") if isinstance(raw.get("content"), dict) else raw
+    text = content.get("text") if isinstance(content.get("text"), str) else None
+    protected = content.get("protectedData")
+    extra = {"encrypted_content": protected} if isinstance(protected, str) else {}
+    return ContentPart(type="reasoning", text=text or None, **extra)
+
+
 def _content(value: Any) -> tuple[list[ContentPart], list[ToolCall], list[Message]]:
     """Message content in any shape: (content parts, tool calls, tool results)."""
     if value is None:
@@ -318,6 +328,8 @@ def _add_part(
         results.append(_result(item))
     elif kind in REASONING_TYPES:
         parts.append(_reasoning(item))
+    elif isinstance(kind, str) and kind.endswith("ReasoningContent"):
+        parts.append(_dotnet_reasoning(item))
     elif isinstance(kind, str):
         parts.append(ContentPart.model_validate(item))
     else:

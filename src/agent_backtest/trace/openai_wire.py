@@ -311,7 +311,7 @@ def _wire_message(message: Message, adjustments: list[str]) -> dict[str, Any] | 
     encrypted reasoning, unknown parts) left out and listed; None when nothing is left."""
     wire = message_to_wire(message)
     if isinstance(message.content, list):
-        allowed = _allowed_parts(message.role)
+        allowed = parts_the_api_takes(message.role)
         kept = []
         for part in message.content:
             if part.type in allowed:
@@ -335,8 +335,9 @@ def _wire_message(message: Message, adjustments: list[str]) -> dict[str, Any] | 
     return wire
 
 
-def _allowed_parts(role: str) -> frozenset[str]:
-    """The content part types chat completions takes in a message of this role."""
+def parts_the_api_takes(role: str) -> frozenset[str]:
+    """The content part types chat completions takes in a message of this role; the others
+    (reasoning, encrypted reasoning, parts of other APIs) stay in the trace and are left out."""
     if role == "user":
         return USER_PARTS
     if role == "assistant":
