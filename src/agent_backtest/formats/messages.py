@@ -458,8 +458,8 @@ def _answer_list(value: list[Any], alternatives: bool) -> Answer:
     if all(isinstance(item, dict) and "toolCallId" in item for item in value):
         calls = [_call(item) for item in value]
         return Answer(Message(role="assistant", tool_calls=calls), "tool_calls")
-    bare = all(isinstance(item, dict) and "role" not in item and "type" in item for item in value)
-    if bare and not any(item.get("type") == "message" for item in value):
+    bare = all(isinstance(item, dict) and item.get("type") in PART_TYPES for item in value)
+    if bare and not any("role" in item for item in value):
         return _answer_message({"role": "assistant", "content": value})
     answers = [_answer_item(item) for item in value]
     answers = [answer for answer in answers if answer is not None]
