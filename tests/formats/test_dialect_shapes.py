@@ -336,3 +336,45 @@ def test_responses_items_and_encrypted_reasoning(tmp_path: Path) -> None:
     source = source_of(path)
     assert len(list(source)) == 1
     assert source.summaries[0].llm_steps_unsent_parts == 1
+
+
+def test_a_call_without_captured_content_is_counted_not_silent(tmp_path: Path) -> None:
+    attributes = {"gen_ai.request.model": "gpt-4o", "gen_ai.usage.input_tokens": 30}
+    path = write(tmp_path, one_span(attributes, name="openai.chat"))
+    source = source_of(path)
+    assert list(source) == []
+    assert dict(source.skipped_steps()) == {"no_input_messages": 1}
+
+
+def test_a_responses_object_as_invocation_parameters_keeps_only_request_settings(
+    tmp_path: Path,
+) -> None:
+    recorded = {
+        "id": "resp_0f00",
+        "created_at": 1759223041.0,
+        "instructions": "You are a helpful agent.",
+        "temperature": 1.0,
+        "billing": {"payer": "developer"},
+        "truncation": "disabled",
+        "text": {"format": {"type": "text"}, "verbosity": "medium"},
+        "reasoning": {"effort": None},
+    }
+    path = write(
+        tmp_path,
+        one_span(
+            {
+                "openinference.span.kind": "LLM",
+                "llm.invocation_parameters": json.dumps(recorded),
+                "llm.input_messages.0.message.role": "user",
+                "llm.input_messages.0.message.content": "hi",
+                "llm.output_messages.0.message.role": "assistant",
+                "llm.output_messages.0.message.content": "hello",
+            }
+        ),
+    )
+    (call,) = calls(path)
+    assert call.request.params == {"temperature": 1.0}
+    assert [(m.role, m.text()) for m in call.request.messages] == [
+        ("system", "You are a helpful agent."),
+        ("user", "hi"),
+    ]

@@ -33,6 +33,8 @@ AGENT_RUN_KEYS = ("pydantic_ai.all_messages", "all_messages_events", "agent_name
 # Evidence that a span is about a model call: what "LLM-looking" means for the accounting.
 MODEL_KEYS = ("gen_ai.request.model", "gen_ai.response.model", "llm.model_name", "ai.model.id")
 USAGE_PREFIXES = ("gen_ai.usage.", "llm.token_count.", "llm.usage.", "ai.usage.")
+# Only a model call asks for a model; a span with usage alone may be a sum over calls.
+REQUEST_MODEL_KEYS = ("gen_ai.request.model", "llm.request.model")
 
 # The dialects that read LLM calls, in the order they are asked.
 CALL_DIALECTS: tuple[tuple[str, Any], ...] = (
@@ -87,8 +89,11 @@ def step_kind(span: Span) -> StepKind:
         or openllmetry.claims(attributes)
         or google_genai.REQUEST_KEY in attributes
         or attributes.get("llm.request.type") in ("chat", "completion")
+        or any(key in attributes for key in REQUEST_MODEL_KEYS)
     ):
-        return "llm"  # a message span without gen_ai.operation.name
+        # A message span without gen_ai.operation.name, or a call whose content was not
+        # captured: a step, so that what keeps it from being a unit is counted.
+        return "llm"
     return "other"
 
 

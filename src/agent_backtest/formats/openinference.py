@@ -58,6 +58,16 @@ def llm_call(span: Span) -> LLMCall | None:
     if attributes.get("openinference.span.kind") != "LLM":
         return None
     params = _invocation_parameters(attributes)
+    notes = []
+    instructions = None
+    if _is_response_object(params):
+        instructions = params.get("instructions")
+        params = _response_settings(params)
+        notes.append(
+            "llm.invocation_parameters holds the Responses object the call returned; only "
+            "the settings it was asked with are kept (temperature, top_p, max_output_tokens, "
+            "parallel_tool_calls, reasoning effort)"
+        )
     tool_choice = params.pop("tool_choice", None)
     invoked_model = params.pop("model", None)
     for key in (*REQUEST_KEYS, *TRANSPORT_KEYS):
@@ -72,10 +82,14 @@ def llm_call(span: Span) -> LLMCall | None:
         tool_choice=tool_choice,
         params=params,
     )
+    if isinstance(instructions, str) and not any(m.role == "system" for m in request.messages):
+        request.messages.insert(0, Message(role="system", content=instructions))
+        notes.append("system message taken from the Responses object's instructions")
     call = LLMCall(
         request=request,
         response=_response(attributes),
         provider=_first_str(attributes, "llm.provider", "llm.system"),
+        notes=notes,
     )
     _fill_from_values(call, attributes)
     return call
@@ -213,6 +227,36 @@ def _usage(attributes: dict[str, Any]) -> Usage | None:
     """Token counts from ``llm.token_count.*``; None when none is recorded."""
     found = Usage(**{name: to_int(attributes.get(key), key) for name, key in USAGE_KEYS.items()})
     return None if found == Usage() else found
+
+
+# A Responses object (the OpenAI Agents SDK records it as the invocation parameters) echoes
+# every setting, defaults included; these are the ones a chat request can be asked with.
+RESPONSE_SETTINGS = {
+    "temperature": "temperature",
+    "top_p": "top_p",
+    "max_output_tokens": "max_tokens",
+    "parallel_tool_calls": "parallel_tool_calls",
+    "tool_choice": "tool_choice",
+    "model": "model",
+}
+
+
+def _is_response_object(params: dict[str, Any]) -> bool:
+    """True when the parameters are a whole Responses object rather than request settings."""
+    return params.get("object") == "response" or (
+        "created_at" in params and str(params.get("id", "")).startswith("resp_")
+    )
+
+
+def _response_settings(params: dict[str, Any]) -> dict[str, Any]:
+    """The request settings a Responses object echoes, under the chat-completions names."""
+    kept = {
+        name: params[key] for key, name in RESPONSE_SETTINGS.items() if params.get(key) is not None
+    }
+    reasoning = params.get("reasoning")
+    if isinstance(reasoning, dict) and reasoning.get("effort"):
+        kept["reasoning_effort"] = reasoning["effort"]
+    return kept
 
 
 def _invocation_parameters(attributes: dict[str, Any]) -> dict[str, Any]:
