@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from agent_backtest.api import ReadingOptions
+from agent_backtest.formats import ReadOptions, SessionStream
 from agent_backtest.providers import CallPolicy, ModelClient, ProviderSettings
 from agent_backtest.providers.openai import OpenAIProvider
 from agent_backtest.units import AgentConfig
@@ -63,3 +64,15 @@ def test_every_unit_replays_against_a_strict_server(sample: Path) -> None:
         outcomes = asyncio.run(send_all())
     assert server.refusals == []
     assert len(outcomes) == len(units)
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda path: path.name.split(".")[0])
+def test_every_observation_is_accounted_for(sample: Path) -> None:
+    stream = SessionStream([sample], ReadOptions(explain=True))
+    list(stream)
+    readings = stream.summaries[0].skips.readings or []
+    observations = json.loads(sample.read_text())["observations"]
+    assert sorted(r.span_id for r in readings) == sorted(o["id"] for o in observations)
+    for reading in readings:
+        if reading.kind == "llm":
+            assert reading.dialect is not None
