@@ -11,7 +11,7 @@ from agent_backtest.formats.dialects import CALL_DIALECTS
 
 ROOT = Path(__file__).parents[2]
 DOC = (ROOT / "docs" / "formats.md").read_text()
-CORPUS = ROOT / "tests" / "fixtures" / "frameworks" / "langfuse"
+CORPUS = ROOT / "tests" / "fixtures" / "frameworks"
 
 
 def framework_rows() -> list[list[str]]:
@@ -38,7 +38,8 @@ def test_every_dialect_is_in_the_doc_and_the_readme() -> None:
 def test_the_framework_table_says_what_the_readers_do() -> None:
     rows = framework_rows()
     assert {row[1].strip("`") for row in rows} == {
-        path.name.removesuffix(".trace.json") for path in CORPUS.glob("*.trace.json")
+        f"{path.parent.name}/{path.name.removesuffix('.trace.json')}"
+        for path in CORPUS.glob("*/*.trace.json")
     }
     for _, sample, read_by, units, why in rows:
         stream = SessionStream(

@@ -23,9 +23,29 @@ from agent_backtest.units import AgentConfig
 from agent_backtest.units.source import UnitSource
 from tests.fake_openai import FakeOpenAI
 from tests.formats.conformance import read_sample
+from tests.formats.otlp_sources import SOURCES, build
 
 CORPUS = Path(__file__).parents[1] / "fixtures" / "frameworks"
 SAMPLES = sorted(CORPUS.glob("*/*.trace.json"))
+
+
+def span_ids(sample: Path) -> list[str]:
+    """The id of every span or observation in a sample."""
+    document = json.loads(sample.read_text())
+    if "observations" in document:
+        return [observation["id"] for observation in document["observations"]]
+    return [
+        span["spanId"]
+        for resource in document["resourceSpans"]
+        for scope in resource["scopeSpans"]
+        for span in scope["spans"]
+    ]
+
+
+def test_the_otlp_samples_are_their_sources_converted() -> None:
+    for source in sorted(SOURCES.glob("*.source.json")):
+        trace = source.with_name(source.name.replace(".source.json", ".trace.json"))
+        assert json.loads(trace.read_text()) == build(source), source.name
 
 
 def expected_file(sample: Path) -> Path:
@@ -71,8 +91,7 @@ def test_every_observation_is_accounted_for(sample: Path) -> None:
     stream = SessionStream([sample], ReadOptions(explain=True))
     list(stream)
     readings = stream.summaries[0].skips.readings or []
-    observations = json.loads(sample.read_text())["observations"]
-    assert sorted(r.span_id for r in readings) == sorted(o["id"] for o in observations)
+    assert sorted(r.span_id for r in readings) == sorted(span_ids(sample))
     for reading in readings:
         if reading.kind == "llm":
             assert reading.dialect is not None

@@ -171,7 +171,8 @@ def request_params(attributes: dict[str, Any]) -> dict[str, Any]:
     """``gen_ai.request.*`` sampling parameters under their OpenAI names."""
     params = {}
     for key, (name, convert) in REQUEST_PARAMS.items():
-        if attributes.get(key) is not None:
+        # Instrumentations write a setting left unset as "" (OpenLit's seed, for one).
+        if attributes.get(key) not in (None, ""):
             params[name] = convert(attributes[key], key)
     return params
 

@@ -21,7 +21,7 @@ from agent_backtest.errors import RecordError
 from agent_backtest.formats import genai_current
 from agent_backtest.formats.messages import read_message
 from agent_backtest.formats.span_model import SpanEvent
-from agent_backtest.trace import LLMCall, Message
+from agent_backtest.trace import LLMCall, Message, Unusable
 
 if TYPE_CHECKING:
     from agent_backtest.formats.span_model import Span
@@ -89,9 +89,21 @@ def llm_call(span: Span) -> LLMCall | None:
         elif event.name == CHOICE_EVENT:
             choices.append(_choice(_body(event)))
         elif event.name == PROMPT_EVENT:
-            call.request.messages.extend(_prompt(event.attributes.get("gen_ai.prompt")))
+            prompt = event.attributes.get("gen_ai.prompt")
+            if _is_plain_text(prompt):
+                call.unusable = Unusable(
+                    reason="input_is_flat_string",
+                    detail="gen_ai.prompt is one flat string, not a list of messages: "
+                    + repr(" ".join(str(prompt).split())[:60]),
+                )
+            else:
+                call.request.messages.extend(_prompt(prompt))
         elif event.name == COMPLETION_EVENT:
-            choices.extend(_completion(event.attributes.get("gen_ai.completion")))
+            completion = event.attributes.get("gen_ai.completion")
+            if _is_plain_text(completion):  # the answer's text, as OpenLit writes it
+                choices.append((0, Message(role="assistant", content=completion), None))
+            else:
+                choices.extend(_completion(completion))
     if choices:
         # Several choices (n > 1): the first one is the answer the agent used.
         _, message, finish_reason = min(choices, key=lambda choice: choice[0])
@@ -178,6 +190,17 @@ def _content(value: Any) -> Any:
     if isinstance(value, dict):
         return orjson.dumps(value).decode()
     return value
+
+
+def _is_plain_text(value: Any) -> bool:
+    """True for a string that is not JSON (OpenLit writes the prompt and answer as text)."""
+    if not isinstance(value, str):
+        return False
+    try:
+        orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return True
+    return False
 
 
 def _decoded(value: Any) -> Any:
