@@ -378,3 +378,32 @@ def test_a_responses_object_as_invocation_parameters_keeps_only_request_settings
         ("system", "You are a helpful agent."),
         ("user", "hi"),
     ]
+
+
+def test_a_span_export_with_its_own_input_and_output_attributes(tmp_path: Path) -> None:
+    request = {
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "2+2?"},
+        ]
+    }
+    path = write(
+        tmp_path,
+        one_span(
+            {
+                "braintrust.span_attributes": json.dumps({"type": "llm"}),
+                "braintrust.input_json": json.dumps(request),
+                "braintrust.output_json": json.dumps([{"role": "assistant", "content": "4"}]),
+                "braintrust.metadata": json.dumps({"model": "gpt-4o-mini", "temperature": 0}),
+                "braintrust.metrics": json.dumps({"prompt_tokens": 12, "completion_tokens": 1}),
+            },
+            name="Chat Completion",
+        ),
+    )  # fmt: skip
+    (call,) = calls(path)
+    assert call.dialect == "braintrust"
+    assert call.request.model == "gpt-4o-mini"
+    assert call.request.params == {"temperature": 0}
+    assert [m.role for m in call.request.messages] == ["system", "user"]
+    assert call.response.message.text() == "4"
+    assert (call.response.usage.input_tokens, call.response.usage.output_tokens) == (12, 1)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_backtest.formats import (
+    braintrust,
     genai_current,
     genai_events,
     google_genai,
@@ -44,6 +45,7 @@ CALL_DIALECTS: tuple[tuple[str, Any], ...] = (
     ("openinference", openinference),
     ("openllmetry", openllmetry),
     ("genai_events", genai_events),
+    ("braintrust", braintrust),
     ("payload", payloads),
 )
 TOOL_DIALECTS: tuple[tuple[str, Any], ...] = (
@@ -64,6 +66,9 @@ def step_kind(span: Span) -> StepKind:
         return "tool" if ai_operation == "ai.toolCall" else "agent"
     if span.kind_hint is not None:
         return span.kind_hint
+    declared = braintrust.span_type(attributes)
+    if declared is not None:
+        return declared
     operation = attributes.get("gen_ai.operation.name")
     oi_kind = attributes.get("openinference.span.kind")
     traceloop = attributes.get(TRACELOOP_KIND_KEY)
