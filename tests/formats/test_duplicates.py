@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import agent_backtest as abt
 from agent_backtest.api import ReadingOptions
 from agent_backtest.units import AgentConfig
 from agent_backtest.units.source import UnitSource
+from tests.cli.test_cli import run
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 
@@ -59,3 +61,15 @@ def test_a_repeated_span_id_with_other_content_is_a_conflict(tmp_path: Path) -> 
     path.write_text(json.dumps(export))
     _, skips = read(path)
     assert skips == {"span_id_conflict": 1}
+
+
+def test_ingest_replay_and_profile_count_the_repeats_alike(tmp_path: Path) -> None:
+    doubled = tmp_path / "doubled.jsonl"
+    doubled.write_text((FIXTURES / "otlp" / "events.jsonl").read_text() * 2)
+    code, stdout, _ = run("ingest", doubled, "-o", tmp_path / "sessions.jsonl", "--json")
+    assert code == 0
+    ingested = json.loads(stdout)["inputs"][0]["skips"]["duplicate_span"]
+    profiled = abt.profile(doubled).inputs[0].skips["duplicate_span"]
+    replay = abt.replay(doubled, model="mock/golden", out=tmp_path / "run", score=False)
+    replayed = replay.manifest.readers.skipped_records["duplicate_span"]
+    assert ingested == profiled == replayed > 0
