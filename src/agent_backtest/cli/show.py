@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -13,11 +12,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from agent_backtest import api
+from agent_backtest import api, formats
 from agent_backtest.api import ReadingOptions
 from agent_backtest.cli.flags import with_groups
 from agent_backtest.errors import InputError
-from agent_backtest.formats import InputSummary, SessionStream
+from agent_backtest.formats import InputSummary
 from agent_backtest.formats.base import SpanReading
 from agent_backtest.trace import LLMRequest, LLMResponse, Message, Session, Step, ToolCall
 from agent_backtest.units import Unit, is_units_file, read_units_file
@@ -70,7 +69,7 @@ def show(
     if unit:
         raise InputError(file, None, "--unit needs a units file (from abt units)")
     if explain:
-        print_explanation(console, explain_file(file, reading))
+        print_explanation(console, formats.explain(file, reading.read_options(), reading.format))
         return
     sessions = list(api.read_sessions([file], reading))
     chosen = [s for s in sessions if session is None or s.id == session]
@@ -88,14 +87,6 @@ def _nothing_found(file: Path, session: str | None, sessions: list[Session]) -> 
         return f"no sessions: no record could be used; abt show {file} --explain says why"
     ids = ", ".join(s.id for s in sessions[:5]) + (", …" if len(sessions) > 5 else "")
     return f"no session {session!r}; the file holds {len(sessions)}: {ids}"
-
-
-def explain_file(file: Path, reading: ReadingOptions) -> InputSummary:
-    """Read one trace file keeping every span's reading; what was read of it."""
-    stream = SessionStream([file], replace(reading.read_options(), explain=True), reading.format)
-    for _ in stream:
-        pass
-    return stream.summaries[0]
 
 
 def print_explanation(console: Console, summary: InputSummary) -> None:

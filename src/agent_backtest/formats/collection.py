@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agent_backtest.errors import InputError
@@ -80,6 +80,15 @@ class SessionStream:
                 f"session {session.id!r} was read before with other content",
             )
         return True
+
+
+def explain(path: Path, options: ReadOptions, format: str | None = None) -> InputSummary:
+    """Read one trace file keeping every span's reading (``summary.skips.readings``): the step
+    each span or observation became, the dialect that read it, and what blocks its unit."""
+    stream = SessionStream([path], replace(options, explain=True), format)
+    for _ in stream:
+        pass
+    return stream.summaries[0]
 
 
 def fill_in(session: Session, options: ReadOptions) -> None:

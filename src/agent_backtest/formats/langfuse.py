@@ -3,9 +3,11 @@
 A file holds one export, a list of them, or one per line. Each observation is a span: Langfuse
 keeps the raw OpenTelemetry attributes under ``metadata.attributes``, so the same attribute
 dialects and the same session builder as for OTLP apply. Langfuse moves the message payloads
-out of the attributes into the observation's ``input``/``output``; they are put back under the
-GenAI attribute names (both the GenAI ``parts`` form and OpenAI chat messages are accepted),
-and ``model``, ``usageDetails`` and ``modelParameters`` fill what the attributes lack.
+out of the attributes into the observation's ``input``/``output``; they are kept on the span and
+read, in any message shape, when no attribute dialect holds the call, and ``model``,
+``usageDetails`` (with cached and reasoning tokens) and ``modelParameters`` fill what the
+attributes lack. A ``GENERATION``, ``TOOL`` or ``AGENT`` observation is a step of that kind; a
+plain ``SPAN`` takes its kind from its attributes.
 The observation's ``version``, else the trace's ``version``, else the trace's ``release``, is the
 agent version of a step whose attributes name none.
 """

@@ -12,6 +12,7 @@ in the same way: a shape it does not know is a named :class:`RecordError`, never
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -381,25 +382,17 @@ def _first_str(raw: dict[str, Any], *keys: str) -> str | None:
 # --- answers -----------------------------------------------------------------------------------
 
 
+@dataclass
 class Answer:
-    """An answer read from a recorded output: the message and what came with it."""
+    """An answer read from a recorded output: the message and what came with it (None when the
+    output did not record it)."""
 
-    def __init__(
-        self,
-        message: Message,
-        finish_reason: str | None = None,
-        usage: Usage | None = None,
-        model: str | None = None,
-        response_id: str | None = None,
-        notes: list[str] | None = None,
-    ) -> None:
-        """An answer; the optional fields are None when the output did not record them."""
-        self.message = message
-        self.finish_reason = finish_reason
-        self.usage = usage
-        self.model = model
-        self.response_id = response_id
-        self.notes = notes or []
+    message: Message
+    finish_reason: str | None = None
+    usage: Usage | None = None
+    model: str | None = None
+    response_id: str | None = None
+    notes: list[str] = field(default_factory=list)
 
 
 def read_answer(value: Any, choices_are_alternatives: bool = False) -> Answer | None:

@@ -1,10 +1,12 @@
 """Spans, whatever file they came from, turned into canonical sessions.
 
 OTLP/JSON and Langfuse exports both describe an agent run as a tree of spans. Their readers
-decode the file into :class:`Span` records and hand them to :func:`build_session`, which groups
-them into turns and steps, asks the attribute dialects (current GenAI attributes, the older
-GenAI events, OpenInference) for the LLM call or tool execution of each span, and repairs what
-the span alone cannot tell: history kept server-side, instructions recorded on the agent span.
+decode the file into :class:`Span` records and hand them to :func:`build_session`, which drops
+exact repeats (counted), groups the spans into turns and steps, asks the attribute dialects
+(:mod:`~agent_backtest.formats.dialects`) for the LLM call or tool execution of each span, and
+repairs what the span alone cannot tell: history kept server-side, instructions recorded on the
+agent span, tool messages without their call id. Every span's reading is kept when asked for,
+so ``abt show --explain`` can say what became of it.
 
 A session is every trace that shares a session id (``session.id``/``langfuse.session.id``),
 or a single trace when none is recorded; each trace is one turn.
