@@ -19,7 +19,7 @@ import orjson
 
 from agent_backtest.errors import RecordError
 from agent_backtest.trace import ContentPart, Message, ToolCall, Usage
-from agent_backtest.trace.openai_wire import ROLES, tool_def_from_openai
+from agent_backtest.trace.openai_wire import ROLES, tool_def_from_openai, usage_from_openai
 
 ROLE_NAMES = {
     "human": "user",
@@ -552,18 +552,8 @@ def _ai_sdk_result(value: dict[str, Any]) -> Answer:
 
 def openai_usage(raw: Any) -> Usage | None:
     """OpenAI usage (chat completions or Responses), with cached and reasoning tokens."""
-    if not isinstance(raw, dict):
-        return None
-    prompt = raw.get("prompt_tokens_details") or raw.get("input_tokens_details") or {}
-    completion = raw.get("completion_tokens_details") or raw.get("output_tokens_details") or {}
-    found = Usage(
-        input_tokens=_count(raw, "prompt_tokens", "input_tokens"),
-        output_tokens=_count(raw, "completion_tokens", "output_tokens"),
-        total_tokens=_count(raw, "total_tokens"),
-        cached_input_tokens=_count(prompt, "cached_tokens"),
-        reasoning_tokens=_count(completion, "reasoning_tokens"),
-    )
-    return None if found == Usage() else found
+    found = usage_from_openai(raw)
+    return None if found is None or found == Usage() else found
 
 
 def gemini_usage(value: dict[str, Any]) -> Usage | None:

@@ -217,22 +217,30 @@ def response_from_openai(body: Any) -> LLMResponse:
 
 
 def usage_from_openai(raw: Any) -> Usage | None:
-    """``prompt_tokens``/``completion_tokens`` (or the input/output names) as usage."""
+    """OpenAI usage (chat completions or Responses names) with cached input and reasoning
+    tokens; None when there is none."""
     if not isinstance(raw, dict):
         return None
-
-    def count(*keys: str) -> int | None:
-        for key in keys:
-            value = raw.get(key)
-            if isinstance(value, int) and not isinstance(value, bool):
-                return value
-        return None
-
+    prompt = raw.get("prompt_tokens_details") or raw.get("input_tokens_details") or {}
+    completion = raw.get("completion_tokens_details") or raw.get("output_tokens_details") or {}
     return Usage(
-        input_tokens=count("prompt_tokens", "input_tokens"),
-        output_tokens=count("completion_tokens", "output_tokens"),
-        total_tokens=count("total_tokens"),
+        input_tokens=_count(raw, "prompt_tokens", "input_tokens"),
+        output_tokens=_count(raw, "completion_tokens", "output_tokens"),
+        total_tokens=_count(raw, "total_tokens"),
+        cached_input_tokens=_count(prompt, "cached_tokens"),
+        reasoning_tokens=_count(completion, "reasoning_tokens"),
     )
+
+
+def _count(raw: Any, *keys: str) -> int | None:
+    """The first integer among the keys of a usage object."""
+    if not isinstance(raw, dict):
+        return None
+    for key in keys:
+        value = raw.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
 
 
 def _optional_str(value: Any, what: str) -> str | None:
