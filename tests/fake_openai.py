@@ -8,6 +8,12 @@ lets a test make chosen requests fail: ``429`` (with ``Retry-After``), ``500``, 
 before the client hung up), ``stall`` (half the answer, then silence for ``slow_seconds``),
 ``user_role`` (a 200 whose message is the user's) and ``empty`` (an assistant message with
 neither content nor tool calls). Requests are keyed by the text of their last message.
+``ignores_tools=True`` answers in text whatever tools are offered, as some servers do.
+
+``strict=True`` checks every body the way hosted chat-completions APIs do and answers 400 for
+what they refuse: a body field the API does not know, a message field its role does not take,
+a content part its role cannot carry, and a tool message without a ``tool_call_id`` that
+answers a call of the assistant message before it.
 """
 
 from __future__ import annotations
@@ -38,8 +44,11 @@ class FakeOpenAI:
         slow_seconds: float = 5.0,
         api_key: str | None = None,
         ignores_tools: bool = False,
+        strict: bool = False,
     ) -> None:
-        self.ignores_tools = ignores_tools  # answer in text whatever tools are offered
+        self.ignores_tools = ignores_tools
+        self.strict = strict
+        self.refusals: list[str] = []
         self.latency = latency
         self.slow_seconds = slow_seconds
         self.api_key = api_key
@@ -104,6 +113,12 @@ class FakeOpenAI:
                 ):
                     server.fault_for(key)
                     return self._send(401, {"error": {"message": "invalid key"}})
+                problem = strict_problem(body) if server.strict else None
+                if problem is not None:
+                    with server._lock:
+                        server.refusals.append(problem)
+                    server.fault_for(key)
+                    return self._send(400, {"error": {"message": problem}})
                 behaviour = server.fault_for(key)
                 if server.latency:
                     time.sleep(server.latency)
@@ -189,6 +204,65 @@ class FakeOpenAI:
                     server.last_answer = time.monotonic()
 
         return Handler
+
+
+# What the hosted chat-completions API takes, written from its reference, independently of the
+# client's own allow-list so that a test against this server can fail.
+BODY_FIELDS = {
+    "model", "messages", "tools", "tool_choice", "temperature", "top_p", "n", "stop",
+    "max_tokens", "max_completion_tokens", "presence_penalty", "frequency_penalty",
+    "logit_bias", "logprobs", "top_logprobs", "response_format", "seed", "user",
+    "parallel_tool_calls", "reasoning_effort", "service_tier", "store", "metadata",
+    "modalities", "audio", "prediction", "verbosity", "web_search_options",
+    "prompt_cache_key", "safety_identifier", "stream", "stream_options",
+}  # fmt: skip
+MESSAGE_FIELDS = {
+    "system": {"role", "content", "name"},
+    "developer": {"role", "content", "name"},
+    "user": {"role", "content", "name"},
+    "assistant": {"role", "content", "name", "tool_calls", "refusal", "audio"},
+    "tool": {"role", "content", "tool_call_id"},
+}
+PART_TYPES = {
+    "system": {"text"},
+    "developer": {"text"},
+    "user": {"text", "image_url", "input_audio", "file"},
+    "assistant": {"text", "refusal"},
+    "tool": {"text"},
+}
+
+
+def strict_problem(body: dict[str, Any]) -> str | None:
+    """Why a hosted API would refuse this body, or None when it would take it."""
+    unknown = sorted(set(body) - BODY_FIELDS)
+    if unknown:
+        return f"Unrecognized request argument supplied: {unknown[0]}"
+    open_calls: set[str] = set()
+    for index, message in enumerate(body.get("messages", [])):
+        role = message.get("role")
+        if role not in MESSAGE_FIELDS:
+            return f"messages[{index}]: invalid role {role!r}"
+        extra = sorted(set(message) - MESSAGE_FIELDS[role])
+        if extra:
+            return f"messages[{index}]: unknown field {extra[0]!r} for role {role}"
+        content = message.get("content")
+        if isinstance(content, list):
+            for part in content:
+                if part.get("type") not in PART_TYPES[role]:
+                    return f"messages[{index}]: a {part.get('type')} part in a {role} message"
+        if role == "assistant":
+            open_calls = {call["id"] for call in message.get("tool_calls") or [] if "id" in call}
+            if len(open_calls) != len(message.get("tool_calls") or []):
+                return f"messages[{index}]: a tool call without an id"
+        elif role == "tool":
+            call_id = message.get("tool_call_id")
+            if not call_id:
+                return f"messages[{index}]: a tool message needs tool_call_id"
+            if call_id not in open_calls:
+                return f"messages[{index}]: tool_call_id {call_id!r} answers no preceding call"
+        else:
+            open_calls = set()
+    return None
 
 
 def request_key(body: dict[str, Any]) -> str:

@@ -126,6 +126,7 @@ def test_a_snapshot_is_the_counts_at_that_moment() -> None:
         "output_tokens": 12,
         "errors": {},
         "cache_write_errors": 0,
+        "model_load_seconds": 0.0,
     }
 
 

@@ -27,6 +27,7 @@ def input_report(
         "without_tool_definitions": summary.llm_steps_without_tools,
         "tools_supplied": summary.llm_steps_tools_supplied,
         "secret_fields_dropped": dict(sorted(summary.secret_fields_dropped.items())),
+        "unsent_parts": summary.llm_steps_unsent_parts,
         "skip_examples": [
             {"reason": s.reason, "location": s.location, "detail": s.detail}
             for s in summary.skips.examples
@@ -84,4 +85,9 @@ def _flags(report: dict[str, Any]) -> list[str]:
         )
     if report["tools_supplied"]:
         flags.append(f"{report['tools_supplied']} LLM steps use tool definitions from --tools")
+    if report["unsent_parts"]:
+        flags.append(
+            f"{report['unsent_parts']} LLM steps hold reasoning or parts chat completions does "
+            "not take (kept in the trace, left out of a replay and listed as adjustments)"
+        )
     return flags

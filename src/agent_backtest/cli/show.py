@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Annotated
 
@@ -10,11 +11,13 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from agent_backtest import api
+from agent_backtest import api, formats
 from agent_backtest.api import ReadingOptions
 from agent_backtest.cli.flags import with_groups
 from agent_backtest.cli.terminal import SafeConsole, escape, printable
 from agent_backtest.errors import InputError
+from agent_backtest.formats import InputSummary
+from agent_backtest.formats.base import SpanReading
 from agent_backtest.formats.registry import local_input
 from agent_backtest.trace import LLMRequest, LLMResponse, Message, Session, Step, ToolCall
 from agent_backtest.units import Unit, is_units_file, read_units_file
@@ -45,6 +48,14 @@ def show(
     unit: Annotated[
         str | None, typer.Option("--unit", metavar="ID", help="Show this unit (units files).")
     ] = None,
+    explain: Annotated[
+        bool,
+        typer.Option(
+            "--explain",
+            help="For each span or observation: the step it became, the dialect that read it, "
+            "and why it gave no unit.",
+        ),
+    ] = False,
 ) -> None:
     """Show a session (turns, messages, tool calls, timing) or a unit (request and golden).
 
@@ -53,21 +64,73 @@ def show(
     console = SafeConsole(highlight=False)
     file = local_input(file)  # a pipe is read once
     if is_units_file(file):
+        if explain:
+            raise InputError(file, None, "--explain reads trace files; this is a units file")
         _show_units(console, file, unit or None, session)
         return
     if unit:
         raise InputError(file, None, "--unit needs a units file (from abt units)")
-    stream = api.read_sessions([file], reading)
-    sessions = (s for s in stream if session is None or s.id == session)
-    first = next(sessions, None)
-    if first is None:
-        where = f"no session {session!r}" if session else "no sessions"
-        raise InputError(file, None, f"{where}; run abt show {file} to list them")
-    second = next(sessions, None)
-    if second is None or session is not None:
-        print_session(console, first)
+    if explain:
+        print_explanation(console, formats.explain(file, reading.read_options(), reading.format))
         return
-    _list_sessions(console, [first, second, *sessions])
+    sessions = list(api.read_sessions([file], reading))
+    chosen = [s for s in sessions if session is None or s.id == session]
+    if not chosen:
+        raise InputError(file, None, _nothing_found(file, session, sessions))
+    if len(chosen) == 1 or session is not None:
+        print_session(console, chosen[0])
+        return
+    _list_sessions(console, chosen)
+
+
+def _nothing_found(file: Path, session: str | None, sessions: list[Session]) -> str:
+    """Why no session is shown, and what to do instead."""
+    if session is None:
+        return f"no sessions: no record could be used; abt show {file} --explain says why"
+    ids = ", ".join(s.id for s in sessions[:5]) + (", …" if len(sessions) > 5 else "")
+    return f"no session {session!r}; the file holds {len(sessions)}: {ids}"
+
+
+def print_explanation(console: Console, summary: InputSummary) -> None:
+    """Each span or observation: the step it became, who read it, and what blocks its unit."""
+    readings = summary.skips.readings or []
+    if not readings:
+        console.print(
+            escape(
+                f"{summary.file} ({summary.format}) records calls, not spans: "
+                f"{summary.sessions} sessions; skipped " + (_counts(summary.skips.counts) or "none")
+            )
+        )
+        return
+    for reading in readings:
+        read_by = f", read by {reading.dialect}" if reading.dialect else ""
+        label = f"{reading.name}: {reading.kind} step{read_by}" if reading.name else "not read"
+        console.print(escape(f"{reading.location}\n    {label} → {_outcome(reading)}"))
+    blocked = Counter(r.reason for r in readings if r.reason and r.kind == "llm")
+    units = sum(r.kind == "llm" and r.reason is None for r in readings)
+    console.print(
+        escape(
+            f"{len(readings)} records ({summary.format}): {units} LLM steps give a unit; "
+            f"LLM steps without one: {_counts(blocked) or 'none'}; "
+            f"records skipped: {_counts(summary.skips.counts) or 'none'}"
+        ),
+        markup=False,
+    )
+
+
+def _outcome(reading: SpanReading) -> str:
+    """What became of a span, in words."""
+    if reading.kind == "none":
+        return f"skipped: {reading.reason}: {reading.detail}"
+    if reading.kind == "llm":
+        if reading.reason is None:
+            return "a unit"
+        return f"no unit: {reading.reason}: {reading.detail}"
+    return reading.detail or "not a model call"
+
+
+def _counts(counts: Counter[str]) -> str:
+    return " · ".join(f"{name} {count}" for name, count in sorted(counts.items()))
 
 
 def _show_units(console: Console, file: Path, unit_id: str | None, session: str | None) -> None:
@@ -78,7 +141,9 @@ def _show_units(console: Console, file: Path, unit_id: str | None, session: str 
         and (session is None or u.session_id == session)
     ]
     if not units:
-        raise InputError(file, None, "no matching unit; run abt show on the file to list them")
+        held = read_units_file(file)
+        ids = ", ".join(u.unit_id for u in held[:5]) + (", …" if len(held) > 5 else "")
+        raise InputError(file, None, f"no matching unit; the file holds {len(held)}: {ids}")
     if len(units) == 1 or unit_id is not None:
         print_unit(console, units[0])
         return

@@ -17,6 +17,8 @@ from typing import Protocol
 from agent_backtest.errors import InputError, RecordError
 from agent_backtest.trace import Session, ToolDef
 
+DUPLICATE = "duplicate_span"
+
 
 @dataclass
 class ReadOptions:
@@ -28,6 +30,8 @@ class ReadOptions:
     """The model that answered, for formats that do not record it (``--recorded-model``)."""
     strict: bool = False
     """Turn every skip into an error (``--strict``)."""
+    explain: bool = False
+    """Keep a reading of every span or observation (``abt show --explain``)."""
 
 
 @dataclass
@@ -40,6 +44,22 @@ class Skip:
 
 
 @dataclass
+class SpanReading:
+    """How one span or observation was read: the step it became, or why it became none."""
+
+    location: str
+    span_id: str
+    name: str
+    kind: str
+    """The step kind it became (``llm``, ``tool``, ``agent``, ``other``), or ``none``."""
+    dialect: str | None
+    """The dialect that read its call or tool execution, if any."""
+    reason: str | None = None
+    """Why it gave no step or no usable call: a named reason."""
+    detail: str | None = None
+
+
+@dataclass
 class SkipLog:
     """Counts skipped records by reason for one input file; keeps the first few of each."""
 
@@ -48,6 +68,8 @@ class SkipLog:
     counts: Counter[str] = field(default_factory=Counter)
     examples: list[Skip] = field(default_factory=list)
     examples_per_reason: int = 3
+    readings: list[SpanReading] | None = None
+    """Every span's reading, kept only when asked for (``explain``)."""
 
     def skip(self, reason: str, location: str, detail: str) -> None:
         """Record a skip, or raise :class:`InputError` in strict mode."""
@@ -56,6 +78,19 @@ class SkipLog:
         self.counts[reason] += 1
         if self.counts[reason] <= self.examples_per_reason:
             self.examples.append(Skip(reason, location, detail))
+        self.read(SpanReading(location, "", "", "none", None, reason, detail))
+
+    def drop_duplicate(self, location: str, detail: str) -> None:
+        """Count a record dropped as an exact repeat of one already read (never an error)."""
+        self.counts[DUPLICATE] += 1
+        if self.counts[DUPLICATE] <= self.examples_per_reason:
+            self.examples.append(Skip(DUPLICATE, location, detail))
+        self.read(SpanReading(location, "", "", "none", None, DUPLICATE, detail))
+
+    def read(self, reading: SpanReading) -> None:
+        """Keep a span's reading when readings are asked for."""
+        if self.readings is not None:
+            self.readings.append(reading)
 
     def record_error(self, error: RecordError, location: str) -> None:
         """Log a :class:`RecordError` raised while reading the record at ``location``."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agent_backtest.errors import InputError
@@ -16,7 +16,8 @@ from agent_backtest.formats.base import ReadOptions, SkipLog
 from agent_backtest.formats.limits import MAX_DEPTH
 from agent_backtest.formats.registry import detect, local_input, reader_for
 from agent_backtest.redaction import drop_secret_fields
-from agent_backtest.trace import Session, sha256_of
+from agent_backtest.trace import Message, Session, sha256_of
+from agent_backtest.trace.openai_wire import parts_the_api_takes
 
 
 @dataclass
@@ -34,6 +35,9 @@ class InputSummary:
     llm_steps_tools_supplied: int = 0
     secret_fields_dropped: Counter[str] = field(default_factory=Counter)
     """Request fields left out as credentials or transport options, by path (never sent)."""
+    llm_steps_unsent_parts: int = 0
+    """LLM steps whose messages hold parts chat completions does not take (reasoning,
+    encrypted reasoning, other APIs' parts): kept in the trace, left out of a replay."""
 
 
 @dataclass
@@ -52,9 +56,10 @@ class SessionStream:
             if not path.exists():
                 raise InputError(path, None, "no such file")
             reader = reader_for(self.format) if self.format else detect(path)
-            summary = InputSummary(
-                str(path), reader.FORMAT, SkipLog(str(path), strict=self.options.strict)
-            )
+            skips = SkipLog(str(path), strict=self.options.strict)
+            if self.options.explain:
+                skips.readings = []
+            summary = InputSummary(str(path), reader.FORMAT, skips)
             self.summaries.append(summary)
             try:
                 for session in reader.read(path, self.options, summary.skips):
@@ -97,6 +102,15 @@ def _too_deep(error: Exception) -> bool:
     return "depth exceeded" in message or "Recursion limit reached" in message
 
 
+def explain(path: Path, options: ReadOptions, format: str | None = None) -> InputSummary:
+    """Read one trace file keeping every span's reading (``summary.skips.readings``): the step
+    each span or observation became, the dialect that read it, and what blocks its unit."""
+    stream = SessionStream([path], replace(options, explain=True), format)
+    for _ in stream:
+        pass
+    return stream.summaries[0]
+
+
 def fill_in(session: Session, options: ReadOptions, summary: InputSummary) -> None:
     """Apply ``--tools`` and ``--recorded-model`` to LLM steps that did not record them, and
     drop the request fields that hold credentials or client transport options (counted)."""
@@ -125,3 +139,14 @@ def count(session: Session, summary: InputSummary) -> None:
             summary.llm_steps_reconstructed += step.llm.reconstructed
             summary.llm_steps_without_tools += step.llm.request.tools is None
             summary.llm_steps_tools_supplied += step.llm.tools_supplied
+            summary.llm_steps_unsent_parts += has_unsent_parts(step.llm.request.messages)
+
+
+def has_unsent_parts(messages: list[Message]) -> bool:
+    """True when a message holds a content part the chat-completions API would refuse."""
+    return any(
+        part.type not in parts_the_api_takes(message.role)
+        for message in messages
+        if isinstance(message.content, list)
+        for part in message.content
+    )

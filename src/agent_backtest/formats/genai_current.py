@@ -16,21 +16,27 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from agent_backtest.errors import RecordError
+from agent_backtest.formats import pydantic_ai
+from agent_backtest.formats.messages import (
+    finish_reason_name,
+    read_answer,
+    read_message,
+    read_messages,
+)
 from agent_backtest.trace import (
     ContentPart,
     LLMCall,
     LLMRequest,
     LLMResponse,
     Message,
-    ToolCall,
     ToolExecution,
     Usage,
     parse_arguments,
 )
-from agent_backtest.trace.openai_wire import ROLES, message_from_openai, tools_from_openai
+from agent_backtest.trace.openai_wire import tools_from_openai
 
 if TYPE_CHECKING:
-    from agent_backtest.formats.spans import Span
+    from agent_backtest.formats.span_model import Span
 
 # Attributes whose content becomes the call or execution itself (not kept twice in the step).
 CONTENT_KEYS = frozenset(
@@ -44,20 +50,21 @@ CONTENT_KEYS = frozenset(
     }
 )
 
-# The GenAI schema names a few finish reasons differently from OpenAI, whose names the
-# canonical model uses.
-FINISH_REASONS = {"tool_call": "tool_calls"}
-
 
 def content_keys(attributes: dict[str, Any]) -> set[str]:
     """The attribute keys this dialect turns into the call (not kept twice in the step)."""
     return {key for key in CONTENT_KEYS if key in attributes}
 
 
+def claims(attributes: dict[str, Any]) -> bool:
+    """True when the span records its conversation in the current attribute form."""
+    return "gen_ai.input.messages" in attributes or "gen_ai.output.messages" in attributes
+
+
 def llm_call(span: Span) -> LLMCall | None:
     """The call a span records in the current attribute form, or None if it uses another."""
     attributes = span.attributes
-    if "gen_ai.input.messages" not in attributes and "gen_ai.output.messages" not in attributes:
+    if not claims(attributes):
         return None
     call = metadata_only_call(attributes)
     messages = messages_from_genai(attributes.get("gen_ai.input.messages"), "gen_ai.input.messages")
@@ -65,16 +72,20 @@ def llm_call(span: Span) -> LLMCall | None:
     if instructions is not None and not any(m.role == "system" for m in messages):
         messages.insert(0, Message(role="system", content=instructions))
     call.request.messages = messages
-    output = _output(attributes.get("gen_ai.output.messages"))
-    if output is not None:
-        call.response = response(attributes, *output)
+    alternatives = (call.request.params.get("n") or 1) > 1
+    answer = read_answer(attributes.get("gen_ai.output.messages"), alternatives)
+    if answer is not None:
+        call.response = response(attributes, answer.message, answer.finish_reason)
+        call.notes.extend(answer.notes)
     return call
 
 
 def tool_execution(span: Span) -> ToolExecution | None:
     """The tool execution of an ``execute_tool`` span, or None for any other span."""
     attributes = span.attributes
-    if attributes.get("gen_ai.operation.name") != "execute_tool":
+    if attributes.get("gen_ai.operation.name") != "execute_tool" and (
+        "gen_ai.tool.name" not in attributes
+    ):
         return None
     name = attributes.get("gen_ai.tool.name")
     if not isinstance(name, str) or not name:
@@ -96,7 +107,8 @@ def metadata_only_call(attributes: dict[str, Any]) -> LLMCall:
         request=LLMRequest(
             model=optional_str(attributes.get("gen_ai.request.model"), "gen_ai.request.model"),
             messages=[],
-            tools=tool_definitions(attributes.get("gen_ai.tool.definitions")),
+            tools=tool_definitions(attributes.get("gen_ai.tool.definitions"))
+            or pydantic_ai.tools(attributes),
             params=request_params(attributes),
         ),
         provider=provider(attributes),
@@ -134,66 +146,17 @@ def system_instructions(value: Any) -> str | list[ContentPart] | None:
         value = [value]
     if not isinstance(value, list):
         raise RecordError("mistyped_field", "gen_ai.system_instructions must be text or parts")
-    parts = [_content_part(part) for part in value]
-    return _content(parts)
+    return read_message({"role": "system", "parts": value})[-1].content
 
 
 def messages_from_genai(value: Any, key: str) -> list[Message]:
-    """A list of GenAI messages (``{role, parts}``; OpenAI-shaped ones are accepted too)."""
+    """A list of GenAI messages (``{role, parts}``; every other known shape is accepted too)."""
     value = load_json_value(value)
     if value is None:
         return []
     if not isinstance(value, list):
         raise RecordError("mistyped_field", f"{key} must be a list of messages")
-    messages: list[Message] = []
-    for raw in value:
-        messages.extend(message_from_genai(raw))
-    return messages
-
-
-def message_from_genai(raw: Any) -> list[Message]:
-    """One GenAI message; a message answering several tool calls becomes one per call."""
-    if not isinstance(raw, dict):
-        raise RecordError("malformed_message", "a message must be an object")
-    if not isinstance(raw.get("parts"), list):
-        if "content" in raw or "tool_calls" in raw:
-            return [openai_message(raw)]
-        raise RecordError("malformed_message", "message has no parts list")
-    role = raw.get("role")
-    if role not in ROLES:
-        raise RecordError("malformed_message", f"unknown message role {role!r}")
-    parts: list[ContentPart] = []
-    calls: list[ToolCall] = []
-    answers: list[Message] = []
-    for part in raw["parts"]:
-        kind = part.get("type") if isinstance(part, dict) else None
-        if kind == "tool_call":
-            calls.append(_tool_call(part))
-        elif kind == "tool_call_response":
-            answers.append(
-                Message(
-                    role="tool",
-                    tool_call_id=optional_str(part.get("id"), "id"),
-                    content=_as_text(part.get("response")),
-                )
-            )
-        else:
-            parts.append(_content_part(part))
-    name = optional_str(raw.get("name"), "name")
-    if answers and not parts:
-        return answers
-    message = Message(role=role, content=_content(parts), tool_calls=calls or None, name=name)
-    return [*answers, message]
-
-
-def openai_message(raw: Any) -> Message:
-    """An OpenAI chat message found inside a span, its tool_calls checked to be a list."""
-    if not isinstance(raw, dict):
-        raise RecordError("malformed_message", "a message must be an object")
-    calls = raw.get("tool_calls")
-    if calls is not None and not isinstance(calls, list):
-        raise RecordError("malformed_message", "tool_calls must be a list")
-    return message_from_openai(raw)
+    return read_messages(value, key)
 
 
 def tool_definitions(value: Any) -> list[Any] | None:
@@ -208,22 +171,43 @@ def request_params(attributes: dict[str, Any]) -> dict[str, Any]:
     """``gen_ai.request.*`` sampling parameters under their OpenAI names."""
     params = {}
     for key, (name, convert) in REQUEST_PARAMS.items():
-        if attributes.get(key) is not None:
+        # Instrumentations write a setting left unset as "" (OpenLit's seed, for one).
+        if attributes.get(key) not in (None, ""):
             params[name] = convert(attributes[key], key)
     return params
 
 
 def usage(attributes: dict[str, Any]) -> Usage | None:
-    """Token counts from ``gen_ai.usage.*``; None when none is recorded."""
+    """Token counts from ``gen_ai.usage.*``, with cached input and reasoning tokens under the
+    names instrumentations use; None when none is recorded."""
     found = Usage(
-        input_tokens=to_int(
-            attributes.get("gen_ai.usage.input_tokens"), "gen_ai.usage.input_tokens"
-        ),
-        output_tokens=to_int(
-            attributes.get("gen_ai.usage.output_tokens"), "gen_ai.usage.output_tokens"
-        ),
+        **{
+            field: next(
+                (to_int(attributes[key], key) for key in keys if attributes.get(key) is not None),
+                None,
+            )
+            for field, keys in USAGE_KEYS.items()
+        }
     )
-    return None if found.input_tokens is None and found.output_tokens is None else found
+    return None if found == Usage() else found
+
+
+# Usage fields and the attribute names that record them, the current name first.
+USAGE_KEYS = {
+    "input_tokens": ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"),
+    "output_tokens": ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"),
+    "total_tokens": ("gen_ai.usage.total_tokens", "llm.usage.total_tokens"),
+    "cached_input_tokens": (
+        "gen_ai.usage.cache_read.input_tokens",
+        "gen_ai.usage.cache_read_input_tokens",
+        "gen_ai.usage.details.cached_content_tokens",
+    ),
+    "reasoning_tokens": (
+        "gen_ai.usage.reasoning.output_tokens",
+        "gen_ai.usage.reasoning_tokens",
+        "gen_ai.usage.details.thoughts_tokens",
+    ),
+}
 
 
 def provider(attributes: dict[str, Any]) -> str | None:
@@ -233,15 +217,6 @@ def provider(attributes: dict[str, Any]) -> str | None:
         if isinstance(value, str) and value:
             return value
     return None
-
-
-def finish_reason_name(reason: Any) -> str | None:
-    """A finish reason under its OpenAI name (``tool_call`` → ``tool_calls``)."""
-    if reason is None:
-        return None
-    if not isinstance(reason, str):
-        raise RecordError("mistyped_field", "finish_reason must be a string")
-    return FINISH_REASONS.get(reason, reason)
 
 
 def load_json_value(value: Any) -> Any:
@@ -313,56 +288,3 @@ REQUEST_PARAMS: dict[str, tuple[str, Callable[[Any, str], Any]]] = {
     "gen_ai.request.presence_penalty": ("presence_penalty", to_float),
     "gen_ai.request.choice.count": ("n", to_int),
 }
-
-
-def _output(value: Any) -> tuple[Message, str | None] | None:
-    """The first output message and its finish reason; None when nothing was recorded."""
-    value = load_json_value(value)
-    if value is None or value == []:
-        return None
-    if not isinstance(value, list) or not isinstance(value[0], dict):
-        raise RecordError("mistyped_field", "gen_ai.output.messages must be a list of messages")
-    first = value[0]
-    messages = message_from_genai(first)
-    message = messages[-1]
-    if message.role != "assistant":
-        raise RecordError(
-            "malformed_message", f"the output message has role {message.role!r}, not assistant"
-        )
-    return message, first.get("finish_reason")
-
-
-def _tool_call(part: dict[str, Any]) -> ToolCall:
-    """A ``tool_call`` part as a tool call."""
-    name = part.get("name")
-    if not isinstance(name, str) or not name:
-        raise RecordError("malformed_tool_call", "tool_call part without a name")
-    return ToolCall.from_raw(name, part.get("arguments"), optional_str(part.get("id"), "id"))
-
-
-def _content_part(part: Any) -> ContentPart:
-    """A non-tool part as a typed content part."""
-    if not isinstance(part, dict) or not isinstance(part.get("type"), str):
-        raise RecordError("malformed_message", "message parts must be typed objects")
-    kind, text = part["type"], part.get("content")
-    if kind in ("text", "reasoning"):
-        if not isinstance(text, str):
-            raise RecordError("malformed_message", f"{kind} part without text content")
-        return ContentPart(type=kind, text=text)
-    return ContentPart.model_validate(part)
-
-
-def _content(parts: list[ContentPart]) -> str | list[ContentPart] | None:
-    """Message content: one text part as plain text, several parts as a list."""
-    if not parts:
-        return None
-    if len(parts) == 1 and parts[0].type == "text":
-        return parts[0].text
-    return parts
-
-
-def _as_text(value: Any) -> str | None:
-    """A tool response as text; structured responses as their JSON."""
-    if value is None or isinstance(value, str):
-        return value
-    return orjson.dumps(value).decode()

@@ -19,12 +19,14 @@ import orjson
 
 from agent_backtest.errors import RecordError
 from agent_backtest.formats import genai_current
-from agent_backtest.trace import LLMCall, Message
+from agent_backtest.formats.messages import read_message
+from agent_backtest.formats.span_model import SpanEvent
+from agent_backtest.trace import LLMCall, Message, Unusable
 
 if TYPE_CHECKING:
-    from agent_backtest.formats.spans import Span, SpanEvent
+    from agent_backtest.formats.span_model import Span
 
-CONTENT_KEYS = frozenset({"gen_ai.tool.definitions"})
+CONTENT_KEYS = frozenset({"gen_ai.tool.definitions", "events"})
 MESSAGE_EVENTS = {
     "gen_ai.system.message": "system",
     "gen_ai.user.message": "user",
@@ -50,24 +52,58 @@ def content_keys(attributes: dict[str, Any]) -> set[str]:
 
 def has_events(span: Span) -> bool:
     """True when the span records its conversation as GenAI events."""
-    return any(event.name in EVENT_NAMES for event in span.events)
+    return bool(_events(span))
+
+
+def _events(span: Span) -> list[SpanEvent]:
+    """The span's GenAI events: its own, or the list Logfire keeps in an ``events`` attribute
+    (Pydantic AI before 1.0), each with its ``event.name``."""
+    found = [event for event in span.events if event.name in EVENT_NAMES]
+    if found:
+        return found
+    listed = span.attributes.get("events")
+    if isinstance(listed, str) and listed[:1] == "[":
+        try:
+            listed = orjson.loads(listed)
+        except orjson.JSONDecodeError:
+            return []
+    if not isinstance(listed, list):
+        return []
+    return [
+        SpanEvent(item["event.name"], None, item)
+        for item in listed
+        if isinstance(item, dict) and item.get("event.name") in EVENT_NAMES
+    ]
 
 
 def llm_call(span: Span) -> LLMCall | None:
     """The call recorded by a span's GenAI events, or None when it has none."""
-    if not has_events(span):
+    events = _events(span)
+    if not events:
         return None
     call = genai_current.metadata_only_call(span.attributes)
     choices: list[Choice] = []
-    for event in span.events:
+    for event in events:
         if event.name in MESSAGE_EVENTS:
             call.request.messages.append(_message(event))
         elif event.name == CHOICE_EVENT:
             choices.append(_choice(_body(event)))
         elif event.name == PROMPT_EVENT:
-            call.request.messages.extend(_prompt(event.attributes.get("gen_ai.prompt")))
+            prompt = event.attributes.get("gen_ai.prompt")
+            if _is_plain_text(prompt):
+                call.unusable = Unusable(
+                    reason="input_is_flat_string",
+                    detail="gen_ai.prompt is one flat string, not a list of messages: "
+                    + repr(" ".join(str(prompt).split())[:60]),
+                )
+            else:
+                call.request.messages.extend(_prompt(prompt))
         elif event.name == COMPLETION_EVENT:
-            choices.extend(_completion(event.attributes.get("gen_ai.completion")))
+            completion = event.attributes.get("gen_ai.completion")
+            if _is_plain_text(completion):  # the answer's text, as OpenLit writes it
+                choices.append((0, Message(role="assistant", content=completion), None))
+            else:
+                choices.extend(_completion(completion))
     if choices:
         # Several choices (n > 1): the first one is the answer the agent used.
         _, message, finish_reason = min(choices, key=lambda choice: choice[0])
@@ -106,7 +142,7 @@ def _message(event: SpanEvent) -> Message:
         raw["tool_call_id"] = body.get("id", body.get("tool_call_id"))
     if isinstance(body.get("name"), str):
         raw["name"] = body["name"]
-    return genai_current.openai_message(raw)
+    return read_message(raw)[-1]
 
 
 def _choice(body: dict[str, Any]) -> Choice:
@@ -121,7 +157,7 @@ def _choice(body: dict[str, Any]) -> Choice:
     }
     index = genai_current.to_int(body.get("index"), "gen_ai.choice index") or 0
     finish_reason = genai_current.finish_reason_name(body.get("finish_reason"))
-    return index, genai_current.openai_message(raw), finish_reason
+    return index, read_message(raw)[-1], finish_reason
 
 
 def _prompt(value: Any) -> list[Message]:
@@ -129,7 +165,7 @@ def _prompt(value: Any) -> list[Message]:
     value = _decoded(value)
     if not isinstance(value, list):
         raise RecordError("malformed_event", "gen_ai.prompt is not a list of messages")
-    return [genai_current.openai_message(raw) for raw in value]
+    return [message for raw in value for message in read_message(raw)]
 
 
 def _completion(value: Any) -> list[Choice]:
@@ -154,6 +190,17 @@ def _content(value: Any) -> Any:
     if isinstance(value, dict):
         return orjson.dumps(value).decode()
     return value
+
+
+def _is_plain_text(value: Any) -> bool:
+    """True for a string that is not JSON (OpenLit writes the prompt and answer as text)."""
+    if not isinstance(value, str):
+        return False
+    try:
+        orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return True
+    return False
 
 
 def _decoded(value: Any) -> Any:

@@ -3,9 +3,11 @@
 A file holds one export, a list of them, or one per line. Each observation is a span: Langfuse
 keeps the raw OpenTelemetry attributes under ``metadata.attributes``, so the same attribute
 dialects and the same session builder as for OTLP apply. Langfuse moves the message payloads
-out of the attributes into the observation's ``input``/``output``; they are put back under the
-GenAI attribute names (both the GenAI ``parts`` form and OpenAI chat messages are accepted),
-and ``model``, ``usageDetails`` and ``modelParameters`` fill what the attributes lack.
+out of the attributes into the observation's ``input``/``output``; they are kept on the span and
+read, in any message shape, when no attribute dialect holds the call, and ``model``,
+``usageDetails`` (with cached and reasoning tokens) and ``modelParameters`` fill what the
+attributes lack. A ``GENERATION``, ``TOOL`` or ``AGENT`` observation is a step of that kind; a
+plain ``SPAN`` takes its kind from its attributes.
 The observation's ``version``, else the trace's ``version``, else the trace's ``release``, is the
 agent version of a step whose attributes name none.
 """
@@ -22,8 +24,10 @@ import orjson
 
 from agent_backtest.errors import InputError, RecordError
 from agent_backtest.formats.base import ReadOptions, SkipLog
+from agent_backtest.formats.dialects import step_kind
 from agent_backtest.formats.jsonio import is_json_lines, iter_json_lines, load_json
-from agent_backtest.formats.spans import Span, build_session, group_spans, version_text
+from agent_backtest.formats.span_model import Span
+from agent_backtest.formats.spans import build_session, group_spans, version_text
 from agent_backtest.trace import Session, ToolExecution, parse_arguments
 from agent_backtest.trace.models import StepKind
 
@@ -42,6 +46,18 @@ PARAMETERS = {
     "frequency_penalty": "gen_ai.request.frequency_penalty",
     "presence_penalty": "gen_ai.request.presence_penalty",
     "choice.count": "gen_ai.request.choice.count",
+}
+# Langfuse usageDetails names → GenAI usage attributes, the first name found winning.
+USAGE_DETAILS = {
+    "input": "gen_ai.usage.input_tokens",
+    "output": "gen_ai.usage.output_tokens",
+    "input_cached_tokens": "gen_ai.usage.cache_read.input_tokens",
+    "input_cache_read": "gen_ai.usage.cache_read.input_tokens",
+    "cache_read_input_tokens": "gen_ai.usage.cache_read.input_tokens",
+    "prompt_details.cache_read": "gen_ai.usage.cache_read.input_tokens",
+    "output_reasoning": "gen_ai.usage.reasoning.output_tokens",
+    "output_reasoning_tokens": "gen_ai.usage.reasoning.output_tokens",
+    "completion_details.reasoning": "gen_ai.usage.reasoning.output_tokens",
 }
 
 
@@ -131,7 +147,8 @@ def observation_span(raw: Any, trace: dict[str, Any], location: str) -> Span:
         raise RecordError("missing_field", "observation without id or traceId")
     metadata = _metadata(raw.get("metadata"))
     attributes = _mapping(metadata.get("attributes"), "metadata.attributes")
-    kind = TYPE_KINDS.get(str(raw.get("type")), "other")
+    # A plain SPAN says nothing of its kind: its attributes decide (an OpenInference TOOL span).
+    kind_hint = TYPE_KINDS.get(str(raw.get("type")))
     level_error = raw.get("level") == "ERROR"
     message = raw.get("statusMessage")
     span = Span(
@@ -149,9 +166,11 @@ def observation_span(raw: Any, trace: dict[str, Any], location: str) -> Span:
             metadata.get("resourceAttributes"), "metadata.resourceAttributes"
         ),
         scope=_scope_name(metadata.get("scope")),
-        kind_hint=kind,
+        kind_hint=kind_hint,
         version=_version(raw, trace),
     )
+    span.input, span.output = _decoded(raw.get("input")), _decoded(raw.get("output"))
+    kind = step_kind(span)
     if kind == "llm":
         span.consumed = frozenset(_fill_generation(attributes, raw))
     elif kind == "tool":
@@ -184,25 +203,19 @@ def parse_time(value: Any, what: str) -> datetime | None:
 
 
 def _fill_generation(attributes: dict[str, Any], raw: dict[str, Any]) -> set[str]:
-    """Put Langfuse's copies of the payloads back where the dialects read them."""
-    if "gen_ai.input.messages" in attributes or "llm.input_messages.0.message.role" in attributes:
-        return set()
+    """Put Langfuse's copies of the model, usage and parameters back where the dialects read
+    them (the messages stay in the observation's input and output)."""
     added: dict[str, Any] = {}
-    messages = _input_messages(_decoded(raw.get("input")))
-    if messages is not None:
-        added["gen_ai.input.messages"] = messages
-    output = _output_messages(_decoded(raw.get("output")))
-    if output is not None:
-        added["gen_ai.output.messages"] = output
     if isinstance(raw.get("model"), str):
         added["gen_ai.request.model"] = raw["model"]
     usage = raw.get("usageDetails") if isinstance(raw.get("usageDetails"), dict) else {}
-    for name in ("input", "output"):
-        if usage.get(name) is not None:
-            added[f"gen_ai.usage.{name}_tokens"] = usage[name]
+    for name, key in USAGE_DETAILS.items():
+        if isinstance(usage.get(name), int) and key not in added:
+            added[key] = usage[name]
     parameters = raw.get("modelParameters")
     for name, value in parameters.items() if isinstance(parameters, dict) else ():
-        if name in PARAMETERS and value is not None:
+        # Handlers record settings left unset as "" or -1; those were never sent.
+        if name in PARAMETERS and value not in (None, "", -1, "-1"):
             added[PARAMETERS[name]] = value
     added = {key: value for key, value in added.items() if key not in attributes}
     attributes.update(added)
@@ -232,30 +245,6 @@ def _tool_fallback(raw: dict[str, Any]) -> ToolExecution:
         arguments_error=error,
         result=_decoded(raw.get("output")),
     )
-
-
-def _input_messages(value: Any) -> list[Any] | None:
-    """The observation input as a message list, if it is one."""
-    if isinstance(value, dict) and isinstance(value.get("messages"), list):
-        value = value["messages"]
-    if isinstance(value, list) and value and all(isinstance(m, dict) for m in value):
-        return value
-    return None
-
-
-def _output_messages(value: Any) -> list[Any] | None:
-    """The observation output as output messages, if it is an answer."""
-    if isinstance(value, str):
-        return [{"role": "assistant", "parts": [{"type": "text", "content": value}]}]
-    if isinstance(value, dict) and isinstance(value.get("choices"), list) and value["choices"]:
-        choice = value["choices"][0]
-        if isinstance(choice, dict) and isinstance(choice.get("message"), dict):
-            return [{**choice["message"], "finish_reason": choice.get("finish_reason")}]
-    if isinstance(value, dict) and ("role" in value or "content" in value):
-        return [{"role": "assistant", **value}]
-    if isinstance(value, list) and value and all(isinstance(m, dict) for m in value):
-        return value
-    return None
 
 
 def _metadata(value: Any) -> dict[str, Any]:

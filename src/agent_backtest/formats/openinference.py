@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from agent_backtest.errors import RecordError
-from agent_backtest.formats import genai_current
 from agent_backtest.formats.genai_current import load_json_value, optional_str, to_int
+from agent_backtest.formats.messages import Answer, finish_reason_name, read_answer, read_message
 from agent_backtest.trace import (
     LLMCall,
     LLMRequest,
@@ -28,14 +28,13 @@ from agent_backtest.trace import (
 from agent_backtest.trace.openai_wire import (
     REQUEST_KEYS,
     TRANSPORT_KEYS,
-    message_from_openai,
+    message_to_wire,
     request_from_openai,
-    response_from_openai,
     tool_def_from_openai,
 )
 
 if TYPE_CHECKING:
-    from agent_backtest.formats.spans import Span
+    from agent_backtest.formats.span_model import Span
 
 # Prefixes of the attributes that become the call or execution itself.
 CONTENT_PREFIXES = (
@@ -59,26 +58,40 @@ def llm_call(span: Span) -> LLMCall | None:
     if attributes.get("openinference.span.kind") != "LLM":
         return None
     params = _invocation_parameters(attributes)
+    notes = []
+    instructions = None
+    if _is_response_object(params):
+        instructions = params.get("instructions")
+        params = _response_settings(params)
+        notes.append(
+            "llm.invocation_parameters holds the Responses object the call returned; only "
+            "the settings it was asked with are kept (temperature, top_p, max_output_tokens, "
+            "parallel_tool_calls, reasoning effort)"
+        )
     tool_choice = params.pop("tool_choice", None)
     invoked_model = params.pop("model", None)
     for key in (*REQUEST_KEYS, *TRANSPORT_KEYS):
         params.pop(key, None)
+    params = {key: value for key, value in params.items() if value is not None}
     request = LLMRequest(
         model=_first_str(attributes, "llm.request.model_name")
         or _str(invoked_model)
         or _first_str(attributes, "llm.model_name"),
-        messages=[_message(raw) for raw in indexed(attributes, "llm.input_messages")],
+        messages=[m for raw in indexed(attributes, "llm.input_messages") for m in _message(raw)],
         tools=_tools(attributes),
         tool_choice=tool_choice,
         params=params,
     )
+    if isinstance(instructions, str) and not any(m.role == "system" for m in request.messages):
+        request.messages.insert(0, Message(role="system", content=instructions))
+        notes.append("system message taken from the Responses object's instructions")
     call = LLMCall(
         request=request,
         response=_response(attributes),
         provider=_first_str(attributes, "llm.provider", "llm.system"),
+        notes=notes,
     )
-    if not request.messages:
-        _fill_from_values(call, attributes)
+    _fill_from_values(call, attributes)
     return call
 
 
@@ -116,7 +129,7 @@ def indexed(attributes: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
     return [items[index] for index in sorted(items)]
 
 
-def _message(raw: dict[str, Any]) -> Message:
+def _message(raw: dict[str, Any]) -> list[Message]:
     """One flattened OpenInference message as a canonical message."""
     message: dict[str, Any] = {
         "role": raw.get("message.role"),
@@ -140,7 +153,7 @@ def _message(raw: dict[str, Any]) -> Message:
     for key in ("tool_call_id", "name"):
         if raw.get(f"message.{key}") is not None:
             message[key] = raw[f"message.{key}"]
-    return message_from_openai(message)
+    return read_message(message)
 
 
 def _content_part(raw: dict[str, Any]) -> dict[str, Any]:
@@ -183,29 +196,67 @@ def _response(attributes: dict[str, Any]) -> LLMResponse | None:
     outputs = indexed(attributes, "llm.output_messages")
     if not outputs:
         return None
-    message = _message(outputs[0])
-    if message.role != "assistant":
-        raise RecordError(
-            "malformed_message", f"the output message has role {message.role!r}, not assistant"
-        )
+    answer = read_answer([_output_message(raw) for raw in outputs])
+    if answer is None:
+        return None
     return LLMResponse(
-        message=message,
-        finish_reason=genai_current.finish_reason_name(attributes.get("llm.finish_reason")),
+        message=answer.message,
+        finish_reason=finish_reason_name(attributes.get("llm.finish_reason"))
+        or answer.finish_reason,
         usage=_usage(attributes),
         model=_first_str(attributes, "llm.response.model_name", "llm.model_name"),
     )
 
 
+def _output_message(raw: dict[str, Any]) -> dict[str, Any]:
+    """One flattened output message as an assistant message (Gemini's role ``model`` too)."""
+    message = _message(raw)[-1]
+    return {**message_to_wire(message), "role": message.role}
+
+
+USAGE_KEYS = {
+    "input_tokens": "llm.token_count.prompt",
+    "output_tokens": "llm.token_count.completion",
+    "total_tokens": "llm.token_count.total",
+    "cached_input_tokens": "llm.token_count.prompt_details.cache_read",
+    "reasoning_tokens": "llm.token_count.completion_details.reasoning",
+}
+
+
 def _usage(attributes: dict[str, Any]) -> Usage | None:
     """Token counts from ``llm.token_count.*``; None when none is recorded."""
-    found = Usage(
-        input_tokens=to_int(attributes.get("llm.token_count.prompt"), "llm.token_count.prompt"),
-        output_tokens=to_int(
-            attributes.get("llm.token_count.completion"), "llm.token_count.completion"
-        ),
-        total_tokens=to_int(attributes.get("llm.token_count.total"), "llm.token_count.total"),
-    )
+    found = Usage(**{name: to_int(attributes.get(key), key) for name, key in USAGE_KEYS.items()})
     return None if found == Usage() else found
+
+
+# A Responses object (the OpenAI Agents SDK records it as the invocation parameters) echoes
+# every setting, defaults included; these are the ones a chat request can be asked with.
+RESPONSE_SETTINGS = {
+    "temperature": "temperature",
+    "top_p": "top_p",
+    "max_output_tokens": "max_tokens",
+    "parallel_tool_calls": "parallel_tool_calls",
+    "tool_choice": "tool_choice",
+    "model": "model",
+}
+
+
+def _is_response_object(params: dict[str, Any]) -> bool:
+    """True when the parameters are a whole Responses object rather than request settings."""
+    return params.get("object") == "response" or (
+        "created_at" in params and str(params.get("id", "")).startswith("resp_")
+    )
+
+
+def _response_settings(params: dict[str, Any]) -> dict[str, Any]:
+    """The request settings a Responses object echoes, under the chat-completions names."""
+    kept = {
+        name: params[key] for key, name in RESPONSE_SETTINGS.items() if params.get(key) is not None
+    }
+    reasoning = params.get("reasoning")
+    if isinstance(reasoning, dict) and reasoning.get("effort"):
+        kept["reasoning_effort"] = reasoning["effort"]
+    return kept
 
 
 def _invocation_parameters(attributes: dict[str, Any]) -> dict[str, Any]:
@@ -219,20 +270,51 @@ def _invocation_parameters(attributes: dict[str, Any]) -> dict[str, Any]:
 
 
 def _fill_from_values(call: LLMCall, attributes: dict[str, Any]) -> None:
-    """Spans without message attributes may hold the raw request and response bodies."""
+    """What the message attributes lack, from the raw bodies in ``input.value`` and
+    ``output.value`` or the completion prompts in ``llm.prompts``."""
     body = _json_value(attributes, "input")
-    if isinstance(body, dict) and isinstance(body.get("messages"), list):
+    listed = body.get("messages") if isinstance(body, dict) else None
+    if not call.request.messages and _all_of(listed, dict):
         raw = request_from_openai(body)
         call.request.messages = raw.messages
         call.request.tools = call.request.tools if raw.tools is None else raw.tools
         call.request.model = call.request.model or raw.model
         call.notes.append("request read from input.value")
-    answer = _json_value(attributes, "output")
-    if call.response is None and isinstance(answer, dict) and "choices" in answer:
-        call.response = response_from_openai(answer)
-        call.notes.append("response read from output.value")
-    if not call.request.messages:
-        call.notes.append("the trace recorded no message content for this call")
+    prompts = load_json_value(attributes.get("llm.prompts"))
+    if not call.request.messages and _all_of(prompts, str):
+        call.request.messages = [Message(role="user", content=p) for p in prompts]
+        call.notes.append("request read from llm.prompts (a completion prompt)")
+    if call.response is None:
+        answer = _answer_value(attributes)
+        if answer is not None:
+            call.response = LLMResponse(
+                message=answer.message,
+                finish_reason=answer.finish_reason,
+                usage=_usage(attributes) or answer.usage,
+                model=_first_str(attributes, "llm.response.model_name", "llm.model_name")
+                or answer.model,
+                id=answer.response_id,
+            )
+            call.notes.append("response read from output.value")
+
+
+def _all_of(value: Any, kind: type) -> bool:
+    """True for a non-empty list whose items all have the type."""
+    return isinstance(value, list) and bool(value) and all(isinstance(v, kind) for v in value)
+
+
+def _answer_value(attributes: dict[str, Any]) -> Answer | None:
+    """``output.value`` as an answer: a JSON body in any known shape, or plain text."""
+    value = attributes.get("output.value")
+    if attributes.get("output.mime_type") == "application/json":
+        value = _json_value(attributes, "output")
+    if value is None or value == "":
+        return None
+    if isinstance(value, dict) and not any(
+        key in value for key in ("choices", "candidates", "content", "message", "output", "role")
+    ):
+        return None  # a framework's own result object, not a model's answer
+    return read_answer(value)
 
 
 def _json_value(attributes: dict[str, Any], name: str) -> Any:

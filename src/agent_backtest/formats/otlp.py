@@ -22,13 +22,8 @@ from typing import Any
 from agent_backtest.errors import InputError, RecordError
 from agent_backtest.formats.base import ReadOptions, SkipLog
 from agent_backtest.formats.jsonio import is_json_lines, iter_json_lines, load_json
-from agent_backtest.formats.spans import (
-    SESSION_KEYS,
-    Span,
-    SpanEvent,
-    build_session,
-    group_spans,
-)
+from agent_backtest.formats.span_model import Span, SpanEvent
+from agent_backtest.formats.spans import SESSION_KEYS, build_session, group_spans
 from agent_backtest.trace import Session
 
 FORMAT = "otlp"

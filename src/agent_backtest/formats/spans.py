@@ -1,10 +1,12 @@
 """Spans, whatever file they came from, turned into canonical sessions.
 
 OTLP/JSON and Langfuse exports both describe an agent run as a tree of spans. Their readers
-decode the file into :class:`Span` records and hand them to :func:`build_session`, which groups
-them into turns and steps, asks the attribute dialects (current GenAI attributes, the older
-GenAI events, OpenInference) for the LLM call or tool execution of each span, and repairs what
-the span alone cannot tell: history kept server-side, instructions recorded on the agent span.
+decode the file into :class:`Span` records and hand them to :func:`build_session`, which drops
+exact repeats (counted), groups the spans into turns and steps, asks the attribute dialects
+(:mod:`~agent_backtest.formats.dialects`) for the LLM call or tool execution of each span, and
+repairs what the span alone cannot tell: history kept server-side, instructions recorded on the
+agent span, tool messages without their call id. Every span's reading is kept when asked for,
+so ``abt show --explain`` can say what became of it.
 
 A session is every trace that shares a session id (``session.id``/``langfuse.session.id``),
 or a single trace when none is recorded; each trace is one turn.
@@ -15,16 +17,16 @@ has a version only when all its steps agree on one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any, NamedTuple
+from collections.abc import Iterable
+from typing import Any
 
 from pydantic import ValidationError
 
 from agent_backtest.errors import RecordError
-from agent_backtest.formats import genai_current, genai_events, openinference
-from agent_backtest.formats.base import SkipLog
+from agent_backtest.formats import dialects, genai_current
+from agent_backtest.formats.base import SkipLog, SpanReading
+from agent_backtest.formats.call_checks import finish_call
+from agent_backtest.formats.span_model import Span
 from agent_backtest.redaction import is_secret
 from agent_backtest.trace import (
     AgentInfo,
@@ -37,60 +39,13 @@ from agent_backtest.trace import (
     Turn,
     common_agent_version,
 )
-from agent_backtest.trace.models import StepKind
 
 SESSION_KEYS = ("session.id", "langfuse.session.id")
-LLM_OPERATIONS = ("chat", "text_completion", "generate_content")
-AGENT_OPERATIONS = ("invoke_agent", "create_agent")
 AGENT_NAME_KEYS = ("gen_ai.agent.name", "agent.name")
 AGENT_VERSION_KEY = "gen_ai.agent.version"
 # OpenLLMetry (Traceloop) records a version on the span of a decorated entity; on an agent's
 # span that is the agent's version. OpenInference has no agent version attribute.
 TRACELOOP_KIND_KEY, TRACELOOP_VERSION_KEY = "traceloop.span.kind", "traceloop.entity.version"
-
-Fallback = Callable[[], LLMCall | ToolExecution | None]
-
-
-class SpanEvent(NamedTuple):
-    """One event recorded inside a span: its name, time and attributes."""
-
-    name: str
-    time: datetime | None
-    attributes: dict[str, Any]
-
-
-@dataclass
-class Span:
-    """One span in a format-neutral shape; ids are lowercase hex, times UTC or None."""
-
-    trace_id: str
-    span_id: str
-    name: str
-    location: str
-    """Where the span is in its file (line and span id, or JSON path), for error messages."""
-    parent_id: str | None = None
-    kind: str | None = None
-    """OTel span kind in lowercase (``client``, ``internal``, …) if recorded."""
-    started_at: datetime | None = None
-    ended_at: datetime | None = None
-    status: str | None = None
-    """``ok``, ``error`` or None when the status was not set."""
-    status_message: str | None = None
-    attributes: dict[str, Any] = field(default_factory=dict)
-    events: list[SpanEvent] = field(default_factory=list)
-    resource_attributes: dict[str, Any] = field(default_factory=dict)
-    scope: str | None = None
-    session_id: str | None = None
-    """A session id the source records outside the attributes (Langfuse ``trace.sessionId``)."""
-    kind_hint: StepKind | None = None
-    """The step kind when the source says it outright (Langfuse observation type)."""
-    version: str | None = None
-    """A version the source records outside the attributes (Langfuse's observation version,
-    else its trace's version, else its release)."""
-    fallback: Fallback | None = None
-    """Builds the LLM call or tool execution when no attribute dialect recognises the span."""
-    consumed: frozenset[str] = frozenset()
-    """Attribute keys the source already turned into the fallback's payload."""
 
 
 def session_key(span: Span) -> str | None:
@@ -118,21 +73,6 @@ def group_spans(spans: Iterable[Span]) -> dict[str, list[Span]]:
     return groups
 
 
-def step_kind(span: Span) -> StepKind:
-    """What a span did: an LLM call, a tool execution, an agent invocation, or something else."""
-    if span.kind_hint is not None:
-        return span.kind_hint
-    operation = span.attributes.get("gen_ai.operation.name")
-    oi_kind = span.attributes.get("openinference.span.kind")
-    if operation in LLM_OPERATIONS or oi_kind == "LLM" or genai_events.has_events(span):
-        return "llm"
-    if operation == "execute_tool" or oi_kind == "TOOL":
-        return "tool"
-    if operation in AGENT_OPERATIONS or oi_kind in ("AGENT", "CHAIN"):
-        return "agent"
-    return "other"
-
-
 def build_session(
     key: str, spans: list[Span], *, file: str, format: str, skips: SkipLog
 ) -> Session | None:
@@ -141,7 +81,7 @@ def build_session(
     Spans that cannot become steps are logged in ``skips`` under their reason.
     """
     traces: dict[str, list[Span]] = {}
-    for span in spans:
+    for span in unique_spans(spans, skips):
         traces.setdefault(span.trace_id, []).append(span)
     ordered = sorted(traces.values(), key=lambda trace: min(map(_start_key, trace)))
     history = _History()
@@ -158,6 +98,43 @@ def build_session(
         agent=_agent_info(spans, [step for turn in turns for step in turn.steps]),
         turns=turns,
         metadata=_metadata(ordered),
+    )
+
+
+def unique_spans(spans: list[Span], skips: SkipLog) -> list[Span]:
+    """The spans with exact repeats (the same trace and span id, the same content) dropped and
+    counted; a repeat whose content differs is skipped as ``span_id_conflict``."""
+    seen: dict[tuple[str, str], Span] = {}
+    kept = []
+    for span in spans:
+        key = (span.trace_id, span.span_id)
+        first = seen.get(key)
+        if first is None:
+            seen[key] = span
+            kept.append(span)
+        elif _content(first) == _content(span):
+            skips.drop_duplicate(span.location, f"a repeat of the span at {first.location}")
+        else:
+            skips.skip(
+                "span_id_conflict",
+                span.location,
+                f"span {span.span_id} was read before at {first.location} with other content",
+            )
+    return kept
+
+
+def _content(span: Span) -> tuple[Any, ...]:
+    """What makes two records of a span the same span (not where they are in the file)."""
+    return (
+        span.name,
+        span.parent_id,
+        span.started_at,
+        span.ended_at,
+        span.status,
+        span.attributes,
+        span.events,
+        span.input,
+        span.output,
     )
 
 
@@ -238,20 +215,38 @@ def _trace_steps(trace: list[Span], history: _History, skips: SkipLog) -> list[S
     steps = []
     for span in sorted(trace, key=_start_key):
         try:
-            steps.append(_step(span, by_id, history))
+            step = _step(span, by_id, history)
         except RecordError as exc:
             skips.record_error(exc, span.location)
+            continue
         except ValidationError as exc:
             # A value of the wrong type deep inside a payload (a part's text, a role, …).
             error = exc.errors()[0]
             where = ".".join(str(part) for part in error["loc"])
             skips.skip("mistyped_field", span.location, f"{where}: {error['msg']}")
+            continue
+        steps.append(step)
+        skips.read(_reading(span, step))
     return steps
+
+
+def _reading(span: Span, step: Step) -> SpanReading:
+    """How a span became a step, for ``--explain``."""
+    dialect, reason, detail = None, None, None
+    if step.llm is not None:
+        dialect = step.llm.dialect
+        if step.llm.unusable is not None:
+            reason, detail = step.llm.unusable.reason, step.llm.unusable.detail
+    elif step.kind == "tool":
+        dialect = dialects.tool_dialect(span)
+    elif dialects.looks_like_llm(span):
+        detail = "records a model name or token usage, no call of its own: an enclosing span"
+    return SpanReading(span.location, span.span_id, span.name, step.kind, dialect, reason, detail)
 
 
 def _step(span: Span, by_id: dict[str, Span], history: _History) -> Step:
     """One span as a step of its kind."""
-    kind = step_kind(span)
+    kind = dialects.step_kind(span)
     llm, tool, consumed = None, None, set(span.consumed)
     name: str | None = span.name
     if kind == "llm":
@@ -282,28 +277,13 @@ def _step(span: Span, by_id: dict[str, Span], history: _History) -> Step:
 
 
 def _llm_call(span: Span, by_id: dict[str, Span], history: _History) -> tuple[LLMCall, set[str]]:
-    """The call of an LLM span, with history and instructions repaired."""
-    call, consumed = _dialect_call(span)
-    _continue_history(span, call, history)
-    _add_agent_instructions(span, call, by_id)
+    """The call of an LLM span, with history and instructions repaired and its blocker named."""
+    call, consumed = dialects.read_call(span)
+    if call.request.messages:
+        _continue_history(span, call, history)
+        _add_agent_instructions(span, call, by_id)
+    finish_call(call)
     return call, consumed
-
-
-def _dialect_call(span: Span) -> tuple[LLMCall, set[str]]:
-    """The call as the first matching dialect reads it, with the keys it consumed."""
-    for dialect in (genai_current, openinference, genai_events):
-        call = dialect.llm_call(span)
-        if call is not None:
-            return call, dialect.content_keys(span.attributes)
-    if span.fallback is not None:
-        found = span.fallback()
-        if isinstance(found, LLMCall):
-            return found, set()
-    # Content capture was off: keep what the span says about the call, with no messages,
-    # so timing and usage stay visible; the units layer skips a call with no answer.
-    call = genai_current.metadata_only_call(span.attributes)
-    call.notes.append("the trace recorded no message content for this call")
-    return call, set()
 
 
 def _continue_history(span: Span, call: LLMCall, history: _History) -> None:
@@ -359,15 +339,8 @@ def _add_agent_instructions(span: Span, call: LLMCall, by_id: dict[str, Span]) -
 
 def _tool_execution(span: Span) -> tuple[ToolExecution, set[str]]:
     """The execution of a tool span, with the keys the dialect consumed."""
-    for dialect in (genai_current, openinference):
-        tool = dialect.tool_execution(span)
-        if tool is not None:
-            return _with_error(tool, span), dialect.content_keys(span.attributes)
-    if span.fallback is not None:
-        found = span.fallback()
-        if isinstance(found, ToolExecution):
-            return _with_error(found, span), set()
-    return _with_error(ToolExecution(name=span.name), span), set()
+    tool, consumed = dialects.read_tool(span)
+    return _with_error(tool, span), consumed
 
 
 def _with_error(tool: ToolExecution, span: Span) -> ToolExecution:
@@ -400,7 +373,7 @@ def _ancestors(span: Span, by_id: dict[str, Span]) -> Iterable[Span]:
 def _enclosing_agent_name(span: Span, by_id: dict[str, Span]) -> str | None:
     """The agent name of the nearest enclosing agent span."""
     for ancestor in _ancestors(span, by_id):
-        if step_kind(ancestor) == "agent":
+        if dialects.step_kind(ancestor) == "agent":
             name = _first_str(ancestor.attributes, AGENT_NAME_KEYS)
             if name:
                 return name

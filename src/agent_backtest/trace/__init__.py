@@ -16,6 +16,7 @@ from agent_backtest.trace.models import (
     ToolDef,
     ToolExecution,
     Turn,
+    Unusable,
     Usage,
     common_agent_version,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "ToolDef",
     "ToolExecution",
     "Turn",
+    "Unusable",
     "Usage",
     "canonical_json",
     "common_agent_version",

@@ -117,6 +117,12 @@ class Usage(Record):
     input_tokens: int | None = None
     output_tokens: int | None = None
     total_tokens: int | None = None
+    cached_input_tokens: int | None = Field(
+        default=None, description="Input tokens served from the provider's prompt cache."
+    )
+    reasoning_tokens: int | None = Field(
+        default=None, description="Output tokens spent on reasoning (thinking), if reported."
+    )
 
 
 class LLMResponse(Record):
@@ -127,6 +133,13 @@ class LLMResponse(Record):
     usage: Usage | None = Field(default=None, description="Token counts, if recorded.")
     model: str | None = Field(default=None, description="Model that answered, if recorded.")
     id: str | None = Field(default=None, description="Provider's response id, if recorded.")
+
+
+class Unusable(Record):
+    """Why a recorded call cannot be replayed: a named reason and what is missing."""
+
+    reason: str = Field(description="A named reason, such as input_is_flat_string.")
+    detail: str = Field(description="What the trace holds instead, and what is missing.")
 
 
 class LLMCall(Record):
@@ -148,6 +161,13 @@ class LLMCall(Record):
     )
     notes: list[str] = Field(
         default_factory=list, description="How the reader filled in anything not recorded as is."
+    )
+    dialect: str | None = Field(
+        default=None, description="The attribute dialect or payload shape the call was read from."
+    )
+    unusable: Unusable | None = Field(
+        default=None,
+        description="Set when the reader found what keeps the call from being replayed.",
     )
 
 

@@ -16,6 +16,7 @@ import orjson
 from pydantic import ValidationError
 
 from agent_backtest.errors import RecordError
+from agent_backtest.redaction import TRANSPORT_OPTIONS, is_secret_name
 from agent_backtest.trace.models import (
     ContentPart,
     LLMRequest,
@@ -27,7 +28,65 @@ from agent_backtest.trace.models import (
 )
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
+# The body parameters of /chat/completions besides model, messages, tools and tool_choice: only
+# these go on the wire. A recorded parameter the API does not know stays in the unit and is
+# listed as an adjustment, since a strict server refuses the whole request for it.
+WIRE_PARAMS = frozenset(
+    {
+        "audio",
+        "frequency_penalty",
+        "logit_bias",
+        "logprobs",
+        "max_completion_tokens",
+        "max_tokens",
+        "metadata",
+        "modalities",
+        "n",
+        "parallel_tool_calls",
+        "prediction",
+        "presence_penalty",
+        "prompt_cache_key",
+        "reasoning_effort",
+        "response_format",
+        "safety_identifier",
+        "seed",
+        "service_tier",
+        "stop",
+        "store",
+        "temperature",
+        "top_logprobs",
+        "top_p",
+        "user",
+        "verbosity",
+        "web_search_options",
+    }
+)
+# Other APIs' names for chat-completions parameters, renamed on the wire.
+PARAM_ALIASES = {
+    "stop_sequences": "stop",
+    "stopSequences": "stop",
+    "max_output_tokens": "max_tokens",
+    "maxOutputTokens": "max_tokens",
+    "maxTokens": "max_tokens",
+    "topP": "top_p",
+    "candidate_count": "n",
+    "candidateCount": "n",
+    "presencePenalty": "presence_penalty",
+    "frequencyPenalty": "frequency_penalty",
+}
+# Content part types chat completions takes, by role; other parts stay in the trace.
+USER_PARTS = frozenset({"text", "image_url", "input_audio", "file"})
+ASSISTANT_PARTS = frozenset({"text", "refusal"})
+TEXT_ONLY = frozenset({"text"})
 REQUEST_KEYS = ("model", "messages", "tools", "tool_choice")
+# Where tool definitions keep their JSON Schema: OpenAI, Anthropic, the AI SDK and MCP, Gemini.
+SCHEMA_KEYS = (
+    "parameters",
+    "input_schema",
+    "inputSchema",
+    "parametersJsonSchema",
+    "parameters_json_schema",
+)
 # Keys of a request that describe transport or accounting, not what the model is asked.
 TRANSPORT_KEYS = ("stream", "stream_options", "user", "store", "metadata")
 
@@ -101,7 +160,7 @@ def tool_def_from_openai(raw: Any) -> ToolDef:
     name = function.get("name")
     if not isinstance(name, str) or not name:
         raise RecordError("malformed_tool_definition", "tool definition without a name")
-    parameters = function.get("parameters", function.get("input_schema"))
+    parameters = next((function[key] for key in SCHEMA_KEYS if function.get(key) is not None), None)
     if parameters is not None and not isinstance(parameters, dict):
         raise RecordError("malformed_tool_definition", f"parameters of {name!r} are not an object")
     description = function.get("description")
@@ -159,22 +218,30 @@ def response_from_openai(body: Any) -> LLMResponse:
 
 
 def usage_from_openai(raw: Any) -> Usage | None:
-    """``prompt_tokens``/``completion_tokens`` (or the input/output names) as usage."""
+    """OpenAI usage (chat completions or Responses names) with cached input and reasoning
+    tokens; None when there is none."""
     if not isinstance(raw, dict):
         return None
-
-    def count(*keys: str) -> int | None:
-        for key in keys:
-            value = raw.get(key)
-            if isinstance(value, int) and not isinstance(value, bool):
-                return value
-        return None
-
+    prompt = raw.get("prompt_tokens_details") or raw.get("input_tokens_details") or {}
+    completion = raw.get("completion_tokens_details") or raw.get("output_tokens_details") or {}
     return Usage(
-        input_tokens=count("prompt_tokens", "input_tokens"),
-        output_tokens=count("completion_tokens", "output_tokens"),
-        total_tokens=count("total_tokens"),
+        input_tokens=_count(raw, "prompt_tokens", "input_tokens"),
+        output_tokens=_count(raw, "completion_tokens", "output_tokens"),
+        total_tokens=_count(raw, "total_tokens"),
+        cached_input_tokens=_count(prompt, "cached_tokens"),
+        reasoning_tokens=_count(completion, "reasoning_tokens"),
     )
+
+
+def _count(raw: Any, *keys: str) -> int | None:
+    """The first integer among the keys of a usage object."""
+    if not isinstance(raw, dict):
+        return None
+    for key in keys:
+        value = raw.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
 
 
 def _optional_str(value: Any, what: str) -> str | None:
@@ -194,11 +261,15 @@ def chat_payload(
     drop_schema_keys: list[str] | None = None,
     drop_params: list[str] | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
-    """The ``/chat/completions`` body for ``request`` sent to ``model``, and the adjustments."""
+    """The ``/chat/completions`` body for ``request`` sent to ``model``, and the adjustments:
+    everything the API would refuse (unknown parameters, parts it does not take, reasoning) is
+    left out or renamed, and each change is listed."""
     adjustments: list[str] = []
     payload: dict[str, Any] = {
         "model": model,
-        "messages": [message_to_wire(m) for m in request.messages],
+        "messages": [
+            wire for m in request.messages if (wire := _wire_message(m, adjustments)) is not None
+        ],
     }
     if request.tools:
         payload["tools"] = [
@@ -210,10 +281,21 @@ def chat_payload(
         # OpenAI refuses tool_choice without tools.
         adjustments.append("removed tool_choice: no tools were offered")
     for key, value in request.params.items():
+        name = PARAM_ALIASES.get(key, key)
         if key in (drop_params or []):
             adjustments.append(f"removed parameter {key} (config drop_params)")
-        elif key != "seed":
-            payload[key] = value
+        elif name == "seed":
+            continue
+        elif name in TRANSPORT_OPTIONS or is_secret_name(key):
+            adjustments.append(f"removed {key}: a credential or transport option")
+        elif name not in WIRE_PARAMS:
+            adjustments.append(f"left out parameter {key}: not a chat-completions parameter")
+        elif name in payload:
+            adjustments.append(f"left out parameter {key}: {name} is set already")
+        else:
+            if name != key:
+                adjustments.append(f"sent parameter {key} as {name}")
+            payload[name] = value
     if seed is not None:
         payload["seed"] = seed
     return payload, adjustments
@@ -233,6 +315,53 @@ def message_to_wire(message: Message) -> dict[str, Any]:
     if message.name is not None:
         wire["name"] = message.name
     return wire
+
+
+def _wire_message(message: Message, adjustments: list[str]) -> dict[str, Any] | None:
+    """A message as chat completions takes it: content parts its role cannot carry (reasoning,
+    encrypted reasoning, unknown parts) left out and listed; None when nothing is left."""
+    wire = message_to_wire(message)
+    if isinstance(message.content, list):
+        allowed = parts_the_api_takes(message.role)
+        kept = []
+        for part in message.content:
+            if part.type in allowed:
+                kept.append(part.model_dump(exclude_none=True))
+            else:
+                what = "encrypted reasoning" if _encrypted(part) else f"a {part.type} part"
+                adjustments.append(f"left out {what} (role {message.role})")
+        if len(kept) == 1 and kept[0]["type"] == "text" and message.role != "user":
+            wire["content"] = kept[0]["text"]
+        else:
+            wire["content"] = kept or None
+        if not kept and not message.tool_calls:
+            adjustments.append(
+                f"left out a message with nothing the API takes (role {message.role})"
+            )
+            return None
+    if message.role == "tool" and wire["content"] is None:
+        wire["content"] = ""
+    if message.role == "tool":
+        wire.pop("name", None)  # chat completions names the call by id, not the tool
+    return wire
+
+
+def parts_the_api_takes(role: str) -> frozenset[str]:
+    """The content part types chat completions takes in a message of this role; the others
+    (reasoning, encrypted reasoning, parts of other APIs) stay in the trace and are left out."""
+    if role == "user":
+        return USER_PARTS
+    if role == "assistant":
+        return ASSISTANT_PARTS
+    return TEXT_ONLY
+
+
+def _encrypted(part: ContentPart) -> bool:
+    """True for a reasoning part that holds only encrypted or redacted content."""
+    extra = part.model_extra or {}
+    return part.type in ("reasoning", "redacted_thinking") and (
+        "encrypted_content" in extra or "signature" in extra or part.type == "redacted_thinking"
+    )
 
 
 def tool_call_to_wire(call: ToolCall) -> dict[str, Any]:

@@ -62,11 +62,19 @@ def reclassify(units: Iterable[Unit], config: AgentConfig) -> Iterator[Unit]:
 
 
 def _unusable(step: Step) -> tuple[str, str] | None:
-    assert step.llm is not None
-    if step.llm.response is None:
+    """Why an LLM step cannot be a unit: the blocker its reader named, else what is missing.
+    An answer with neither text nor a tool call is never kept as a golden."""
+    call = step.llm
+    assert call is not None
+    if call.unusable is not None:
+        return call.unusable.reason, call.unusable.detail
+    if call.response is None:
         return "no_response", "the trace records the request but no answer"
-    if not step.llm.request.messages:
+    if not call.request.messages:
         return "empty_request", "the request has no messages"
+    answer = call.response.message
+    if not answer.text().strip() and not answer.tool_calls:
+        return "empty_answer", "the recorded answer has neither text nor a tool call"
     return None
 
 

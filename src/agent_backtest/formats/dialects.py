@@ -1,0 +1,148 @@
+"""Which attribute dialect a span speaks, what kind of step it is, and the call or tool it holds.
+
+The same span shape (OTLP span or Langfuse observation) carries many dialects: the current
+OTel GenAI attributes, the older GenAI events, OpenInference, OpenLLMetry's indexed attributes,
+the Vercel AI SDK's ``ai.*``, Google ADK's request and response, and, last, the input and
+output a source keeps beside the attributes. They are asked in that order; the first that
+recognises the span reads it, and its name is kept on the call so ``abt show --explain`` can
+say who read what.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_backtest.formats import (
+    braintrust,
+    genai_current,
+    genai_events,
+    google_genai,
+    openinference,
+    openllmetry,
+    payloads,
+    vercel_ai,
+)
+from agent_backtest.formats.span_model import Span
+from agent_backtest.trace import LLMCall, ToolExecution
+from agent_backtest.trace.models import StepKind
+
+LLM_OPERATIONS = ("chat", "text_completion", "generate_content", "completion", "responses")
+AGENT_OPERATIONS = ("invoke_agent", "create_agent", "invoke_workflow")
+TRACELOOP_KIND_KEY = "traceloop.span.kind"
+# Attributes that say a span ran a whole agent (Pydantic AI's "agent run", Logfire).
+AGENT_RUN_KEYS = ("pydantic_ai.all_messages", "all_messages_events", "agent_name")
+# Evidence that a span is about a model call: what "LLM-looking" means for the accounting.
+MODEL_KEYS = ("gen_ai.request.model", "gen_ai.response.model", "llm.model_name", "ai.model.id")
+USAGE_PREFIXES = ("gen_ai.usage.", "llm.token_count.", "llm.usage.", "ai.usage.")
+# Only a model call asks for a model; a span with usage alone may be a sum over calls.
+REQUEST_MODEL_KEYS = ("gen_ai.request.model", "llm.request.model")
+
+# The dialects that read LLM calls, in the order they are asked.
+CALL_DIALECTS: tuple[tuple[str, Any], ...] = (
+    ("vercel_ai", vercel_ai),
+    ("google_adk", google_genai),
+    ("genai", genai_current),
+    ("openinference", openinference),
+    ("openllmetry", openllmetry),
+    ("genai_events", genai_events),
+    ("braintrust", braintrust),
+    ("payload", payloads),
+)
+TOOL_DIALECTS: tuple[tuple[str, Any], ...] = (
+    ("vercel_ai", vercel_ai),
+    ("genai", genai_current),
+    ("openinference", openinference),
+)
+
+
+def step_kind(span: Span) -> StepKind:
+    """What a span did: an LLM call, a tool execution, an agent invocation, or something else."""
+    attributes = span.attributes
+    ai_operation = vercel_ai.operation(attributes)
+    if ai_operation is not None:
+        # The AI SDK's outer spans are the turn; their doGenerate/doStream children the calls.
+        if vercel_ai.is_model_call(attributes):
+            return "llm"
+        return "tool" if ai_operation == "ai.toolCall" else "agent"
+    if span.kind_hint is not None:
+        return span.kind_hint
+    declared = braintrust.span_type(attributes)
+    if declared is not None:
+        return declared
+    operation = attributes.get("gen_ai.operation.name")
+    oi_kind = attributes.get("openinference.span.kind")
+    traceloop = attributes.get(TRACELOOP_KIND_KEY)
+    if operation in LLM_OPERATIONS or oi_kind == "LLM" or genai_events.has_events(span):
+        return "llm"
+    if operation == "execute_tool" or oi_kind == "TOOL" or traceloop == "tool":
+        return "tool"
+    if (
+        operation in AGENT_OPERATIONS
+        or oi_kind in ("AGENT", "CHAIN")
+        or traceloop
+        in (
+            "agent",
+            "workflow",
+            "task",
+        )
+    ):
+        return "agent"
+    if any(key in attributes for key in AGENT_RUN_KEYS):
+        return "agent"
+    if (
+        genai_current.claims(attributes)
+        or openllmetry.claims(attributes)
+        or google_genai.REQUEST_KEY in attributes
+        or attributes.get("llm.request.type") in ("chat", "completion")
+        or any(key in attributes for key in REQUEST_MODEL_KEYS)
+    ):
+        # A message span without gen_ai.operation.name, or a call whose content was not
+        # captured: a step, so that what keeps it from being a unit is counted.
+        return "llm"
+    return "other"
+
+
+def looks_like_llm(span: Span) -> bool:
+    """True when a span shows evidence of a model call: a model name or token usage."""
+    attributes = span.attributes
+    return any(key in attributes for key in MODEL_KEYS) or any(
+        key.startswith(USAGE_PREFIXES) for key in attributes
+    )
+
+
+def read_call(span: Span) -> tuple[LLMCall, set[str]]:
+    """The call of an LLM span as the first dialect that recognises it reads it, with the
+    attribute keys it consumed; a call with only metadata when none does."""
+    for name, dialect in CALL_DIALECTS:
+        call = dialect.llm_call(span)
+        if call is not None:
+            call.dialect = name
+            return call, dialect.content_keys(span.attributes)
+    if span.fallback is not None:
+        found = span.fallback()
+        if isinstance(found, LLMCall):
+            return found, set()
+    call = genai_current.metadata_only_call(span.attributes)
+    call.dialect = "metadata"
+    return call, set()
+
+
+def read_tool(span: Span) -> tuple[ToolExecution, set[str]]:
+    """The execution of a tool span, named after the tool, with the keys the dialect consumed."""
+    for _, dialect in TOOL_DIALECTS:
+        tool = dialect.tool_execution(span)
+        if tool is not None:
+            return tool, dialect.content_keys(span.attributes)
+    if span.fallback is not None:
+        found = span.fallback()
+        if isinstance(found, ToolExecution):
+            return found, set()
+    return ToolExecution(name=span.name), set()
+
+
+def tool_dialect(span: Span) -> str:
+    """The name of the dialect that reads a tool span."""
+    for name, dialect in TOOL_DIALECTS:
+        if dialect.tool_execution(span) is not None:
+            return name
+    return "payload" if span.fallback is not None else "span name"
