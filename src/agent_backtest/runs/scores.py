@@ -19,6 +19,7 @@ SCORE_SCHEMA = "abt.score/1"
 
 Bucket = Literal[
     "match",
+    "match_equivalent",
     "wrong_tool",
     "args_mismatch",
     "text_instead_of_tool",
@@ -98,6 +99,11 @@ class ScoreRecord(BaseModel):
     similarity: float | None = Field(
         default=None,
         description="Deterministic text similarity, when no judge was configured (not a verdict).",
+    )
+    reason: str | None = Field(
+        default=None,
+        description="Why the bucket was given, where it needs saying: for match_equivalent, "
+        "the tool called and production's tool.",
     )
     error_kind: str | None = None
     unscored_reason: str | None = None

@@ -1,9 +1,12 @@
 """Matching the tool calls of one answer: golden calls against candidate calls, as a set.
 
-The calls of one answer (parallel calls) are paired one to one by an optimal assignment that
-maximises the total argument score, preferring same-tool pairs among equally good pairings; a
-call left over on either side is missing or extra. A pair of different tools (outside an
-equivalence group) scores 0 and carries no argument verdict.
+Each golden call's arguments are the reference the candidate's are compared with: the golden's
+answer key when it has one (every acceptable form of the call), else production's recorded
+arguments (one value each); :func:`~agent_backtest.scoring.arguments.match_arguments` scores
+both alike. The calls of one answer (parallel calls) are paired one to one by an optimal
+assignment that maximises the total argument score, preferring same-tool pairs among equally
+good pairings; a call left over on either side is missing or extra. A pair of different tools
+(outside an equivalence group) scores 0 and carries no argument verdict.
 """
 
 from __future__ import annotations
@@ -15,30 +18,27 @@ from typing import Any
 import orjson
 
 from agent_backtest.scoring.arguments import (
+    ArgumentsKey,
     ArgumentsMatch,
     MatchRules,
     Unparseable,
+    compile_key,
     match_arguments,
-    match_possible_answers,
     rules_for,
 )
 from agent_backtest.scoring.assignment import lazy_best_assignment
 from agent_backtest.trace.models import ToolCall, ToolDef
 from agent_backtest.units.agent_config import AgentConfig
+from agent_backtest.units.answer_key import CallKey
 
 __all__ = [
     "CallPair",
     "CallsMatch",
-    "PossibleCall",
     "call_arguments",
-    "clear_rules_memo",
+    "clear_memos",
     "match_calls",
-    "match_possible_calls",
     "tool_names_equal",
 ]
-
-PossibleCall = tuple[str, Mapping[str, Sequence[Any]]]
-"""A golden call given as acceptable values: (tool name, parameter -> acceptable values)."""
 
 # Among pairings of equal total score, one more same-tool pair is worth this much: far below
 # the difference between two unequal totals of argument scores in answers of any realistic size
@@ -90,48 +90,42 @@ def match_calls(
     tools: Mapping[str, ToolDef],
     agent: AgentConfig,
     exact_strings: bool = False,
+    answer_key: Sequence[CallKey] | None = None,
 ) -> CallsMatch:
     """Match the candidate's calls of one answer against the golden's, as a set.
 
+    ``answer_key`` holds one key per golden call, in order (the golden's calls are then only
+    their names); without one, each golden call's recorded arguments are its reference.
     Arguments are compared under the rules of the golden call's tool (its schema from ``tools``
-    and the agent config); see :mod:`agent_backtest.scoring.arguments`.
+    and the agent config); see :mod:`agent_backtest.scoring.arguments`. Prose is detected only
+    against recorded arguments: a key's listed values are acceptable as they are.
     """
+    references = None if answer_key is None else [_compiled(key) for key in answer_key]
 
     def compare(i: int, j: int) -> ArgumentsMatch | None:
         g_name, c_name = golden[i].name, candidate[j].name
         if g_name != c_name and not tool_names_equal(g_name, c_name, agent):
             return None
-        rules = _rules(tools, g_name, c_name, agent, exact_strings, True)
-        return match_arguments(call_arguments(golden[i]), call_arguments(candidate[j]), rules)
+        rules = _rules(tools, g_name, c_name, agent, exact_strings, references is None)
+        reference = call_arguments(golden[i]) if references is None else references[i]
+        return match_arguments(reference, call_arguments(candidate[j]), rules)
 
     return _assemble(len(golden), len(candidate), compare)
 
 
-def match_possible_calls(
-    possible: Sequence[PossibleCall],
-    candidate: Sequence[ToolCall],
-    tools: Mapping[str, ToolDef],
-    agent: AgentConfig,
-    exact_strings: bool = False,
-) -> CallsMatch:
-    """Like :func:`match_calls`, with each golden call given as acceptable values (BFCL style).
+# Compiled answer keys are memoised by the identity of the key, held so its id is not reused
+# (keys are frozen models): a unit's key is scored against every repeat of its unit.
+_KEYS: dict[int, tuple[CallKey, ArgumentsKey]] = {}
 
-    See :func:`~agent_backtest.scoring.arguments.match_possible_answers` for what the acceptable
-    values mean. Prose is not detected: every listed value is an acceptable answer as is.
-    """
 
-    def compare(i: int, j: int) -> ArgumentsMatch | None:
-        name, params = possible[i]
-        c_call = candidate[j]
-        if name != c_call.name and not tool_names_equal(name, c_call.name, agent):
-            return None
-        rules = _rules(tools, name, c_call.name, agent, exact_strings, False)
-        arguments = c_call.arguments
-        if arguments is None:
-            arguments = call_arguments(c_call)
-        return match_possible_answers(params, arguments, rules)
-
-    return _assemble(len(possible), len(candidate), compare)
+def _compiled(key: CallKey) -> ArgumentsKey:
+    """:func:`compile_key` of one call's key, memoised."""
+    hit = _KEYS.get(id(key))
+    if hit is not None and hit[0] is key:
+        return hit[1]
+    compiled = compile_key(key.arguments)
+    _remember(_KEYS, id(key), (key, compiled))
+    return compiled
 
 
 # Rules are memoised twice. By the identity of the tool definition and agent config: the same
@@ -144,10 +138,11 @@ _BY_CONTENT: dict[tuple[bytes, int, bool, str, bool], tuple[AgentConfig, MatchRu
 _MEMO_SIZE = 4096
 
 
-def clear_rules_memo() -> None:
-    """Forget memoised rules (for benchmarks, or after changing a config in place)."""
+def clear_memos() -> None:
+    """Forget memoised rules and keys (for benchmarks, or after changing a config in place)."""
     _BY_ID.clear()
     _BY_CONTENT.clear()
+    _KEYS.clear()
 
 
 def _rules(

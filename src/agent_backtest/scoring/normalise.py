@@ -1,10 +1,11 @@
 """String normalisation and prose detection used by the argument matcher.
 
-Two argument strings are "equal" when they differ only in letter case, surrounding whitespace,
-or the punctuation the Berkeley Function Calling Leaderboard's checker ignores: the space and
-``, . / - _ * ^``, with single and double quotes counted as the same character. So
-``"April 1, 2024"``, ``"april 1 2024"`` and ``"April 1,2024"`` are one value, while ``"5!"`` and
-``"5"`` are not: characters outside that set still count.
+Two argument strings are "equal" when they differ only in letter case or the characters the
+Berkeley Function Calling Leaderboard's checker ignores: the space and ``, . / - _ * ^``, with
+single and double quotes counted as the same character. So ``"April 1, 2024"``,
+``"april 1 2024"`` and ``"April 1,2024"`` are one value, while ``"5!"`` and ``"5"`` are not, nor
+``"Paris"`` and ``"Paris\n"``: characters outside that set still count, other whitespace (tab,
+newline) included, as in BFCL. A tool that looks a value up would not find ``"Paris\n"``.
 """
 
 from __future__ import annotations
@@ -26,10 +27,10 @@ _MEMO_MAX_LENGTH = 256  # long strings (prose, documents) are rarely repeated ve
 
 
 def normalise_string(value: str) -> str:
-    """The comparison form of a string: trimmed, lower-cased, ignorable punctuation removed."""
+    """The comparison form of a string: lower-cased, spaces and ignorable punctuation removed."""
     normal = _MEMO.get(value)
     if normal is None:
-        normal = value.strip().lower().translate(_TABLE)
+        normal = value.lower().translate(_TABLE)
         if len(value) <= _MEMO_MAX_LENGTH:
             if len(_MEMO) >= _MEMO_SIZE:
                 _MEMO.clear()
