@@ -6,12 +6,13 @@ prediction and seeded mutations. Timed per pass, alternating the two checkers:
 
 * ``bfcl``: ``ast_checker`` (valid/invalid, stops at the first error, pairs parallel calls
   greedily);
-* ``abt possible``: :func:`match_possible_calls` (every mismatch with its path, per-parameter
-  scores, parallel calls assigned optimally). The memo of rules is emptied before each pass, so
-  every tool schema is walked again once per pass (the ~13 pairs of one question share its
-  tool definitions, as the steps of a run share theirs);
-* ``abt golden``: :func:`match_calls` of the candidate against the correct prediction as a
-  golden answer (the shape production scoring uses).
+* ``abt key``: :func:`match_calls` with BFCL's possible answer as the answer key, what BFCL
+  checks (every mismatch with its path, per-parameter scores, parallel calls assigned
+  optimally). The memos of rules and compiled keys are emptied before each pass, so every tool
+  schema is walked and every key compiled again once per pass (the ~13 pairs of one question
+  share its tool definitions and key, as the repeats of a unit share theirs);
+* ``abt golden``: :func:`match_calls` of the candidate against the correct prediction's
+  recorded arguments (what scoring against production does).
 
 Needs ``pip install --no-deps bfcl-eval``.
 
@@ -42,11 +43,7 @@ from tests.scoring.bfcl_cases import (  # noqa: E402
     python_language,
 )
 
-from agent_backtest.scoring.calls import (  # noqa: E402
-    clear_rules_memo,
-    match_calls,
-    match_possible_calls,
-)
+from agent_backtest.scoring.calls import clear_memos, match_calls  # noqa: E402
 
 
 def pin(cpu: int) -> None:
@@ -74,29 +71,24 @@ def bfcl_pass(checker: object, pairs: list[Pair]) -> Callable[[], None]:
     return run
 
 
-def possible_pass(pairs: list[Pair]) -> Callable[[], None]:
-    """One pass of the possible-answers matcher over the pairs (rules rebuilt each pass)."""
+def key_pass(pairs: list[Pair]) -> Callable[[], None]:
+    """One pass of the matcher against the answer keys (rules and keys rebuilt each pass)."""
 
     def run() -> None:
-        clear_rules_memo()
+        clear_memos()
         for pair in pairs:
-            match_possible_calls(pair.possible, pair.calls, pair.tools, AGENT)
+            match_calls(pair.golden, pair.calls, pair.tools, AGENT, answer_key=pair.key)
 
     return run
 
 
 def golden_pass(pairs: list[Pair]) -> Callable[[], None]:
-    """One pass of the golden-answer matcher: each candidate against the correct calls."""
-    goldens = {}
-    for pair in pairs:
-        if pair.mutation == "correct":
-            goldens[pair.entry.id] = pair.calls
-    jobs = [(goldens[pair.entry.id], pair.calls, pair.tools) for pair in pairs]
+    """One pass of the matcher against production-style goldens: the correct calls."""
 
     def run() -> None:
-        clear_rules_memo()
-        for golden, candidate, tools in jobs:
-            match_calls(golden, candidate, tools, AGENT)
+        clear_memos()
+        for pair in pairs:
+            match_calls(pair.golden, pair.calls, pair.tools, AGENT)
 
     return run
 
@@ -125,14 +117,14 @@ def main() -> None:
         sys.exit("bfcl_eval is not installed: pip install --no-deps bfcl-eval")
     pin(args.cpu)
     pairs = build_pairs(load_entries())
-    parallel = sum(1 for pair in pairs if len(pair.calls) > 1 or len(pair.possible) > 1)
+    parallel = sum(1 for pair in pairs if len(pair.calls) > 1 or len(pair.key) > 1)
     print(
         f"{len(pairs):,} pairs ({parallel:,} with several calls), {args.passes} passes, "
         f"cpu {args.cpu}"
     )
     runs = {
         "bfcl": bfcl_pass(checker, pairs),
-        "abt possible": possible_pass(pairs),
+        "abt key": key_pass(pairs),
         "abt golden": golden_pass(pairs),
     }
     for run in runs.values():  # warm-up: imports, caches of the interpreter
@@ -145,7 +137,8 @@ def main() -> None:
         best, median = min(seconds), statistics.median(seconds)
         print(
             f"{name:13s} best {len(pairs) / best:9,.0f} pairs/s   "
-            f"median {len(pairs) / median:9,.0f} pairs/s"
+            f"median {len(pairs) / median:9,.0f} pairs/s   "
+            f"x BFCL (medians) {statistics.median(times['bfcl']) / median:.2f}"
         )
 
 

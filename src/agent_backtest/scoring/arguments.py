@@ -71,7 +71,8 @@ def path_key(path: str) -> str:
 
 def _has_index(paths: Iterable[str]) -> bool:
     """True when a path holds a numeric list index (``a[0]``), to be written ``a[]``."""
-    return any("[" in path and _INDEX.search(path) for path in paths)
+    joined = "\n".join(paths)
+    return "[" in joined and _INDEX.search(joined) is not None
 
 
 @dataclass(frozen=True)
@@ -97,13 +98,13 @@ class MatchRules:
         """Store every path in its ``[]`` form so lookups need one normalisation only."""
         for name in ("unordered_paths", "required", "integer_paths", "free_text"):
             paths = getattr(self, name)
-            if type(paths) is not frozenset or _has_index(paths):
+            if type(paths) is not frozenset or (paths and _has_index(paths)):
                 object.__setattr__(self, name, frozenset(path_key(p) for p in paths))
-        if _has_index(self.defaults):
+        if self.defaults and _has_index(self.defaults):
             object.__setattr__(self, "defaults", {path_key(p): v for p, v in self.defaults.items()})
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Mismatch:
     """One place where candidate and golden arguments differ."""
 
@@ -288,6 +289,8 @@ def compile_key(arguments: Mapping[str, ArgumentKey]) -> ArgumentsKey:
 
 def _options(key: ArgumentKey) -> tuple[Any, ...]:
     """The acceptable values of one argument's key, :data:`OMIT` last where allowed."""
+    if key.fields is None and key.items is None:
+        return (*key.values, OMIT) if key.optional else tuple(key.values)
     if key.fields is not None:
         forms: list[Any] = [Fields({name: _options(sub) for name, sub in key.fields.items()})]
     elif key.items is not None:
@@ -323,8 +326,14 @@ def _plain_key(key: ArgumentsKey) -> dict[str, Any]:
 # Reference against candidate
 
 
-def match_arguments(reference: Any, candidate: Any, rules: MatchRules) -> ArgumentsMatch:
+def match_arguments(
+    reference: Any, candidate: Any, rules: MatchRules, *, all_right: bool = False
+) -> ArgumentsMatch | float:
     """Compare a candidate's arguments with the reference under ``rules``.
+
+    With ``all_right`` the caller asks first whether every parameter is right (score 1): the
+    comparison stops at the first parameter that is not, and returns instead of a verdict an
+    upper bound on the score (one parameter wrong out of as many as there can be).
 
     ``reference`` is an :class:`ArgumentsKey`, or production's arguments as recorded: an
     object is read as :func:`golden_key` of it, so both are scored alike. Either side may be an
@@ -351,10 +360,12 @@ def match_arguments(reference: Any, candidate: Any, rules: MatchRules) -> Argume
         return ArgumentsMatch(
             exact=False, equal=False, score=0.0, mismatches=[mismatch], free_text=[]
         )
-    return _tally(reference, candidate, rules, decoded)
+    return _tally(reference, candidate, rules, decoded, all_right)
 
 
-def _tally(key: ArgumentsKey, candidate: dict, rules: MatchRules, decoded: bool) -> ArgumentsMatch:
+def _tally(
+    key: ArgumentsKey, candidate: dict, rules: MatchRules, decoded: bool, all_right: bool
+) -> ArgumentsMatch | float:
     """Score every parameter of ``candidate`` against the reference ``key``.
 
     Written with local variables and a fast path for a scalar found verbatim among the
@@ -365,11 +376,14 @@ def _tally(key: ArgumentsKey, candidate: dict, rules: MatchRules, decoded: bool)
     free_text: list[tuple[str, Any, Any]] = []
     unequal = present = prose = 0
     exact = not decoded
-    special = bool(rules.free_text) or rules.detect_prose
+    free, detect = rules.free_text, rules.detect_prose
     absent, flat, get = _ABSENT, _FLAT, candidate.get
     for name, options in key.items():
         cv = get(name, absent)
-        if special and _is_free_param(name, options, cv, rules):
+        if (free or detect) and (
+            name in free
+            or (detect and cv is not absent and type(options[0]) is str and is_prose(options[0]))
+        ):
             prose += 1
             present += cv is not absent
             if cv is absent:
@@ -398,6 +412,8 @@ def _tally(key: ArgumentsKey, candidate: dict, rules: MatchRules, decoded: bool)
         before = len(mismatches)
         exact = _check_option_list(options, cv, name, rules, mismatches) and exact
         if len(mismatches) != before:
+            if all_right:
+                return _score_bound(key, candidate)
             unequal += 1
     compared = len(key) - prose
     if len(candidate) > present:
@@ -410,6 +426,8 @@ def _tally(key: ArgumentsKey, candidate: dict, rules: MatchRules, decoded: bool)
                 continue
             compared += 1
             if not _absent_is_fine(name, cv, rules):
+                if all_right:
+                    return _score_bound(key, candidate)
                 unequal += 1
                 mismatches.append(_one_sided(name, cv, "extra", rules))
     equal = not mismatches
@@ -420,6 +438,13 @@ def _tally(key: ArgumentsKey, candidate: dict, rules: MatchRules, decoded: bool)
         mismatches=mismatches,
         free_text=free_text,
     )
+
+
+def _score_bound(key: ArgumentsKey, candidate: dict) -> float:
+    """The best score of arguments with a parameter wrong: every parameter either side names
+    counted, and only one of them wrong."""
+    most = len(key) + sum(1 for name in candidate if name not in key)
+    return 1.0 - 1.0 / most
 
 
 def _match_whole(golden: Any, candidate: Any, rules: MatchRules) -> ArgumentsMatch:
@@ -644,13 +669,6 @@ def _free(
 
 # ---------------------------------------------------------------------------------------------
 # One parameter against its acceptable values
-
-
-def _is_free_param(name: str, options: tuple[Any, ...], cv: Any, rules: MatchRules) -> bool:
-    """True for a prose parameter: listed as free text, or its first value reads as prose."""
-    if name in rules.free_text:
-        return True
-    return rules.detect_prose and cv is not _ABSENT and is_prose(_first_option(options))
 
 
 def _first_option(options: tuple[Any, ...]) -> Any:

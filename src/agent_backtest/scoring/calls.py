@@ -23,6 +23,7 @@ from agent_backtest.scoring.arguments import (
     MatchRules,
     Unparseable,
     compile_key,
+    golden_key,
     match_arguments,
     rules_for,
 )
@@ -84,6 +85,13 @@ def call_arguments(call: ToolCall) -> Any:
     return call.arguments
 
 
+def golden_key_of(call: ToolCall) -> Any:
+    """A recorded call's arguments as a reference: :func:`golden_key` of an object, else the
+    value as recorded (compared whole) or :class:`Unparseable`."""
+    arguments = call_arguments(call)
+    return golden_key(arguments) if type(arguments) is dict else arguments
+
+
 def match_calls(
     golden: Sequence[ToolCall],
     candidate: Sequence[ToolCall],
@@ -100,15 +108,29 @@ def match_calls(
     and the agent config); see :mod:`agent_backtest.scoring.arguments`. Prose is detected only
     against recorded arguments: a key's listed values are acceptable as they are.
     """
-    references = None if answer_key is None else [_compiled(key) for key in answer_key]
+    recorded = answer_key is None
+    # Each golden call's reference and rules are made once, not once per candidate call.
+    references: list[Any] = (
+        [golden_key_of(call) for call in golden]
+        if recorded
+        else [_compiled(key) for key in answer_key or ()]
+    )
+    rules_of: dict[tuple[str, str], MatchRules] = {}
+    groups = agent.equivalent_tools
 
-    def compare(i: int, j: int) -> ArgumentsMatch | None:
+    def compare(i: int, j: int, all_right: bool = False) -> ArgumentsMatch | float | None:
         g_name, c_name = golden[i].name, candidate[j].name
-        if g_name != c_name and not tool_names_equal(g_name, c_name, agent):
+        if g_name != c_name and (not groups or not tool_names_equal(g_name, c_name, agent)):
             return None
-        rules = _rules(tools, g_name, c_name, agent, exact_strings, references is None)
-        reference = call_arguments(golden[i]) if references is None else references[i]
-        return match_arguments(reference, call_arguments(candidate[j]), rules)
+        rules = rules_of.get((g_name, c_name))
+        if rules is None:
+            rules = rules_of[g_name, c_name] = _rules(
+                tools, g_name, c_name, agent, exact_strings, recorded
+            )
+        arguments = candidate[j].arguments
+        if arguments is None:
+            arguments = call_arguments(candidate[j])
+        return match_arguments(references[i], arguments, rules, all_right=all_right)
 
     return _assemble(len(golden), len(candidate), compare)
 
@@ -180,6 +202,14 @@ def _remember(memo: dict, key: Any, value: Any) -> None:
 
 def _assemble(n_golden: int, n_candidate: int, compare: Any) -> CallsMatch:
     """Compare golden/candidate pairs, assign optimally and build the verdict."""
+    if n_golden == n_candidate == 1:  # most answers: one call each, nothing to assign
+        verdict = compare(0, 0)
+        pair = CallPair(0, 0, verdict is not None, verdict)
+        if verdict is None:
+            return CallsMatch([pair], [], [], exact=False, equal=False, score=0.0)
+        return CallsMatch([pair], [], [], verdict.exact, verdict.equal, verdict.score)
+    if n_golden == 1 or n_candidate == 1:
+        return _one_to_many(n_golden, n_candidate, compare)
     verdicts: dict[tuple[int, int], ArgumentsMatch | None] = {}
     if n_golden == n_candidate:
         # One call each, or calls in the golden's order each equal: list order is then optimal.
@@ -198,7 +228,18 @@ def _assemble(n_golden: int, n_candidate: int, compare: Any) -> CallsMatch:
             verdict = verdicts[i, j] = compare(i, j)
         return 0.0 if verdict is None else verdict.score + _SAME_TOOL_BONUS
 
-    chosen = lazy_best_assignment(n_golden, n_candidate, weight, 1.0 + _SAME_TOOL_BONUS)
+    def bound(i: int, j: int) -> float:
+        # Most pairs tried while looking for each call's partner are wrong: stopping at their
+        # first wrong parameter gives a bound on their score for a fraction of the work.
+        verdict = verdicts.get((i, j), _UNSEEN)
+        if verdict is _UNSEEN:
+            verdict = compare(i, j, all_right=True)
+            if type(verdict) is float:
+                return verdict + _SAME_TOOL_BONUS
+            verdicts[i, j] = verdict
+        return 0.0 if verdict is None else verdict.score + _SAME_TOOL_BONUS
+
+    chosen = lazy_best_assignment(n_golden, n_candidate, weight, 1.0 + _SAME_TOOL_BONUS, bound)
     pairs = [CallPair(i, j, verdicts[i, j] is not None, verdicts[i, j]) for i, j in chosen]
     paired_g = {i for i, _ in chosen}
     paired_c = {j for _, j in chosen}
@@ -208,6 +249,40 @@ def _assemble(n_golden: int, n_candidate: int, compare: Any) -> CallsMatch:
 
 
 _UNSEEN: Any = object()
+
+
+def _one_to_many(n_golden: int, n_candidate: int, compare: Any) -> CallsMatch:
+    """One call on one side: it pairs with its best partner on the other (the first of equals).
+
+    The first partner with every argument right is the best; failing one, every partner is
+    weighed.
+    """
+    golden_side = n_golden == 1
+    others = n_candidate if golden_side else n_golden
+
+    def verdict_with(k: int, all_right: bool = False) -> ArgumentsMatch | float | None:
+        return compare(0, k, all_right) if golden_side else compare(k, 0, all_right)
+
+    best, best_weight, best_verdict = 0, -1.0, None
+    for k in range(others):
+        verdict = verdict_with(k, all_right=True)
+        if type(verdict) is float:
+            continue
+        if verdict is not None and verdict.score >= 1.0:
+            best, best_verdict = k, verdict
+            break
+    else:
+        for k in range(others):
+            verdict = verdict_with(k)
+            weight = -0.5 if verdict is None else verdict.score
+            if weight > best_weight:
+                best, best_weight, best_verdict = k, weight, verdict
+    rest = [k for k in range(others) if k != best]
+    if golden_side:
+        pair = CallPair(0, best, best_verdict is not None, best_verdict)
+        return _verdict([pair], [], rest, n_candidate)
+    pair = CallPair(best, 0, best_verdict is not None, best_verdict)
+    return _verdict([pair], rest, [], n_golden)
 
 
 def _verdict(pairs: list[CallPair], missing: list[int], extra: list[int], total: int) -> CallsMatch:

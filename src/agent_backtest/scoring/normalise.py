@@ -45,6 +45,10 @@ _PROSE_MIN_WORDS = 5
 _PROSE_WORD_SHARE = 0.6
 
 
+# Kept like the comparison forms above: each golden string meets every candidate call.
+_PROSE_MEMO: dict[str, bool] = {}
+
+
 def is_prose(value: Any) -> bool:
     """True for a golden string that reads as natural-language prose, to be judged by meaning.
 
@@ -56,6 +60,18 @@ def is_prose(value: Any) -> bool:
     """
     if not isinstance(value, str):
         return False
+    known = _PROSE_MEMO.get(value)
+    if known is None:
+        known = _reads_as_prose(value)
+        if len(value) <= _MEMO_MAX_LENGTH:
+            if len(_PROSE_MEMO) >= _MEMO_SIZE:
+                _PROSE_MEMO.clear()
+            _PROSE_MEMO[value] = known
+    return known
+
+
+def _reads_as_prose(value: str) -> bool:
+    """:func:`is_prose` of a string, computed."""
     text = value.strip()
     if not text or text[0] in "{[" or "://" in text:
         return False
