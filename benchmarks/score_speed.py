@@ -14,9 +14,14 @@ prediction and seeded mutations. Timed per pass, alternating the two checkers:
 * ``abt golden``: :func:`match_calls` of the candidate against the correct prediction's
   recorded arguments (what scoring against production does).
 
-Needs ``pip install --no-deps bfcl-eval``.
+The last column is the median over rounds of BFCL's time divided by the checker's (above 1:
+faster than BFCL). Needs ``pip install --no-deps bfcl-eval``.
 
-    python benchmarks/score_speed.py [--passes 7] [--cpu 0]
+Then ``abt score`` as a user runs it (a fresh process, wall time from start to exit, no judge) on
+a run directory of ``--answers`` units made of the same pairs, scored against production-style
+goldens (the correct calls, no answer key) and again with each unit's answer key.
+
+    python benchmarks/score_speed.py [--passes 7] [--cpu 0] [--answers 10000]
 """
 
 from __future__ import annotations
@@ -25,7 +30,9 @@ import argparse
 import gc
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.manifests import replay_manifest  # noqa: E402
 from tests.scoring.bfcl_cases import (  # noqa: E402
     AGENT,
     MODEL,
@@ -43,7 +51,10 @@ from tests.scoring.bfcl_cases import (  # noqa: E402
     python_language,
 )
 
+from agent_backtest.runs import ResultRecord, ResultWriter, RunDirectory  # noqa: E402
 from agent_backtest.scoring.calls import clear_memos, match_calls  # noqa: E402
+from agent_backtest.trace import LLMRequest, LLMResponse, Message  # noqa: E402
+from agent_backtest.units import Unit, make_unit_id  # noqa: E402
 
 
 def pin(cpu: int) -> None:
@@ -93,6 +104,59 @@ def golden_pass(pairs: list[Pair]) -> Callable[[], None]:
     return run
 
 
+def write_run(path: Path, pairs: list[Pair], answers: int, keyed: bool) -> None:
+    """A run directory of ``answers`` units made of the pairs (cycled), each answered."""
+    directory = RunDirectory(path)
+    directory.create(overwrite=True)
+    units, results = [], []
+    for index in range(answers):
+        pair = pairs[index % len(pairs)]
+        step = str(index)
+        unit = Unit(
+            unit_id=make_unit_id(pair.entry.id, step),
+            session_id=pair.entry.id,
+            turn_index=0,
+            step_id=step,
+            kind="action",
+            request=LLMRequest(
+                model="bfcl",
+                messages=[Message(role="user", content=pair.entry.id)],
+                tools=list(pair.tools.values()),
+            ),
+            golden=LLMResponse(message=Message(role="assistant", tool_calls=pair.golden)),
+            answer_key=pair.key if keyed else None,
+        )
+        units.append(unit)
+        results.append(
+            ResultRecord(
+                unit_id=unit.unit_id,
+                repeat=0,
+                session_id=unit.session_id,
+                model="openai/candidate",
+                request_sha="sha256:bench",
+                attempts=1,
+                response=LLMResponse(message=Message(role="assistant", tool_calls=pair.calls)),
+            )
+        )
+    directory.write_units(units)
+    replay_manifest("openai/candidate").save(directory.manifest_path)
+    writer = ResultWriter(directory.results_path)
+    for record in results:
+        writer.append(record)
+    writer.close()
+
+
+def score_command_seconds(path: Path) -> float:
+    """Wall seconds of ``abt score`` on a run directory, process start to exit."""
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "agent_backtest.cli", "score", str(path)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    return time.perf_counter() - start
+
+
 def timed(run: Callable[[], None]) -> float:
     """CPU seconds one pass takes (other processes on the machine do not count), with the
     garbage collector held off as in a steady run."""
@@ -111,6 +175,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--passes", type=int, default=7)
     parser.add_argument("--cpu", type=int, default=0)
+    parser.add_argument("--answers", type=int, default=10_000)
     args = parser.parse_args()
     checker = load_checker()
     if checker is None:
@@ -135,11 +200,25 @@ def main() -> None:
             times[name].append(timed(run))
     for name, seconds in times.items():
         best, median = min(seconds), statistics.median(seconds)
+        # Each round times every checker back to back: the ratio within a round is steadier
+        # than a ratio of medians when other work on the machine comes and goes.
+        ratio = statistics.median(b / t for b, t in zip(times["bfcl"], seconds, strict=True))
         print(
             f"{name:13s} best {len(pairs) / best:9,.0f} pairs/s   "
             f"median {len(pairs) / median:9,.0f} pairs/s   "
-            f"x BFCL (medians) {statistics.median(times['bfcl']) / median:.2f}"
+            f"speed vs BFCL (median of rounds) {ratio:.2f}"
         )
+    if args.answers:
+        with tempfile.TemporaryDirectory() as scratch:
+            for keyed in (False, True):
+                path = Path(scratch) / ("keyed" if keyed else "golden")
+                write_run(path, pairs, args.answers, keyed)
+                seconds = sorted(score_command_seconds(path) for _ in range(3))
+                print(
+                    f"abt score, {args.answers:,} answers, no judge, "
+                    f"{'answer keys' if keyed else 'goldens'}: median {seconds[1]:.2f} s "
+                    f"(of 3: {', '.join(f'{t:.2f}' for t in seconds)})"
+                )
 
 
 if __name__ == "__main__":

@@ -460,6 +460,8 @@ def test_required_parameter_is_never_excused() -> None:
     assert match_arguments({}, {"city": "Paris"}, rules).mismatches == [
         Mismatch("city", "extra", None, "Paris", required=True)
     ]
+    only_absent = match_arguments(key(city=ArgumentKey(optional=True)), {}, rules)
+    assert only_absent.mismatches == [Mismatch("city", "missing", [], None, required=True)]
     optional = MatchRules(defaults={"city": "Paris"})
     assert match_arguments({"city": "Paris"}, {}, optional).equal
     assert match_arguments(key(city=one_of("Paris")), {}, optional).equal

@@ -263,6 +263,17 @@ def test_assignment_is_optimal(shape: tuple[int, int]) -> None:
         assert sum(weights[i][j] for i, j in lazy) == pytest.approx(
             sum(weights[i][j] for i, j in exact)
         )
+        # With cheap upper bounds (exact at the top, loose below it) the optimum is the same.
+        bounded = lazy_best_assignment(
+            rows,
+            cols,
+            lambda i, j, w=weights: w[i][j],
+            top,
+            lambda i, j, w=weights: w[i][j] if w[i][j] >= top else (w[i][j] + top) / 2,
+        )
+        assert sum(weights[i][j] for i, j in bounded) == pytest.approx(
+            sum(weights[i][j] for i, j in exact)
+        )
 
 
 def test_lazy_assignment_computes_few_weights_for_reordered_calls() -> None:

@@ -243,10 +243,17 @@ class ArgumentsKey(dict):
 
     :data:`OMIT` at the end of a tuple means the parameter may be left out; a :class:`Fields`
     or :class:`Items` among the values stands for an object or array checked part by part.
-    Any other value is compared with the candidate's value by the matcher's rules.
+    Any other value is compared with the candidate's value by the matcher's rules. ``prose``
+    names the parameters whose one value reads as prose (:func:`is_prose`), for rules that
+    detect prose.
     """
 
-    __slots__ = ()
+    __slots__ = ("prose",)
+
+    def __init__(self, options: Mapping[str, tuple[Any, ...]], prose: frozenset[str]) -> None:
+        """A key of ``options`` per parameter."""
+        super().__init__(options)
+        self.prose = prose
 
 
 class _Omit:
@@ -279,31 +286,33 @@ class Items:
 
 def golden_key(arguments: Mapping[str, Any]) -> ArgumentsKey:
     """Production's recorded arguments as a reference: each parameter's one value."""
-    return ArgumentsKey({name: (value,) for name, value in arguments.items()})
+    prose = frozenset(name for name, value in arguments.items() if is_prose(value))
+    return ArgumentsKey({name: (value,) for name, value in arguments.items()}, prose)
 
 
 def compile_key(arguments: Mapping[str, ArgumentKey]) -> ArgumentsKey:
-    """An answer key's arguments (see :mod:`agent_backtest.units.answer_key`) as a reference."""
-    return ArgumentsKey({name: _options(key) for name, key in arguments.items()})
+    """An answer key's arguments (see :mod:`agent_backtest.units.answer_key`) as a reference;
+    its listed values are acceptable as they are, never prose for the judge."""
+    return ArgumentsKey({name: _options(key) for name, key in arguments.items()}, frozenset())
 
 
 def _options(key: ArgumentKey) -> tuple[Any, ...]:
     """The acceptable values of one argument's key, :data:`OMIT` last where allowed."""
-    if key.fields is None and key.items is None:
-        return (*key.values, OMIT) if key.optional else tuple(key.values)
     if key.fields is not None:
-        forms: list[Any] = [Fields({name: _options(sub) for name, sub in key.fields.items()})]
+        forms: tuple[Any, ...] = (
+            Fields({name: _options(sub) for name, sub in key.fields.items()}),
+        )
     elif key.items is not None:
-        forms = [Items(tuple(_options(sub) for sub in key.items))]
+        forms = (Items(tuple(_options(sub) for sub in key.items)),)
     else:
-        forms = list(key.values)
-    if key.optional:
-        forms.append(OMIT)
-    return tuple(forms)
+        forms = tuple(key.values)
+    return (*forms, OMIT) if key.optional else forms
 
 
 def _describe(options: tuple[Any, ...]) -> Any:
     """Plain data for a mismatch: the one acceptable value, or the list of them."""
+    if len(options) == 1 and type(options[0]) not in (Fields, Items, _Omit):
+        return options[0]
     acceptable = [_plain(option) for option in options if option is not OMIT]
     return acceptable[0] if len(acceptable) == 1 else acceptable
 
@@ -342,6 +351,8 @@ def match_arguments(
     that are not an object are compared whole (score 1.0 or 0.0); otherwise every parameter
     counts for an equal share of the score.
     """
+    if type(candidate) is dict and type(reference) is ArgumentsKey:  # the usual case first
+        return _tally(reference, candidate, rules, False, all_right)
     if type(reference) is not ArgumentsKey:
         if isinstance(reference, Unparseable) or isinstance(candidate, Unparseable):
             return _unparseable(reference, candidate)
@@ -376,14 +387,12 @@ def _tally(
     free_text: list[tuple[str, Any, Any]] = []
     unequal = present = prose = 0
     exact = not decoded
-    free, detect = rules.free_text, rules.detect_prose
+    free = rules.free_text
+    prose_names = key.prose if rules.detect_prose else ()
     absent, flat, get = _ABSENT, _FLAT, candidate.get
     for name, options in key.items():
         cv = get(name, absent)
-        if (free or detect) and (
-            name in free
-            or (detect and cv is not absent and type(options[0]) is str and is_prose(options[0]))
-        ):
+        if (free or prose_names) and (name in free or (cv is not absent and name in prose_names)):
             prose += 1
             present += cv is not absent
             if cv is absent:
@@ -398,6 +407,15 @@ def _tally(
             tc = type(cv)
             if tc is str:
                 if cv in options:  # a string equals only a string: found verbatim
+                    continue
+                first = options[0]
+                if (
+                    type(first) is str
+                    and len(options) == 1
+                    and not rules.exact_strings
+                    and normalise_string(cv) == normalise_string(first)
+                ):
+                    exact = False  # equal once normalised, the usual case of one value
                     continue
             elif tc in flat:
                 for option in options:
@@ -674,7 +692,7 @@ def _free(
 def _first_option(options: tuple[Any, ...]) -> Any:
     """The first acceptable value (``_ABSENT`` when leaving the parameter out is the only one)."""
     first = options[0] if options else _ABSENT
-    return _ABSENT if first is OMIT else first
+    return _ABSENT if first is OMIT or first is _ABSENT else _plain(first)
 
 
 def _check_option_list(
@@ -777,12 +795,13 @@ def _check_omitted(
 ) -> bool:
     """A parameter the candidate left out: right when the key allows it, or when an acceptable
     value stands for leaving it out (see :func:`_absent_is_fine`); True when allowed outright."""
-    if path_key(path) not in rules.required:
-        if options and options[-1] is OMIT:
-            return True
-        if any(_absent_is_fine(path, option, rules) for option in options):
-            return False
     required = path_key(path) in rules.required
+    if not required:
+        if options[-1] is OMIT:
+            return True
+        for option in options:
+            if _absent_is_fine(path, option, rules):
+                return False
     out.append(Mismatch(path, "missing", _describe(options), None, required))
     return False
 

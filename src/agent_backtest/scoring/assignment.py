@@ -88,7 +88,8 @@ def _quick_pairing(
     position. Rows left over then weigh their unused columns and take the best. The total is
     compared with two upper bounds: the sum of the row maxima, and the sum of the ``rows``
     largest column maxima (a column holding a known ``top`` needs no scan). ``ceiling`` gives
-    each maximum from upper bounds of the weights where only bounds are needed.
+    each maximum from upper bounds of the weights, and a bound is given up on as soon as it
+    cannot prove the total.
     """
     chosen: dict[int, int] = {}
     used: set[int] = set()
@@ -103,25 +104,19 @@ def _quick_pairing(
             follows += 1
     if len(chosen) == rows:  # every row at the largest weight: nothing can do better
         return list(chosen.items())
-    row_bound = top * len(chosen)
-    for r in range(rows):
-        if r in chosen:
-            continue
-        best_c, best_w, row_max = -1, -1.0, 0.0
+    left_over = [r for r in range(rows) if r not in chosen]
+    for r in left_over:
+        best_c, best_w = -1, -1.0
         for c in range(cols):
-            if c in used:
-                row_max = max(row_max, ceiling(r, c))
-                continue
-            w = get(r, c)
-            row_max = max(row_max, w)
-            if w > best_w:
-                best_c, best_w = c, w
+            if c not in used:
+                w = get(r, c)
+                if w > best_w:
+                    best_c, best_w = c, w
         chosen[r] = best_c
         used.add(best_c)
-        row_bound += row_max
     total = sum(get(r, c) for r, c in chosen.items())
     pairs = list(chosen.items())
-    if total >= row_bound - _SLACK:
+    if _within_row_bound(total, top * (rows - len(left_over)), left_over, cols, ceiling):
         return pairs
     top_cols = {c for (_, c), w in known.items() if w >= top}
     col_max = [
@@ -129,6 +124,25 @@ def _quick_pairing(
     ]
     col_bound = sum(sorted(col_max, reverse=True)[:rows])
     return pairs if total >= col_bound - _SLACK else None
+
+
+def _within_row_bound(
+    total: float,
+    bound: float,
+    rows: list[int],
+    cols: int,
+    ceiling: Callable[[int, int], float],
+) -> bool:
+    """True when ``total`` reaches ``bound`` plus the maxima of ``rows``; the maxima are
+    summed from each row's ceilings and given up on as soon as the sum passes ``total``."""
+    for r in rows:
+        row_max = 0.0
+        for c in range(cols):
+            row_max = max(row_max, ceiling(r, c))
+            if bound + row_max > total + _SLACK:
+                return False
+        bound += row_max
+    return True
 
 
 def _first_top(

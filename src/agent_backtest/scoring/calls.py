@@ -110,11 +110,7 @@ def match_calls(
     """
     recorded = answer_key is None
     # Each golden call's reference and rules are made once, not once per candidate call.
-    references: list[Any] = (
-        [golden_key_of(call) for call in golden]
-        if recorded
-        else [_compiled(key) for key in answer_key or ()]
-    )
+    references = _recorded(golden) if recorded else _compiled(answer_key)
     rules_of: dict[tuple[str, str], MatchRules] = {}
     groups = agent.equivalent_tools
 
@@ -135,18 +131,29 @@ def match_calls(
     return _assemble(len(golden), len(candidate), compare)
 
 
-# Compiled answer keys are memoised by the identity of the key, held so its id is not reused
-# (keys are frozen models): a unit's key is scored against every repeat of its unit.
-_KEYS: dict[int, tuple[CallKey, ArgumentsKey]] = {}
+# References are memoised by the identity of the unit's key or golden calls, held so the id is
+# not reused (neither is changed once loaded): a unit's reference is scored against every
+# repeat of its unit.
+_KEYS: dict[int, tuple[Sequence[Any], list[Any]]] = {}
 
 
-def _compiled(key: CallKey) -> ArgumentsKey:
-    """:func:`compile_key` of one call's key, memoised."""
-    hit = _KEYS.get(id(key))
-    if hit is not None and hit[0] is key:
+def _recorded(golden: Sequence[ToolCall]) -> list[Any]:
+    """:func:`golden_key_of` each golden call, memoised like the compiled keys."""
+    hit = _KEYS.get(id(golden))
+    if hit is not None and hit[0] is golden:
         return hit[1]
-    compiled = compile_key(key.arguments)
-    _remember(_KEYS, id(key), (key, compiled))
+    references = [golden_key_of(call) for call in golden]
+    _remember(_KEYS, id(golden), (golden, references))
+    return references
+
+
+def _compiled(answer_key: Any) -> list[ArgumentsKey]:
+    """:func:`compile_key` of each call's key, memoised."""
+    hit = _KEYS.get(id(answer_key))
+    if hit is not None and hit[0] is answer_key:
+        return hit[1]
+    compiled = [compile_key(key.arguments) for key in answer_key]
+    _remember(_KEYS, id(answer_key), (answer_key, compiled))
     return compiled
 
 
