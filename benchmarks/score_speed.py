@@ -6,16 +6,22 @@ prediction and seeded mutations. Timed per pass, alternating the two checkers:
 
 * ``bfcl``: ``ast_checker`` (valid/invalid, stops at the first error, pairs parallel calls
   greedily);
-* ``abt possible``: :func:`match_possible_calls` (every mismatch with its path, per-parameter
-  scores, parallel calls assigned optimally). The memo of rules is emptied before each pass, so
-  every tool schema is walked again once per pass (the ~13 pairs of one question share its
-  tool definitions, as the steps of a run share theirs);
-* ``abt golden``: :func:`match_calls` of the candidate against the correct prediction as a
-  golden answer (the shape production scoring uses).
+* ``abt key``: :func:`match_calls` with BFCL's possible answer as the answer key, what BFCL
+  checks (every mismatch with its path, per-parameter scores, parallel calls assigned
+  optimally). The memos of rules and compiled keys are emptied before each pass, so every tool
+  schema is walked and every key compiled again once per pass (the ~13 pairs of one question
+  share its tool definitions and key, as the repeats of a unit share theirs);
+* ``abt golden``: :func:`match_calls` of the candidate against the correct prediction's
+  recorded arguments (what scoring against production does).
 
-Needs ``pip install --no-deps bfcl-eval``.
+The last column is the median over rounds of BFCL's time divided by the checker's (above 1:
+faster than BFCL). Needs ``pip install --no-deps bfcl-eval``.
 
-    python benchmarks/score_speed.py [--passes 7] [--cpu 0]
+Then ``abt score`` as a user runs it (a fresh process, wall time from start to exit, no judge) on
+a run directory of ``--answers`` units made of the same pairs, scored against production-style
+goldens (the correct calls, no answer key) and again with each unit's answer key.
+
+    python benchmarks/score_speed.py [--passes 7] [--cpu 0] [--answers 10000]
 """
 
 from __future__ import annotations
@@ -24,7 +30,9 @@ import argparse
 import gc
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -32,6 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.manifests import replay_manifest  # noqa: E402
 from tests.scoring.bfcl_cases import (  # noqa: E402
     AGENT,
     MODEL,
@@ -42,11 +51,10 @@ from tests.scoring.bfcl_cases import (  # noqa: E402
     python_language,
 )
 
-from agent_backtest.scoring.calls import (  # noqa: E402
-    clear_rules_memo,
-    match_calls,
-    match_possible_calls,
-)
+from agent_backtest.runs import ResultRecord, ResultWriter, RunDirectory  # noqa: E402
+from agent_backtest.scoring.calls import clear_memos, match_calls  # noqa: E402
+from agent_backtest.trace import LLMRequest, LLMResponse, Message  # noqa: E402
+from agent_backtest.units import Unit, make_unit_id  # noqa: E402
 
 
 def pin(cpu: int) -> None:
@@ -74,31 +82,79 @@ def bfcl_pass(checker: object, pairs: list[Pair]) -> Callable[[], None]:
     return run
 
 
-def possible_pass(pairs: list[Pair]) -> Callable[[], None]:
-    """One pass of the possible-answers matcher over the pairs (rules rebuilt each pass)."""
+def key_pass(pairs: list[Pair]) -> Callable[[], None]:
+    """One pass of the matcher against the answer keys (rules and keys rebuilt each pass)."""
 
     def run() -> None:
-        clear_rules_memo()
+        clear_memos()
         for pair in pairs:
-            match_possible_calls(pair.possible, pair.calls, pair.tools, AGENT)
+            match_calls(pair.golden, pair.calls, pair.tools, AGENT, answer_key=pair.key)
 
     return run
 
 
 def golden_pass(pairs: list[Pair]) -> Callable[[], None]:
-    """One pass of the golden-answer matcher: each candidate against the correct calls."""
-    goldens = {}
-    for pair in pairs:
-        if pair.mutation == "correct":
-            goldens[pair.entry.id] = pair.calls
-    jobs = [(goldens[pair.entry.id], pair.calls, pair.tools) for pair in pairs]
+    """One pass of the matcher against production-style goldens: the correct calls."""
 
     def run() -> None:
-        clear_rules_memo()
-        for golden, candidate, tools in jobs:
-            match_calls(golden, candidate, tools, AGENT)
+        clear_memos()
+        for pair in pairs:
+            match_calls(pair.golden, pair.calls, pair.tools, AGENT)
 
     return run
+
+
+def write_run(path: Path, pairs: list[Pair], answers: int, keyed: bool) -> None:
+    """A run directory of ``answers`` units made of the pairs (cycled), each answered."""
+    directory = RunDirectory(path)
+    directory.create(overwrite=True)
+    units, results = [], []
+    for index in range(answers):
+        pair = pairs[index % len(pairs)]
+        step = str(index)
+        unit = Unit(
+            unit_id=make_unit_id(pair.entry.id, step),
+            session_id=pair.entry.id,
+            turn_index=0,
+            step_id=step,
+            kind="action",
+            request=LLMRequest(
+                model="bfcl",
+                messages=[Message(role="user", content=pair.entry.id)],
+                tools=list(pair.tools.values()),
+            ),
+            golden=LLMResponse(message=Message(role="assistant", tool_calls=pair.golden)),
+            answer_key=pair.key if keyed else None,
+        )
+        units.append(unit)
+        results.append(
+            ResultRecord(
+                unit_id=unit.unit_id,
+                repeat=0,
+                session_id=unit.session_id,
+                model="openai/candidate",
+                request_sha="sha256:bench",
+                attempts=1,
+                response=LLMResponse(message=Message(role="assistant", tool_calls=pair.calls)),
+            )
+        )
+    directory.write_units(units)
+    replay_manifest("openai/candidate").save(directory.manifest_path)
+    writer = ResultWriter(directory.results_path)
+    for record in results:
+        writer.append(record)
+    writer.close()
+
+
+def score_command_seconds(path: Path) -> float:
+    """Wall seconds of ``abt score`` on a run directory, process start to exit."""
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "agent_backtest.cli", "score", str(path)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    return time.perf_counter() - start
 
 
 def timed(run: Callable[[], None]) -> float:
@@ -119,20 +175,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--passes", type=int, default=7)
     parser.add_argument("--cpu", type=int, default=0)
+    parser.add_argument("--answers", type=int, default=10_000)
     args = parser.parse_args()
     checker = load_checker()
     if checker is None:
         sys.exit("bfcl_eval is not installed: pip install --no-deps bfcl-eval")
     pin(args.cpu)
     pairs = build_pairs(load_entries())
-    parallel = sum(1 for pair in pairs if len(pair.calls) > 1 or len(pair.possible) > 1)
+    parallel = sum(1 for pair in pairs if len(pair.calls) > 1 or len(pair.key) > 1)
     print(
         f"{len(pairs):,} pairs ({parallel:,} with several calls), {args.passes} passes, "
         f"cpu {args.cpu}"
     )
     runs = {
         "bfcl": bfcl_pass(checker, pairs),
-        "abt possible": possible_pass(pairs),
+        "abt key": key_pass(pairs),
         "abt golden": golden_pass(pairs),
     }
     for run in runs.values():  # warm-up: imports, caches of the interpreter
@@ -143,10 +200,25 @@ def main() -> None:
             times[name].append(timed(run))
     for name, seconds in times.items():
         best, median = min(seconds), statistics.median(seconds)
+        # Each round times every checker back to back: the ratio within a round is steadier
+        # than a ratio of medians when other work on the machine comes and goes.
+        ratio = statistics.median(b / t for b, t in zip(times["bfcl"], seconds, strict=True))
         print(
             f"{name:13s} best {len(pairs) / best:9,.0f} pairs/s   "
-            f"median {len(pairs) / median:9,.0f} pairs/s"
+            f"median {len(pairs) / median:9,.0f} pairs/s   "
+            f"speed vs BFCL (median of rounds) {ratio:.2f}"
         )
+    if args.answers:
+        with tempfile.TemporaryDirectory() as scratch:
+            for keyed in (False, True):
+                path = Path(scratch) / ("keyed" if keyed else "golden")
+                write_run(path, pairs, args.answers, keyed)
+                seconds = sorted(score_command_seconds(path) for _ in range(3))
+                print(
+                    f"abt score, {args.answers:,} answers, no judge, "
+                    f"{'answer keys' if keyed else 'goldens'}: median {seconds[1]:.2f} s "
+                    f"(of 3: {', '.join(f'{t:.2f}' for t in seconds)})"
+                )
 
 
 if __name__ == "__main__":

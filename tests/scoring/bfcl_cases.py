@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_backtest.scoring.calls import match_possible_calls
+from agent_backtest.scoring.calls import match_calls
 from agent_backtest.trace.models import ToolCall, ToolDef
 from agent_backtest.units.agent_config import AgentConfig
+from agent_backtest.units.answer_key import ArgumentKey, CallKey
 
 CATEGORIES = ("simple_python", "multiple", "parallel", "parallel_multiple")
 MODEL = "abt-reference"  # the stub registry's only model: keeps function names as they are
@@ -60,14 +61,81 @@ class Entry:
 
 @dataclass
 class Pair:
-    """A (prediction, possible answer) pair, ready for both checkers."""
+    """A (prediction, possible answer) pair, ready for both checkers.
+
+    ``golden`` is the question's correct prediction as tool calls (what a unit's golden answer
+    holds) and ``key`` BFCL's possible answer as our answer key.
+    """
 
     entry: Entry
     mutation: str
     prediction: list[dict[str, dict[str, Any]]]
     calls: list[ToolCall]
-    possible: list[tuple[str, dict[str, list[Any]]]]
+    golden: list[ToolCall]
+    key: list[CallKey]
     tools: dict[str, ToolDef]
+
+
+def answer_key(entry: Entry) -> list[CallKey]:
+    """BFCL's possible answer as an answer key, meaning what BFCL's checker makes of it.
+
+    ``""`` among the values marks a parameter that may be left out, and an object among them
+    holds the acceptable values of each key. A parameter the function does not declare is left
+    out of the key: BFCL's checker refuses every parameter its function lacks, so leaving it out
+    is the only answer it accepts, whatever values its possible answer lists.
+    """
+    keys = []
+    for call in entry.ground_truth:
+        name, params = next(iter(call.items()))
+        declared = _schema_of(entry, name)
+        arguments = {key: _argument_key(opts) for key, opts in params.items() if key in declared}
+        keys.append(CallKey(name=name, arguments=arguments))
+    return keys
+
+
+def _argument_key(options: Any) -> ArgumentKey:
+    """One parameter's BFCL options as an argument's key."""
+    options = options if isinstance(options, list) else [options]
+    optional = any(isinstance(o, str) and o == "" for o in options)
+    values = [o for o in options if not (isinstance(o, str) and o == "")]
+    nested = [o for o in values if isinstance(o, dict) or _holds_objects(o)]
+    if not nested:
+        return ArgumentKey(values=values, optional=optional)
+    if len(values) != 1:
+        raise ValueError(f"nested options beside other values: {options}")
+    (value,) = values
+    if isinstance(value, dict):
+        fields = {key: _argument_key(sub) for key, sub in value.items()}
+        return ArgumentKey(fields=fields, optional=optional)
+    items = [
+        ArgumentKey(fields={key: _argument_key(sub) for key, sub in item.items()})
+        if isinstance(item, dict)
+        else ArgumentKey(values=[item])
+        for item in value
+    ]
+    return ArgumentKey(items=items, optional=optional)
+
+
+def _holds_objects(value: Any) -> bool:
+    """A list with an object among its items (BFCL: each such object holds options)."""
+    return isinstance(value, list) and any(isinstance(item, dict) for item in value)
+
+
+def tools_of(entry: Entry) -> dict[str, ToolDef]:
+    """The question's functions as tool definitions."""
+    return {
+        f["name"]: ToolDef(
+            name=f["name"], description=f.get("description"), parameters=f["parameters"]
+        )
+        for f in entry.functions
+    }
+
+
+def as_calls(prediction: list[dict[str, dict[str, Any]]]) -> list[ToolCall]:
+    """A BFCL prediction (``[{name: arguments}]``) as tool calls."""
+    return [
+        ToolCall(name=name, arguments=args) for call in prediction for name, args in call.items()
+    ]
 
 
 def load_entries() -> list[Entry]:
@@ -103,23 +171,27 @@ def build_pairs(entries: list[Entry], seed: int = SEED) -> list[Pair]:
     rng = random.Random(seed)
     pairs = []
     for entry in entries:
-        tools = {
-            f["name"]: ToolDef(
-                name=f["name"], description=f.get("description"), parameters=f["parameters"]
-            )
-            for f in entry.functions
-        }
-        possible = [next(iter(call.items())) for call in entry.ground_truth]
-        base = [{name: _concrete_params(params, rng, pick_first=True)} for name, params in possible]
+        tools = tools_of(entry)
+        key = answer_key(entry)
+        base = _correct_prediction(entry, rng)
+        golden = as_calls(base)
         for mutation, make in MUTATIONS.items():
             for prediction in make(base, entry, rng):
-                calls = [
-                    ToolCall(name=name, arguments=args)
-                    for call in prediction
-                    for name, args in call.items()
-                ]
-                pairs.append(Pair(entry, mutation, prediction, calls, possible, tools))
+                calls = as_calls(prediction)
+                pairs.append(Pair(entry, mutation, prediction, calls, golden, key, tools))
     return pairs
+
+
+def _correct_prediction(entry: Entry, rng: random.Random) -> list[dict]:
+    """The first acceptable value of every parameter the function declares (BFCL's checker
+    refuses any other, even one its possible answer lists)."""
+    prediction = []
+    for call in entry.ground_truth:
+        name, params = next(iter(call.items()))
+        declared = _schema_of(entry, name)
+        args = _concrete_params(params, rng, pick_first=True)
+        prediction.append({name: {key: value for key, value in args.items() if key in declared}})
+    return prediction
 
 
 def _concrete_params(params: dict[str, Any], rng: random.Random, pick_first: bool) -> dict:
@@ -306,6 +378,17 @@ def _string_case(args: dict, schema: dict, rng: random.Random) -> bool:
     return True
 
 
+def _string_whitespace(args: dict, schema: dict, rng: random.Random) -> bool:
+    """Pad one string with a tab or newline (not ignorable), or with spaces (ignorable)."""
+    keys = sorted(key for key, value in args.items() if isinstance(value, str))
+    if not keys:
+        return False
+    key = rng.choice(keys)
+    before, after = rng.choice((("\t", "\n"), ("\t", ""), ("", "\n"), ("\n", " "), (" ", " ")))
+    args[key] = before + args[key] + after
+    return True
+
+
 def _string_punctuation(args: dict, schema: dict, rng: random.Random) -> bool:
     """Insert punctuation into one string: one BFCL ignores, or one it does not."""
     keys = sorted(key for key, value in args.items() if isinstance(value, str))
@@ -369,6 +452,7 @@ MUTATIONS: dict[str, Maker] = {
     "int_float": _one_call(_int_float),
     "string_case": _one_call(_string_case),
     "string_punctuation": _one_call(_string_punctuation),
+    "string_whitespace": _one_call(_string_whitespace),
     "reordered": _reordered,
     "reordered_wrong_value": _reordered_mutated,
     "call_count": _call_count,
@@ -394,8 +478,8 @@ def bfcl_valid(checker: Any, pair: Pair) -> bool:
 
 
 def ours_equal(pair: Pair) -> bool:
-    """Our verdict on the pair: the calls equal the possible answers."""
-    return match_possible_calls(pair.possible, pair.calls, pair.tools, AGENT).equal
+    """Our verdict on the pair: the calls equal the answer key."""
+    return match_calls(pair.golden, pair.calls, pair.tools, AGENT, answer_key=pair.key).equal
 
 
 # ---------------------------------------------------------------------------------------------
@@ -451,23 +535,6 @@ def int_in_float_array(checker: Any, pair: Pair) -> bool:
     )
 
 
-def undeclared_answer_parameter(checker: Any, pair: Pair) -> bool:
-    """BFCL refuses a parameter its own answer lists when the function's schema lacks it."""
-    prediction = copy.deepcopy(pair.prediction)
-    ground_truth = copy.deepcopy(pair.entry.ground_truth)
-    changed = False
-    for calls in (prediction, ground_truth):
-        for call in calls:
-            name, args = next(iter(call.items()))
-            schema = _schema_of(pair.entry, name)
-            for key in [key for key in args if key not in schema]:
-                del args[key]
-                changed = True
-    return changed and _bfcl_raw(
-        checker, pair.entry, pair.entry.functions, prediction, ground_truth
-    )
-
-
 def variable_string_exact(checker: Any, pair: Pair) -> bool:
     """BFCL compares a string given for a non-string parameter (a "variable") exactly."""
     prediction = copy.deepcopy(pair.prediction)
@@ -492,22 +559,62 @@ def variable_string_exact(checker: Any, pair: Pair) -> bool:
     )
 
 
+def omitted_default(checker: Any, pair: Pair) -> bool:
+    """BFCL refuses leaving out a parameter whose listed value is its schema default; it accepts
+    once the possible answer also lists omission for that parameter."""
+    ground_truth = copy.deepcopy(pair.entry.ground_truth)
+    changed = False
+    for call, answer in zip(pair.prediction, ground_truth, strict=False):
+        name, args = next(iter(call.items()))
+        options = next(iter(answer.values()))
+        schema = _schema_of(pair.entry, name)
+        for key, values in options.items():
+            default = schema.get(key, {}).get("default", _NO_DEFAULT)
+            if key not in args and "" not in values and default in values:
+                values.append("")
+                changed = True
+    return changed and _bfcl_raw(
+        checker, pair.entry, pair.entry.functions, pair.prediction, ground_truth
+    )
+
+
+_NO_DEFAULT = object()
+
+
+def empty_list_as_omission(checker: Any, pair: Pair) -> bool:
+    """BFCL accepts an empty list where its answer allows leaving a list parameter out (its
+    list check turns the omission marker "" into []); it refuses once the marker is gone."""
+    ground_truth = copy.deepcopy(pair.entry.ground_truth)
+    changed = False
+    for call in pair.prediction:
+        name, args = next(iter(call.items()))
+        for answer in ground_truth:
+            options = answer.get(name, {})
+            for key, value in args.items():
+                if value == [] and "" in options.get(key, []):
+                    options[key] = [o for o in options[key] if o != ""]
+                    changed = True
+    return changed and not _bfcl_raw(
+        checker, pair.entry, pair.entry.functions, pair.prediction, ground_truth
+    )
+
+
 DIFFERENCES: dict[str, Callable[[Any, Pair], bool]] = {
     "greedy_parallel": greedy_parallel,
     "int_in_float_array": int_in_float_array,
-    "undeclared_answer_parameter": undeclared_answer_parameter,
     "variable_string_exact": variable_string_exact,
+    "omitted_default": omitted_default,
+}
+
+# Differences where BFCL accepts what we refuse.
+REFUSALS: dict[str, Callable[[Any, Pair], bool]] = {
+    "empty_list_as_omission": empty_list_as_omission,
 }
 
 
 def explain(checker: Any, pair: Pair, ours: bool) -> str | None:
-    """The deliberate difference behind a disagreement, or None if none explains it.
-
-    Every known difference has us accepting what BFCL refuses.
-    """
-    if not ours:
-        return None
-    for name, test in DIFFERENCES.items():
+    """The deliberate difference behind a disagreement, or None if none explains it."""
+    for name, test in (DIFFERENCES if ours else REFUSALS).items():
         if test(checker, pair):
             return name
     return None
@@ -528,21 +635,14 @@ def probe_pairs(entries: list[Entry]) -> dict[str, list[Pair]]:
     rng = random.Random(SEED)
     probes: dict[str, list[Pair]] = {"json_string": [], "explicit_default": [], "null_optional": []}
     for entry in entries:
-        tools = {
-            f["name"]: ToolDef(
-                name=f["name"], description=f.get("description"), parameters=f["parameters"]
-            )
-            for f in entry.functions
-        }
-        possible = [next(iter(call.items())) for call in entry.ground_truth]
-        base = [{name: _concrete_params(params, rng, pick_first=True)} for name, params in possible]
+        tools = tools_of(entry)
+        key = answer_key(entry)
+        base = _correct_prediction(entry, rng)
+        golden = as_calls(base)
         for kind, prediction in _probes_of(entry, base):
-            calls = [
-                ToolCall(name=name, arguments=args)
-                for call in prediction
-                for name, args in call.items()
-            ]
-            probes[kind].append(Pair(entry, kind, prediction, calls, possible, tools))
+            probes[kind].append(
+                Pair(entry, kind, prediction, as_calls(prediction), golden, key, tools)
+            )
     return probes
 
 

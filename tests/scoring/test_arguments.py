@@ -8,18 +8,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_backtest.scoring.arguments import (
+    ArgumentsKey,
     MatchRules,
     Mismatch,
     Unparseable,
+    compile_key,
+    golden_key,
     is_prose,
     match_arguments,
-    match_possible_answers,
     path_key,
     rules_for,
 )
 from agent_backtest.scoring.normalise import normalise_string
 from agent_backtest.trace.models import ToolDef
 from agent_backtest.units.agent_config import AgentConfig
+from agent_backtest.units.answer_key import ArgumentKey
 
 PLAIN = MatchRules()
 
@@ -155,8 +158,8 @@ def test_bool_is_never_a_number() -> None:
     assert [(m.path, m.kind) for m in result.mismatches] == [("flag", "type"), ("count", "type")]
 
 
-def test_strings_normalised_case_whitespace_punctuation() -> None:
-    """Case, surrounding whitespace and BFCL's ignorable punctuation do not count."""
+def test_strings_normalised_case_spaces_punctuation() -> None:
+    """Case, spaces and BFCL's ignorable punctuation do not count."""
     result = match_arguments(
         {"city": "New York, NY", "date": "April 1, 2024"},
         {"city": "  new york ny ", "date": "april-1 2024"},
@@ -171,6 +174,14 @@ def test_other_punctuation_still_counts() -> None:
     assert not match_arguments({"t": "1030"}, {"t": "10:30"}, PLAIN).equal
 
 
+def test_tab_and_newline_count_as_in_bfcl() -> None:
+    """Only the space is ignorable whitespace: a tab or newline around a value is a difference."""
+    for padded in ("\tParis", "Paris\n", "\tParis\n", "Pa\nris"):
+        result = match_arguments({"city": "Paris"}, {"city": padded}, PLAIN)
+        assert result.mismatches == [Mismatch("city", "value", "Paris", padded)], padded
+    assert match_arguments({"city": "Paris"}, {"city": " Paris "}, PLAIN).equal
+
+
 def test_exact_mode_compares_strings_as_is() -> None:
     """With exact_strings a case difference is a value mismatch."""
     result = match_arguments({"city": "Paris"}, {"city": "paris"}, MatchRules(exact_strings=True))
@@ -178,8 +189,9 @@ def test_exact_mode_compares_strings_as_is() -> None:
 
 
 def test_normalise_string_set() -> None:
-    """The normalised form: trimmed, lower case, " ,./-_*^" removed, quotes folded."""
+    """The normalised form: lower case, " ,./-_*^" removed, quotes folded, tabs kept."""
     assert normalise_string(" A-b_c.d/e,f*g^h i ") == "abcdefghi"
+    assert normalise_string("\tA b\n") == "\tab\n"
     assert normalise_string("it's") == normalise_string('it"s')
 
 
@@ -394,75 +406,139 @@ def test_non_object_arguments_compare_whole() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Possible answers (BFCL style)
+# Answer keys: several acceptable values, parameters that may be left out
 
 
-def test_possible_answers_accept_any_listed_value() -> None:
-    """Each parameter may take any acceptable value, normalised."""
-    possible = {"city": ["New York City", "NYC"], "year": ["", 2000]}
-    assert match_possible_answers(possible, {"city": "nyc", "year": 2000}, PLAIN).equal
-    assert match_possible_answers(possible, {"city": "New York City"}, PLAIN).exact
+def key(**arguments: ArgumentKey) -> ArgumentsKey:
+    """A compiled answer key of one call."""
+    return compile_key(arguments)
 
 
-def test_possible_answers_name_the_missing_and_wrong() -> None:
+def one_of(*values: object, optional: bool = False) -> ArgumentKey:
+    """An argument's key: any of ``values``, maybe left out."""
+    return ArgumentKey(values=list(values), optional=optional)
+
+
+def test_answer_key_accepts_any_listed_value() -> None:
+    """Each parameter may take any acceptable value, normalised; an optional one may be absent."""
+    reference = key(city=one_of("New York City", "NYC"), year=one_of(2000, optional=True))
+    assert match_arguments(reference, {"city": "nyc", "year": 2000}, PLAIN).equal
+    assert match_arguments(reference, {"city": "New York City"}, PLAIN).exact
+    assert not match_arguments(reference, {"city": "NYC", "year": 2001}, PLAIN).equal
+
+
+def test_answer_key_names_the_missing_and_wrong() -> None:
     """A missing parameter lists what was acceptable; a wrong one names the closest option."""
-    possible = {"city": ["New York City", "NYC"], "unit": ["celsius"]}
-    result = match_possible_answers(possible, {"city": "Boston"}, PLAIN)
+    reference = key(city=one_of("New York City", "NYC"), unit=one_of("celsius", "C"))
+    result = match_arguments(reference, {"city": "Boston"}, PLAIN)
     assert result.mismatches == [
         Mismatch("city", "value", "New York City", "Boston"),
-        Mismatch("unit", "missing", ["celsius"], None),
+        Mismatch("unit", "missing", ["celsius", "C"], None),
     ]
 
 
-def test_possible_answers_required_beats_omission_marker() -> None:
-    """A schema-required parameter may not be left out even when "" is listed."""
-    rules = MatchRules(required=frozenset({"city"}))
-    result = match_possible_answers({"city": ["", "Paris"]}, {}, rules)
-    assert result.mismatches == [Mismatch("city", "missing", ["Paris"], None, required=True)]
+def test_empty_string_is_a_value_not_an_omission_marker() -> None:
+    """Unlike BFCL's data, "" in a key is an acceptable value; leaving out is ``optional``."""
+    reference = key(note=one_of(""))
+    assert match_arguments(reference, {"note": ""}, PLAIN).exact
+    assert not match_arguments(reference, {}, PLAIN).equal
+    only_absent = key(note=ArgumentKey(optional=True))
+    assert match_arguments(only_absent, {}, PLAIN).exact
+    assert match_arguments(only_absent, {"note": "x"}, PLAIN).mismatches == [
+        Mismatch("note", "extra", None, "x")
+    ]
 
 
-def test_possible_answers_omitted_default_counts() -> None:
+def test_required_parameter_is_never_excused() -> None:
+    """One rule for keys and production's calls: a parameter the schema requires must be sent,
+    even when the key marks it optional or the reference's value is the default."""
+    rules = MatchRules(required=frozenset({"city"}), defaults={"city": "Paris"})
+    result = match_arguments(key(city=one_of("Paris", optional=True)), {}, rules)
+    assert result.mismatches == [Mismatch("city", "missing", "Paris", None, required=True)]
+    golden = match_arguments({"city": "Paris"}, {}, rules)
+    assert golden.mismatches == [Mismatch("city", "missing", "Paris", None, required=True)]
+    assert match_arguments({}, {"city": "Paris"}, rules).mismatches == [
+        Mismatch("city", "extra", None, "Paris", required=True)
+    ]
+    only_absent = match_arguments(key(city=ArgumentKey(optional=True)), {}, rules)
+    assert only_absent.mismatches == [Mismatch("city", "missing", [], None, required=True)]
+    optional = MatchRules(defaults={"city": "Paris"})
+    assert match_arguments({"city": "Paris"}, {}, optional).equal
+    assert match_arguments(key(city=one_of("Paris")), {}, optional).equal
+
+
+def test_answer_key_omitted_default_counts() -> None:
     """Omitting a parameter whose default is an acceptable value is equal (BFCL: refused)."""
     rules = MatchRules(defaults={"unit": "celsius"})
-    assert match_possible_answers({"unit": ["celsius"]}, {}, rules).equal
+    assert match_arguments(key(unit=one_of("celsius")), {}, rules).equal
 
 
-def test_possible_answers_nested_dicts_and_lists_of_dicts() -> None:
-    """Objects among the acceptable values hold acceptable values per key, as in BFCL."""
-    possible = {
-        "conditions": [
-            [
-                {"field": ["age"], "op": [">"], "value": ["25"]},
-                {"field": ["job"], "op": ["=", "=="], "value": ["engineer"]},
+def test_answer_key_fields_and_items() -> None:
+    """An object checked field by field, an array item by item, each with its own values."""
+    reference = key(
+        conditions=ArgumentKey(
+            items=[
+                ArgumentKey(fields={"field": one_of("age"), "op": one_of(">")}),
+                ArgumentKey(fields={"field": one_of("job"), "op": one_of("=", "==")}),
             ]
-        ]
-    }
+        ),
+        window=ArgumentKey(fields={"start": one_of("09:00"), "end": one_of("17:00", "5pm")}),
+    )
     candidate = {
-        "conditions": [
-            {"field": "age", "op": ">", "value": "25"},
-            {"field": "job", "op": "==", "value": "Engineer"},
-        ]
+        "conditions": [{"field": "age", "op": ">"}, {"field": "Job", "op": "=="}],
+        "window": {"start": "09:00", "end": "5PM"},
     }
-    assert match_possible_answers(possible, candidate, PLAIN).equal
+    assert match_arguments(reference, candidate, PLAIN).equal
     candidate["conditions"][1]["op"] = "<"
-    result = match_possible_answers(possible, candidate, PLAIN)
-    assert [m.path for m in result.mismatches] == ["conditions[1].op"]
+    result = match_arguments(reference, candidate, PLAIN)
+    assert result.mismatches == [Mismatch("conditions[1].op", "value", "=", "<")]
+    short = match_arguments(reference, {**candidate, "conditions": []}, PLAIN)
+    assert short.mismatches[0] == Mismatch(
+        "conditions",
+        "length",
+        [{"field": "age", "op": ">"}, {"field": "job", "op": ["=", "=="]}],
+        [],
+    )
 
 
-def test_possible_answers_int_float_and_integer_schema() -> None:
+def test_answer_key_int_float_and_integer_schema() -> None:
     """An int is accepted for a float answer; a float is refused where integer is declared."""
-    assert match_possible_answers({"x": [5.0]}, {"x": 5}, PLAIN).equal
+    assert match_arguments(key(x=one_of(5.0)), {"x": 5}, PLAIN).equal
     rules = MatchRules(integer_paths=frozenset({"n"}))
-    assert match_possible_answers({"n": [5]}, {"n": 5.0}, rules).mismatches == [
+    assert match_arguments(key(n=one_of(5)), {"n": 5.0}, rules).mismatches == [
         Mismatch("n", "type", 5, 5.0)
     ]
 
 
-def test_possible_answers_extra_parameter() -> None:
-    """A parameter the answer does not list is extra."""
-    result = match_possible_answers({"a": [1]}, {"a": 1, "b": 2}, PLAIN)
+def test_answer_key_extra_parameter() -> None:
+    """A parameter the key does not list is extra."""
+    result = match_arguments(key(a=one_of(1)), {"a": 1, "b": 2}, PLAIN)
     assert result.mismatches == [Mismatch("b", "extra", None, 2)]
     assert result.score == 1 / 2
+
+
+def test_answer_key_against_broken_or_non_object_arguments() -> None:
+    """Unparseable or non-object arguments are one mismatch naming what was acceptable."""
+    reference = key(a=one_of(1, 2))
+    broken = match_arguments(reference, Unparseable('{"a": '), PLAIN)
+    assert broken.mismatches == [Mismatch("", "unparseable", {"a": [1, 2]}, '{"a": ')]
+    assert match_arguments(reference, [1], PLAIN).mismatches == [
+        Mismatch("", "type", {"a": [1, 2]}, [1])
+    ]
+    assert match_arguments(reference, '{"a": 2}', PLAIN).equal
+
+
+def test_golden_is_the_key_with_one_value_each() -> None:
+    """Production's arguments score exactly as their one-value key does."""
+    golden = {"user_id": "u", "passengers": [{"name": "A", "dob": "x"}], "seats": 1}
+    for candidate in (
+        dict(golden),
+        {**golden, "seats": 2},
+        {"user_id": "U ", "passengers": [{"name": "a"}], "cabin": "economy"},
+    ):
+        as_recorded = match_arguments(golden, candidate, book_rules())
+        as_key = match_arguments(golden_key(golden), candidate, book_rules())
+        assert as_recorded == as_key
 
 
 # ---------------------------------------------------------------------------------------------

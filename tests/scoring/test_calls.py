@@ -12,11 +12,11 @@ from agent_backtest.scoring.assignment import best_assignment, lazy_best_assignm
 from agent_backtest.scoring.calls import (
     call_arguments,
     match_calls,
-    match_possible_calls,
     tool_names_equal,
 )
 from agent_backtest.trace.models import ToolCall, ToolDef
 from agent_backtest.units.agent_config import AgentConfig
+from agent_backtest.units.answer_key import ArgumentKey, CallKey
 
 AGENT = AgentConfig(equivalent_tools=[["search_flights", "find_flights"]])
 TOOLS = {
@@ -127,20 +127,62 @@ def test_optimal_assignment_where_greedy_is_wrong() -> None:
     assert result.score * 2 > greedy_total
 
 
-def test_possible_answers_where_bfcl_greedy_fails() -> None:
+def test_answer_keys_where_bfcl_greedy_fails() -> None:
     """g0 accepts both calls, g1 only the first: BFCL's greedy pass gives g0 the first and then
     finds nothing for g1; the optimal pairing accepts the answer."""
-    possible = [
-        ("get_population", {"city": ["New York City", "Los Angeles"]}),
-        ("get_population", {"city": ["New York City"]}),
+    key = [
+        CallKey(
+            name="get_population",
+            arguments={"city": ArgumentKey(values=["New York City", "Los Angeles"])},
+        ),
+        CallKey(name="get_population", arguments={"city": ArgumentKey(values=["New York City"])}),
     ]
+    golden = [call("get_population", city="New York City")] * 2
     candidate = [
         call("get_population", city="New York City"),
         call("get_population", city="Los Angeles"),
     ]
-    result = match_possible_calls(possible, candidate, {}, AgentConfig())
+    result = match_calls(golden, candidate, {}, AgentConfig(), answer_key=key)
     assert result.equal
     assert [(p.golden, p.candidate) for p in result.pairs] == [(0, 1), (1, 0)]
+
+
+def test_answer_key_replaces_the_recorded_arguments() -> None:
+    """With a key, production's recorded arguments are not the reference: the key is."""
+    golden = [call("search_flights", origin="JFK", destination="LAX")]
+    key = [
+        CallKey(
+            name="search_flights",
+            arguments={
+                "origin": ArgumentKey(values=["JFK", "New York"]),
+                "destination": ArgumentKey(values=["LAX"]),
+                "date": ArgumentKey(values=["2024-05-01"], optional=True),
+            },
+        )
+    ]
+    candidate = [call("search_flights", origin="new york", destination="LAX", date="2024-05-01")]
+    assert match_calls(golden, candidate, TOOLS, AGENT, answer_key=key).equal
+    assert not match_calls(golden, candidate, TOOLS, AGENT).equal
+
+
+def test_prose_is_judged_against_recorded_calls_only() -> None:
+    """A prose value is handed to the judge when production recorded it, but a key's listed
+    values are acceptable as they are."""
+    text = "please book the earliest flight you can find"
+    golden = [call("search_flights", origin="JFK", destination=text)]
+    recorded = match_calls(golden, golden, TOOLS, AGENT)
+    assert recorded.pairs[0].arguments.free_text == [("destination", text, text)]
+    key = [
+        CallKey(
+            name="search_flights",
+            arguments={
+                "origin": ArgumentKey(values=["JFK"]),
+                "destination": ArgumentKey(values=[text]),
+            },
+        )
+    ]
+    keyed = match_calls(golden, golden, TOOLS, AGENT, answer_key=key)
+    assert keyed.exact and keyed.pairs[0].arguments.free_text == []
 
 
 def test_unparseable_candidate_is_a_mismatch() -> None:
@@ -219,6 +261,17 @@ def test_assignment_is_optimal(shape: tuple[int, int]) -> None:
         lazy = lazy_best_assignment(rows, cols, lambda i, j, w=weights: w[i][j], top)
         exact = best_assignment(weights)
         assert sum(weights[i][j] for i, j in lazy) == pytest.approx(
+            sum(weights[i][j] for i, j in exact)
+        )
+        # With cheap upper bounds (exact at the top, loose below it) the optimum is the same.
+        bounded = lazy_best_assignment(
+            rows,
+            cols,
+            lambda i, j, w=weights: w[i][j],
+            top,
+            lambda i, j, w=weights: w[i][j] if w[i][j] >= top else (w[i][j] + top) / 2,
+        )
+        assert sum(weights[i][j] for i, j in bounded) == pytest.approx(
             sum(weights[i][j] for i, j in exact)
         )
 

@@ -42,7 +42,7 @@ FLAG_SPECS: dict[type, dict[str, Spec]] = {
                 "metavar": "FILE",
                 "help": "Agent config file (TOML, JSON or YAML): router_nodes, "
                 "routing_tool_prefixes, end_session_tools, equivalent_tools, arg_defaults, "
-                "free_text_args, unordered_args.",
+                "free_text_args, unordered_args, answer_keys (a gold file).",
             },
         ),
         "router_nodes": (

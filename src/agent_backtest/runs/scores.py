@@ -22,6 +22,7 @@ SCORE_SCHEMA = "abt.score/1"
 
 Bucket = Literal[
     "match",
+    "match_equivalent",
     "wrong_tool",
     "args_mismatch",
     "text_instead_of_tool",
@@ -116,6 +117,11 @@ class ScoreRecord(BaseModel):
         default=None,
         description="The candidate's reported prompt tokens over production's for the same "
         "request, when both were recorded: far below 1, the endpoint may be dropping the tools.",
+    )
+    reason: str | None = Field(
+        default=None,
+        description="Why the bucket was given, where it needs saying: for match_equivalent, "
+        "the tool called and production's tool.",
     )
     error_kind: str | None = None
     unscored_reason: str | None = None

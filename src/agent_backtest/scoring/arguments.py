@@ -1,22 +1,32 @@
-"""The structured argument matcher: does a candidate's tool call carry the golden's arguments?
+"""The structured argument matcher: does a candidate's tool call carry the right arguments?
 
-Arguments are compared as parsed JSON values, not as text:
+One function, :func:`match_arguments`, compares a candidate's arguments with a **reference**:
+the acceptable values of every parameter (an :class:`ArgumentsKey`). An answer key from a gold
+file or a benchmark lists several per parameter and may allow leaving one out
+(:func:`compile_key`); production's recorded call is the same thing with one value each
+(:func:`golden_key`). Both are scored by the same rules.
+
+Values are compared as parsed JSON, not as text:
 
 * objects key by key, in any key order;
 * numbers by value (``1 == 1.0``), except where the tool's schema declares ``integer``: there an
   int and a float are a ``type`` difference, because the tool would receive a float; a bool is
   never a number;
-* strings after :func:`~agent_backtest.scoring.normalise.normalise_string` (case, surrounding
-  whitespace, BFCL's ignorable punctuation), or as is with ``exact_strings``;
+* strings after :func:`~agent_backtest.scoring.normalise.normalise_string` (case and BFCL's
+  ignorable punctuation, spaces included), or as is with ``exact_strings``;
 * lists in order, unless the schema (``uniqueItems``) or the agent config (``unordered_args``)
   makes them multisets;
-* a parameter one side omits equals the other side's value when that value is the parameter's
-  default (schema ``default`` or config ``arg_defaults``), or ``null`` for a parameter the schema
-  does not require (strict-mode agents send ``null`` for every optional parameter);
 * a string holding a JSON object or array, where the other side has an object or array, counts
   as that value (models often double-encode nested arguments); the match is then not ``exact``;
-* prose parameters (config ``free_text_args``, or detected by :func:`is_prose`) are not compared
-  here but handed to the LLM judge.
+* prose parameters (config ``free_text_args``, or, against production's call, detected by
+  :func:`is_prose`) are not compared here but handed to the LLM judge.
+
+Leaving a parameter out, or setting one the reference leaves out, is right when the key allows
+leaving it out (``optional``), or when the value stands for leaving it out: ``null``, or the
+parameter's default (schema ``default`` or config ``arg_defaults``). A parameter the tool's
+schema **requires** is the exception: the tool is never called without it, so no value stands
+for leaving it out. The candidate must send every required parameter the reference has, even
+when the reference's value is the default or the key marks it optional.
 
 Every difference is a :class:`Mismatch` naming its path, e.g. ``passengers[0].dob``.
 """
@@ -24,7 +34,7 @@ Every difference is a :class:`Mismatch` naming its path, e.g. ``passengers[0].do
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,15 +43,21 @@ import orjson
 from agent_backtest.scoring.normalise import is_prose, normalise_string
 from agent_backtest.trace.models import ToolDef
 from agent_backtest.units.agent_config import AgentConfig
+from agent_backtest.units.answer_key import ArgumentKey
 
 __all__ = [
+    "OMIT",
+    "ArgumentsKey",
     "ArgumentsMatch",
+    "Fields",
+    "Items",
     "MatchRules",
     "Mismatch",
     "Unparseable",
+    "compile_key",
+    "golden_key",
     "is_prose",
     "match_arguments",
-    "match_possible_answers",
     "rules_for",
 ]
 
@@ -55,7 +71,8 @@ def path_key(path: str) -> str:
 
 def _has_index(paths: Iterable[str]) -> bool:
     """True when a path holds a numeric list index (``a[0]``), to be written ``a[]``."""
-    return any("[" in path and _INDEX.search(path) for path in paths)
+    joined = "\n".join(paths)
+    return "[" in joined and _INDEX.search(joined) is not None
 
 
 @dataclass(frozen=True)
@@ -81,13 +98,13 @@ class MatchRules:
         """Store every path in its ``[]`` form so lookups need one normalisation only."""
         for name in ("unordered_paths", "required", "integer_paths", "free_text"):
             paths = getattr(self, name)
-            if type(paths) is not frozenset or _has_index(paths):
+            if type(paths) is not frozenset or (paths and _has_index(paths)):
                 object.__setattr__(self, name, frozenset(path_key(p) for p in paths))
-        if _has_index(self.defaults):
+        if self.defaults and _has_index(self.defaults):
             object.__setattr__(self, "defaults", {path_key(p): v for p, v in self.defaults.items()})
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Mismatch:
     """One place where candidate and golden arguments differ."""
 
@@ -217,82 +234,220 @@ _COMBINATORS = ("anyOf", "oneOf", "allOf")
 
 
 # ---------------------------------------------------------------------------------------------
-# Golden against candidate
+# The reference: acceptable values per parameter
 
 
-def match_arguments(golden: Any, candidate: Any, rules: MatchRules) -> ArgumentsMatch:
-    """Compare a candidate's arguments with the golden's under ``rules``.
+class ArgumentsKey(dict):
+    """What a candidate's arguments are compared with: per parameter, a tuple of acceptable
+    values.
 
-    Either side may be an :class:`Unparseable` (the call's arguments were not valid JSON): that
-    is a mismatch of kind ``unparseable``, except that identical raw text on both sides is
-    equal. Top-level objects are scored per parameter; any other value scores 1.0 or 0.0.
+    :data:`OMIT` at the end of a tuple means the parameter may be left out; a :class:`Fields`
+    or :class:`Items` among the values stands for an object or array checked part by part.
+    Any other value is compared with the candidate's value by the matcher's rules. ``prose``
+    names the parameters whose one value reads as prose (:func:`is_prose`), for rules that
+    detect prose.
     """
-    if isinstance(golden, Unparseable) or isinstance(candidate, Unparseable):
-        return _unparseable(golden, candidate)
-    candidate, decoded = _decode_top(golden, candidate)
-    if type(golden) is not dict or type(candidate) is not dict:
-        return _match_whole(golden, candidate, rules)
-    return _tally_params(golden, candidate, rules, decoded)
+
+    __slots__ = ("prose",)
+
+    def __init__(self, options: Mapping[str, tuple[Any, ...]], prose: frozenset[str]) -> None:
+        """A key of ``options`` per parameter."""
+        super().__init__(options)
+        self.prose = prose
 
 
-def _tally_params(
-    golden: dict, candidate: dict, rules: MatchRules, decoded: bool
-) -> ArgumentsMatch:
-    """Score every top-level parameter of two argument objects.
+class _Omit:
+    """The type of :data:`OMIT`."""
 
-    Written with local variables and a fast path for identical scalars: this loop runs for every
-    pair of every answer, so it dominates scoring time.
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        """Shown in test output."""
+        return "OMIT"
+
+
+OMIT: Any = _Omit()
+"""Leaving the parameter out is acceptable (always last among a parameter's values)."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Fields:
+    """An object checked field by field: the acceptable values of each of its fields."""
+
+    keys: dict[str, tuple[Any, ...]]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Items:
+    """An array checked item by item, in order: the acceptable values of each item."""
+
+    keys: tuple[tuple[Any, ...], ...]
+
+
+def golden_key(arguments: Mapping[str, Any]) -> ArgumentsKey:
+    """Production's recorded arguments as a reference: each parameter's one value."""
+    prose = frozenset(name for name, value in arguments.items() if is_prose(value))
+    return ArgumentsKey({name: (value,) for name, value in arguments.items()}, prose)
+
+
+def compile_key(arguments: Mapping[str, ArgumentKey]) -> ArgumentsKey:
+    """An answer key's arguments (see :mod:`agent_backtest.units.answer_key`) as a reference;
+    its listed values are acceptable as they are, never prose for the judge."""
+    return ArgumentsKey({name: _options(key) for name, key in arguments.items()}, frozenset())
+
+
+def _options(key: ArgumentKey) -> tuple[Any, ...]:
+    """The acceptable values of one argument's key, :data:`OMIT` last where allowed."""
+    if key.fields is not None:
+        forms: tuple[Any, ...] = (
+            Fields({name: _options(sub) for name, sub in key.fields.items()}),
+        )
+    elif key.items is not None:
+        forms = (Items(tuple(_options(sub) for sub in key.items)),)
+    else:
+        forms = tuple(key.values)
+    return (*forms, OMIT) if key.optional else forms
+
+
+def _describe(options: tuple[Any, ...]) -> Any:
+    """Plain data for a mismatch: the one acceptable value, or the list of them."""
+    if len(options) == 1 and type(options[0]) not in (Fields, Items, _Omit):
+        return options[0]
+    acceptable = [_plain(option) for option in options if option is not OMIT]
+    return acceptable[0] if len(acceptable) == 1 else acceptable
+
+
+def _plain(option: Any) -> Any:
+    """One acceptable value as plain JSON data (a nested key as its acceptable values)."""
+    if type(option) is Fields:
+        return {name: _describe(sub) for name, sub in option.keys.items()}
+    if type(option) is Items:
+        return [_describe(sub) for sub in option.keys]
+    return option
+
+
+def _plain_key(key: ArgumentsKey) -> dict[str, Any]:
+    """A whole reference as plain data, for a mismatch at the top level."""
+    return {name: _describe(options) for name, options in key.items()}
+
+
+# ---------------------------------------------------------------------------------------------
+# Reference against candidate
+
+
+def match_arguments(
+    reference: Any, candidate: Any, rules: MatchRules, *, all_right: bool = False
+) -> ArgumentsMatch | float:
+    """Compare a candidate's arguments with the reference under ``rules``.
+
+    With ``all_right`` the caller asks first whether every parameter is right (score 1): the
+    comparison stops at the first parameter that is not, and returns instead of a verdict an
+    upper bound on the score (one parameter wrong out of as many as there can be).
+
+    ``reference`` is an :class:`ArgumentsKey`, or production's arguments as recorded: an
+    object is read as :func:`golden_key` of it, so both are scored alike. Either side may be an
+    :class:`Unparseable` (the call's arguments were not valid JSON): that is a mismatch of kind
+    ``unparseable``, except that identical raw text on both sides is equal. Recorded arguments
+    that are not an object are compared whole (score 1.0 or 0.0); otherwise every parameter
+    counts for an equal share of the score.
+    """
+    if type(candidate) is dict and type(reference) is ArgumentsKey:  # the usual case first
+        return _tally(reference, candidate, rules, False, all_right)
+    if type(reference) is not ArgumentsKey:
+        if isinstance(reference, Unparseable) or isinstance(candidate, Unparseable):
+            return _unparseable(reference, candidate)
+        if type(reference) is not dict:
+            return _match_whole(reference, candidate, rules)
+        reference = golden_key(reference)
+    elif isinstance(candidate, Unparseable):
+        return _unparseable(_plain_key(reference), candidate)
+    decoded = False
+    if type(candidate) is str:
+        value = _decode_json(candidate, dict)
+        if value is not _ABSENT:
+            candidate, decoded = value, True
+    if type(candidate) is not dict:
+        mismatch = Mismatch("", "type", _plain_key(reference), candidate)
+        return ArgumentsMatch(
+            exact=False, equal=False, score=0.0, mismatches=[mismatch], free_text=[]
+        )
+    return _tally(reference, candidate, rules, decoded, all_right)
+
+
+def _tally(
+    key: ArgumentsKey, candidate: dict, rules: MatchRules, decoded: bool, all_right: bool
+) -> ArgumentsMatch | float:
+    """Score every parameter of ``candidate`` against the reference ``key``.
+
+    Written with local variables and a fast path for a scalar found verbatim among the
+    acceptable values: this loop runs for every pair of every answer, so it dominates scoring
+    time.
     """
     mismatches: list[Mismatch] = []
     free_text: list[tuple[str, Any, Any]] = []
     unequal = present = prose = 0
     exact = not decoded
-    free_keys, detect, absent, flat, get = (
-        rules.free_text,
-        rules.detect_prose,
-        _ABSENT,
-        _FLAT,
-        candidate.get,
-    )
-    for key, gv in golden.items():
-        cv = get(key, absent)
+    free = rules.free_text
+    prose_names = key.prose if rules.detect_prose else ()
+    absent, flat, get = _ABSENT, _FLAT, candidate.get
+    for name, options in key.items():
+        cv = get(name, absent)
+        if (free or prose_names) and (name in free or (cv is not absent and name in prose_names)):
+            prose += 1
+            present += cv is not absent
+            if cv is absent:
+                exact = _check_omitted(options, name, rules, mismatches) and exact
+            else:
+                exact = (
+                    _free(name, _first_option(options), cv, rules, mismatches, free_text) and exact
+                )
+            continue
         if cv is not absent:
             present += 1
-            tg = type(gv)
-            if (
-                tg is type(cv)
-                and tg in flat
-                and gv == cv
-                and key not in free_keys
-                and (tg is not str or not detect or not is_prose(gv))
-            ):
+            tc = type(cv)
+            if tc is str:
+                if cv in options:  # a string equals only a string: found verbatim
+                    continue
+                first = options[0]
+                if (
+                    type(first) is str
+                    and len(options) == 1
+                    and not rules.exact_strings
+                    and normalise_string(cv) == normalise_string(first)
+                ):
+                    exact = False  # equal once normalised, the usual case of one value
+                    continue
+            elif tc in flat:
+                for option in options:
+                    if type(option) is tc and option == cv:
+                        break
+                else:
+                    option = absent
+                if option is not absent:
+                    continue
+            elif tc is list and _list_listed(cv, options):
                 continue
-        if key in free_keys or (detect and cv is not absent and is_prose(gv)):
-            prose += 1
-            exact = _free(key, gv, cv, rules, mismatches, free_text) and exact
-            continue
         before = len(mismatches)
-        if cv is absent:
-            exact = False
-            if not _absent_is_fine(key, gv, rules):
-                mismatches.append(_one_sided(key, gv, "missing", rules))
-        else:
-            exact = _compare(gv, cv, key, rules, mismatches) and exact
+        exact = _check_option_list(options, cv, name, rules, mismatches) and exact
         if len(mismatches) != before:
+            if all_right:
+                return _score_bound(key, candidate)
             unequal += 1
-    compared = len(golden) - prose
+    compared = len(key) - prose
     if len(candidate) > present:
         exact = False
-        for key, cv in candidate.items():
-            if key in golden:
+        for name, cv in candidate.items():
+            if name in key:
                 continue
-            if key in free_keys:
-                _free(key, _ABSENT, cv, rules, mismatches, free_text)
+            if name in rules.free_text:
+                _free(name, _ABSENT, cv, rules, mismatches, free_text)
                 continue
             compared += 1
-            if not _absent_is_fine(key, cv, rules):
+            if not _absent_is_fine(name, cv, rules):
+                if all_right:
+                    return _score_bound(key, candidate)
                 unequal += 1
-                mismatches.append(_one_sided(key, cv, "extra", rules))
+                mismatches.append(_one_sided(name, cv, "extra", rules))
     equal = not mismatches
     return ArgumentsMatch(
         exact=equal and exact,
@@ -301,6 +456,13 @@ def _tally_params(
         mismatches=mismatches,
         free_text=free_text,
     )
+
+
+def _score_bound(key: ArgumentsKey, candidate: dict) -> float:
+    """The best score of arguments with a parameter wrong: every parameter either side names
+    counted, and only one of them wrong."""
+    most = len(key) + sum(1 for name in candidate if name not in key)
+    return 1.0 - 1.0 / most
 
 
 def _match_whole(golden: Any, candidate: Any, rules: MatchRules) -> ArgumentsMatch:
@@ -328,15 +490,6 @@ def _unparseable(golden: Any, candidate: Any) -> ArgumentsMatch:
     )
 
 
-def _decode_top(golden: Any, candidate: Any) -> tuple[Any, bool]:
-    """A candidate given as a JSON string of the object/array the golden has, decoded."""
-    if type(candidate) is str and type(golden) in (dict, list):
-        decoded = _decode_json(candidate, type(golden))
-        if decoded is not _ABSENT:
-            return decoded, True
-    return candidate, False
-
-
 def _decode_json(text: str, expected: type) -> Any:
     """``text`` parsed as JSON when it holds a value of type ``expected``, else ``_ABSENT``."""
     stripped = text.strip()
@@ -350,9 +503,12 @@ def _decode_json(text: str, expected: type) -> Any:
 
 
 def _absent_is_fine(path: str, value: Any, rules: MatchRules) -> bool:
-    """True when leaving out the parameter at ``path`` equals setting it to ``value``."""
+    """True when leaving out the parameter at ``path`` is the same call as sending ``value``:
+    ``null`` or the parameter's default, unless the schema requires the parameter."""
     key = path_key(path)
-    if value is None and key not in rules.required:
+    if key in rules.required:
+        return False
+    if value is None:
         return True
     if key in rules.defaults:
         return _equal(rules.defaults[key], value, path, rules)
@@ -495,111 +651,7 @@ def _compare_lists_in_order(
     return exact
 
 
-# ---------------------------------------------------------------------------------------------
-# Possible answers (BFCL style)
-
-
-def match_possible_answers(
-    possible: Mapping[str, Sequence[Any]], candidate: Any, rules: MatchRules
-) -> ArgumentsMatch:
-    """Compare a candidate's arguments with a set of acceptable values per parameter.
-
-    ``possible`` maps each parameter to the values that count as right; ``""`` in the list means
-    the parameter may be left out. As in BFCL's data, an object among the acceptable values is
-    itself a possible-answers mapping (each key to its acceptable values), and so is each object
-    inside an acceptable list. A candidate parameter absent from ``possible`` is ``extra``
-    (unless it equals the default or is null); a schema-required parameter is ``missing`` when
-    left out even if ``""`` is listed. A mismatch's ``golden`` is the list of acceptable values
-    for ``missing``, else the closest acceptable value.
-    """
-    if type(candidate) is dict:
-        return _tally_possible(possible, candidate, rules, False)
-    if isinstance(candidate, Unparseable):
-        return _unparseable(dict(possible), candidate)
-    decoded = False
-    if type(candidate) is str:
-        value = _decode_json(candidate, dict)
-        if value is not _ABSENT:
-            candidate, decoded = value, True
-    if type(candidate) is not dict:
-        mismatch = Mismatch("", "type", dict(possible), candidate)
-        return ArgumentsMatch(
-            exact=False, equal=False, score=0.0, mismatches=[mismatch], free_text=[]
-        )
-    return _tally_possible(possible, candidate, rules, decoded)
-
-
-def _tally_possible(
-    possible: Mapping[str, Sequence[Any]], candidate: dict, rules: MatchRules, decoded: bool
-) -> ArgumentsMatch:
-    """Score every parameter of ``candidate`` against ``possible``.
-
-    Written with local variables and a fast path for a scalar found verbatim among the options:
-    this loop runs for every pair of every answer, so it dominates scoring time.
-    """
-    mismatches: list[Mismatch] = []
-    free_text: list[tuple[str, Any, Any]] = []
-    unequal = present = prose = 0
-    exact = not decoded
-    special = bool(rules.free_text) or rules.detect_prose
-    absent, flat, get = _ABSENT, _FLAT, candidate.get
-    for key, options in possible.items():
-        cv = get(key, absent)
-        if special and _is_free_param(key, options, cv, rules):
-            prose += 1
-            present += cv is not absent
-            if cv is absent:
-                exact = _check_omitted(options, key, rules, mismatches) and exact
-            else:
-                exact = (
-                    _free(key, _first_option(options), cv, rules, mismatches, free_text) and exact
-                )
-            continue
-        if cv is not absent:
-            present += 1
-            if type(options) is list:
-                tc = type(cv)
-                if tc is str:
-                    if cv in options:  # a string equals only a string: found verbatim
-                        continue
-                elif tc in flat:
-                    for option in options:
-                        if type(option) is tc and option == cv:
-                            break
-                    else:
-                        option = absent
-                    if option is not absent:
-                        continue
-                elif tc is list and _list_listed(cv, options):
-                    continue
-        before = len(mismatches)
-        exact = _check_option_list(options, cv, key, rules, mismatches) and exact
-        if len(mismatches) != before:
-            unequal += 1
-    compared = len(possible) - prose
-    if len(candidate) > present:
-        exact = False
-        for key, cv in candidate.items():
-            if key in possible:
-                continue
-            if key in rules.free_text:
-                _free(key, _ABSENT, cv, rules, mismatches, free_text)
-                continue
-            compared += 1
-            if not _absent_is_fine(key, cv, rules):
-                unequal += 1
-                mismatches.append(_one_sided(key, cv, "extra", rules))
-    equal = not mismatches
-    return ArgumentsMatch(
-        exact=equal and exact,
-        equal=equal,
-        score=(compared - unequal) / compared if compared else 1.0,
-        mismatches=mismatches,
-        free_text=free_text,
-    )
-
-
-def _list_listed(cv: list, options: list) -> bool:
+def _list_listed(cv: list, options: tuple[Any, ...]) -> bool:
     """True when an option is the same list of scalars as ``cv``, item types included."""
     for option in options:
         if (
@@ -611,13 +663,6 @@ def _list_listed(cv: list, options: list) -> bool:
         ):
             return True
     return False
-
-
-def _is_free_param(key: str, options: Sequence[Any], cv: Any, rules: MatchRules) -> bool:
-    """True for a prose parameter: listed as free text, or its first option reads as prose."""
-    if key in rules.free_text:
-        return True
-    return rules.detect_prose and cv is not _ABSENT and is_prose(_first_option(options))
 
 
 def _free(
@@ -640,29 +685,24 @@ def _free(
     return type(gv) is type(cv) and gv == cv
 
 
-def _first_option(options: Sequence[Any]) -> Any:
-    """The first acceptable value other than the omission marker (``_ABSENT`` when none)."""
-    for option in options:
-        if not _is_omission(option):
-            return option
-    return _ABSENT
+# ---------------------------------------------------------------------------------------------
+# One parameter against its acceptable values
 
 
-def _is_omission(option: Any) -> bool:
-    """True for BFCL's "may be left out" marker, the empty string."""
-    return type(option) is str and option == ""
+def _first_option(options: tuple[Any, ...]) -> Any:
+    """The first acceptable value (``_ABSENT`` when leaving the parameter out is the only one)."""
+    first = options[0] if options else _ABSENT
+    return _ABSENT if first is OMIT or first is _ABSENT else _plain(first)
 
 
 def _check_option_list(
-    options: Sequence[Any], cv: Any, path: str, rules: MatchRules, out: list[Mismatch]
+    options: tuple[Any, ...], cv: Any, path: str, rules: MatchRules, out: list[Mismatch]
 ) -> bool:
     """Check candidate value ``cv`` (or ``_ABSENT``) against acceptable ``options``.
 
     Appends the closest option's mismatches when none fits; returns True when ``cv`` matches an
-    option exactly (or is absent where omission is allowed).
+    option exactly (or is absent where leaving it out is acceptable).
     """
-    if type(options) is not list:
-        options = [options]  # a bare value in a possible-answers mapping is its only option
     if cv is _ABSENT:
         return _check_omitted(options, path, rules, out)
     if type(cv) in _FLAT and not (type(cv) is str and _has_container(options)):
@@ -670,7 +710,7 @@ def _check_option_list(
     best: list[Mismatch] | None = None
     equal_found = False
     for option in options:
-        if _is_omission(option):
+        if option is OMIT:
             continue
         if type(option) is type(cv) and type(cv) in _FLAT and option == cv:
             return True
@@ -684,7 +724,7 @@ def _check_option_list(
             best = scratch
     if equal_found:
         return False
-    if best is None:  # only omission was acceptable
+    if best is None:  # only leaving it out was acceptable
         if not _absent_is_fine(path, cv, rules):
             out.append(_one_sided(path, cv, "extra", rules))
         return False
@@ -692,13 +732,16 @@ def _check_option_list(
     return False
 
 
-def _has_container(options: Sequence[Any]) -> bool:
+_CONTAINERS = (dict, list, Fields, Items)
+
+
+def _has_container(options: tuple[Any, ...]) -> bool:
     """True when an option is an object or array (a string might then be JSON for it)."""
-    return any(type(option) in (dict, list) for option in options)
+    return any(type(option) in _CONTAINERS for option in options)
 
 
 def _check_scalar(
-    options: Sequence[Any], cv: Any, path: str, rules: MatchRules, out: list[Mismatch]
+    options: tuple[Any, ...], cv: Any, path: str, rules: MatchRules, out: list[Mismatch]
 ) -> bool:
     """:func:`_check_option_list` for a scalar candidate: one pass, one mismatch at most.
 
@@ -712,9 +755,9 @@ def _check_scalar(
     comparable = first = _ABSENT
     integer = bool(rules.integer_paths) and path_key(path) in rules.integer_paths
     for option in options:
-        to = type(option)
-        if to is str and option == "":
+        if option is OMIT:
             continue
+        to = type(option)
         if first is _ABSENT:
             first = option
         if to is tc:
@@ -736,98 +779,86 @@ def _check_scalar(
             comparable = option
     if equal_found:
         return False
-    if first is _ABSENT:  # only omission was acceptable
+    if first is _ABSENT:  # only leaving it out was acceptable
         if not _absent_is_fine(path, cv, rules):
             out.append(_one_sided(path, cv, "extra", rules))
         return False
     if comparable is not _ABSENT:
         out.append(Mismatch(path, "value", comparable, cv))
     else:
-        out.append(Mismatch(path, "type", first, cv))
+        out.append(Mismatch(path, "type", _plain(first), cv))
     return False
 
 
 def _check_omitted(
-    options: Sequence[Any], path: str, rules: MatchRules, out: list[Mismatch]
+    options: tuple[Any, ...], path: str, rules: MatchRules, out: list[Mismatch]
 ) -> bool:
-    """A parameter the candidate left out: fine when omission or its default is acceptable."""
-    key = path_key(path)
-    required = key in rules.required
-    if not required and any(_is_omission(option) for option in options):
-        return True
-    if not required and key in rules.defaults:
-        default = rules.defaults[key]
-        if any(
-            _equal_option(option, default, path, rules)
-            for option in options
-            if not _is_omission(option)
-        ):
-            return False
-    acceptable = [option for option in options if not _is_omission(option)]
-    out.append(Mismatch(path, "missing", acceptable, None, required))
+    """A parameter the candidate left out: right when the key allows it, or when an acceptable
+    value stands for leaving it out (see :func:`_absent_is_fine`); True when allowed outright."""
+    required = path_key(path) in rules.required
+    if not required:
+        if options[-1] is OMIT:
+            return True
+        for option in options:
+            if _absent_is_fine(path, option, rules):
+                return False
+    out.append(Mismatch(path, "missing", _describe(options), None, required))
     return False
-
-
-def _equal_option(option: Any, value: Any, path: str, rules: MatchRules) -> bool:
-    """True when ``value`` matches one acceptable ``option`` (mismatches discarded)."""
-    scratch: list[Mismatch] = []
-    _compare_option(option, value, path, rules, scratch)
-    return not scratch
 
 
 def _compare_option(
     option: Any, cv: Any, path: str, rules: MatchRules, out: list[Mismatch]
 ) -> bool:
-    """Compare ``cv`` with one acceptable value, which may hold nested possible answers."""
+    """Compare ``cv`` with one acceptable value, which may be checked part by part."""
     to = type(option)
-    if to is dict:
-        return _compare_possible_dict(option, cv, path, rules, out)
-    if to is list and any(type(item) is dict for item in option):
-        return _compare_possible_list(option, cv, path, rules, out)
+    if to is Fields:
+        return _compare_fields(option, cv, path, rules, out)
+    if to is Items:
+        return _compare_items(option, cv, path, rules, out)
     return _compare(option, cv, path, rules, out)
 
 
-def _compare_possible_dict(
-    option: dict, cv: Any, path: str, rules: MatchRules, out: list[Mismatch]
+def _compare_fields(
+    option: Fields, cv: Any, path: str, rules: MatchRules, out: list[Mismatch]
 ) -> bool:
-    """An object checked against a nested possible-answers mapping."""
+    """An object checked against the acceptable values of each field."""
     if type(cv) is str:
         decoded = _decode_json(cv, dict)
         if decoded is not _ABSENT:
-            _compare_possible_dict(option, decoded, path, rules, out)
+            _compare_fields(option, decoded, path, rules, out)
             return False
     if type(cv) is not dict:
-        out.append(Mismatch(path, "type", option, cv))
+        out.append(Mismatch(path, "type", _plain(option), cv))
         return False
     exact = True
-    for key, options in option.items():
-        child = f"{path}.{key}" if path else key
-        exact = _check_option_list(options, cv.get(key, _ABSENT), child, rules, out) and exact
-    for key, value in cv.items():
-        if key not in option:
+    for name, options in option.keys.items():
+        child = f"{path}.{name}" if path else name
+        exact = _check_option_list(options, cv.get(name, _ABSENT), child, rules, out) and exact
+    for name, value in cv.items():
+        if name not in option.keys:
             exact = False
-            child = f"{path}.{key}" if path else key
+            child = f"{path}.{name}" if path else name
             if not _absent_is_fine(child, value, rules):
                 out.append(_one_sided(child, value, "extra", rules))
     return exact
 
 
-def _compare_possible_list(
-    option: list, cv: Any, path: str, rules: MatchRules, out: list[Mismatch]
+def _compare_items(
+    option: Items, cv: Any, path: str, rules: MatchRules, out: list[Mismatch]
 ) -> bool:
-    """An array checked item by item against acceptable items (objects hold possible answers)."""
+    """An array checked item by item against the acceptable values of each item."""
     if type(cv) is str:
         decoded = _decode_json(cv, list)
         if decoded is not _ABSENT:
-            _compare_possible_list(option, decoded, path, rules, out)
+            _compare_items(option, decoded, path, rules, out)
             return False
     if type(cv) is not list:
-        out.append(Mismatch(path, "type", option, cv))
+        out.append(Mismatch(path, "type", _plain(option), cv))
         return False
-    if len(option) != len(cv):
-        out.append(Mismatch(path, "length", option, cv))
+    if len(option.keys) != len(cv):
+        out.append(Mismatch(path, "length", _plain(option), cv))
         return False
     exact = True
-    for i, item in enumerate(option):
-        exact = _compare_option(item, cv[i], f"{path}[{i}]", rules, out) and exact
+    for i, options in enumerate(option.keys):
+        exact = _check_option_list(options, cv[i], f"{path}[{i}]", rules, out) and exact
     return exact

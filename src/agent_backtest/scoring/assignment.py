@@ -20,19 +20,26 @@ _BRUTE_LARGE = 6
 
 
 def lazy_best_assignment(
-    n_rows: int, n_cols: int, weight: Callable[[int, int], float], top: float
+    n_rows: int,
+    n_cols: int,
+    weight: Callable[[int, int], float],
+    top: float,
+    bound: Callable[[int, int], float] | None = None,
 ) -> list[tuple[int, int]]:
     """Like :func:`best_assignment`, computing as few weights as it can.
 
     ``weight(i, j)`` is called at most once per pair; ``top`` is the largest weight any pair can
-    have. A quick pairing is tried first (see :func:`_quick_pairing`) and kept when
-    its total reaches an upper bound on every pairing's total, which proves it optimal; that
-    settles the usual answers (right calls in any order, one call wrong or renamed, one too many
-    or too few) with about one weight per call. Otherwise the full matrix is solved exactly.
+    have. ``bound(i, j)``, when given, is a cheaper upper bound on ``weight(i, j)`` that equals
+    it when the weight is ``top`` (its pair is then not weighed again). A quick pairing is tried
+    first (see :func:`_quick_pairing`) and kept when its total reaches an upper bound on every
+    pairing's total, which proves it optimal; that settles the usual answers (right calls in any
+    order, one call wrong or renamed, one too many or too few) with about one weight per call.
+    Otherwise the full matrix is solved exactly.
     """
     flip = n_rows > n_cols
     rows, cols = (n_cols, n_rows) if flip else (n_rows, n_cols)
     known: dict[tuple[int, int], float] = {}
+    bounds: dict[tuple[int, int], float] = {}
 
     def get(r: int, c: int) -> float:
         value = known.get((r, c))
@@ -40,7 +47,21 @@ def lazy_best_assignment(
             value = known[r, c] = weight(c, r) if flip else weight(r, c)
         return value
 
-    chosen = _quick_pairing(rows, cols, get, known, top)
+    def ceiling(r: int, c: int) -> float:
+        value = known.get((r, c))
+        if value is None:
+            value = bounds.get((r, c))
+        if value is None:
+            if bound is None:
+                return get(r, c)
+            value = bound(c, r) if flip else bound(r, c)
+            if value >= top:
+                known[r, c] = value
+            else:
+                bounds[r, c] = value
+        return value
+
+    chosen = _quick_pairing(rows, cols, get, ceiling, known, top)
     if chosen is None:
         matrix = [[get(r, c) for c in range(cols)] for r in range(rows)]
         chosen = best_assignment(matrix)
@@ -56,6 +77,7 @@ def _quick_pairing(
     rows: int,
     cols: int,
     get: Callable[[int, int], float],
+    ceiling: Callable[[int, int], float],
     known: dict[tuple[int, int], float],
     top: float,
 ) -> list[tuple[int, int]] | None:
@@ -63,15 +85,17 @@ def _quick_pairing(
 
     First each row takes the first unused column with a ``top`` weight, trying first the column
     after the previous row's (where a dropped or added call shifts the rest), then its own
-    position. Rows left over then compute their whole row and take their best unused column.
-    The total is compared with two upper bounds: the sum of the row maxima, and the sum of the
-    ``rows`` largest column maxima (a column holding a known ``top`` needs no scan).
+    position. Rows left over then weigh their unused columns and take the best. The total is
+    compared with two upper bounds: the sum of the row maxima, and the sum of the ``rows``
+    largest column maxima (a column holding a known ``top`` needs no scan). ``ceiling`` gives
+    each maximum from upper bounds of the weights, and a bound is given up on as soon as it
+    cannot prove the total.
     """
     chosen: dict[int, int] = {}
     used: set[int] = set()
     follows = 0
     for r in range(rows):
-        c = _first_top(r, follows, cols, used, get, top)
+        c = _first_top(r, follows, cols, used, ceiling, top)
         if c >= 0:
             chosen[r] = c
             used.add(c)
@@ -80,44 +104,63 @@ def _quick_pairing(
             follows += 1
     if len(chosen) == rows:  # every row at the largest weight: nothing can do better
         return list(chosen.items())
-    row_bound = top * len(chosen)
-    for r in range(rows):
-        if r in chosen:
-            continue
-        best_c, best_w, row_max = -1, -1.0, 0.0
+    left_over = [r for r in range(rows) if r not in chosen]
+    for r in left_over:
+        best_c, best_w = -1, -1.0
         for c in range(cols):
-            w = get(r, c)
-            row_max = max(row_max, w)
-            if c not in used and w > best_w:
-                best_c, best_w = c, w
+            if c not in used:
+                w = get(r, c)
+                if w > best_w:
+                    best_c, best_w = c, w
         chosen[r] = best_c
         used.add(best_c)
-        row_bound += row_max
     total = sum(get(r, c) for r, c in chosen.items())
     pairs = list(chosen.items())
-    if total >= row_bound - _SLACK:
+    if _within_row_bound(total, top * (rows - len(left_over)), left_over, cols, ceiling):
         return pairs
+    top_cols = {c for (_, c), w in known.items() if w >= top}
     col_max = [
-        top
-        if any(known.get((r, c), 0.0) >= top for r in range(rows))
-        else max(get(r, c) for r in range(rows))
-        for c in range(cols)
+        top if c in top_cols else max(ceiling(r, c) for r in range(rows)) for c in range(cols)
     ]
     col_bound = sum(sorted(col_max, reverse=True)[:rows])
     return pairs if total >= col_bound - _SLACK else None
 
 
+def _within_row_bound(
+    total: float,
+    bound: float,
+    rows: list[int],
+    cols: int,
+    ceiling: Callable[[int, int], float],
+) -> bool:
+    """True when ``total`` reaches ``bound`` plus the maxima of ``rows``; the maxima are
+    summed from each row's ceilings and given up on as soon as the sum passes ``total``."""
+    for r in rows:
+        row_max = 0.0
+        for c in range(cols):
+            row_max = max(row_max, ceiling(r, c))
+            if bound + row_max > total + _SLACK:
+                return False
+        bound += row_max
+    return True
+
+
 def _first_top(
-    r: int, follows: int, cols: int, used: set[int], get: Callable[[int, int], float], top: float
+    r: int,
+    follows: int,
+    cols: int,
+    used: set[int],
+    ceiling: Callable[[int, int], float],
+    top: float,
 ) -> int:
     """The first unused column of row ``r`` with a ``top`` weight (``follows``, ``r``, then the
     rest in order), or -1."""
-    if follows < cols and follows not in used and get(r, follows) >= top:
+    if follows < cols and follows not in used and ceiling(r, follows) >= top:
         return follows
-    if r != follows and r < cols and r not in used and get(r, r) >= top:
+    if r != follows and r < cols and r not in used and ceiling(r, r) >= top:
         return r
     for c in range(cols):
-        if c != follows and c != r and c not in used and get(r, c) >= top:
+        if c != follows and c != r and c not in used and ceiling(r, c) >= top:
             return c
     return -1
 

@@ -4,9 +4,11 @@ the bucket that names the kind of disagreement.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
+from agent_backtest.errors import InputError
 from agent_backtest.runs import ResultRecord
 from agent_backtest.runs.scores import ArgumentDifference, JudgeSummary, ScoreRecord
 from agent_backtest.scoring.calls import CallsMatch, match_calls
@@ -15,6 +17,8 @@ from agent_backtest.scoring.judge import Judge, JudgeResult
 from agent_backtest.scoring.text import normalise_text, token_f1
 from agent_backtest.trace import LLMResponse, Message, ToolDef, canonical_json, sha256_of
 from agent_backtest.units import AgentConfig, Unit
+from agent_backtest.units.answer_key import CallKey, read_answer_keys
+from agent_backtest.units.model import key_mismatch
 
 SCORER = "abt-scorer/2"
 JUDGE_PASS = 0.66  # a free-text argument at or above this judge score counts as equal
@@ -29,6 +33,13 @@ class Scorer:
     judge: Judge | None
     exact_strings: bool
     scoring_id: str
+    gold: dict[str, tuple[int, list[CallKey]]] = field(init=False, repr=False)
+    """The answer keys of the agent config's gold file, by unit id, with their line numbers."""
+
+    def __post_init__(self) -> None:
+        """Read the agent config's gold file, if it names one, before anything is scored."""
+        source = self.agent.answer_keys
+        self.gold = read_answer_keys(Path(source)) if source else {}
 
     async def score(self, unit: Unit, result: ResultRecord) -> ScoreRecord:
         """The score record of one (unit, repeat)."""
@@ -99,6 +110,7 @@ class Scorer:
             tools,
             self.agent,
             self.exact_strings,
+            self._answer_key(unit),
         )
         judged, free_text, free_text_scores = await self._free_text(unit, calls, golden, tools)
         differences = [
@@ -129,7 +141,10 @@ class Scorer:
                 {sign for _, _, cand in _free_values(calls) for sign in injection_signs(str(cand))}
             ),
         )
-        decided_without_text = _calls_bucket(calls, True) != "match"
+        decided_without_text = _calls_bucket(calls, True, golden, candidate)[0] not in (
+            "match",
+            "match_equivalent",
+        )
         if free_text == "unscored" and not decided_without_text:
             reason = next(j.unscored_reason for j in judged if j.unscored_reason)
             return ScoreRecord(
@@ -145,16 +160,27 @@ class Scorer:
                 similarity=round(similarity, 6),
             )
         score = _call_score(calls, free_text_scores)
-        bucket = _calls_bucket(calls, free_text == "equal")
+        bucket, reason = _calls_bucket(calls, free_text == "equal", golden, candidate)
         return ScoreRecord(
             **base,
             **common,
             status="scored",
             bucket=bucket,
-            strict=calls.exact and not calls.missing and not calls.extra,
+            reason=reason,
+            strict=bucket == "match" and calls.exact,
             score=score,
             method="judge" if any(j.score is not None for j in judged) else "matcher",
         )
+
+    def _answer_key(self, unit: Unit) -> list[CallKey] | None:
+        """The unit's answer key: its own, else the gold file's (checked against the unit)."""
+        if unit.answer_key is not None or unit.unit_id not in self.gold:
+            return unit.answer_key
+        line, key = self.gold[unit.unit_id]
+        problem = key_mismatch(unit, key)
+        if problem:
+            raise InputError(str(self.agent.answer_keys), f"line {line}", problem)
+        return key
 
     async def _free_text(
         self, unit: Unit, calls: CallsMatch, golden: Message, tools: dict[str, ToolDef]
@@ -240,16 +266,32 @@ class Scorer:
         )
 
 
-def _calls_bucket(calls: CallsMatch, free_text_ok: bool) -> str:
+def _calls_bucket(
+    calls: CallsMatch, free_text_ok: bool, golden: Message, candidate: Message
+) -> tuple[str, str | None]:
+    """The bucket of a tool-call answer, and the reason where the bucket needs one.
+
+    Right arguments on a tool of production's tool's equivalence group are
+    ``match_equivalent``: the same action (lenient agreement) by another tool (never strict).
+    """
     if any(not pair.same_tool for pair in calls.pairs):
-        return "wrong_tool"
+        return "wrong_tool", None
     if calls.missing:
-        return "missing_call"
+        return "missing_call", None
     if calls.extra:
-        return "extra_call"
+        return "extra_call", None
     if not calls.equal or not free_text_ok:
-        return "args_mismatch"
-    return "match"
+        return "args_mismatch", None
+    golden_calls, candidate_calls = golden.tool_calls or [], candidate.tool_calls or []
+    renamed = [
+        f"{candidate_calls[pair.candidate].name} called for production's "
+        f"{golden_calls[pair.golden].name} (equivalent tools)"
+        for pair in calls.pairs
+        if golden_calls[pair.golden].name != candidate_calls[pair.candidate].name
+    ]
+    if renamed:
+        return "match_equivalent", "; ".join(renamed)
+    return "match", None
 
 
 def _free_values(calls: CallsMatch) -> list[tuple[str, Any, Any]]:

@@ -1,9 +1,12 @@
 """Matching the tool calls of one answer: golden calls against candidate calls, as a set.
 
-The calls of one answer (parallel calls) are paired one to one by an optimal assignment that
-maximises the total argument score, preferring same-tool pairs among equally good pairings; a
-call left over on either side is missing or extra. A pair of different tools (outside an
-equivalence group) scores 0 and carries no argument verdict.
+Each golden call's arguments are the reference the candidate's are compared with: the golden's
+answer key when it has one (every acceptable form of the call), else production's recorded
+arguments (one value each); :func:`~agent_backtest.scoring.arguments.match_arguments` scores
+both alike. The calls of one answer (parallel calls) are paired one to one by an optimal
+assignment that maximises the total argument score, preferring same-tool pairs among equally
+good pairings; a call left over on either side is missing or extra. A pair of different tools
+(outside an equivalence group) scores 0 and carries no argument verdict.
 """
 
 from __future__ import annotations
@@ -15,30 +18,28 @@ from typing import Any
 import orjson
 
 from agent_backtest.scoring.arguments import (
+    ArgumentsKey,
     ArgumentsMatch,
     MatchRules,
     Unparseable,
+    compile_key,
+    golden_key,
     match_arguments,
-    match_possible_answers,
     rules_for,
 )
 from agent_backtest.scoring.assignment import lazy_best_assignment
 from agent_backtest.trace.models import ToolCall, ToolDef
 from agent_backtest.units.agent_config import AgentConfig
+from agent_backtest.units.answer_key import CallKey
 
 __all__ = [
     "CallPair",
     "CallsMatch",
-    "PossibleCall",
     "call_arguments",
-    "clear_rules_memo",
+    "clear_memos",
     "match_calls",
-    "match_possible_calls",
     "tool_names_equal",
 ]
-
-PossibleCall = tuple[str, Mapping[str, Sequence[Any]]]
-"""A golden call given as acceptable values: (tool name, parameter -> acceptable values)."""
 
 # Among pairings of equal total score, one more same-tool pair is worth this much: far below
 # the difference between two unequal totals of argument scores in answers of any realistic size
@@ -84,54 +85,76 @@ def call_arguments(call: ToolCall) -> Any:
     return call.arguments
 
 
+def golden_key_of(call: ToolCall) -> Any:
+    """A recorded call's arguments as a reference: :func:`golden_key` of an object, else the
+    value as recorded (compared whole) or :class:`Unparseable`."""
+    arguments = call_arguments(call)
+    return golden_key(arguments) if type(arguments) is dict else arguments
+
+
 def match_calls(
     golden: Sequence[ToolCall],
     candidate: Sequence[ToolCall],
     tools: Mapping[str, ToolDef],
     agent: AgentConfig,
     exact_strings: bool = False,
+    answer_key: Sequence[CallKey] | None = None,
 ) -> CallsMatch:
     """Match the candidate's calls of one answer against the golden's, as a set.
 
+    ``answer_key`` holds one key per golden call, in order (the golden's calls are then only
+    their names); without one, each golden call's recorded arguments are its reference.
     Arguments are compared under the rules of the golden call's tool (its schema from ``tools``
-    and the agent config); see :mod:`agent_backtest.scoring.arguments`.
+    and the agent config); see :mod:`agent_backtest.scoring.arguments`. Prose is detected only
+    against recorded arguments: a key's listed values are acceptable as they are.
     """
+    recorded = answer_key is None
+    # Each golden call's reference and rules are made once, not once per candidate call.
+    references = _recorded(golden) if recorded else _compiled(answer_key)
+    rules_of: dict[tuple[str, str], MatchRules] = {}
+    groups = agent.equivalent_tools
 
-    def compare(i: int, j: int) -> ArgumentsMatch | None:
+    def compare(i: int, j: int, all_right: bool = False) -> ArgumentsMatch | float | None:
         g_name, c_name = golden[i].name, candidate[j].name
-        if g_name != c_name and not tool_names_equal(g_name, c_name, agent):
+        if g_name != c_name and (not groups or not tool_names_equal(g_name, c_name, agent)):
             return None
-        rules = _rules(tools, g_name, c_name, agent, exact_strings, True)
-        return match_arguments(call_arguments(golden[i]), call_arguments(candidate[j]), rules)
+        rules = rules_of.get((g_name, c_name))
+        if rules is None:
+            rules = rules_of[g_name, c_name] = _rules(
+                tools, g_name, c_name, agent, exact_strings, recorded
+            )
+        arguments = candidate[j].arguments
+        if arguments is None:
+            arguments = call_arguments(candidate[j])
+        return match_arguments(references[i], arguments, rules, all_right=all_right)
 
     return _assemble(len(golden), len(candidate), compare)
 
 
-def match_possible_calls(
-    possible: Sequence[PossibleCall],
-    candidate: Sequence[ToolCall],
-    tools: Mapping[str, ToolDef],
-    agent: AgentConfig,
-    exact_strings: bool = False,
-) -> CallsMatch:
-    """Like :func:`match_calls`, with each golden call given as acceptable values (BFCL style).
+# References are memoised by the identity of the unit's key or golden calls, held so the id is
+# not reused (neither is changed once loaded): a unit's reference is scored against every
+# repeat of its unit.
+_KEYS: dict[int, tuple[Sequence[Any], list[Any]]] = {}
 
-    See :func:`~agent_backtest.scoring.arguments.match_possible_answers` for what the acceptable
-    values mean. Prose is not detected: every listed value is an acceptable answer as is.
-    """
 
-    def compare(i: int, j: int) -> ArgumentsMatch | None:
-        name, params = possible[i]
-        c_call = candidate[j]
-        if name != c_call.name and not tool_names_equal(name, c_call.name, agent):
-            return None
-        rules = _rules(tools, name, c_call.name, agent, exact_strings, False)
-        arguments = c_call.arguments
-        if arguments is None:
-            arguments = call_arguments(c_call)
-        return match_possible_answers(params, arguments, rules)
+def _recorded(golden: Sequence[ToolCall]) -> list[Any]:
+    """:func:`golden_key_of` each golden call, memoised like the compiled keys."""
+    hit = _KEYS.get(id(golden))
+    if hit is not None and hit[0] is golden:
+        return hit[1]
+    references = [golden_key_of(call) for call in golden]
+    _remember(_KEYS, id(golden), (golden, references))
+    return references
 
-    return _assemble(len(possible), len(candidate), compare)
+
+def _compiled(answer_key: Any) -> list[ArgumentsKey]:
+    """:func:`compile_key` of each call's key, memoised."""
+    hit = _KEYS.get(id(answer_key))
+    if hit is not None and hit[0] is answer_key:
+        return hit[1]
+    compiled = [compile_key(key.arguments) for key in answer_key]
+    _remember(_KEYS, id(answer_key), (answer_key, compiled))
+    return compiled
 
 
 # Rules are memoised twice. By the identity of the tool definition and agent config: the same
@@ -144,10 +167,11 @@ _BY_CONTENT: dict[tuple[bytes, int, bool, str, bool], tuple[AgentConfig, MatchRu
 _MEMO_SIZE = 4096
 
 
-def clear_rules_memo() -> None:
-    """Forget memoised rules (for benchmarks, or after changing a config in place)."""
+def clear_memos() -> None:
+    """Forget memoised rules and keys (for benchmarks, or after changing a config in place)."""
     _BY_ID.clear()
     _BY_CONTENT.clear()
+    _KEYS.clear()
 
 
 def _rules(
@@ -185,6 +209,14 @@ def _remember(memo: dict, key: Any, value: Any) -> None:
 
 def _assemble(n_golden: int, n_candidate: int, compare: Any) -> CallsMatch:
     """Compare golden/candidate pairs, assign optimally and build the verdict."""
+    if n_golden == n_candidate == 1:  # most answers: one call each, nothing to assign
+        verdict = compare(0, 0)
+        pair = CallPair(0, 0, verdict is not None, verdict)
+        if verdict is None:
+            return CallsMatch([pair], [], [], exact=False, equal=False, score=0.0)
+        return CallsMatch([pair], [], [], verdict.exact, verdict.equal, verdict.score)
+    if n_golden == 1 or n_candidate == 1:
+        return _one_to_many(n_golden, n_candidate, compare)
     verdicts: dict[tuple[int, int], ArgumentsMatch | None] = {}
     if n_golden == n_candidate:
         # One call each, or calls in the golden's order each equal: list order is then optimal.
@@ -203,7 +235,18 @@ def _assemble(n_golden: int, n_candidate: int, compare: Any) -> CallsMatch:
             verdict = verdicts[i, j] = compare(i, j)
         return 0.0 if verdict is None else verdict.score + _SAME_TOOL_BONUS
 
-    chosen = lazy_best_assignment(n_golden, n_candidate, weight, 1.0 + _SAME_TOOL_BONUS)
+    def bound(i: int, j: int) -> float:
+        # Most pairs tried while looking for each call's partner are wrong: stopping at their
+        # first wrong parameter gives a bound on their score for a fraction of the work.
+        verdict = verdicts.get((i, j), _UNSEEN)
+        if verdict is _UNSEEN:
+            verdict = compare(i, j, all_right=True)
+            if type(verdict) is float:
+                return verdict + _SAME_TOOL_BONUS
+            verdicts[i, j] = verdict
+        return 0.0 if verdict is None else verdict.score + _SAME_TOOL_BONUS
+
+    chosen = lazy_best_assignment(n_golden, n_candidate, weight, 1.0 + _SAME_TOOL_BONUS, bound)
     pairs = [CallPair(i, j, verdicts[i, j] is not None, verdicts[i, j]) for i, j in chosen]
     paired_g = {i for i, _ in chosen}
     paired_c = {j for _, j in chosen}
@@ -213,6 +256,40 @@ def _assemble(n_golden: int, n_candidate: int, compare: Any) -> CallsMatch:
 
 
 _UNSEEN: Any = object()
+
+
+def _one_to_many(n_golden: int, n_candidate: int, compare: Any) -> CallsMatch:
+    """One call on one side: it pairs with its best partner on the other (the first of equals).
+
+    The first partner with every argument right is the best; failing one, every partner is
+    weighed.
+    """
+    golden_side = n_golden == 1
+    others = n_candidate if golden_side else n_golden
+
+    def verdict_with(k: int, all_right: bool = False) -> ArgumentsMatch | float | None:
+        return compare(0, k, all_right) if golden_side else compare(k, 0, all_right)
+
+    best, best_weight, best_verdict = 0, -1.0, None
+    for k in range(others):
+        verdict = verdict_with(k, all_right=True)
+        if type(verdict) is float:
+            continue
+        if verdict is not None and verdict.score >= 1.0:
+            best, best_verdict = k, verdict
+            break
+    else:
+        for k in range(others):
+            verdict = verdict_with(k)
+            weight = -0.5 if verdict is None else verdict.score
+            if weight > best_weight:
+                best, best_weight, best_verdict = k, weight, verdict
+    rest = [k for k in range(others) if k != best]
+    if golden_side:
+        pair = CallPair(0, best, best_verdict is not None, best_verdict)
+        return _verdict([pair], [], rest, n_candidate)
+    pair = CallPair(best, 0, best_verdict is not None, best_verdict)
+    return _verdict([pair], rest, [], n_golden)
 
 
 def _verdict(pairs: list[CallPair], missing: list[int], extra: list[int], total: int) -> CallsMatch:

@@ -1,10 +1,11 @@
 """String normalisation and prose detection used by the argument matcher.
 
-Two argument strings are "equal" when they differ only in letter case, surrounding whitespace,
-or the punctuation the Berkeley Function Calling Leaderboard's checker ignores: the space and
-``, . / - _ * ^``, with single and double quotes counted as the same character. So
-``"April 1, 2024"``, ``"april 1 2024"`` and ``"April 1,2024"`` are one value, while ``"5!"`` and
-``"5"`` are not: characters outside that set still count.
+Two argument strings are "equal" when they differ only in letter case or the characters the
+Berkeley Function Calling Leaderboard's checker ignores: the space and ``, . / - _ * ^``, with
+single and double quotes counted as the same character. So ``"April 1, 2024"``,
+``"april 1 2024"`` and ``"April 1,2024"`` are one value, while ``"5!"`` and ``"5"`` are not, nor
+``"Paris"`` and ``"Paris\n"``: characters outside that set still count, other whitespace (tab,
+newline) included, as in BFCL. A tool that looks a value up would not find ``"Paris\n"``.
 """
 
 from __future__ import annotations
@@ -26,10 +27,10 @@ _MEMO_MAX_LENGTH = 256  # long strings (prose, documents) are rarely repeated ve
 
 
 def normalise_string(value: str) -> str:
-    """The comparison form of a string: trimmed, lower-cased, ignorable punctuation removed."""
+    """The comparison form of a string: lower-cased, spaces and ignorable punctuation removed."""
     normal = _MEMO.get(value)
     if normal is None:
-        normal = value.strip().lower().translate(_TABLE)
+        normal = value.lower().translate(_TABLE)
         if len(value) <= _MEMO_MAX_LENGTH:
             if len(_MEMO) >= _MEMO_SIZE:
                 _MEMO.clear()
@@ -44,6 +45,10 @@ _PROSE_MIN_WORDS = 5
 _PROSE_WORD_SHARE = 0.6
 
 
+# Kept like the comparison forms above: each golden string meets every candidate call.
+_PROSE_MEMO: dict[str, bool] = {}
+
+
 def is_prose(value: Any) -> bool:
     """True for a golden string that reads as natural-language prose, to be judged by meaning.
 
@@ -55,6 +60,18 @@ def is_prose(value: Any) -> bool:
     """
     if not isinstance(value, str):
         return False
+    known = _PROSE_MEMO.get(value)
+    if known is None:
+        known = _reads_as_prose(value)
+        if len(value) <= _MEMO_MAX_LENGTH:
+            if len(_PROSE_MEMO) >= _MEMO_SIZE:
+                _PROSE_MEMO.clear()
+            _PROSE_MEMO[value] = known
+    return known
+
+
+def _reads_as_prose(value: str) -> bool:
+    """:func:`is_prose` of a string, computed."""
     text = value.strip()
     if not text or text[0] in "{[" or "://" in text:
         return False

@@ -52,6 +52,11 @@ class AgentConfig(BaseModel):
         default_factory=dict,
         description="Per tool, list arguments whose order carries no meaning.",
     )
+    answer_keys: str | None = Field(
+        default=None,
+        description="A gold file of answer keys (JSON lines of unit_id and calls, see "
+        "units/answer_key.py) for units that carry none; relative to the config file.",
+    )
 
     def is_routing_tool(self, name: str) -> bool:
         """True for a tool that hands the conversation to another node or ends it."""
@@ -79,12 +84,19 @@ def load_agent_config(path: Path) -> AgentConfig:
     if not isinstance(data, dict):
         raise InputError(path, "$", "the agent config must be a table/object of settings")
     try:
-        return AgentConfig.model_validate(data)
+        config = AgentConfig.model_validate(data)
     except ValidationError as exc:
         error = exc.errors()[0]
         key = ".".join(str(part) for part in error["loc"])
         allowed = ", ".join(AgentConfig.model_fields)
         raise InputError(path, key, f"{error['msg']} (settings: {allowed})") from None
+    if config.answer_keys is not None:
+        # Resolved here, so a run's recorded config finds the file from any directory.
+        gold = (path.parent / config.answer_keys).resolve()
+        if not gold.is_file():
+            raise InputError(path, "answer_keys", f"no gold file at {gold}")
+        config.answer_keys = str(gold)
+    return config
 
 
 def _parse(path: Path, text: str) -> Any:

@@ -6,9 +6,10 @@ import hashlib
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agent_backtest.trace import LLMRequest, LLMResponse, SourceRef
+from agent_backtest.units.answer_key import CallKey
 
 UNIT_SCHEMA = "abt.unit/1"
 
@@ -51,6 +52,48 @@ class Unit(BaseModel):
     ended_at: datetime | None = None
     source: SourceRef | None = None
     notes: list[str] = Field(default_factory=list)
+    answer_key: list[CallKey] | None = Field(
+        default=None,
+        description="Every acceptable form of the golden's tool calls, one key per call in "
+        "order (see units/answer_key.py); None: production's own calls are the answer.",
+    )
+
+    @model_validator(mode="after")
+    def _key_fits_golden(self) -> Unit:
+        """An answer key names the golden's calls, one for one."""
+        if self.answer_key is not None:
+            problem = key_mismatch(self, self.answer_key)
+            if problem:
+                raise ValueError(problem)
+        return self
+
+
+def key_mismatch(unit: Unit, key: list[CallKey]) -> str | None:
+    """Why ``key`` cannot be the answer key of ``unit``'s golden calls, or None if it can.
+
+    A key names the golden's calls one for one, and lists every parameter the tool's schema
+    requires: a right call always sends those.
+    """
+    golden = [call.name for call in unit.golden.message.tool_calls or []]
+    named = [call.name for call in key]
+    if golden != named:
+        return (
+            f"the answer key lists calls {named} but production's answer has {golden}: "
+            "give one key per golden call, in order"
+        )
+    tools = {tool.name: tool for tool in unit.request.tools or []}
+    for index, call in enumerate(key):
+        tool = tools.get(call.name)
+        required = (tool.parameters or {}).get("required") if tool is not None else None
+        if not isinstance(required, list):
+            continue
+        left_out = [name for name in required if name not in call.arguments]
+        if left_out:
+            return (
+                f"the answer key of call {index} ({call.name}) leaves out {left_out[0]}, which "
+                "the tool requires: list its acceptable values"
+            )
+    return None
 
 
 def make_unit_id(session_id: str, step_id: str) -> str:
