@@ -8,7 +8,8 @@ lets a test make chosen requests fail: ``429`` (with ``Retry-After``), ``500``, 
 before the client hung up), ``stall`` (half the answer, then silence for ``slow_seconds``),
 ``user_role`` (a 200 whose message is the user's) and ``empty`` (an assistant message with
 neither content nor tool calls). Requests are keyed by the text of their last message.
-``ignores_tools=True`` answers in text whatever tools are offered, as some servers do.
+``ignores_tools=True`` answers in text whatever tools are offered, as some servers do;
+``reply`` gives the text of every answer from the request (a scripted judge).
 
 ``strict=True`` checks every body the way hosted chat-completions APIs do and answers 400 for
 what they refuse: a body field the API does not know, a message field its role does not take,
@@ -25,6 +26,7 @@ import struct
 import threading
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -45,8 +47,10 @@ class FakeOpenAI:
         api_key: str | None = None,
         ignores_tools: bool = False,
         strict: bool = False,
+        reply: Callable[[dict[str, Any]], str] | None = None,
     ) -> None:
         self.ignores_tools = ignores_tools
+        self.reply = reply  # the text of every answer, from the request (a scripted judge)
         self.strict = strict
         self.refusals: list[str] = []
         self.latency = latency
@@ -157,6 +161,8 @@ class FakeOpenAI:
                     else:
                         message.update(content=None, tool_calls=None)
                     return self._send(200, wrong)
+                if server.reply is not None:
+                    return self._send(200, text_answer(body, server.reply(body)))
                 return self._send(200, answer(body, server.ignores_tools))
 
             def _dribble(self, behaviour: str, data: bytes, key: str) -> None:
@@ -270,6 +276,18 @@ def request_key(body: dict[str, Any]) -> str:
     last = body["messages"][-1]
     content = last.get("content")
     return content if isinstance(content, str) else json.dumps(content)
+
+
+def text_answer(body: dict[str, Any], text: str) -> dict[str, Any]:
+    """A chat completion whose message is ``text``."""
+    message = {"role": "assistant", "content": text}
+    return {
+        "id": "chatcmpl-reply",
+        "object": "chat.completion",
+        "model": body.get("model"),
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": len(json.dumps(body)) // 4, "completion_tokens": 12},
+    }
 
 
 def answer(body: dict[str, Any], ignores_tools: bool = False) -> dict[str, Any]:

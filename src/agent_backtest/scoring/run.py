@@ -175,6 +175,9 @@ async def _score_all(
         # (which carries its whole request) is released as soon as its answers are scored.
         for index, unit in enumerate(directory.read_units()):
             for result in results.pop(unit.unit_id, []):
+                if width == 1:  # nothing to overlap without a judge: no task per answer
+                    scored.append(await one(index, unit, result))
+                    continue
                 if len(in_flight) >= width:
                     done, in_flight = await asyncio.wait(
                         in_flight, return_when=asyncio.FIRST_COMPLETED
