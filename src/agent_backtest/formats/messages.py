@@ -19,7 +19,12 @@ import orjson
 
 from agent_backtest.errors import RecordError
 from agent_backtest.trace import ContentPart, Message, ToolCall, Usage
-from agent_backtest.trace.openai_wire import ROLES, tool_def_from_openai, usage_from_openai
+from agent_backtest.trace.openai_wire import (
+    ROLES,
+    first_count,
+    tool_def_from_openai,
+    usage_from_openai,
+)
 
 ROLE_NAMES = {
     "human": "user",
@@ -562,21 +567,12 @@ def gemini_usage(value: dict[str, Any]) -> Usage | None:
     if not isinstance(raw, dict):
         return None
     found = Usage(
-        input_tokens=_count(raw, "promptTokenCount", "prompt_token_count"),
-        output_tokens=_count(raw, "candidatesTokenCount", "candidates_token_count"),
-        total_tokens=_count(raw, "totalTokenCount", "total_token_count"),
-        cached_input_tokens=_count(raw, "cachedContentTokenCount", "cached_content_token_count"),
-        reasoning_tokens=_count(raw, "thoughtsTokenCount", "thoughts_token_count"),
+        input_tokens=first_count(raw, "promptTokenCount", "prompt_token_count"),
+        output_tokens=first_count(raw, "candidatesTokenCount", "candidates_token_count"),
+        total_tokens=first_count(raw, "totalTokenCount", "total_token_count"),
+        cached_input_tokens=first_count(
+            raw, "cachedContentTokenCount", "cached_content_token_count"
+        ),
+        reasoning_tokens=first_count(raw, "thoughtsTokenCount", "thoughts_token_count"),
     )
     return None if found == Usage() else found
-
-
-def _count(raw: Any, *keys: str) -> int | None:
-    """The first integer among the keys of a usage object."""
-    if not isinstance(raw, dict):
-        return None
-    for key in keys:
-        value = raw.get(key)
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    return None

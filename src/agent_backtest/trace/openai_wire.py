@@ -225,15 +225,15 @@ def usage_from_openai(raw: Any) -> Usage | None:
     prompt = raw.get("prompt_tokens_details") or raw.get("input_tokens_details") or {}
     completion = raw.get("completion_tokens_details") or raw.get("output_tokens_details") or {}
     return Usage(
-        input_tokens=_count(raw, "prompt_tokens", "input_tokens"),
-        output_tokens=_count(raw, "completion_tokens", "output_tokens"),
-        total_tokens=_count(raw, "total_tokens"),
-        cached_input_tokens=_count(prompt, "cached_tokens"),
-        reasoning_tokens=_count(completion, "reasoning_tokens"),
+        input_tokens=first_count(raw, "prompt_tokens", "input_tokens"),
+        output_tokens=first_count(raw, "completion_tokens", "output_tokens"),
+        total_tokens=first_count(raw, "total_tokens"),
+        cached_input_tokens=first_count(prompt, "cached_tokens"),
+        reasoning_tokens=first_count(completion, "reasoning_tokens"),
     )
 
 
-def _count(raw: Any, *keys: str) -> int | None:
+def first_count(raw: Any, *keys: str) -> int | None:
     """The first integer among the keys of a usage object."""
     if not isinstance(raw, dict):
         return None
