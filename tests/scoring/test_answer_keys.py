@@ -13,10 +13,11 @@ from typer.testing import CliRunner
 from agent_backtest.cli.app import app
 from agent_backtest.runs import ResultRecord, ResultWriter, RunDirectory
 from agent_backtest.scoring.buckets import Scorer
-from agent_backtest.trace import LLMRequest, LLMResponse, Message, ToolCall, ToolDef
-from agent_backtest.units import AgentConfig, Unit, make_unit_id
+from agent_backtest.trace import Message, ToolCall, ToolDef
+from agent_backtest.units import AgentConfig, Unit
 from agent_backtest.units.answer_key import ArgumentKey, CallKey
 from tests.manifests import replay_manifest
+from tests.scoring.builders import answer_to, step_unit
 
 runner = CliRunner()
 SEARCH = ToolDef(
@@ -42,32 +43,14 @@ def search(name: str = "search_flights", **arguments: object) -> Message:
 
 def unit(index: int, golden: Message, key: list[CallKey] | None = None) -> Unit:
     """A unit offering both search tools."""
-    request = LLMRequest(
-        model="gpt-4o", messages=[Message(role="user", content="JFK to LAX")], tools=[SEARCH, FIND]
-    )
-    return Unit(
-        unit_id=make_unit_id("s", str(index)),
-        session_id="s",
-        turn_index=0,
-        step_id=str(index),
-        kind="action",
-        request=request,
-        golden=LLMResponse(message=golden),
-        answer_key=key,
+    return step_unit(
+        index, golden, session="s", tools=[SEARCH, FIND], question="JFK to LAX", answer_key=key
     )
 
 
 def result(u: Unit, answer: Message) -> ResultRecord:
     """The candidate's answer to ``u``."""
-    return ResultRecord(
-        unit_id=u.unit_id,
-        repeat=0,
-        session_id=u.session_id,
-        model="openai/candidate",
-        request_sha="sha256:x",
-        attempts=1,
-        response=LLMResponse(message=answer),
-    )
+    return answer_to(u, answer)
 
 
 def score(u: Unit, answer: Message, agent: AgentConfig = AGENT):

@@ -18,16 +18,17 @@ from typer.testing import CliRunner
 from agent_backtest.cli.app import app
 from agent_backtest.providers import MockProvider, ModelClient, ProviderError
 from agent_backtest.providers.errors import ERROR_KINDS
-from agent_backtest.runs import CallError, ResultRecord, ResultWriter, RunDirectory
+from agent_backtest.runs import ResultRecord, ResultWriter, RunDirectory
 from agent_backtest.runs.scores import ScoreRecord, read_scores
 from agent_backtest.runs.summary import RunFacts, ScoringSettings
 from agent_backtest.scoring.buckets import Scorer
 from agent_backtest.scoring.judge import Judge
 from agent_backtest.scoring.run import ScoreSettings
 from agent_backtest.scoring.summary import summarise
-from agent_backtest.trace import LLMRequest, LLMResponse, Message, ToolCall, ToolDef
-from agent_backtest.units import AgentConfig, Unit, make_unit_id
+from agent_backtest.trace import LLMResponse, Message, ToolCall, ToolDef
+from agent_backtest.units import AgentConfig, Unit
 from tests.manifests import replay_manifest
+from tests.scoring.builders import answer_to, step_unit
 
 runner = CliRunner()
 TOOLS = [
@@ -73,33 +74,9 @@ def build(tmp_path: Path) -> Path:
     units, results = [], []
     kinds = iter(ERROR_KINDS)
     for index, (golden, candidate, _) in enumerate(CASES):
-        session = f"s{index % 4}"
-        request = LLMRequest(
-            model="gpt-4o", messages=[Message(role="user", content=f"q{index}")], tools=TOOLS
-        )
-        unit = Unit(
-            unit_id=make_unit_id(session, str(index)),
-            session_id=session,
-            turn_index=0,
-            step_id=str(index),
-            kind="action",
-            request=request,
-            golden=LLMResponse(message=golden),
-        )
-        error = None if candidate is not None else CallError(kind=next(kinds), detail="boom")
+        unit = step_unit(index, golden, session=f"s{index % 4}", tools=TOOLS)
         units.append(unit)
-        results.append(
-            ResultRecord(
-                unit_id=unit.unit_id,
-                repeat=0,
-                session_id=session,
-                model="openai/candidate",
-                request_sha="sha256:x",
-                attempts=1,
-                response=LLMResponse(message=candidate) if candidate else None,
-                error=error,
-            )
-        )
+        results.append(answer_to(unit, candidate, None if candidate else next(kinds)))
     directory.write_units(units)
     replay_manifest("openai/candidate").save(directory.manifest_path)
     writer = ResultWriter(directory.results_path)

@@ -11,12 +11,13 @@ from typer.testing import CliRunner
 
 from agent_backtest.cli.app import app
 from agent_backtest.providers import MockProvider, ModelClient, ProviderError
-from agent_backtest.runs import CallError, ResultRecord, ResultWriter, RunDirectory
+from agent_backtest.runs import ResultRecord, ResultWriter, RunDirectory
 from agent_backtest.scoring.buckets import Scorer
 from agent_backtest.scoring.judge import Judge
-from agent_backtest.trace import LLMRequest, LLMResponse, Message, ToolCall, ToolDef
-from agent_backtest.units import AgentConfig, Unit, make_unit_id
+from agent_backtest.trace import LLMResponse, Message, ToolCall, ToolDef
+from agent_backtest.units import AgentConfig, Unit
 from tests.manifests import replay_manifest
+from tests.scoring.builders import answer_to, step_unit
 
 runner = CliRunner()
 TOOL = ToolDef(
@@ -29,31 +30,11 @@ TOOL = ToolDef(
 
 
 def unit(index: int, golden: Message, session: str = "s1") -> Unit:
-    request = LLMRequest(
-        model="gpt-4o", messages=[Message(role="user", content=f"q{index}")], tools=[TOOL]
-    )
-    return Unit(
-        unit_id=make_unit_id(session, str(index)),
-        session_id=session,
-        turn_index=0,
-        step_id=str(index),
-        kind="action",
-        request=request,
-        golden=LLMResponse(message=golden),
-    )
+    return step_unit(index, golden, session=session, tools=[TOOL])
 
 
 def result(u: Unit, answer: Message | None, error: str | None = None) -> ResultRecord:
-    return ResultRecord(
-        unit_id=u.unit_id,
-        repeat=0,
-        session_id=u.session_id,
-        model="openai/candidate",
-        request_sha="sha256:x",
-        attempts=1,
-        response=LLMResponse(message=answer) if answer else None,
-        error=CallError(kind=error, detail="boom") if error else None,
-    )
+    return answer_to(u, answer, error)
 
 
 def verdict(score: float, reason: str = "same meaning") -> LLMResponse:
