@@ -117,7 +117,7 @@ def test_compare_counts_and_lists_units_missing_from_either_side(
         }
     ]
     assert any("5 answers are only in A and 10 only in B" in w for w in compare["warnings"])
-    assert "5 only in A, 10 only in B, 1 not scored on both sides" in result.output
+    assert "5 only in A, 10 only in B, 1 not decided on both sides" in result.output
     html = (out / "compare.html").read_text()
     assert all(u.unit_id in html for u in units[:5] + units[30:])
 

@@ -104,6 +104,6 @@ def _print_text(console: SafeConsole, result: Comparison) -> None:
     )
     console.print(
         f"not compared: {counts.only_in_a} only in A, {counts.only_in_b} only "
-        f"in B, {counts.not_comparable} not scored on both sides",
+        f"in B, {counts.not_comparable} not decided on both sides",
         markup=False,
     )

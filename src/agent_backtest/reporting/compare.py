@@ -206,7 +206,7 @@ def compare_warnings(a: ScoredRun, b: ScoredRun, pairing: Pairing) -> list[str]:
         )
     if pairing.not_comparable:
         warnings.append(
-            f"{len(pairing.not_comparable)} paired answers were not scored on both "
-            "sides (infrastructure error or unscored) and are left out"
+            f"{len(pairing.not_comparable)} paired answers were not decided on both "
+            "sides (infrastructure error, unscored, or text not judged) and are left out"
         )
     return warnings

@@ -113,7 +113,7 @@ def compare_markdown(compare: Comparison, checks: Sequence[Check] = ()) -> str:
     if counts.only_in_a or counts.only_in_b or counts.not_comparable:
         parts.append(
             f"Not compared: {counts.only_in_a} only in A, {counts.only_in_b} "
-            f"only in B, {counts.not_comparable} not scored on both sides.\n"
+            f"only in B, {counts.not_comparable} not decided on both sides.\n"
         )
     if checks:
         parts.append(gate_markdown(checks, heading=False))

@@ -42,7 +42,8 @@ class Counts(DocumentPart):
     only_in_a: int = Field(description="Answers only run A has.")
     only_in_b: int = Field(description="Answers only run B has.")
     not_comparable: int = Field(
-        description="Pairs one side could not score (an infrastructure error or unscored)."
+        description="Pairs one side did not decide (an infrastructure error, unscored, or text "
+        "not judged)."
     )
 
 
