@@ -1,9 +1,11 @@
 """Converters from the shapes public test code keeps spans in to OTLP/JSON, for the corpus.
 
-Two shapes: a ``resourceSpans`` entry as protobufjs decodes an OTLP export in JavaScript (ids as
-``{"type": "Buffer", "data": [...]}``, 64-bit numbers as ``Long`` objects ``{low, high,
-unsigned}``), and a bare dict of one span's attributes (a recorded attribute sample). Both become
-a ``TracesData`` document that the OTLP reader reads like a collector's export.
+Three shapes: a ``resourceSpans`` entry as protobufjs decodes an OTLP export in JavaScript (ids
+as ``{"type": "Buffer", "data": [...]}``, 64-bit numbers as ``Long`` objects ``{low, high,
+unsigned}``); a bare dict of one span's attributes (a recorded attribute sample); and a list of
+``{name, attributes}`` spans, as a test asserts a span's name and its whole attribute dict (a
+Python assertion or a snapshot). Each becomes a ``TracesData`` document that the OTLP reader
+reads like a collector's export.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 from tests.formats.otlp_json import attributes, span, traces_data
 
 SOURCES = Path(__file__).parents[1] / "fixtures" / "frameworks" / "otlp"
+TRACE_ID = "0af7651916cd43dd8448eb211c80319c"
 
 
 def from_protobufjs(resource_spans: dict[str, Any]) -> dict[str, Any]:
@@ -24,9 +27,20 @@ def from_protobufjs(resource_spans: dict[str, Any]) -> dict[str, Any]:
 
 def from_attributes(values: dict[str, Any], name: str) -> dict[str, Any]:
     """One span's recorded attributes as a TracesData holding that span alone."""
-    recorded = span("0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331", name, {})
+    recorded = span(TRACE_ID, "b7ad6b7169203331", name, {})
     recorded["attributes"] = attributes(values)
     return traces_data([recorded], service="recorded-sample")
+
+
+def from_asserted_spans(asserted: list[dict[str, Any]]) -> dict[str, Any]:
+    """Spans as a test asserts them (name and attributes), in order, as one trace's spans with
+    fixed ids: the test holds no ids, and the order is the order the spans were recorded in."""
+    recorded = []
+    for index, item in enumerate(asserted, start=1):
+        one = span(TRACE_ID, f"{index:016x}", item["name"], {}, start_ms=index * 10)
+        one["attributes"] = attributes(item["attributes"])
+        recorded.append(one)
+    return traces_data(recorded, service="recorded-sample")
 
 
 def _converted(value: Any) -> Any:
@@ -45,6 +59,8 @@ def _converted(value: Any) -> Any:
 def build(source: Path) -> dict[str, Any]:
     """The TracesData of one ``*.source.json`` (see PROVENANCE.md for its shape)."""
     recorded = json.loads(source.read_text())
+    if isinstance(recorded, list):
+        return from_asserted_spans(recorded)
     if "scopeSpans" in recorded:
         return from_protobufjs(recorded)
     return from_attributes(recorded, str(recorded.get("ai.operationId", "span")))
