@@ -12,6 +12,7 @@ import copy
 import importlib
 import itertools
 import json
+import os
 import random
 import sys
 import types
@@ -19,6 +20,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from agent_backtest.scoring.calls import match_calls
 from agent_backtest.trace.models import ToolCall, ToolDef
@@ -29,6 +32,17 @@ CATEGORIES = ("simple_python", "multiple", "parallel", "parallel_multiple")
 MODEL = "abt-reference"  # the stub registry's only model: keeps function names as they are
 SEED = 20240601
 AGENT = AgentConfig()
+
+
+MISSING = "bfcl_eval is not importable: install it with `pip install --no-deps bfcl-eval`"
+
+
+def require_checker(checker: Any) -> None:
+    """Skip without bfcl-eval on a developer machine; under CI its absence is a failure."""
+    if checker is None:
+        if os.environ.get("CI"):
+            pytest.fail(MISSING + " (CI must install it)")
+        pytest.skip(MISSING)
 
 
 def load_checker() -> Any:

@@ -12,7 +12,6 @@ Needs ``pip install --no-deps bfcl-eval``; skipped otherwise.
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 
 import pytest
@@ -27,19 +26,16 @@ from tests.scoring.bfcl_cases import (
     load_entries,
     ours_equal,
     probe_pairs,
+    require_checker,
 )
 
 CHECKER = load_checker()
-MISSING = "bfcl_eval is not importable: install it with `pip install --no-deps bfcl-eval`"
 
 
 @pytest.fixture(autouse=True)
 def bfcl_installed() -> None:
     """Skip without bfcl-eval on a developer machine; under CI its absence is a failure."""
-    if CHECKER is None:
-        if os.environ.get("CI"):
-            pytest.fail(MISSING + " (CI must install it)")
-        pytest.skip(MISSING)
+    require_checker(CHECKER)
 
 
 REQUIRED_AGREEMENT = 0.999

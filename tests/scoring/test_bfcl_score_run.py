@@ -11,7 +11,6 @@ Needs ``pip install --no-deps bfcl-eval``; skipped otherwise.
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from pathlib import Path
 
@@ -32,10 +31,10 @@ from tests.scoring.bfcl_cases import (
     load_checker,
     load_entries,
     ours_equal,
+    require_checker,
 )
 
 CHECKER = load_checker()
-MISSING = "bfcl_eval is not importable: install it with `pip install --no-deps bfcl-eval`"
 REQUIRED_AGREEMENT = 0.999
 CANDIDATE = "openai/candidate"
 
@@ -43,10 +42,7 @@ CANDIDATE = "openai/candidate"
 @pytest.fixture(autouse=True)
 def bfcl_installed() -> None:
     """Skip without bfcl-eval on a developer machine; under CI its absence is a failure."""
-    if CHECKER is None:
-        if os.environ.get("CI"):
-            pytest.fail(MISSING + " (CI must install it)")
-        pytest.skip(MISSING)
+    require_checker(CHECKER)
 
 
 def unit_of(index: int, pair: Pair) -> Unit:
