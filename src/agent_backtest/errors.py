@@ -10,6 +10,7 @@ an ``Exception``, and apart from it, so the command line can exit 143 rather tha
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 MAX_MESSAGE = 600
@@ -65,4 +66,13 @@ class RecordError(Exception):
 
 
 class Terminated(BaseException):
-    """The process was asked to stop (SIGTERM); a run it was writing is marked interrupted."""
+    """The process was asked to stop (SIGTERM); a run it was writing is marked interrupted.
+
+    A signal handler's exception can be lost (Python ignores one raised while a finaliser
+    runs, and asyncio logs and drops one raised in a plain callback), so the request is also
+    kept in :data:`TERMINATION`, which the replay loop and the command line check.
+    """
+
+
+TERMINATION = threading.Event()
+"""Set once SIGTERM arrived: a stop asked for is never lost, even when its exception was."""

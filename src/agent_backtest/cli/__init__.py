@@ -21,12 +21,18 @@ def main() -> None:
     signal.signal(signal.SIGINT, _end_while_loading)
     signal.signal(signal.SIGTERM, _end_while_loading)
     from agent_backtest.cli.app import run
-    from agent_backtest.errors import Terminated
+    from agent_backtest.errors import TERMINATION, Terminated
 
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _terminate)
     try:
         run()
+    except SystemExit as done:
+        if not TERMINATION.is_set() or done.code not in (0, None):
+            raise
+        # the stop's exception was lost on the way (see Terminated): it is still a stop
+        print("abt: terminated", file=sys.stderr)
+        sys.exit(TERMINATED)
     except Terminated:
         print("abt: terminated", file=sys.stderr)
         sys.exit(TERMINATED)
@@ -43,6 +49,7 @@ def _end_while_loading(signum: int, frame: FrameType | None) -> None:
 
 def _terminate(signum: int, frame: FrameType | None) -> None:
     """SIGTERM: stop as Ctrl-C does, so what is running ends cleanly and says so."""
-    from agent_backtest.errors import Terminated
+    from agent_backtest.errors import TERMINATION, Terminated
 
+    TERMINATION.set()
     raise Terminated

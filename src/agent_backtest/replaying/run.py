@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_backtest.errors import InputError, Terminated
+from agent_backtest.errors import TERMINATION, InputError, Terminated
 from agent_backtest.patch import Patch, load_patch
 from agent_backtest.providers import (
     CallCounters,
@@ -249,6 +249,8 @@ async def _send(
     with contextlib.suppress(NotImplementedError, RuntimeError):
         loop.add_signal_handler(signal.SIGINT, request_stop)
         loop.add_signal_handler(signal.SIGTERM, request_end)
+    if TERMINATION.is_set():  # asked to stop before this loop could hear it
+        request_end()
     try:
         concurrency = settings.candidate.concurrency
         outcome = await run_jobs(jobs, clients, writer, concurrency, stop, on_result, on_answer)

@@ -251,6 +251,7 @@ def code_version() -> str:
 
 def _git_commit(package: Path) -> str | None:
     """The checkout's commit, when ``package`` is inside a git work tree."""
+    import os
     import subprocess
 
     checkout = package.parent.parent  # src/agent_backtest → the repository
@@ -270,6 +271,8 @@ def _git_commit(package: Path) -> str | None:
             text=True,
             timeout=5,
             check=True,
+            # no index refresh: a stopped abt must never leave index.lock in the checkout
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
         ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None
