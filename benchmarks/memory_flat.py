@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from child_process import run_measured  # noqa: E402
-from replay_throughput import make_units as tau_units  # noqa: E402
+from replay_throughput import tau_units_file  # noqa: E402
 
 ABT = str(Path(sys.executable).parent / "abt")
 ENV = {**os.environ, "OPENAI_API_KEY": "benchmark-key"}
@@ -32,7 +32,7 @@ ENV = {**os.environ, "OPENAI_API_KEY": "benchmark-key"}
 
 def make_units(work: Path, size: int) -> Path:
     """``size`` distinct units whose last message carries a copy marker."""
-    lines = tau_units(work, 1).parent.joinpath("tau-units.jsonl").read_text().splitlines()
+    lines = tau_units_file(work).read_text().splitlines()
     out = work / f"units-last-{size}.jsonl"
     with out.open("w") as handle:
         for index in range(size):

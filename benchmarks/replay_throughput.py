@@ -60,8 +60,8 @@ def stop_server(server: subprocess.Popen[str]) -> dict:
     return figures
 
 
-def make_units(work: Path, count: int) -> Path:
-    """``count`` distinct units: the τ-bench units, repeated with a marker to make each unique."""
+def tau_units_file(work: Path) -> Path:
+    """The shipped τ-bench trajectories as a units file in ``work`` (made once)."""
     base = work / "tau-units.jsonl"
     if not base.exists():
         subprocess.run(
@@ -82,7 +82,12 @@ def make_units(work: Path, count: int) -> Path:
             stdout=subprocess.DEVNULL,
             env=ENV,
         )
-    lines = base.read_text().splitlines()
+    return base
+
+
+def make_units(work: Path, count: int) -> Path:
+    """``count`` distinct units: the τ-bench units, repeated with a marker to make each unique."""
+    lines = tau_units_file(work).read_text().splitlines()
     out = work / f"units-{count}.jsonl"
     with out.open("w") as handle:
         for index in range(count):

@@ -12,7 +12,7 @@ from agent_backtest.reporting import (
     ReportOutcome,
     gate_compare,
     gate_run,
-    load_run,
+    scored_summary,
     write_compare,
     write_report,
 )
@@ -70,5 +70,4 @@ def gate(
             "no bar given: pass --min-agreement, --min-strict, --min-decided, "
             "--max-infra-errors or --max-infra-error-rate"
         )
-    summary = load_run(_path(run), with_results=False).summary
-    return gate_run(summary, **bars, use_lower_bound=use_lower_bound)
+    return gate_run(scored_summary(_path(run)), **bars, use_lower_bound=use_lower_bound)

@@ -11,8 +11,7 @@ from agent_backtest import api
 from agent_backtest.cli.compare import LowerBoundOption
 from agent_backtest.cli.report import FormatOption, OutputFormat, RunArgument
 from agent_backtest.cli.terminal import SafeConsole
-from agent_backtest.reporting import BAR_NOT_MET, gate_markdown
-from agent_backtest.runs import RunDirectory
+from agent_backtest.reporting import BAR_NOT_MET, gate_markdown, scored_summary
 
 
 def gate(
@@ -77,7 +76,7 @@ def gate(
         max_infra_error_rate=max_infra_error_rate,
         use_lower_bound=use_lower_bound,
     )
-    counts = RunDirectory(run).read_summary().counts
+    counts = scored_summary(run).counts
     passed = all(check.met for check in checks)
     if output_format is OutputFormat.markdown:
         sys.stdout.write(gate_markdown(checks, name=run.name, coverage=counts.coverage()))

@@ -5,7 +5,7 @@ Reports read what scoring wrote (the run directory) and never score or call a mo
 
 from agent_backtest.reporting.compare import compare_runs, pair_records
 from agent_backtest.reporting.gate import BAR_NOT_MET, Check, gate_compare, gate_run
-from agent_backtest.reporting.loading import ScoredRun, load_run
+from agent_backtest.reporting.loading import ScoredRun, load_run, scored_summary
 from agent_backtest.reporting.markdown import compare_markdown, gate_markdown, report_markdown
 from agent_backtest.reporting.run_compare import CompareOutcome, write_compare
 from agent_backtest.reporting.run_report import ReportOutcome, write_report
@@ -26,6 +26,7 @@ __all__ = [
     "pair_records",
     "read_scores",
     "report_markdown",
+    "scored_summary",
     "write_compare",
     "write_report",
 ]

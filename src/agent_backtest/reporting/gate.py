@@ -12,7 +12,7 @@ infrastructure errors (a run that mostly failed says little about the model).
 
 from __future__ import annotations
 
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agent_backtest.runs import Comparison, MeanEstimate, Summary
@@ -105,7 +105,7 @@ def gate_run(
         rate = counts.infra_errors / counts.records if counts.records else 0.0
         check = at_most("infrastructure error rate", round(rate, 6), bar)
         if max_infra_error_rate is None:
-            check = Check(check.name, f"{check.requirement} (default)", *astuple(check)[2:])
+            check = replace(check, requirement=f"{check.requirement} (default)")
         checks.append(check)
     return checks
 

@@ -67,12 +67,25 @@ class ScoredRun:
         return sum(key not in scored for key in self.results)
 
 
+def scored_summary(path: Path) -> Summary:
+    """The summary of a scored run (without its records); a folder that is not one fails with
+    what to do about it."""
+    directory = RunDirectory(path)
+    directory.load_manifest()
+    return _summary_of(directory)
+
+
 def load_run(path: Path, with_results: bool = True) -> ScoredRun:
     """Read a scored run; a folder that is not one fails with what to do about it."""
     directory = RunDirectory(path)
     manifest = directory.load_manifest()
-    if not directory.is_scored():
-        raise InputError(path, None, f"is not scored yet: run abt score {path} first")
-    summary = directory.read_summary()
+    summary = _summary_of(directory)
     results = {r.key: r for r in read_results(directory.results_path)} if with_results else {}
     return ScoredRun(directory, manifest, summary, list(directory.read_scores()), results)
+
+
+def _summary_of(directory: RunDirectory) -> Summary:
+    if not directory.is_scored():
+        path = directory.path
+        raise InputError(path, None, f"is not scored yet: run abt score {path} first")
+    return directory.read_summary()
