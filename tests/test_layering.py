@@ -21,6 +21,7 @@ ALLOWED: dict[str, set[str]] = {
     "scoring": {"units", "providers", "runs"},
     "reporting": {"units", "runs"},
     "profiling": {"formats", "runs"},
+    "bench": {"formats", "units", "providers", "runs", "scoring", "reporting"},
 }
 
 

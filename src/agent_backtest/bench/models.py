@@ -1,0 +1,177 @@
+"""What a benchmark directory holds, and what a bench run records per episode.
+
+A **benchmark** is a directory::
+
+    manifest.json   BenchmarkManifest: name, version, release, training_prohibited, rules
+    cases.jsonl     one Case a line: the public input an agent may see
+    gold.jsonl      one Gold a line (or the file the manifest names): what grading compares with
+
+The cases and the gold are separate files so that nothing which reads a case can reach the gold:
+the gold is read only after every rollout has ended, by grading.
+
+A **bench run** appends one :class:`EpisodeRecord` to ``episodes.jsonl`` the moment an episode
+ends (its trace in ``traces/EPISODE.json``), then, once every rollout has ended and the gold has
+been read, one :class:`GradeRecord` per episode to ``grades.jsonl``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent_backtest.units.answer_key import CallKey
+
+BENCHMARK_SCHEMA = "abt.benchmark/1"
+EPISODE_SCHEMA = "abt.episode/1"
+GRADE_SCHEMA = "abt.grade/1"
+
+
+class EpisodeRules(BaseModel):
+    """How an episode runs and when it ends."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_steps: int = Field(default=30, ge=1, description="Agent turns at most; then it ends.")
+    first_tool_call_only: bool = Field(
+        default=False, description="Run only the first tool call of an agent turn (τ-bench)."
+    )
+    stop_marker: str | None = Field(
+        default="###STOP###", description="A user message holding it ends the episode."
+    )
+    reward_requires_end: bool = Field(
+        default=True,
+        description="An episode that hit max_steps without ending gets reward 0.",
+    )
+
+
+class BenchmarkManifest(BaseModel):
+    """``manifest.json`` of a benchmark directory."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    schema_: Literal["abt.benchmark/1"] = Field(default=BENCHMARK_SCHEMA, alias="schema")
+    name: str
+    version: str
+    release: str = Field(description="The kind of release: public, private, internal, …")
+    training_prohibited: bool = Field(
+        default=False, description="No episode of this benchmark may be exported for training."
+    )
+    environment: str = Field(
+        description="The environment's registered name, or module:Class of a user's own."
+    )
+    gold: str = Field(default="gold.jsonl", description="The gold file, relative to the directory.")
+    graders: list[str] = Field(
+        default_factory=lambda: ["final_state", "outputs"],
+        description="Reward components, in order: final_state, outputs, tool_calls, rubric, "
+        "or module:function of a user's grader.",
+    )
+    rules: EpisodeRules = Field(default_factory=EpisodeRules)
+
+
+class Case(BaseModel):
+    """One benchmark case as the agent side may see it: never any gold."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    instruction: str | None = Field(
+        default=None, description="What the simulated user wants, played by the user role."
+    )
+    messages: list[dict[str, Any]] | None = Field(
+        default=None, description="Opening messages (OpenAI chat format), instead of a user."
+    )
+    environment: str | None = Field(default=None, description="Overrides the manifest's.")
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class GoldAction(BaseModel):
+    """One expected tool call: what a correct episode does, in order."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    key: CallKey | None = Field(
+        default=None, description="Acceptable values per argument, for the tool_calls grader."
+    )
+
+
+class Gold(BaseModel):
+    """What grading compares one case's episodes with. Read only after the rollouts."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    case_id: str
+    actions: list[GoldAction] = Field(
+        default_factory=list,
+        description="The gold actions; final_state replays them on a fresh environment.",
+    )
+    actions_in_order: bool = Field(default=True, description="tool_calls: order matters.")
+    outputs: list[str] = Field(
+        default_factory=list, description="Strings some agent message must say (outputs grader)."
+    )
+    final_state_hash: str | None = Field(
+        default=None, description="The expected state hash, when not computed from the actions."
+    )
+    rubric: list[str] = Field(default_factory=list, description="Items the judge checks.")
+
+
+class EpisodeError(BaseModel):
+    """An engineering failure: no reward, never a zero; counted apart from the means."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str = Field(
+        description="model_<call error kind> (model_timeout, model_http_5xx, …), user_<…>, "
+        "environment_error, episode_timeout."
+    )
+    detail: str
+
+
+class EpisodeRecord(BaseModel):
+    """One line of ``episodes.jsonl``: how one rollout of one case went, before grading."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    schema_: Literal["abt.episode/1"] = Field(default=EPISODE_SCHEMA, alias="schema")
+    episode_id: str
+    case_id: str
+    rollout: int
+    seed: int
+    prompt_group: str
+    ended_by: Literal["stop_marker", "terminal_tool", "step_limit", "answer", "error"] = Field(
+        description="answer: the agent answered and there is no user to reply (opening messages)."
+    )
+    error: EpisodeError | None = None
+    steps: int = Field(description="Agent turns taken.")
+    tool_calls: int = Field(description="Tool calls the environment ran.")
+    model_calls: int = Field(description="Calls of the agent role (the user role's not counted).")
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    seconds: float
+    state_hash: str | None = Field(default=None, description="The environment's, at the end.")
+    trace: str = Field(description="The canonical session, relative to the run directory.")
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """(case_id, rollout): one record each."""
+        return self.case_id, self.rollout
+
+
+class GradeRecord(BaseModel):
+    """One line of ``grades.jsonl``: the reward of one episode and its components."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    schema_: Literal["abt.grade/1"] = Field(default=GRADE_SCHEMA, alias="schema")
+    episode_id: str
+    case_id: str
+    rollout: int
+    reward: float | None = Field(description="None for an engineering error: no reward.")
+    components: dict[str, float | None] = Field(
+        default_factory=dict, description="Each grader's value; None where it could not grade."
+    )
+    reasons: dict[str, str] = Field(
+        default_factory=dict, description="Why a component is below 1, in a few words."
+    )
