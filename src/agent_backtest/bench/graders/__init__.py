@@ -1,0 +1,43 @@
+"""Graders: each turns one ended episode and its case's gold into one reward component.
+
+A grader is a function of a :class:`GradingInput` returning a :class:`Component`. It runs only
+after every rollout of the run has ended, the one place where gold and an episode meet. A
+component is a value in [0, 1], or None where the grader could not grade (no rubric items, a
+judge that failed): unable to grade is never a zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from agent_backtest.bench.environment import Environment
+from agent_backtest.bench.models import Case, EpisodeRecord, Gold
+
+__all__ = ["Component", "Grader", "GradingInput"]
+
+
+@dataclass(frozen=True)
+class GradingInput:
+    """What a grader may look at: the case, its gold, and the episode as it ended."""
+
+    case: Case
+    gold: Gold
+    record: EpisodeRecord
+    messages: list[dict[str, Any]]
+    """The episode's transcript in the OpenAI chat format: system, user, assistant (with
+    ``tool_calls``), tool; only the tool calls the environment ran are in it."""
+    new_environment: Callable[[], Environment]
+    """A fresh environment of the episode's kind, for graders that replay the gold actions."""
+
+
+@dataclass(frozen=True)
+class Component:
+    """One grader's value for one episode, with the reason when it is below 1 or missing."""
+
+    value: float | None
+    reason: str | None = None
+
+
+Grader = Callable[[GradingInput], Component]
