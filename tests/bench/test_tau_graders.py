@@ -81,7 +81,7 @@ def test_final_state_is_zero_for_another_payment() -> None:
     assert component.reason and "is not the gold's" in component.reason
 
 
-def test_final_state_leaves_out_a_gold_transfer_and_needs_a_state() -> None:
+def test_a_gold_transfer_does_not_count_against_the_episode_and_a_state_is_needed() -> None:
     gold = Gold(
         case_id="0",
         actions=[
@@ -94,9 +94,9 @@ def test_final_state_leaves_out_a_gold_transfer_and_needs_a_state() -> None:
     assert missing.value is None and missing.reason
 
 
-def test_final_state_takes_a_given_hash_when_the_gold_has_no_actions() -> None:
+def test_final_state_takes_the_hash_the_gold_gives() -> None:
     untouched = episode_hash()
-    gold = Gold(case_id="0", final_state_hash=untouched)
+    gold = Gold(case_id="0", actions=GOLD.actions, final_state_hash=untouched)
     assert final_state.grade(grading(gold, untouched)).value == 1.0
     assert final_state.grade(grading(gold, episode_hash(("book_reservation", BOOKING)))).value == 0
 

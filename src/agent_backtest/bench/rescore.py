@@ -19,8 +19,8 @@ from typing import Any
 
 from agent_backtest.bench.environment import Environment
 from agent_backtest.bench.environments import environment_factory
-from agent_backtest.bench.graders import Component, Grader, GradingInput, final_state, outputs
-from agent_backtest.bench.models import Case, EpisodeRecord, Gold, GoldAction
+from agent_backtest.bench.graders import Component, final_state, outputs
+from agent_backtest.bench.models import Case, Gold, GoldAction
 from agent_backtest.bench.passk import over_cases
 from agent_backtest.errors import InputError
 from agent_backtest.formats.jsonio import load_json
@@ -29,8 +29,6 @@ from agent_backtest.statistics import Estimate
 __all__ = ["STOP_MARKER", "RescoredEpisode", "Rescoring", "pass_hat_k", "rescore"]
 
 STOP_MARKER = "###STOP###"
-GRADERS: dict[str, Grader] = {"final_state": final_state.grade, "outputs": outputs.grade}
-"""τ-bench's reward: both must give 1."""
 
 
 @dataclass(frozen=True)
@@ -100,18 +98,16 @@ def _rescore_one(
     trajectory = _Trajectory.parse(item, path, location)
     environment = new_environment()
     environment.reset(trajectory.case)
-    calls = 0
     for name, arguments in trajectory.tool_calls:
         environment.call(name, arguments)
-        calls += 1
     ended = trajectory.stopped or environment.done
-    record = _record(trajectory, environment, calls, ended)
-    grading = GradingInput(
-        trajectory.case, trajectory.gold, record, trajectory.messages, new_environment
-    )
-    components = {name: grader(grading) for name, grader in GRADERS.items()}
+    case, gold = trajectory.case, trajectory.gold
+    components = {
+        "final_state": final_state.judge(environment.state_hash(), case, gold, new_environment),
+        "outputs": outputs.judge(gold.outputs, trajectory.messages),
+    }
     return RescoredEpisode(
-        task=trajectory.case.id,
+        task=case.id,
         trial=trajectory.trial,
         reward=_reward(components, ended),
         recorded_reward=trajectory.recorded_reward,
@@ -122,9 +118,8 @@ def _rescore_one(
 
 
 def _reward(components: dict[str, Component], ended: bool) -> float:
-    """1 when the episode ended and every component that could grade gave 1, else 0."""
-    values = [c.value for c in components.values() if c.value is not None]
-    return 1.0 if ended and values and all(value == 1.0 for value in values) else 0.0
+    """τ-bench's reward: 1 when the episode ended and every component gave 1, else 0."""
+    return 1.0 if ended and all(c.value == 1.0 for c in components.values()) else 0.0
 
 
 def _reasons(components: dict[str, Component], ended: bool) -> dict[str, str]:
@@ -132,29 +127,6 @@ def _reasons(components: dict[str, Component], ended: bool) -> dict[str, str]:
     if not ended:
         reasons["ended"] = f"the episode never ended (no {STOP_MARKER}, no ending tool): reward 0"
     return reasons
-
-
-def _record(
-    trajectory: _Trajectory, environment: Environment, calls: int, ended: bool
-) -> EpisodeRecord:
-    """The episode as the graders see it. The file records no times or seeds; the record is
-    only handed to the graders (which read its state hash) and never written."""
-    stopped_by = "stop_marker" if trajectory.stopped else "terminal_tool"
-    turns = sum(message.get("role") == "assistant" for message in trajectory.messages)
-    return EpisodeRecord(
-        episode_id=f"{trajectory.case.id}-{trajectory.trial}",
-        case_id=trajectory.case.id,
-        rollout=trajectory.trial,
-        seed=trajectory.trial,
-        prompt_group=trajectory.case.id,
-        ended_by=stopped_by if ended else "step_limit",
-        steps=turns,
-        tool_calls=calls,
-        model_calls=turns,
-        seconds=0.0,
-        state_hash=environment.state_hash(),
-        trace=f"{trajectory.case.id}-{trajectory.trial}",
-    )
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,18 @@ from typing import Any
 
 from agent_backtest.bench.graders import Component, GradingInput
 
-__all__ = ["answers", "grade"]
+__all__ = ["answers", "grade", "judge"]
 
 
 def grade(input: GradingInput) -> Component:
     """1 when every gold output was said (so also when the gold names none), else 0."""
-    said = [text.lower().replace(",", "") for text in answers(input.messages)]
-    missing = [out for out in input.gold.outputs if not any(out.lower() in text for text in said)]
+    return judge(input.gold.outputs, input.messages)
+
+
+def judge(required: list[str], messages: list[dict[str, Any]]) -> Component:
+    """The grade of a transcript that had to say each of ``required``."""
+    said = [text.lower().replace(",", "") for text in answers(messages)]
+    missing = [out for out in required if not any(out.lower() in text for text in said)]
     if not missing:
         return Component(1.0)
     return Component(0.0, f"never said {', '.join(repr(out) for out in missing)}")
