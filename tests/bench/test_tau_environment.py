@@ -9,11 +9,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agent_backtest.bench.environment import Environment
 from agent_backtest.bench.environments import environment_factory
 from agent_backtest.bench.models import Case
 from agent_backtest.bench.tau_airline import AirlineEnvironment
 from agent_backtest.bench.tau_airline.database import TABLES, Database
+from agent_backtest.bench.tau_airline.state_hash import CanonicalDatabase
 from agent_backtest.trace.serialize import canonical_json
 
 DATA = resources.files("agent_backtest.bench.tau_airline") / "data"
@@ -58,6 +61,46 @@ def test_the_hash_of_a_changed_database_is_the_hash_of_its_whole_canonical_json(
     db = environment._db
     expected = "sha256:" + hashlib.sha256(canonical_json(whole(db))).hexdigest()
     assert environment.state_hash() == expected != shipped_hash()
+
+
+def test_the_hash_of_added_records_is_the_hash_of_the_whole_canonical_json() -> None:
+    environment = AirlineEnvironment()
+    booking = json.loads(
+        environment.call("get_reservation_details", {"reservation_id": "AIXC49"}).output
+    )
+    environment.call(
+        "book_reservation",
+        {
+            "user_id": "mia_li_3668",
+            "origin": "JFK",
+            "destination": "SEA",
+            "flight_type": "one_way",
+            "cabin": "economy",
+            "flights": [{"flight_number": "HAT136", "date": "2024-05-20"}],
+            "passengers": booking["passengers"],
+            "payment_methods": [{"payment_id": "credit_card_4421486", "amount": 0}],
+            "total_baggages": 0,
+            "nonfree_baggages": 0,
+            "insurance": "no",
+        },
+    )
+    db = environment._db
+    for key in ("000000", "ZZZZZZ", "AIXC49A"):  # before every key, after every key, between
+        db.add("reservations", key, {"reservation_id": key})
+    expected = "sha256:" + hashlib.sha256(canonical_json(whole(db))).hexdigest()
+    assert environment.state_hash() == expected
+
+
+@pytest.mark.parametrize("changed", [{}, {"b": {"x": 1}}, {"b": {"x": 1}, "a": {"y": [2.5]}}])
+def test_a_hash_with_changes_is_the_hash_of_the_changed_databases_canonical_json(
+    changed: dict[str, Any],
+) -> None:
+    for shipped in ({}, {"a": {"y": 1}}, {"c": {}, "a": {"y": 1}}):
+        tables = {"t": shipped, "u": {"k": [1]}}
+        edited = {"t": {**shipped, **changed}, "u": {"k": [1]}}
+        expected = "sha256:" + hashlib.sha256(canonical_json(edited)).hexdigest()
+        changes = {"u": {"k": [1]}, "t": changed}  # tables out of order
+        assert CanonicalDatabase.of(tables).state_hash(changes) == expected
 
 
 def test_reset_starts_afresh_and_episodes_never_share_state() -> None:

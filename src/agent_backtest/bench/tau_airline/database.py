@@ -5,13 +5,12 @@ Parsing it for each episode, and serialising all of it again for each state hash
 a fifth of a second an episode; instead the tables are parsed once per process into a
 :class:`Snapshot` that nothing writes, and an episode's :class:`Database` keeps its own copy of
 only the records a tool changes. The state hash is the sha256 of the canonical JSON (sorted
-keys, compact) of the whole database, assembled from the snapshot's canonical bytes of every
-record an episode did not change.
+keys, compact) of the whole database, computed from the snapshot's canonical text with only the
+changed records serialised again (:mod:`~agent_backtest.bench.tau_airline.state_hash`).
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -20,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from agent_backtest.trace.serialize import canonical_json
+from agent_backtest.bench.tau_airline.state_hash import CanonicalDatabase
 
 __all__ = ["TABLES", "Database", "Snapshot", "snapshot"]
 
@@ -30,12 +29,10 @@ TABLES = ("flights", "reservations", "users")
 
 @dataclass(frozen=True)
 class Snapshot:
-    """The shipped tables as parsed once, with each record's canonical JSON. Never written."""
+    """The shipped tables as parsed once, and their canonical JSON. Never written."""
 
     records: dict[str, dict[str, dict[str, Any]]]
-    canonical: dict[str, dict[str, bytes]]
-    table_bytes: dict[str, bytes]
-    """The canonical JSON of each whole table, for the tables an episode left unchanged."""
+    canonical: CanonicalDatabase
 
 
 @cache
@@ -43,12 +40,7 @@ def snapshot() -> Snapshot:
     """The shipped database, parsed on first use and shared by every episode of the process."""
     folder = resources.files("agent_backtest.bench.tau_airline") / "data"
     records = {name: orjson.loads((folder / f"{name}.json").read_bytes()) for name in TABLES}
-    canonical = {
-        name: {key: canonical_json(record) for key, record in table.items()}
-        for name, table in records.items()
-    }
-    table_bytes = {name: canonical_json(table) for name, table in records.items()}
-    return Snapshot(records, canonical, table_bytes)
+    return Snapshot(records, CanonicalDatabase.of(records))
 
 
 class Database:
@@ -96,23 +88,4 @@ class Database:
 
     def state_hash(self) -> str:
         """``sha256:<hex>`` of the canonical JSON of the whole database."""
-        digest = hashlib.sha256(b"{")
-        for index, name in enumerate(TABLES):
-            digest.update(b"," if index else b"")
-            digest.update(orjson.dumps(name) + b":")
-            if self.changed[name]:
-                self._hash_table(digest, name)
-            else:
-                digest.update(self.base.table_bytes[name])
-        digest.update(b"}")
-        return "sha256:" + digest.hexdigest()
-
-    def _hash_table(self, digest: Any, name: str) -> None:
-        """Feed the canonical JSON of a table this episode changed, record by record."""
-        changed, canonical = self.changed[name], self.base.canonical[name]
-        digest.update(b"{")
-        for index, key in enumerate(sorted(canonical.keys() | changed.keys())):
-            digest.update(b"," if index else b"")
-            digest.update(orjson.dumps(key) + b":")
-            digest.update(canonical_json(changed[key]) if key in changed else canonical[key])
-        digest.update(b"}")
+        return self.base.canonical.state_hash(self.changed)
