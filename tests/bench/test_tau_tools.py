@@ -372,3 +372,13 @@ def test_a_tool_never_keeps_the_callers_objects(env: AirlineEnvironment) -> None
     arguments["passengers"][0]["first_name"] = "Someone"
     arguments["payment_methods"].clear()
     assert env.state_hash() == booked
+
+
+def test_arguments_the_database_cannot_hold_are_refused(env: AirlineEnvironment) -> None:
+    refused(
+        env,
+        "send_certificate",
+        "Error: arguments are not JSON the database can hold: Integer exceeds 64-bit range",
+        user_id=MIA,
+        amount=2**70,
+    )

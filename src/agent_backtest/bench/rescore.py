@@ -10,12 +10,13 @@ episode's reward beside the recorded one, and pass^k for every k up to the trial
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from agent_backtest.bench.environment import Environment
 from agent_backtest.bench.environments import environment_factory
@@ -225,8 +226,8 @@ def _arguments(raw: Any, path: Path, location: str) -> dict[str, Any]:
     if isinstance(raw, dict):
         return raw
     try:
-        arguments = json.loads(raw) if isinstance(raw, str) else None
-    except json.JSONDecodeError:
+        arguments = orjson.loads(raw) if isinstance(raw, str) else None
+    except orjson.JSONDecodeError:
         arguments = None
     if not isinstance(arguments, dict):
         raise InputError(path, f"{location}.arguments", "arguments must be a JSON object")

@@ -8,12 +8,13 @@ read, with whatever the tool changed before it stopped left changed.
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Callable, Mapping
 from functools import cache
 from importlib import resources
 from typing import Any
+
+import orjson
 
 from agent_backtest.bench.environment import ToolOutcome
 from agent_backtest.bench.tau_airline import changes, lookups
@@ -60,8 +61,14 @@ def run_tool(db: Database, tool: str, arguments: Mapping[str, Any]) -> ToolOutco
     function = TOOLS.get(tool)
     if function is None:
         return ToolOutcome(f"Unknown action {tool}", error=True)
-    # The database keeps what a tool stores (passengers, payments): never the caller's objects.
-    owned = copy.deepcopy(dict(arguments))
+    # The database keeps what a tool stores (passengers, payments): never the caller's objects,
+    # and only what its canonical JSON can hold (no integer beyond 64 bits), so it can be hashed.
+    try:
+        owned = orjson.loads(orjson.dumps(dict(arguments)))
+    except orjson.JSONEncodeError as exc:
+        return ToolOutcome(
+            f"Error: arguments are not JSON the database can hold: {exc}", error=True
+        )
     try:
         output = function(db, **owned)
     except ARGUMENT_FAULTS as exc:
