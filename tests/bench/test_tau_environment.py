@@ -41,7 +41,11 @@ def test_the_shipped_name_makes_an_environment_that_follows_the_protocol() -> No
 
 
 def test_tools_are_the_fourteen_recorded_definitions(tau_tools: Path) -> None:
-    assert AirlineEnvironment().tools() == json.loads(tau_tools.read_text())
+    environment = AirlineEnvironment()
+    offered = environment.tools()
+    assert offered == json.loads(tau_tools.read_text()) and len(offered) == 14
+    offered[0]["function"]["parameters"].clear()  # the caller's copy
+    assert environment.tools() == json.loads(tau_tools.read_text())
 
 
 def test_policy_is_the_recorded_system_prompt(tau_trajectories: Path) -> None:

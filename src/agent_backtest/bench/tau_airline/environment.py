@@ -32,7 +32,7 @@ class AirlineEnvironment:
 
     def tools(self) -> list[dict[str, Any]]:
         """The 14 tool definitions, in the OpenAI function format."""
-        return [dict(definition) for definition in definitions()]
+        return definitions()
 
     def policy(self) -> str:
         """The airline's policy, the agent's system prompt."""

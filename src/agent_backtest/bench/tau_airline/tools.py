@@ -8,7 +8,6 @@ read, with whatever the tool changed before it stopped left changed.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from functools import cache
 from importlib import resources
@@ -49,11 +48,17 @@ TERMINAL = frozenset({"transfer_to_human_agents"})
 ARGUMENT_FAULTS = (ArithmeticError, AttributeError, LookupError, TypeError, ValueError)
 
 
+def definitions() -> list[dict[str, Any]]:
+    """The tool definitions in the OpenAI function format, as τ-bench offers them; a new copy
+    each time, which the caller may change."""
+    return orjson.loads(_definitions_bytes())
+
+
 @cache
-def definitions() -> tuple[dict[str, Any], ...]:
-    """The tool definitions in the OpenAI function format, as τ-bench offers them."""
-    text = (resources.files("agent_backtest.bench.tau_airline") / "data" / "tools.json").read_text()
-    return tuple(json.loads(text))
+def _definitions_bytes() -> bytes:
+    return (
+        resources.files("agent_backtest.bench.tau_airline") / "data" / "tools.json"
+    ).read_bytes()
 
 
 def run_tool(db: Database, tool: str, arguments: Mapping[str, Any]) -> ToolOutcome:
