@@ -93,9 +93,25 @@ def test_a_different_tool_call_changes_the_reward(tau_trajectories: Path, tmp_pa
         ([{"task_id": 0, "trial": 0, "traj": []}], "$[0].info.task"),
         ([{"task_id": 0, "trial": 0, "traj": "no", "info": {"task": {}}}], "$[0].traj"),
         ([{"task_id": 0, "trial": "a", "traj": [], "info": {"task": {}}}], "$[0].trial"),
+        ([{"trial": 0, "traj": [], "info": {"task": {}}}], "$[0]"),
         (
             [{"task_id": 0, "trial": 0, "traj": [], "info": {"task": {"actions": [1]}}}],
             "$[0].info.task.actions",
+        ),
+        (
+            [{"task_id": 0, "trial": 0, "traj": [], "info": {"task": {"instruction": 7}}}],
+            "$[0].info.task.instruction",
+        ),
+        (
+            [
+                {
+                    "task_id": 0,
+                    "trial": 0,
+                    "info": {"task": {}},
+                    "traj": [{"role": "assistant", "tool_calls": {"function": {}}}],
+                }
+            ],
+            "$[0].traj[0].tool_calls",
         ),
         (
             [

@@ -150,8 +150,10 @@ class _Trajectory:
         messages = item.get("traj")
         if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
             raise InputError(path, f"{location}.traj", "traj must be a list of chat messages")
+        if "task_id" not in item:
+            raise InputError(path, location, "no task_id")
         task = _task(item, path, location)
-        case_id = str(item.get("task_id"))
+        case_id = str(item["task_id"])
         trial = item.get("trial")
         if not isinstance(trial, int) or isinstance(trial, bool):
             raise InputError(path, f"{location}.trial", "trial must be an integer")
@@ -180,8 +182,8 @@ def _task(item: dict[str, Any], path: Path, location: str) -> dict[str, Any]:
         raise InputError(
             path, f"{location}.info.task", "no embedded task: a τ-bench trajectory has info.task"
         )
-    if "task_id" not in item:
-        raise InputError(path, location, "no task_id")
+    if not isinstance(task.get("instruction", ""), str):
+        raise InputError(path, f"{location}.info.task.instruction", "instruction must be text")
     return task
 
 
@@ -213,6 +215,8 @@ def _tool_calls(
         tool_calls = message.get("tool_calls") if message.get("role") == "assistant" else None
         if not tool_calls:
             continue
+        if not isinstance(tool_calls, list):
+            raise InputError(path, f"{location}[{index}].tool_calls", "tool_calls must be a list")
         where = f"{location}[{index}].tool_calls[0].function"
         function = tool_calls[0].get("function") if isinstance(tool_calls[0], dict) else None
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
