@@ -97,6 +97,17 @@ COMMANDS: Mapping[str, Entry] = {
         "profile",
         "Profile agent loops: calls, times, gaps, tokens, failures and retries, per group.",
     ),
+    "bench": Group(
+        "Benchmarks: agents rolled out in tool environments, graded against hidden gold.",
+        {
+            "rescore": Command(
+                "bench_rescore",
+                "rescore",
+                "Recompute the rewards of recorded τ-bench trajectories, with no model call: "
+                "pass^k, and how many equal the recorded ones.",
+            ),
+        },
+    ),
     "cache": Group(
         "The response cache of model answers.",
         {
