@@ -71,7 +71,7 @@ def test_an_unknown_or_missing_env_is_a_usage_error(tau_trajectories: Path) -> N
     code, _, stderr = run(tau_trajectories, "--env", "retail")
     assert code == 2
     assert stderr == (
-        "abt: error: --env: unknown environment 'retail': name one of tau_airline, "
+        "abt: error: --env: unknown environment 'retail': name one of bfcl, tau_airline, "
         "or give your own as module:Class\n"
     )
     code, _, stderr = run(tau_trajectories)
