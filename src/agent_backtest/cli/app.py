@@ -97,6 +97,17 @@ COMMANDS: Mapping[str, Entry] = {
         "profile",
         "Profile agent loops: calls, times, gaps, tokens, failures and retries, per group.",
     ),
+    "bench": Group(
+        "Benchmarks: rollouts of an agent in a tool environment, their results and training "
+        "exports.",
+        {
+            "report": Command(
+                "bench_report",
+                "report",
+                "Write summary.json, results.csv and report.html into a bench run; print pass^k.",
+            ),
+        },
+    ),
     "cache": Group(
         "The response cache of model answers.",
         {
