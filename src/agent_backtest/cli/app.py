@@ -106,6 +106,12 @@ COMMANDS: Mapping[str, Entry] = {
                 "report",
                 "Write summary.json, results.csv and report.html into a bench run; print pass^k.",
             ),
+            "export": Command(
+                "bench_export",
+                "export",
+                "Write a bench run's eligible episodes as training data: SFT chat JSONL, RL "
+                "prompt groups.",
+            ),
         },
     ),
     "cache": Group(
