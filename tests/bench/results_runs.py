@@ -167,7 +167,9 @@ def write_run(
     lines = b"".join(dump_record(e.record) + b"\n" for e in episodes)
     (path / "episodes.jsonl").write_bytes(tail(lines))
     grades = [e.grade for e in episodes if e.grade is not None]
-    (path / "grades.jsonl").write_bytes(b"".join(dump_record(g) + b"\n" for g in grades))
+    # every field, None too, as abt bench run writes grades: a grade without a reward says so
+    lines = b"".join(g.model_dump_json(by_alias=True).encode() + b"\n" for g in grades)
+    (path / "grades.jsonl").write_bytes(lines)
     for episode in episodes:
         (path / episode.record.trace).write_bytes(dump_record(episode.session) + b"\n")
     return path

@@ -239,3 +239,33 @@ def test_a_folder_that_is_no_run_ends_with_one_line(tmp_path: Path) -> None:
     assert result.stderr.strip() == (
         f"abt: error: {tmp_path}: no run.json: not a bench run directory (abt bench run makes one)"
     )
+
+
+def test_the_manifest_is_read_in_the_shape_abt_bench_run_writes(tmp_path: Path) -> None:
+    written = {
+        "schema": "abt.bench_run/1",
+        "run_id": "bench-1",
+        "status": "completed_with_errors",
+        "code_version": "git:abc123",
+        "git_commit": None,
+        "benchmark": {
+            "path": str(tmp_path / "gone"),
+            "name": "tau_airline",
+            "version": "1",
+            "release": "test",
+            "training_prohibited": False,
+            "sha256": "00",
+        },
+        "roles": {"agent": {"name": "agent", "model": "local/smollm2", "timeout": 30}},
+        "rollout": {"rollouts": 4, "base_seed": 7},
+        "future_field": {"ignored": True},
+    }
+    facts = read_run(write_run(tmp_path / "run", tau_episodes([0]), written)).facts
+    assert facts.commit == "git:abc123"
+    assert facts.base_seed == 7
+    assert facts.models == {"agent": "local/smollm2"}
+    assert (facts.benchmark, facts.release, facts.training_prohibited) == (
+        "tau_airline",
+        "test",
+        False,
+    )

@@ -22,7 +22,8 @@ from agent_backtest.errors import InputError, RecordError, UserError
 from agent_backtest.trace import LLMCall, Message, ToolDef
 from agent_backtest.trace.openai_wire import message_from_openai
 
-BENCH_RUN_SCHEMA = "abt.bench-run/1"
+# The schema a bench run's manifest names; both spellings are in use until one is settled.
+BENCH_RUN_SCHEMAS = ("abt.bench-run/1", "abt.bench_run/1")
 MANIFEST = "run.json"
 EPISODES = "episodes.jsonl"
 GRADES = "grades.jsonl"
@@ -109,11 +110,12 @@ def _manifest(path: Path) -> dict[str, Any]:
     except orjson.JSONDecodeError as exc:
         raise InputError(file, None, f"not JSON ({exc})") from None
     schema = manifest.get("schema") if isinstance(manifest, dict) else None
-    if schema != BENCH_RUN_SCHEMA:
+    if schema not in BENCH_RUN_SCHEMAS:
         raise InputError(
             file,
             "schema",
-            f"{schema!r} is not a bench run ({BENCH_RUN_SCHEMA}): for a replay run use abt report",
+            f"{schema!r} is not a bench run ({BENCH_RUN_SCHEMAS[0]}): for a replay run use "
+            "abt report",
         )
     return manifest
 
@@ -138,9 +140,11 @@ def run_facts(manifest: Mapping[str, Any], path: Path) -> RunFacts:
         benchmark_version=_text(benchmark.get("version")) or (local.version if local else None),
         release=_text(benchmark.get("release")) or (local.release if local else None),
         training_prohibited=any(prohibited) if prohibited else None,
-        commit=_text(manifest.get("git_commit") or manifest.get("commit")),
+        commit=_text(manifest.get("git_commit")) or _text(manifest.get("code_version")),
         models=_models(manifest.get("roles")),
-        base_seed=manifest.get("base_seed") if isinstance(manifest.get("base_seed"), int) else None,
+        base_seed=_integer(
+            manifest.get("base_seed", _mapping(manifest.get("rollout")).get("base_seed"))
+        ),
     )
 
 
@@ -174,6 +178,10 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def _integer(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def record_key(record: EpisodeRecord | GradeRecord) -> tuple[str, int]:
     """(case_id, rollout): what an episode and its grade share."""
     return record.case_id, record.rollout
@@ -189,11 +197,7 @@ def _records(path: Path, model: type[Keyed]) -> Iterator[Keyed]:
         if not line.strip():
             continue
         try:
-            raw = orjson.loads(line)
-            if model is GradeRecord and isinstance(raw, dict):
-                # dump_record leaves None out, and a grade's reward has no default
-                raw.setdefault("reward", None)
-            record = model.model_validate(raw)
+            record = model.model_validate(orjson.loads(line))
         except (orjson.JSONDecodeError, ValidationError) as exc:
             if number == len(lines):  # the last line, with no newline after it: torn
                 continue
