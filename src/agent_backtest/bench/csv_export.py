@@ -35,7 +35,9 @@ COLUMNS = (
 )
 COMPONENT_PREFIX = "component."
 # Cells whose text comes from the benchmark, the environment or the model.
-TEXT_COLUMNS = frozenset({"episode_id", "case_id", "prompt_group", "error_detail", "reasons"})
+TEXT_COLUMNS = frozenset(
+    {"episode_id", "case_id", "prompt_group", "error_detail", "reasons", "trace"}
+)
 
 
 def write_episodes_csv(run: BenchRun, path: Path) -> int:

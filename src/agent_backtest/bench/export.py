@@ -256,26 +256,26 @@ def rl_groups(
         by_group.setdefault(item.prompt_group, []).append(item)
     rows, left_out = [], {}
     for group, items in by_group.items():
-        members = [item for item in items if not item.rl]
+        # an eligible member has a reward: errors and episodes not graded are not eligible
+        members = [(i, i.reward) for i in items if not i.rl and i.reward is not None]
         if not members:
             left_out[group] = sorted({x.reason for item in items for x in item.rl})
             continue
-        rewards = [m.reward or 0.0 for m in members]  # eligible members all have a reward
-        mean = sum(rewards) / len(rewards)
-        first = traces[members[0].episode_id]
+        mean = sum(reward for _, reward in members) / len(members)
+        first = traces[members[0][0].episode_id]
         rows.append(
             (
                 group,
                 {
                     "prompt_group": group,
-                    "case_id": members[0].case_id,
+                    "case_id": members[0][0].case_id,
                     "mean_reward": mean,
                     "tools": [
                         tool_to_wire(t, [], []) for t in (first.tools if first else ()) or ()
                     ],
                     "members": [
-                        _member(m, episodes[m.episode_id], traces[m.episode_id], mean)
-                        for m in members
+                        _member(m, reward, episodes[m.episode_id], traces[m.episode_id], mean)
+                        for m, reward in members
                     ],
                 },
             )
@@ -284,9 +284,12 @@ def rl_groups(
 
 
 def _member(
-    item: Eligibility, episode: EpisodeRecord, trace: EpisodeTrace | None, mean: float
+    item: Eligibility,
+    reward: float,
+    episode: EpisodeRecord,
+    trace: EpisodeTrace | None,
+    mean: float,
 ) -> dict[str, Any]:
-    reward = item.reward or 0.0
     return {
         "episode_id": item.episode_id,
         "rollout": item.rollout,

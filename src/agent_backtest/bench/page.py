@@ -316,13 +316,13 @@ def _case(run: BenchRun, case: str, episodes: list[EpisodeRecord]) -> Markup:
 def _pill(episode: EpisodeRecord, grade: GradeRecord | None) -> Markup:
     kind = error_kind(episode, grade)
     if kind is not None:
-        return tag("span", f"r{episode.rollout} {kind}", attrs={"class": "pill err"})
+        return tag("span", f"r{episode.rollout}: {kind}", attrs={"class": "pill err"})
     if grade is None or grade.reward is None:
-        return tag("span", f"r{episode.rollout} not graded", attrs={"class": "pill"})
+        return tag("span", f"r{episode.rollout}: not graded", attrs={"class": "pill"})
     good = passed(grade.reward)
     return tag(
         "span",
-        f"r{episode.rollout} {grade.reward:.3g}",
+        f"r{episode.rollout}: {grade.reward:.3g}",
         attrs={"class": f"pill {'ok' if good else 'no'}"},
     )
 

@@ -130,7 +130,8 @@ def summarise(run: BenchRun) -> BenchSummary:
             ungraded += 1
         else:
             graded.append((episode, grade))
-    cases = [episode.case_id for episode, _ in graded]
+    rewards = [(e.case_id, g.reward) for e, g in graded if g.reward is not None]
+    cases = [case for case, _ in rewards]
     counts = _pass_counts(graded)
     most = max((n for _, n in counts.values()), default=0)
     summary = BenchSummary(
@@ -150,7 +151,7 @@ def summarise(run: BenchRun) -> BenchSummary:
         ),
         pass_hat_k={str(k): CaseMean.of(over_cases(counts, k)) for k in range(1, most + 1)},
         pass_at_k={str(k): CaseMean.of(over_cases(counts, k, at=True)) for k in range(1, most + 1)},
-        reward=CaseMean.of(clustered_mean([g.reward or 0.0 for _, g in graded], cases)),
+        reward=CaseMean.of(clustered_mean([reward for _, reward in rewards], cases)),
         components=_components(graded),
         per_episode={
             name: CaseMean.of(_average([(e, read(e)) for e, _ in graded]))
