@@ -11,8 +11,10 @@ import datasets
 import pytest
 from typer.testing import CliRunner
 
+from agent_backtest.bench.audit import audit
 from agent_backtest.bench.export import export_training
 from agent_backtest.bench.models import BenchmarkManifest
+from agent_backtest.bench.reading import EpisodeTrace, read_run
 from agent_backtest.cli.app import app
 from tests.bench.results_runs import Episode, manifest, tau_episodes, trajectories, write_run
 
@@ -106,6 +108,11 @@ def test_the_sidecar_names_the_source_run_commit_and_benchmark_version(
     by_episode = reasons(document, "sft")
     assert by_episode["ep-task12-r0"] == []
     assert by_episode["ep-task00-r0"] == ["below_min_reward"]
+
+
+def trace_first_call(trace: EpisodeTrace) -> str:
+    """The tool of the first call in a transcript."""
+    return next(c.name for m in trace.messages for c in m.tool_calls or ())
 
 
 def planted(episode: Episode, change: Any) -> Episode:
@@ -240,3 +247,18 @@ def test_a_running_run_is_exported_only_with_allow_partial(tmp_path: Path) -> No
     result = runner.invoke(app, ["bench", "export", str(run), "--sft", str(out), "--allow-partial"])
     assert result.exit_code == 0, result.output
     assert len(lines(out)) == 4
+
+
+def test_a_tool_whose_schema_is_invalid_is_named_by_the_audit(tmp_path: Path) -> None:
+    episode = tau_episodes([12])[0]
+    trace = read_run(write_run(tmp_path / "run", [episode])).trace(episode.record)
+    tools = [
+        tool.model_copy(update={"parameters": {"type": "objekt"}})
+        if tool.name == trace_first_call(trace)
+        else tool
+        for tool in trace.tools
+    ]
+    findings = audit(trace.messages, tools)
+    assert [f.reason for f in findings] == ["invalid_tool_schema"]
+    assert "the schema of " + trace_first_call(trace) + " is invalid" in findings[0].detail
+    assert audit(trace.messages, trace.tools) == []

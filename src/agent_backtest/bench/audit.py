@@ -7,10 +7,12 @@ such an episode out, saying why.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from jsonschema import exceptions, validators
 
 from agent_backtest.errors import bounded
@@ -54,10 +56,18 @@ class ToolSchemas:
     def _validator(self, name: str) -> Any:
         if name not in self.validators:
             schema = self.schemas[name]
-            kind = validators.validator_for(schema)
-            kind.check_schema(schema)
-            self.validators[name] = kind(schema)
+            self.validators[name] = _validator(orjson.dumps(schema, option=orjson.OPT_SORT_KEYS))
         return self.validators[name]
+
+
+@functools.lru_cache(maxsize=512)
+def _validator(schema: bytes) -> Any:
+    """The validator of a schema given as canonical JSON: checking a schema against its
+    meta-schema costs far more than validating a call, and every episode offers the same tools."""
+    parsed = orjson.loads(schema)
+    kind = validators.validator_for(parsed)
+    kind.check_schema(parsed)
+    return kind(parsed)
 
 
 def audit(messages: Sequence[Message], tools: Sequence[ToolDef] | None) -> list[Finding]:
