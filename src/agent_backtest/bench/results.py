@@ -118,18 +118,7 @@ class BenchSummary(BaseModel):
 
 def summarise(run: BenchRun) -> BenchSummary:
     """The summary of a read bench run."""
-    graded: list[tuple[EpisodeRecord, GradeRecord]] = []
-    errors: Counter[str] = Counter()
-    ungraded = 0
-    for episode in run.episodes:
-        grade = run.grade(episode)
-        kind = error_kind(episode, grade)
-        if kind is not None:
-            errors[kind] += 1
-        elif grade is None:
-            ungraded += 1
-        else:
-            graded.append((episode, grade))
+    graded, errors, ungraded = _sorted_out(run)
     rewards = [(e.case_id, g.reward) for e, g in graded if g.reward is not None]
     cases = [case for case, _ in rewards]
     counts = _pass_counts(graded)
@@ -160,6 +149,25 @@ def summarise(run: BenchRun) -> BenchSummary:
     )
     summary.warnings = _warnings(run, summary)
     return summary
+
+
+def _sorted_out(
+    run: BenchRun,
+) -> tuple[list[tuple[EpisodeRecord, GradeRecord]], Counter[str], int]:
+    """The graded episodes with their grades, the errors by kind, and how many have no grade."""
+    graded: list[tuple[EpisodeRecord, GradeRecord]] = []
+    errors: Counter[str] = Counter()
+    ungraded = 0
+    for episode in run.episodes:
+        grade = run.grade(episode)
+        kind = error_kind(episode, grade)
+        if kind is not None:
+            errors[kind] += 1
+        elif grade is None:
+            ungraded += 1
+        else:
+            graded.append((episode, grade))
+    return graded, errors, ungraded
 
 
 def _pass_counts(graded: Sequence[tuple[EpisodeRecord, GradeRecord]]) -> dict[str, tuple[int, int]]:
