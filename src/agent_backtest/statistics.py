@@ -100,6 +100,21 @@ def clustered_mean(values: Sequence[float], clusters: Sequence[str]) -> Estimate
     return Estimate(base.mean, base.se, low, high, base.n, base.clusters)
 
 
+def clustered_average(values: Sequence[float], clusters: Sequence[str]) -> Estimate:
+    """The mean of any ``values`` (seconds, counts) with a t interval from the SE by ``clusters``.
+
+    Unlike a rate, such a mean has no bounds to respect, so its interval is the mean ± t_{G−1}
+    standard errors; with fewer than two clusters there is none.
+    """
+    base = _clustered(values, clusters)
+    if base is None:
+        return Estimate(None, None, None, None, 0, 0)
+    if base.clusters < 2:
+        return Estimate(base.mean, None, None, None, base.n, base.clusters)
+    half = t_quantile(base.clusters - 1) * base.se
+    return Estimate(base.mean, base.se, base.mean - half, base.mean + half, base.n, base.clusters)
+
+
 def paired_difference(pairs: Iterable[tuple[float, float, str]]) -> PairedTest:
     """The mean of b − a over (a, b, session) pairs, its interval and the test inverting it."""
     items = list(pairs)

@@ -98,13 +98,25 @@ COMMANDS: Mapping[str, Entry] = {
         "Profile agent loops: calls, times, gaps, tokens, failures and retries, per group.",
     ),
     "bench": Group(
-        "Benchmarks: agents rolled out in tool environments, graded against hidden gold.",
+        "Benchmarks: agents rolled out in tool environments, graded against hidden gold; their "
+        "results and training exports.",
         {
             "rescore": Command(
                 "bench_rescore",
                 "rescore",
                 "Recompute the rewards of recorded τ-bench trajectories, with no model call: "
                 "pass^k, and how many equal the recorded ones.",
+            ),
+            "report": Command(
+                "bench_report",
+                "report",
+                "Write summary.json, results.csv and report.html into a bench run; print pass^k.",
+            ),
+            "export": Command(
+                "bench_export",
+                "export",
+                "Write a bench run's eligible episodes as training data: SFT chat JSONL, RL "
+                "prompt groups.",
             ),
         },
     ),

@@ -1,0 +1,71 @@
+"""``abt bench export``: a bench run's eligible episodes as SFT examples and RL prompt groups."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from agent_backtest.bench.export import Written, export_training, meta_path
+from agent_backtest.cli.bench_report import AllowPartialOption, BenchRunArgument
+from agent_backtest.cli.terminal import SafeConsole
+
+
+def export(
+    run: BenchRunArgument,
+    sft: Annotated[
+        Path | None,
+        typer.Option(
+            "--sft",
+            metavar="FILE",
+            help="Write eligible episodes as OpenAI fine-tuning chat JSONL ({messages, tools}).",
+        ),
+    ] = None,
+    rl: Annotated[
+        Path | None,
+        typer.Option(
+            "--rl",
+            metavar="FILE",
+            help="Write one line per prompt group: members, rewards, advantages (reward − the "
+            "group's mean).",
+        ),
+    ] = None,
+    min_reward: Annotated[
+        float,
+        typer.Option(
+            "--min-reward",
+            min=0.0,
+            max=1.0,
+            metavar="F",
+            help="SFT: leave out episodes whose reward is below F.",
+        ),
+    ] = 1.0,
+    allow_partial: AllowPartialOption = False,
+) -> None:
+    """Write a bench run's eligible episodes as training data: SFT chat JSONL, RL prompt groups."""
+    outcome = export_training(
+        run, sft=sft, rl=rl, min_reward=min_reward, allow_partial=allow_partial
+    )
+    console = SafeConsole(highlight=False, soft_wrap=True)
+    for what, written in (("SFT examples", outcome.sft), ("RL prompt groups", outcome.rl)):
+        if written is not None:
+            for line in written_lines(what, written, len(outcome.eligibility)):
+                console.print(line, markup=False)
+
+
+def written_lines(what: str, written: Written, episodes: int) -> list[str]:
+    """What one export file holds, and how many episodes each reason left out."""
+    left_out = sum(written.excluded.values())
+    lines = [
+        f"wrote {written.rows} {what} to {written.path} (source and eligibility in "
+        f"{meta_path(written.path)})"
+    ]
+    if left_out:
+        lines.append(f"  of {episodes} episodes, left out by reason (one may have several):")
+        lines += [f"    {reason}: {n}" for reason, n in sorted(written.excluded.items())]
+    if written.excluded_groups:
+        lines.append(
+            f"  prompt groups left out, no member eligible: {len(written.excluded_groups)}"
+        )
+    return lines
