@@ -66,7 +66,7 @@ def test_a_killed_judging_resumes_with_one_verdict_per_flow_none_asked_twice(
         config = write_config(tmp_path, ("main", judge.base_url), concurrency=1)
         command = [sys.executable, "-m", "agent_backtest.cli", "simulate", "judge", str(run)]
         process = subprocess.Popen(
-            [*command, "--judge", "main/grader", "--config", str(config)],
+            [*command, "--judge", "main/grader", "--config", str(config), "--no-cache"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -81,7 +81,7 @@ def test_a_killed_judging_resumes_with_one_verdict_per_flow_none_asked_twice(
         before = {line["flow_id"] for line in verdict_lines(run)}
         assert 2 <= len(before) < len(FLOWS)
         asked_before = asked(judge)
-        result = invoke(run, config, "--resume")
+        result = invoke(run, config, "--resume", "--no-cache")  # the server sees every question
         assert result.exit_code == 0, result.output
     lines = verdict_lines(run)
     assert [line["flow_id"] for line in lines] == FLOWS  # one each, in the flows' order
