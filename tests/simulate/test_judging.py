@@ -15,6 +15,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from agent_backtest.cli.app import app
@@ -190,3 +191,24 @@ def test_a_broken_conversation_line_names_the_file_and_line(tmp_path: Path) -> N
     result = runner.invoke(app, ["simulate", "judge", str(run), "--judge", "main/grader"])
     assert result.exit_code == 2
     assert "conversations.jsonl: line 3: not a ConversationRecord record" in result.output
+
+
+def test_the_python_function_checks_the_judge_before_writing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agent_backtest as abt
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    run = six_flow_run(tmp_path)
+    with pytest.raises(abt.UserError) as raised:
+        abt.simulate_judge(run)
+    assert raised.value.parameter == "judge" and "no model for the judge role" in str(raised.value)
+    with pytest.raises(abt.UserError) as raised:
+        abt.simulate_judge(run, judge="openai/gpt-4.1-mini")
+    assert raised.value.parameter == "judge" and "OPENAI_API_KEY" in str(raised.value)
+    assert not (run / "verdicts.jsonl").exists() and not (run / "judging.json").exists()
+    with FakeOpenAI(reply=replies(PASS)) as judge:
+        config = write_config(tmp_path, ("main", judge.base_url))
+        outcome = abt.simulate_judge(run, judge="main/grader", config_file=config)
+    assert outcome.counts["pass"] == len(FLOWS) and outcome.judged == len(FLOWS)
+    assert [verdict.flow_id for verdict in outcome.verdicts] == FLOWS
