@@ -118,16 +118,22 @@ def print_outcome(console: SafeConsole, outcome: JudgingOutcome) -> None:
     if outcome.reasons:
         line += " (" + ", ".join(f"{k} {v}" for k, v in sorted(outcome.reasons.items())) + ")"
     console.print(f"{line}; {outcome.judged} judged now", markup=False)
+    calls = outcome.calls
+    console.print(
+        f"judge calls {calls['calls']} · from the cache {calls['cache_hits']} · "
+        f"retries {calls['retries']}",
+        markup=False,
+    )
     if outcome.not_played:
         console.print(f"not played yet (not judged): {len(outcome.not_played)}", markup=False)
     for verdict in outcome.verdicts:
         if verdict.verdict == "pass":
             continue
-        turns = ",".join(map(str, verdict.failed_turns)) or "-"
-        what = verdict.owner or verdict.reason or "-"
-        category = verdict.failure_category or ""
+        turns = ",".join(map(str, verdict.failed_turns))
+        what = [verdict.owner or verdict.reason, verdict.failure_category]
+        what.append(f"turns {turns}" if turns else None)
         console.print(
-            f"{verdict.verdict} {verdict.flow_id} [{what} {category} turns {turns}] "
+            f"{verdict.verdict} {verdict.flow_id} [{' '.join(filter(None, what))}] "
             f"{verdict.evidence or ''}",
             markup=False,
         )

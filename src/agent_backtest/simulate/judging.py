@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Literal, TypeVar
+from typing import Any, BinaryIO, Literal, TypeVar
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -96,7 +96,7 @@ class JudgingOutcome:
     verdicts: list[Verdict]
     judged: int
     not_played: list[str]
-    calls: dict[str, object]
+    calls: dict[str, Any]
     path: Path
     counts: Counter[str] = field(default_factory=Counter)
     reasons: Counter[str] = field(default_factory=Counter)
@@ -415,7 +415,7 @@ def _write_settings(run: Path, settings: JudgingSettings) -> None:
         handle.write(
             orjson.dumps(
                 settings.model_dump(mode="json", by_alias=True),
-                option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS,
+                option=orjson.OPT_INDENT_2,
             )
         )
 

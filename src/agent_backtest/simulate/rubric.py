@@ -44,7 +44,7 @@ DEFAULT_DESCRIPTIONS: dict[str, str] = {
     "agent_rendering": "the answer was produced but shown to the user empty, cut or garbled",
     "model": "the model chose badly among what it was offered, or answered wrongly",
     "backend_data": "a tool's data or service gave wrong or missing results",
-    "none": "nobody: the conversation passed",
+    "none": "no one has anything to fix: the conversation passed",
 }
 
 
