@@ -7,14 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agent_backtest.api.options import PathLike
-from agent_backtest.runs.lock import run_lock
-from agent_backtest.simulate.judging import (
-    JudgingOutcome,
-    Rejudge,
-    judge_locked,
-    plan_judging,
-    read_run,
-)
+from agent_backtest.simulate.judging import JudgingOptions, JudgingOutcome, Rejudge, judge_run
 
 
 def simulate_judge(
@@ -40,19 +33,15 @@ def simulate_judge(
     verdict was reached; ``"all"``). Everything is checked before a verdict is written or a
     judge is asked.
     """
-    path = Path(run)
-    read_run(path)  # a folder that is not a simulate run fails before the lock is made
-    with run_lock(path, "judge"):
-        plan = plan_judging(
-            path,
-            judge=judge,
-            fallback_judge=fallback_judge,
-            owners=Path(owners) if owners is not None else None,
-            tools=Path(tools) if tools is not None else None,
-            checks=checks,
-            resume=resume,
-            rejudge=rejudge,
-            config_file=Path(config_file) if config_file is not None else None,
-            cache=cache,
-        )
-        return judge_locked(plan)
+    options = JudgingOptions(
+        judge=judge,
+        fallback_judge=fallback_judge,
+        owners=Path(owners) if owners is not None else None,
+        tools=Path(tools) if tools is not None else None,
+        checks=tuple(checks),
+        resume=resume,
+        rejudge=rejudge,
+        config_file=Path(config_file) if config_file is not None else None,
+        cache=cache,
+    )
+    return judge_run(Path(run), options)

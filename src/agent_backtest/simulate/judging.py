@@ -19,7 +19,7 @@ import asyncio
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, TypeVar
 
@@ -102,35 +102,85 @@ class JudgingOutcome:
     reasons: Counter[str] = field(default_factory=Counter)
 
 
-def plan_judging(
-    run: Path,
-    *,
-    judge: str | None = None,
-    fallback_judge: str | None = None,
-    owners: Path | None = None,
-    tools: Path | None = None,
-    checks: Sequence[str] = (),
-    resume: bool = False,
-    rejudge: Rejudge | None = None,
-    config_file: Path | None = None,
-    cache: bool = True,
-) -> JudgingPlan:
-    """Check the run, the judges, the owners, the tools and the checks; choose what to judge.
+@dataclass(frozen=True)
+class JudgingOptions:
+    """What a judging is asked to do; what is not given comes from the run's earlier judging
+    (``judging.json``), else the defaults and ``[roles.judge]`` of the config."""
 
-    Settings not given are those the run was judged with before (``judging.json``), else the
-    defaults and ``[roles.judge]`` of the config.
-    """
+    judge: str | None = None
+    fallback_judge: str | None = None
+    owners: Path | None = None
+    tools: Path | None = None
+    checks: Sequence[str] = ()
+    resume: bool = False
+    rejudge: Rejudge | None = None
+    config_file: Path | None = None
+    cache: bool = True
+
+
+def judge_run(run: Path, options: JudgingOptions) -> JudgingOutcome:
+    """Plan and judge under the run's lock (one writer per run)."""
+    read_run(run)  # a folder that is not a simulate run fails before the lock is made
+    with run_lock(run, "judge"):
+        return judge_locked(plan_judging(run, options))
+
+
+def plan_judging(run: Path, options: JudgingOptions) -> JudgingPlan:
+    """Check the run, the judges, the owners, the tools and the checks; choose what to judge."""
     flows, conversations = read_run(run)
     recorded = read_settings(run)
-    if recorded is not None:
-        config_file = config_file or _path(recorded.config_file)
-        owners = owners or _path(recorded.owners_file)
-        tools = tools or _path(recorded.tools_file)
-        checks = checks or recorded.checks
-    config = load_model_config(config_file)
-    roles = _roles(config, judge, fallback_judge, recorded, cache and rejudge is None)
-    taxonomy = load_owners(owners) if owners is not None else DEFAULT_TAXONOMY
-    tool_defs = load_tools_file(tools) if tools is not None else None
+    options = _with_recorded(options, recorded)
+    config = load_model_config(options.config_file)
+    settings, taxonomy, tools = _settings(options, config, recorded)
+    earlier = read_verdicts(run / VERDICTS_FILE)
+    if earlier and not options.resume and options.rejudge is None:
+        raise UserError(
+            f"{run} already has verdicts for {len(earlier)} of {len(flows)} flows: --resume "
+            "judges the rest, --rejudge uncertain asks again where no verdict was reached, "
+            "--rejudge all judges every flow again",
+            "resume",
+        )
+    again = [
+        flow
+        for flow in flows
+        if flow.id in conversations and _judge_again(earlier, flow.id, options.rejudge)
+    ]
+    chosen = {flow.id for flow in again}
+    return JudgingPlan(
+        run,
+        settings,
+        taxonomy,
+        tools,
+        all_checks(tools, options.checks, taxonomy),
+        config,
+        flows,
+        conversations,
+        {flow_id: v for flow_id, v in earlier.items() if flow_id not in chosen},
+        again,
+    )
+
+
+def _with_recorded(options: JudgingOptions, recorded: JudgingSettings | None) -> JudgingOptions:
+    """The options, with the earlier judging's files and checks where none are given."""
+    if recorded is None:
+        return options
+    return replace(
+        options,
+        config_file=options.config_file or _path(recorded.config_file),
+        owners=options.owners or _path(recorded.owners_file),
+        tools=options.tools or _path(recorded.tools_file),
+        checks=options.checks or recorded.checks,
+    )
+
+
+def _settings(
+    options: JudgingOptions, config: ModelConfig, recorded: JudgingSettings | None
+) -> tuple[JudgingSettings, Owners, list[ToolDef] | None]:
+    """What judging.json records, the owner taxonomy and the tool definitions, each checked."""
+    cache = options.cache and options.rejudge is None
+    roles = _roles(config, options.judge, options.fallback_judge, recorded, cache)
+    taxonomy = load_owners(options.owners) if options.owners else DEFAULT_TAXONOMY
+    tools = load_tools_file(options.tools) if options.tools else None
     rubric = load_rubric()
     settings = JudgingSettings(
         judge=roles[0],
@@ -138,41 +188,13 @@ def plan_judging(
         rubric=rubric.id,
         rubric_sha256=rubric.sha256,
         owners=taxonomy.descriptions,
-        owners_file=_text(owners),
-        tools_file=_text(tools),
-        tools_sha256=sha256_of([t.model_dump() for t in tool_defs]) if tool_defs else None,
-        checks=list(checks),
-        config_file=_text(config_file or config.source),
+        owners_file=_text(options.owners),
+        tools_file=_text(options.tools),
+        tools_sha256=sha256_of([t.model_dump() for t in tools]) if tools else None,
+        checks=list(options.checks),
+        config_file=_text(options.config_file or config.source),
     )
-    earlier = read_verdicts(run / VERDICTS_FILE)
-    if earlier and not resume and rejudge is None:
-        raise UserError(
-            f"{run} already has verdicts for {len(earlier)} of {len(flows)} flows: --resume "
-            "judges the rest, --rejudge uncertain asks again where no verdict was reached, "
-            "--rejudge all judges every flow again",
-            "resume",
-        )
-    again = [f for f in flows if f.id in conversations and _judge_again(earlier, f.id, rejudge)]
-    chosen = {flow.id for flow in again}
-    kept = {flow_id: v for flow_id, v in earlier.items() if flow_id not in chosen}
-    return JudgingPlan(
-        run,
-        settings,
-        taxonomy,
-        tool_defs,
-        all_checks(tool_defs, checks, taxonomy),
-        config,
-        flows,
-        conversations,
-        kept,
-        again,
-    )
-
-
-def judge_run(plan: JudgingPlan) -> JudgingOutcome:
-    """Judge the plan's conversations under the run's lock (one writer per run)."""
-    with run_lock(plan.run, "judge"):
-        return judge_locked(plan)
+    return settings, taxonomy, tools
 
 
 def judge_locked(plan: JudgingPlan) -> JudgingOutcome:
