@@ -178,3 +178,11 @@ def test_two_different_verdicts_in_one_answer_are_refused(tmp_path: Path) -> Non
     verdict, judge, _ = judge_one(tmp_path, answer)
     assert verdict["verdict"] == "fail" and judge.total == 2
     assert "more than one verdict" in prompt_of(judge.bodies[1])
+
+
+def test_a_key_the_judge_quotes_in_its_evidence_never_reaches_the_file(tmp_path: Path) -> None:
+    key = "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0" * 2
+    leaky = {**FAIL, "evidence": f"Turn 1 printed the key {key} instead of saving the note."}
+    verdict, _, _ = judge_one(tmp_path, leaky)
+    assert verdict["verdict"] == "fail" and "printed the key" in verdict["evidence"]
+    assert key not in (tmp_path / "run" / "verdicts.jsonl").read_text()

@@ -31,6 +31,7 @@ from agent_backtest.formats.tools_file import load_tools_file
 from agent_backtest.providers import CallCounters, ModelConfig, load_model_config
 from agent_backtest.providers.config import ModelRole
 from agent_backtest.providers.roles import check_role, close_clients, open_clients, resolve_role
+from agent_backtest.redaction import redact
 from agent_backtest.runs.files import private_atomic_writer
 from agent_backtest.runs.lock import run_lock
 from agent_backtest.simulate.checks import (
@@ -250,8 +251,19 @@ async def _judge_all(plan: JudgingPlan, counters: CallCounters) -> dict[str, Ver
 async def decide(
     flow: Flow, conversation: ConversationRecord, plan: JudgingPlan, judge: ConversationJudge
 ) -> Verdict:
-    """One conversation's verdict: the checks first, then the judge (never asked about a
-    conversation that could not be completed)."""
+    """One conversation's verdict, its evidence redacted (a judge may quote a key that a tool
+    result held)."""
+    verdict = await _decide(flow, conversation, plan, judge)
+    if verdict.evidence is None:
+        return verdict
+    return verdict.model_copy(update={"evidence": redact(verdict.evidence)})
+
+
+async def _decide(
+    flow: Flow, conversation: ConversationRecord, plan: JudgingPlan, judge: ConversationJudge
+) -> Verdict:
+    """The checks first, then the judge (never asked about a conversation that could not be
+    completed)."""
     common = {"flow_id": flow.id, "rubric_version": plan.settings.rubric}
     transport = transport_failure(conversation)
     if transport is not None:
