@@ -182,7 +182,6 @@ class Decision:
     model: str | None
     reason: Literal["judge_invalid", "judge_unavailable"] | None
     detail: str | None
-    asked: int
 
 
 @dataclass
@@ -192,7 +191,6 @@ class _Asked:
     answer: JudgeAnswer | None
     answered: bool
     problem: str | None
-    asked: int
 
 
 class ConversationJudge:
@@ -217,16 +215,15 @@ class ConversationJudge:
         prompt = render(flow, conversation, self.tools, self.owners, self.rubric)
         quoted = json_objects(prompt.blocks["flow"] + prompt.blocks["conversation"])
         turns = len(conversation.turns)
-        asked, answered, problems = 0, False, []
+        answered, problems = False, []
         for judge in self.judges:
             result = await self._ask(judge, prompt, quoted, turns)
-            asked += result.asked
             answered = answered or result.answered
             if result.answer is not None:
-                return Decision(result.answer, judge.role, judge.model, None, None, asked)
+                return Decision(result.answer, judge.role, judge.model, None, None)
             problems.append(f"{judge.model}: {result.problem}")
         reason = "judge_invalid" if answered else "judge_unavailable"
-        return Decision(None, None, None, reason, bounded("; then ".join(problems)), asked)
+        return Decision(None, None, None, reason, bounded("; then ".join(problems)))
 
     async def _ask(
         self, judge: JudgeModel, prompt: RenderedRubric, quoted: list[dict[str, Any]], turns: int
@@ -238,10 +235,10 @@ class ConversationJudge:
         ]
         text, error = await self._call(judge, first)
         if error is not None:
-            return _Asked(None, False, error, 1)
+            return _Asked(None, False, error)
         answer, problem = parse_answer(text, quoted, self.owners, turns)
         if answer is not None:
-            return _Asked(answer, True, None, 1)
+            return _Asked(answer, True, None)
         correction = prompt.correction(text or "(no text)", problem or "")
         again = [
             Message(role="system", content=prompt.system),
@@ -249,11 +246,11 @@ class ConversationJudge:
         ]
         second_text, error = await self._call(judge, again)
         if error is not None:
-            return _Asked(None, True, f"{problem}; then the correction failed ({error})", 2)
+            return _Asked(None, True, f"{problem}; then the correction failed ({error})")
         answer, second = parse_answer(second_text, quoted, self.owners, turns)
         if answer is not None:
-            return _Asked(answer, True, None, 2)
-        return _Asked(None, True, f"no valid verdict in two answers ({problem}; then {second})", 2)
+            return _Asked(answer, True, None)
+        return _Asked(None, True, f"no valid verdict in two answers ({problem}; then {second})")
 
     async def _call(self, judge: JudgeModel, messages: list[Message]) -> tuple[str, str | None]:
         """One question: (the answer's text, None), or ('', the infrastructure error)."""
