@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         report,
         resume,
         score,
+        simulate_judge,
     )
     from agent_backtest.errors import InputError, UserError
     from agent_backtest.runs.run import Run
@@ -49,6 +50,7 @@ __all__ = [
     "report",
     "resume",
     "score",
+    "simulate_judge",
 ]
 # Where each name lives; the rest of __all__ is the API's.
 _HOMES = {

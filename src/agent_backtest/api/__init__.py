@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from agent_backtest.api.replays import replay, resume
     from agent_backtest.api.reports import compare, gate, report
     from agent_backtest.api.scoring import score
+    from agent_backtest.api.simulate_judge import simulate_judge
     from agent_backtest.api.units import build_units, read_sessions
 
 # Each public name and the module of this package that defines it.
@@ -38,6 +39,7 @@ _HOMES = {
     "gate": "reports",
     "report": "reports",
     "score": "scoring",
+    "simulate_judge": "simulate_judge",
     "build_units": "units",
     "read_sessions": "units",
 }
@@ -56,6 +58,7 @@ __all__ = [
     "report",
     "resume",
     "score",
+    "simulate_judge",
 ]
 
 

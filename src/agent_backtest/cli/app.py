@@ -138,6 +138,17 @@ COMMANDS: Mapping[str, Entry] = {
             )
         },
     ),
+    "simulate": Group(
+        "Simulate: test conversations played through a live agent, then judged.",
+        {
+            "judge": Command(
+                "simulate_judge",
+                "judge",
+                "Judge a saved simulate run's conversations: checks, then the judge; never "
+                "replays.",
+            )
+        },
+    ),
     "patch": Group(
         "Patches: edit ops applied to each unit's request before it is sent (abt replay --patch).",
         {

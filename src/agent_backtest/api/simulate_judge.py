@@ -1,0 +1,47 @@
+"""``simulate_judge()``: a verdict with owner and evidence for every conversation of a saved
+simulate run, without replaying it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from agent_backtest.api.options import PathLike
+from agent_backtest.simulate.judging import JudgingOptions, JudgingOutcome, Rejudge, judge_run
+
+
+def simulate_judge(
+    run: PathLike,
+    *,
+    judge: str | None = None,
+    fallback_judge: str | None = None,
+    owners: PathLike | None = None,
+    tools: PathLike | None = None,
+    checks: Sequence[str] = (),
+    resume: bool = False,
+    rejudge: Rejudge | None = None,
+    config_file: PathLike | None = None,
+    cache: bool = True,
+) -> JudgingOutcome:
+    """Judge the conversations of the simulate run ``run``: verdicts.jsonl and judging.json.
+
+    ``judge`` and ``fallback_judge`` are provider/model (default: the run's earlier judging,
+    else ``[roles.judge]`` of the config); ``owners`` a file replacing the owner taxonomy;
+    ``tools`` the agent's tool definitions (OpenAI function format) for the catalogue and the
+    schema check; ``checks`` the user's checks as ``module:function``. A run judged before
+    needs ``resume`` (judge the rest) or ``rejudge`` (``"uncertain"``: ask again where no
+    verdict was reached; ``"all"``). Everything is checked before a verdict is written or a
+    judge is asked.
+    """
+    options = JudgingOptions(
+        judge=judge,
+        fallback_judge=fallback_judge,
+        owners=Path(owners) if owners is not None else None,
+        tools=Path(tools) if tools is not None else None,
+        checks=tuple(checks),
+        resume=resume,
+        rejudge=rejudge,
+        config_file=Path(config_file) if config_file is not None else None,
+        cache=cache,
+    )
+    return judge_run(Path(run), options)

@@ -1,0 +1,140 @@
+"""``abt simulate judge``: verdicts with owner and evidence for a saved simulate run."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from agent_backtest import api
+from agent_backtest.cli.terminal import SafeConsole
+from agent_backtest.simulate.judging import JudgingOutcome
+
+
+class RejudgeChoice(StrEnum):
+    """Which verdicts ``--rejudge`` asks for again."""
+
+    uncertain = "uncertain"
+    all = "all"
+
+
+def judge(
+    run: Annotated[
+        Path,
+        typer.Argument(
+            metavar="RUN", show_default=False, help="A run directory from abt simulate run."
+        ),
+    ],
+    judge_model: Annotated[
+        str | None,
+        typer.Option(
+            "--judge",
+            metavar="MODEL",
+            help="The judge (provider/model) [default: the run's earlier judging, else "
+            "[roles.judge] of the config].",
+        ),
+    ] = None,
+    fallback_judge: Annotated[
+        str | None,
+        typer.Option(
+            "--fallback-judge",
+            metavar="MODEL",
+            help="Asked when the judge gives no valid verdict after one correction.",
+        ),
+    ] = None,
+    owners: Annotated[
+        Path | None,
+        typer.Option(
+            "--owners",
+            metavar="FILE",
+            help="Owner taxonomy replacing the default: one owner a line, as name: what it owns.",
+        ),
+    ] = None,
+    tools: Annotated[
+        Path | None,
+        typer.Option(
+            "--tools",
+            metavar="FILE",
+            help="The agent's tool definitions (OpenAI function format): the judge's catalogue "
+            "and the schema every call is checked against.",
+        ),
+    ] = None,
+    checks: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--check",
+            metavar="MODULE:FUNCTION",
+            help="A check of your own, run after the built-in ones (repeatable).",
+        ),
+    ] = None,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Judge only the conversations without a verdict.")
+    ] = False,
+    rejudge: Annotated[
+        RejudgeChoice | None,
+        typer.Option(
+            "--rejudge",
+            metavar="uncertain|all",
+            help="Ask again where no verdict was reached (uncertain), or for every "
+            "conversation (all); never from the response cache.",
+        ),
+    ] = None,
+    config_file: Annotated[
+        Path | None,
+        typer.Option("--config", metavar="FILE", help="Model config (abt.toml)."),
+    ] = None,
+    cache: Annotated[
+        bool,
+        typer.Option(
+            "--cache/--no-cache", help="Read and fill the response cache (--no-cache: neither)."
+        ),
+    ] = True,
+) -> None:
+    """Judge a saved simulate run's conversations: checks, then the judge; never replays."""
+    outcome = api.simulate_judge(
+        run,
+        judge=judge_model,
+        fallback_judge=fallback_judge,
+        owners=owners,
+        tools=tools,
+        checks=checks or (),
+        resume=resume,
+        rejudge=rejudge.value if rejudge is not None else None,
+        config_file=config_file,
+        cache=cache,
+    )
+    print_outcome(SafeConsole(highlight=False), outcome)
+
+
+def print_outcome(console: SafeConsole, outcome: JudgingOutcome) -> None:
+    """The counts, one line per conversation that did not pass, and where they were written."""
+    counts = outcome.counts
+    line = (
+        f"{len(outcome.verdicts)} verdicts: {counts['pass']} pass · {counts['fail']} fail · "
+        f"{counts['uncertain']} uncertain"
+    )
+    if outcome.reasons:
+        line += " (" + ", ".join(f"{k} {v}" for k, v in sorted(outcome.reasons.items())) + ")"
+    console.print(f"{line}; {outcome.judged} judged now", markup=False)
+    calls = outcome.calls
+    console.print(
+        f"judge calls {calls['calls']} · from the cache {calls['cache_hits']} · "
+        f"retries {calls['retries']}",
+        markup=False,
+    )
+    if outcome.not_played:
+        console.print(f"not played yet (not judged): {len(outcome.not_played)}", markup=False)
+    for verdict in outcome.verdicts:
+        if verdict.verdict == "pass":
+            continue
+        turns = ",".join(map(str, verdict.failed_turns))
+        what = [verdict.owner or verdict.reason, verdict.failure_category]
+        what.append(f"turns {turns}" if turns else None)
+        console.print(
+            f"{verdict.verdict} {verdict.flow_id} [{' '.join(filter(None, what))}] "
+            f"{verdict.evidence or ''}",
+            markup=False,
+        )
+    console.print(f"wrote {outcome.path}", markup=False)

@@ -1,0 +1,462 @@
+"""The judging stage of a simulate run: a verdict for every conversation of a run directory.
+
+Reads ``flows.jsonl`` and ``conversations.jsonl`` (never the target: judging a saved run costs
+no replay), writes ``verdicts.jsonl`` and ``judging.json`` (the judges, the rubric and its
+sha256, the owners, the tools file and the checks). Each verdict is appended and flushed the
+moment it is decided, so a kill loses at most the conversations being judged; the file is
+rewritten (atomically, one record per flow, in the flows' order) when the stage starts and
+when it ends, and a reader takes the last whole record of each flow.
+
+Which conversations are judged: all of them on a first judging; with ``resume`` those that have
+no verdict yet; with ``rejudge="uncertain"`` those too and those left ``uncertain``, asked again
+without the response cache (a cached answer would give the same invalid verdict);
+``rejudge="all"`` every one. Flows not played yet are counted, not judged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, BinaryIO, Literal, TypeVar
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agent_backtest.errors import InputError, UserError, bounded
+from agent_backtest.formats.tools_file import load_tools_file
+from agent_backtest.providers import CallCounters, ModelConfig, load_model_config
+from agent_backtest.providers.config import ModelRole
+from agent_backtest.providers.roles import check_role, close_clients, open_clients, resolve_role
+from agent_backtest.redaction import redact
+from agent_backtest.runs.files import private_atomic_writer
+from agent_backtest.runs.lock import run_lock
+from agent_backtest.simulate.checks import (
+    NamedCheck,
+    all_checks,
+    first_failure,
+    transport_failure,
+)
+from agent_backtest.simulate.judge import ConversationJudge, Decision, JudgeModel, judged_owner
+from agent_backtest.simulate.models import ConversationRecord, Flow, Verdict
+from agent_backtest.simulate.rubric import DEFAULT_TAXONOMY, Owners, load_owners, load_rubric
+from agent_backtest.trace import ToolDef, dump_record, sha256_of
+
+FLOWS_FILE = "flows.jsonl"
+CONVERSATIONS_FILE = "conversations.jsonl"
+VERDICTS_FILE = "verdicts.jsonl"
+JUDGING_FILE = "judging.json"
+JUDGING_SCHEMA = "abt.judging/1"
+Rejudge = Literal["uncertain", "all"]
+Record = TypeVar("Record", bound=BaseModel)
+
+
+class JudgingSettings(BaseModel):
+    """``judging.json``: what decided the verdicts of a run."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    schema_: Literal["abt.judging/1"] = Field(default=JUDGING_SCHEMA, alias="schema")
+    judge: ModelRole
+    fallback_judge: ModelRole | None = None
+    rubric: str = Field(description="The rubric, as conversation@version.")
+    rubric_sha256: str
+    owners: dict[str, str] = Field(description="The owner taxonomy: name → what it owns.")
+    owners_file: str | None = None
+    tools_file: str | None = None
+    tools_sha256: str | None = None
+    checks: list[str] = Field(default_factory=list, description="The user's checks, in order.")
+    config_file: str | None = None
+    status: Literal["started", "complete"] = "started"
+
+
+@dataclass
+class JudgingPlan:
+    """Everything a judging needs, checked before any file is written or any call is made."""
+
+    run: Path
+    settings: JudgingSettings
+    owners: Owners
+    tools: list[ToolDef] | None
+    checks: list[NamedCheck]
+    config: ModelConfig
+    flows: list[Flow]
+    conversations: dict[str, ConversationRecord]
+    kept: dict[str, Verdict]
+    """The verdicts that stand: the earlier ones of flows not judged again."""
+    to_judge: list[Flow]
+
+
+@dataclass
+class JudgingOutcome:
+    """What a judging did: the verdicts of the run, and its counts."""
+
+    verdicts: list[Verdict]
+    judged: int
+    not_played: list[str]
+    calls: dict[str, Any]
+    path: Path
+    counts: Counter[str] = field(default_factory=Counter)
+    reasons: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass(frozen=True)
+class JudgingOptions:
+    """What a judging is asked to do; what is not given comes from the run's earlier judging
+    (``judging.json``), else the defaults and ``[roles.judge]`` of the config."""
+
+    judge: str | None = None
+    fallback_judge: str | None = None
+    owners: Path | None = None
+    tools: Path | None = None
+    checks: Sequence[str] = ()
+    resume: bool = False
+    rejudge: Rejudge | None = None
+    config_file: Path | None = None
+    cache: bool = True
+
+
+def judge_run(run: Path, options: JudgingOptions) -> JudgingOutcome:
+    """Plan and judge under the run's lock (one writer per run)."""
+    read_run(run)  # a folder that is not a simulate run fails before the lock is made
+    with run_lock(run, "judge"):
+        return judge_locked(plan_judging(run, options))
+
+
+def plan_judging(run: Path, options: JudgingOptions) -> JudgingPlan:
+    """Check the run, the judges, the owners, the tools and the checks; choose what to judge."""
+    flows, conversations = read_run(run)
+    recorded = read_settings(run)
+    options = _with_recorded(options, recorded)
+    config = load_model_config(options.config_file)
+    settings, taxonomy, tools = _settings(options, config, recorded)
+    earlier = read_verdicts(run / VERDICTS_FILE)
+    if earlier and not options.resume and options.rejudge is None:
+        raise UserError(
+            f"{run} already has verdicts for {len(earlier)} of {len(flows)} flows: --resume "
+            "judges the rest, --rejudge uncertain asks again where no verdict was reached, "
+            "--rejudge all judges every flow again",
+            "resume",
+        )
+    again = [
+        flow
+        for flow in flows
+        if flow.id in conversations and _judge_again(earlier, flow.id, options.rejudge)
+    ]
+    chosen = {flow.id for flow in again}
+    return JudgingPlan(
+        run,
+        settings,
+        taxonomy,
+        tools,
+        all_checks(tools, options.checks, taxonomy),
+        config,
+        flows,
+        conversations,
+        {flow_id: v for flow_id, v in earlier.items() if flow_id not in chosen},
+        again,
+    )
+
+
+def _with_recorded(options: JudgingOptions, recorded: JudgingSettings | None) -> JudgingOptions:
+    """The options, with the earlier judging's files and checks where none are given."""
+    if recorded is None:
+        return options
+    return replace(
+        options,
+        config_file=options.config_file or _path(recorded.config_file),
+        owners=options.owners or _path(recorded.owners_file),
+        tools=options.tools or _path(recorded.tools_file),
+        checks=options.checks or recorded.checks,
+    )
+
+
+def _settings(
+    options: JudgingOptions, config: ModelConfig, recorded: JudgingSettings | None
+) -> tuple[JudgingSettings, Owners, list[ToolDef] | None]:
+    """What judging.json records, the owner taxonomy and the tool definitions, each checked."""
+    cache = options.cache and options.rejudge is None
+    roles = _roles(config, options.judge, options.fallback_judge, recorded, cache)
+    taxonomy = load_owners(options.owners) if options.owners else DEFAULT_TAXONOMY
+    tools = load_tools_file(options.tools) if options.tools else None
+    rubric = load_rubric()
+    settings = JudgingSettings(
+        judge=roles[0],
+        fallback_judge=roles[1] if len(roles) > 1 else None,
+        rubric=rubric.id,
+        rubric_sha256=rubric.sha256,
+        owners=taxonomy.descriptions,
+        owners_file=_text(options.owners),
+        tools_file=_text(options.tools),
+        tools_sha256=sha256_of([t.model_dump() for t in tools]) if tools else None,
+        checks=list(options.checks),
+        config_file=_text(options.config_file or config.source),
+    )
+    return settings, taxonomy, tools
+
+
+def judge_locked(plan: JudgingPlan) -> JudgingOutcome:
+    """:func:`judge_run`, for a caller that already holds the run's lock."""
+    _write_settings(plan.run, plan.settings)
+    path = plan.run / VERDICTS_FILE
+    write_verdicts(path, _in_flow_order(plan.flows, plan.kept))
+    counters = CallCounters()
+    decided = asyncio.run(_judge_all(plan, counters))
+    verdicts = _in_flow_order(plan.flows, {**plan.kept, **decided})
+    write_verdicts(path, verdicts)
+    _write_settings(plan.run, plan.settings.model_copy(update={"status": "complete"}))
+    outcome = JudgingOutcome(
+        verdicts,
+        len(decided),
+        [flow.id for flow in plan.flows if flow.id not in plan.conversations],
+        counters.as_dict(),
+        path,
+    )
+    outcome.counts.update(v.verdict for v in verdicts)
+    outcome.reasons.update(v.reason for v in verdicts if v.reason)
+    return outcome
+
+
+async def _judge_all(plan: JudgingPlan, counters: CallCounters) -> dict[str, Verdict]:
+    """Every chosen conversation judged, at most the judge's concurrency at once, each verdict
+    appended the moment it is decided."""
+    roles = [plan.settings.judge, *filter(None, [plan.settings.fallback_judge])]
+    clients = [open_clients(role, [role.ref], plan.config, counters)[role.ref] for role in roles]
+    judges = [
+        JudgeModel(role.name, client, role.model, role.ref.model)  # type: ignore[arg-type]
+        for role, client in zip(roles, clients, strict=True)
+    ]
+    judge = ConversationJudge(judges, plan.owners, plan.tools, load_rubric())
+    gate = asyncio.Semaphore(plan.settings.judge.concurrency)
+    decided: dict[str, Verdict] = {}
+    writer = VerdictWriter(plan.run / VERDICTS_FILE)
+
+    async def one(flow: Flow) -> None:
+        async with gate:
+            verdict = await decide(flow, plan.conversations[flow.id], plan, judge)
+        writer.append(verdict)
+        decided[flow.id] = verdict
+
+    try:
+        await asyncio.gather(*(one(flow) for flow in plan.to_judge))
+    finally:
+        writer.close()
+        await close_clients(clients)
+    return decided
+
+
+async def decide(
+    flow: Flow, conversation: ConversationRecord, plan: JudgingPlan, judge: ConversationJudge
+) -> Verdict:
+    """One conversation's verdict, its evidence redacted (a judge may quote a key that a tool
+    result held)."""
+    verdict = await _decide(flow, conversation, plan, judge)
+    if verdict.evidence is None:
+        return verdict
+    return verdict.model_copy(update={"evidence": redact(verdict.evidence)})
+
+
+async def _decide(
+    flow: Flow, conversation: ConversationRecord, plan: JudgingPlan, judge: ConversationJudge
+) -> Verdict:
+    """The checks first, then the judge (never asked about a conversation that could not be
+    completed)."""
+    common = {"flow_id": flow.id, "rubric_version": plan.settings.rubric}
+    transport = transport_failure(conversation)
+    if transport is not None:
+        return Verdict(
+            **common,
+            verdict="uncertain",
+            decided_by="check",
+            check="transport",
+            reason="transport_error",
+            evidence=bounded(transport),
+            reproduction=reproduction(conversation, []),
+        )
+    failed = first_failure(plan.checks, flow, conversation, plan.owners)
+    decision = await judge.decide(flow, conversation)
+    if failed is not None:
+        name, failure = failed
+        return Verdict(
+            **common,
+            verdict="fail",
+            owner=failure.owner,
+            judge_reported_owner=judged_owner(decision),
+            failure_category=failure.failure_category,
+            failed_turns=sorted(set(failure.failed_turns)),
+            evidence=failure.evidence,
+            reproduction=reproduction(conversation, failure.failed_turns),
+            decided_by="check",
+            check=name,
+            judge_model=decision.model,
+        )
+    return _judged(common, decision, conversation)
+
+
+def _judged(
+    common: dict[str, str], decision: Decision, conversation: ConversationRecord
+) -> Verdict:
+    """The judge's verdict, or ``uncertain`` with the reason none was reached."""
+    answer = decision.answer
+    if answer is None:
+        return Verdict(
+            **common,
+            verdict="uncertain",
+            decided_by="none",
+            reason=decision.reason,
+            evidence=decision.detail,
+            reproduction=reproduction(conversation, []),
+        )
+    return Verdict(
+        **common,
+        verdict=answer.verdict,
+        score=answer.score,
+        owner=answer.owner,
+        failure_category=answer.failure_category,
+        failed_turns=sorted(set(answer.failed_turns)),
+        evidence=answer.evidence,
+        reproduction=reproduction(conversation, answer.failed_turns),
+        decided_by=decision.decided_by or "none",
+        reason="judge_uncertain" if answer.verdict == "uncertain" else None,
+        judge_model=decision.model,
+    )
+
+
+def reproduction(conversation: ConversationRecord, failed_turns: Iterable[int]) -> list[str]:
+    """The user messages that reproduce the conversation: up to its last failed turn, or all.
+
+    Taken from the recording rather than asked of the judge, which could only copy them."""
+    last = max(failed_turns, default=len(conversation.turns))
+    return [turn.user for turn in conversation.turns if turn.index <= last]
+
+
+class VerdictWriter:
+    """Appends verdicts to verdicts.jsonl (mode 0600), each flushed to the OS at once."""
+
+    def __init__(self, path: Path) -> None:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        self._handle: BinaryIO = os.fdopen(fd, "ab")
+
+    def append(self, verdict: Verdict) -> None:
+        """Write one verdict and flush: once this returns, a kill cannot lose it."""
+        self._handle.write(dump_record(verdict) + b"\n")
+        self._handle.flush()
+
+    def close(self) -> None:
+        """Close the file."""
+        self._handle.close()
+
+
+def write_verdicts(path: Path, verdicts: Iterable[Verdict]) -> None:
+    """Replace verdicts.jsonl with these verdicts, atomically."""
+    with private_atomic_writer(path) as handle:
+        for verdict in verdicts:
+            handle.write(dump_record(verdict) + b"\n")
+
+
+def read_verdicts(path: Path) -> dict[str, Verdict]:
+    """The verdict of each flow in verdicts.jsonl: its last whole record."""
+    return {verdict.flow_id: verdict for verdict in read_records(path, Verdict)}
+
+
+def read_run(run: Path) -> tuple[list[Flow], dict[str, ConversationRecord]]:
+    """The run's flows, and the conversation of each flow played (its last record)."""
+    if not (run / FLOWS_FILE).is_file():
+        raise InputError(run, None, f"no {FLOWS_FILE}: not a simulate run (abt simulate run)")
+    flows = list(read_records(run / FLOWS_FILE, Flow))
+    ids = Counter(flow.id for flow in flows)
+    twice = sorted(flow_id for flow_id, n in ids.items() if n > 1)
+    if twice:
+        raise InputError(run / FLOWS_FILE, None, f"flow id {twice[0]!r} is listed twice")
+    path = run / CONVERSATIONS_FILE
+    conversations = {c.flow_id: c for c in read_records(path, ConversationRecord)}
+    unknown = sorted(set(conversations) - set(ids))
+    if unknown:
+        raise InputError(path, None, f"a conversation of flow {unknown[0]!r}, not in {FLOWS_FILE}")
+    return flows, conversations
+
+
+def read_settings(run: Path) -> JudgingSettings | None:
+    """``judging.json`` of an earlier judging, or None."""
+    path = run / JUDGING_FILE
+    if not path.exists():
+        return None
+    try:
+        return JudgingSettings.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        raise InputError(path, None, f"not a judging record: {exc.errors()[0]['msg']}") from None
+
+
+def read_records(path: Path, model: type[Record]) -> Iterator[Record]:
+    """The whole records of a JSONL file; a torn last line (a killed writer) is left out."""
+    if not path.exists():
+        return
+    lines = path.read_bytes().split(b"\n")
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            yield model.model_validate(orjson.loads(line))
+        except (orjson.JSONDecodeError, ValidationError) as exc:
+            if number == len(lines):  # the last line, with no newline after it: torn
+                continue
+            detail = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+            raise InputError(
+                path, f"line {number}", f"not a {model.__name__} record: {detail}"
+            ) from None
+
+
+def _judge_again(earlier: dict[str, Verdict], flow_id: str, rejudge: Rejudge | None) -> bool:
+    """True when the flow's conversation is to be judged (again)."""
+    verdict = earlier.get(flow_id)
+    if verdict is None or rejudge == "all":
+        return True
+    return rejudge == "uncertain" and verdict.verdict == "uncertain"
+
+
+def _roles(
+    config: ModelConfig,
+    judge: str | None,
+    fallback_judge: str | None,
+    recorded: JudgingSettings | None,
+    cache: bool,
+) -> list[ModelRole]:
+    """The judge role and the fallback judge's, each checked (provider, key, model file)."""
+    caching = {"cache": None if cache else False}
+    if judge is None and recorded is not None:
+        judge = recorded.judge.model
+        if fallback_judge is None and recorded.fallback_judge is not None:
+            fallback_judge = recorded.fallback_judge.model
+    roles = [resolve_role("judge", config, judge, **caching)]
+    if fallback_judge is not None:
+        roles.append(resolve_role("fallback_judge", config, fallback_judge, **caching))
+    for role in roles:
+        check_role(role, [role.ref], config)
+    return roles
+
+
+def _in_flow_order(flows: list[Flow], verdicts: dict[str, Verdict]) -> list[Verdict]:
+    """The verdicts in the order of the run's flows."""
+    return [verdicts[flow.id] for flow in flows if flow.id in verdicts]
+
+
+def _write_settings(run: Path, settings: JudgingSettings) -> None:
+    """``judging.json``, atomically."""
+    with private_atomic_writer(run / JUDGING_FILE) as handle:
+        handle.write(
+            orjson.dumps(
+                settings.model_dump(mode="json", by_alias=True),
+                option=orjson.OPT_INDENT_2,
+            )
+        )
+
+
+def _path(value: str | None) -> Path | None:
+    return Path(value) if value is not None else None
+
+
+def _text(value: Path | None) -> str | None:
+    return str(value) if value is not None else None
