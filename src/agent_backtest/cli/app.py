@@ -97,6 +97,18 @@ COMMANDS: Mapping[str, Entry] = {
         "profile",
         "Profile agent loops: calls, times, gaps, tokens, failures and retries, per group.",
     ),
+    "simulate": Group(
+        "Simulate: test conversations played through a live agent.",
+        {
+            "run": Command(
+                "simulate_run",
+                "simulate_run",
+                "Play test conversations through a live agent and record every turn; "
+                "conversations are appended as they end, and --resume finishes an interrupted "
+                "run.",
+            )
+        },
+    ),
     "cache": Group(
         "The response cache of model answers.",
         {

@@ -30,6 +30,8 @@ FLAGS: dict[str, str] = {
     "agent_versions": "--agent-version",
     "from_models": "--from-model",
     "nodes": "--node",
+    "families": "--family",
+    "flows": "FLOWS",
 }
 
 
