@@ -36,6 +36,8 @@ def read_flows(path: Path) -> list[LocatedFlow]:
     line and the field."""
     if not path.is_file():
         raise InputError(path, None, "no such flows file: give a JSONL, JSON or YAML file")
+    if not read_bytes(path).strip():
+        raise InputError(path, None, "holds no flows: write one flow per line (JSONL)")
     if path.suffix.lower() in YAML_SUFFIXES:
         rows = _yaml_rows(path)
     elif is_json_lines(path):
@@ -64,8 +66,11 @@ def _flow(path: Path, line: int, row: Any) -> Flow:
         return Flow.model_validate(row)
     except ValidationError as exc:
         error = exc.errors()[0]
-        field = ".".join(str(part) for part in error["loc"]) or "flow"
-        raise InputError(path, f"line {line}", f"{field}: {error['msg']}") from None
+        message = error["msg"].removeprefix("Value error, ")
+        field = ".".join(str(part) for part in error["loc"])
+        raise InputError(
+            path, f"line {line}", f"{field}: {message}" if field else message
+        ) from None
 
 
 def _refuse_duplicates(path: Path, flows: list[LocatedFlow]) -> None:

@@ -236,12 +236,13 @@ def load_target(path: Path) -> Target:
 def _file_error(path: Path, exc: ValidationError) -> InputError:
     """The first problem, as the key of the file at fault and its fix."""
     error = exc.errors()[0]
-    # The first two parts are the wrapper and the union member's tag (target.http.…).
-    key = ".".join(str(part) for part in error["loc"][2:]) or "type"
+    if error["type"] == "union_tag_invalid":
+        return InputError(path, "type", 'unknown type: use "http" or "python"')
+    # The first two parts are the wrapper and the union member's tag (target.http.…); a check
+    # of the whole file (no key of its own) names the key in its message.
+    key = ".".join(str(part) for part in error["loc"][2:]) or None
     if error["type"] == "extra_forbidden":
         return InputError(path, key, "unknown key: remove it or check its spelling")
-    if error["type"] == "union_tag_invalid":
-        return InputError(path, key, 'unknown type: use "http" or "python"')
     return InputError(path, key, error["msg"].removeprefix("Value error, "))
 
 
