@@ -37,6 +37,7 @@ def test_jsonl_flows_are_read_in_order_with_their_lines_and_ids_sanitised(tmp_pa
     flows = read_flows(path)
     assert [(f.flow.id, f.line) for f in flows] == [("calendar-week-1", 1), ("refund", 3)]
     assert flows[1].flow.seed_id == "seed-7"
+    assert flows[0].flow.seed_id == "calendar-week-1"  # a flow without one is its own origin
     assert flows[1].flow.user is not None and flows[1].flow.user.max_turns == 6
 
 

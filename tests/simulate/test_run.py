@@ -268,3 +268,25 @@ def test_an_edited_target_file_is_refused_on_resume(tmp_path: Path, agent: Agent
     target.write_text(target.read_text() + "\n# edited\n")
     code, output = abt("simulate", "run", "--resume", done.path, "--skip-judge")
     assert code == 2 and "is not the target file the run started with" in output
+
+
+@pytest.mark.parametrize(("sent", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_ctrl_c_or_sigterm_keeps_finished_conversations_and_marks_the_run_interrupted(
+    tmp_path: Path, notes_db: Path, sent: signal.Signals, code: int
+) -> None:
+    flows = flows_file(tmp_path / "flows.jsonl", [scripted(f"f{n}", "a", "b") for n in range(10)])
+    with AgentServer(tmp_path / "agent.log", notes_db, delay=0.2) as agent:
+        target = target_file(tmp_path / "t.toml", agent.base_url)
+        run = tmp_path / "run"
+        process = simulate_process(flows, "--target", target, "--out", run, "--skip-judge",
+                                   "--concurrency", "2")  # fmt: skip
+        wait_for_lines(run / "conversations.jsonl", 2, process)
+        process.send_signal(sent)
+        assert process.wait(timeout=60) == code
+        kept = lines(run / "conversations.jsonl")
+        assert len(kept) >= 2
+        assert json.loads((run / "run.json").read_text())["status"] == "interrupted"
+        assert simulate_process("--resume", run, "--skip-judge").wait(timeout=120) == 0
+    assert sorted(c["flow_id"] for c in lines(run / "conversations.jsonl")) == sorted(
+        f"f{n}" for n in range(10)
+    )

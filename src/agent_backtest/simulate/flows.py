@@ -63,7 +63,7 @@ def _flow(path: Path, line: int, row: Any) -> Flow:
     if not isinstance(row, dict):
         raise InputError(path, f"line {line}", "a flow must be an object with id and family")
     try:
-        return Flow.model_validate(row)
+        flow = Flow.model_validate(row)
     except ValidationError as exc:
         error = exc.errors()[0]
         message = error["msg"].removeprefix("Value error, ")
@@ -71,6 +71,9 @@ def _flow(path: Path, line: int, row: Any) -> Flow:
         raise InputError(
             path, f"line {line}", f"{field}: {message}" if field else message
         ) from None
+    if flow.seed_id is None:  # a flow written by hand is its own origin
+        flow.seed_id = flow.id
+    return flow
 
 
 def _refuse_duplicates(path: Path, flows: list[LocatedFlow]) -> None:

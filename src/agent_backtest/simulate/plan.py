@@ -10,6 +10,7 @@ from pathlib import Path
 from agent_backtest.errors import InputError, UserError
 from agent_backtest.providers import ModelConfig, load_model_config
 from agent_backtest.providers.config import ModelRole
+from agent_backtest.providers.roles import check_role
 from agent_backtest.redaction import redact
 from agent_backtest.runs.manifest import describe_input
 from agent_backtest.simulate.flows import read_flows
@@ -22,11 +23,11 @@ from agent_backtest.simulate.manifest import (
     SimulateManifest,
     TargetRecord,
 )
+from agent_backtest.simulate.models import Flow
 from agent_backtest.simulate.run import (
     FIXTURE_COPY,
     MANIFEST,
     SimulatePlan,
-    check_user_role,
     read_run_flows,
 )
 from agent_backtest.simulate.selection import FlowSelection, may_change_state, select_flows
@@ -177,6 +178,19 @@ def plan_resume(
         config=config,
         isolation=_isolation(kind, options, run, manifest.isolation.snapshot_taken),
     )
+
+
+def check_user_role(flows: list[Flow], role: ModelRole | None, config: ModelConfig) -> None:
+    """A simulated user needs the ``user`` role, reachable."""
+    simulated = [flow.id for flow in flows if flow.user is not None]
+    if simulated and role is None:
+        raise UserError(
+            f"flow {simulated[0]!r} has a simulated user: name the model that plays it "
+            "(provider/model)",
+            "user",
+        )
+    if role is not None:
+        check_role(role, [role.ref], config)
 
 
 def begin_resume(plan: SimulatePlan, retry_errors: bool) -> None:

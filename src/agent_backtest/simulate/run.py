@@ -19,8 +19,7 @@ from pathlib import Path
 
 from agent_backtest.errors import TERMINATION, InputError, Terminated, UserError
 from agent_backtest.providers import CallCounters, ModelConfig
-from agent_backtest.providers.config import ModelRole
-from agent_backtest.providers.roles import check_role, close_clients, open_clients
+from agent_backtest.providers.roles import close_clients, open_clients
 from agent_backtest.redaction import redact
 from agent_backtest.runs.files import private_atomic_writer
 from agent_backtest.runs.manifest import now
@@ -59,19 +58,6 @@ class SimulatePlan:
     config: ModelConfig
     isolation: Isolation | None = None
     done: set[str] = field(default_factory=set)
-
-
-def check_user_role(flows: list[Flow], role: ModelRole | None, config: ModelConfig) -> None:
-    """A simulated user needs the ``user`` role, reachable."""
-    simulated = [flow.id for flow in flows if flow.user is not None]
-    if simulated and role is None:
-        raise UserError(
-            f"flow {simulated[0]!r} has a simulated user: name the model that plays it "
-            "(provider/model)",
-            "user",
-        )
-    if role is not None:
-        check_role(role, [role.ref], config)
 
 
 def write_start(plan: SimulatePlan) -> None:

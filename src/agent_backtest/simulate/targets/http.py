@@ -78,8 +78,7 @@ class HttpAgent:
         conversation = HttpConversation(self, flow_id)
         session = self.target.session
         if session is not None:
-            async with asyncio.timeout(self.target.timeout):
-                answer = await self.send(session.create, conversation.values(None, ""))
+            answer = await self.send(session.create, conversation.values(None, ""))
             found = at_path(_json(answer, self.secrets), session.create.id_path)
             if found is MISSING or found in (None, ""):
                 raise TargetError(
@@ -90,12 +89,19 @@ class HttpAgent:
         return conversation
 
     async def send(self, request: Request, values: dict[str, str]) -> httpx.Response:
-        """Send a request (whole answer read); an HTTP error status is a target error."""
-        response = await self.stream(request, values)
+        """Send a request and read its whole answer within the turn timeout; an HTTP error
+        status, a timeout or a broken connection is a target error."""
         try:
-            await response.aread()
-        finally:
-            await response.aclose()
+            async with asyncio.timeout(self.target.timeout):
+                response = await self.stream(request, values)
+                try:
+                    await response.aread()
+                finally:
+                    await response.aclose()
+        except TimeoutError:
+            raise TargetError("timeout", f"no answer within {self.target.timeout:g} s") from None
+        except httpx.HTTPError as exc:
+            raise TargetError("connection", str(exc) or type(exc).__name__, self.secrets) from None
         return response
 
     async def stream(self, request: Request, values: dict[str, str]) -> httpx.Response:
@@ -106,7 +112,7 @@ class HttpAgent:
         if response.status_code == 401 and self.target.credential_command:
             await response.aclose()
             await self._refresh_credential(generation)
-            response = await self._send_once(request, {**values, **self.values})
+            response = await self._send_once(request, values)
         if response.status_code >= 400:
             body = (await response.aread()).decode(errors="replace")
             await response.aclose()
@@ -233,8 +239,7 @@ class HttpConversation:
         session = self.agent.target.session
         if session is None or session.teardown is None or self.session_id is None:
             return
-        async with asyncio.timeout(self.agent.target.timeout):
-            await self.agent.send(session.teardown, self.values(None, ""))
+        await self.agent.send(session.teardown, self.values(None, ""))
 
 
 def json_events(document: Any, answer: JsonAnswer) -> list[TurnEvent]:
