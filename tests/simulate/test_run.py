@@ -290,3 +290,21 @@ def test_ctrl_c_or_sigterm_keeps_finished_conversations_and_marks_the_run_interr
     assert sorted(c["flow_id"] for c in lines(run / "conversations.jsonl")) == sorted(
         f"f{n}" for n in range(10)
     )
+
+
+def test_a_torn_last_line_is_dropped_and_its_flow_played_again_on_resume(
+    tmp_path: Path, agent: AgentServer
+) -> None:
+    flows = flows_file(tmp_path / "flows.jsonl", [scripted("a", "hi a"), scripted("b", "hi b")])
+    target = target_file(tmp_path / "t.toml", agent.base_url)
+    done = simulate_run(flows, target=target, out=tmp_path / "r", concurrency=1, skip_judge=True)
+    conversations = done.path / "conversations.jsonl"
+    first, second = conversations.read_bytes().splitlines(keepends=True)
+    conversations.write_bytes(first + second[: len(second) // 2])  # a kill mid-write
+    again = simulate_resume(done.path, skip_judge=True)
+    assert sorted(c.flow_id for c in again.conversations()) == ["a", "b"]
+    assert len(lines(done.path / "sessions.jsonl")) == 2
+    sent = [entry.get("message") for entry in read_log(agent.log)]
+    replayed = json.loads(second)
+    assert sent.count(f"hi {replayed['flow_id']}") == 2
+    assert sent.count(f"hi {json.loads(first)['flow_id']}") == 1

@@ -102,7 +102,7 @@ COMMANDS: Mapping[str, Entry] = {
         {
             "run": Command(
                 "simulate_run",
-                "simulate_run",
+                "run",
                 "Play test conversations through a live agent and record every turn; "
                 "conversations are appended as they end, and --resume finishes an interrupted "
                 "run.",

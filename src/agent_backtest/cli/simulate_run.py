@@ -17,7 +17,7 @@ from agent_backtest.simulate.run import SimulateHooks
 FAILED = 1
 
 
-def simulate_run(
+def run(
     flows: Annotated[
         Path | None,
         typer.Argument(
@@ -162,7 +162,7 @@ def simulate_run(
                 "takes the run's own flows, target and settings; pass only the run directory",
                 "resume",
             )
-        run = api.simulate_resume(
+        done = api.simulate_resume(
             resume,
             concurrency=concurrency,
             snapshot_cmd=snapshot_cmd,
@@ -178,7 +178,7 @@ def simulate_run(
             )
         if flows is None or target is None or out is None:
             raise UserError("give FLOWS, --target and --out (or --resume DIR)")
-        run = api.simulate_run(
+        done = api.simulate_run(
             flows,
             target=target,
             out=out,
@@ -195,7 +195,7 @@ def simulate_run(
             skip_judge=skip_judge,
             hooks=hooks,
         )
-    _summary(run)
+    _summary(done)
 
 
 class _Progress(SimulateHooks):
