@@ -95,10 +95,10 @@ def test_an_http_error_ends_the_conversation_as_a_transport_error_keeping_its_tu
 
 
 def test_a_slow_turn_times_out_and_is_not_sent_again(tmp_path: Path, agent: AgentServer) -> None:
-    target = target_file(tmp_path / "t.toml", agent.base_url, timeout=0.5)
+    target = target_file(tmp_path / "t.toml", agent.base_url, timeout=1.0)
     done = run(tmp_path, target, scripted("slow", "slow answer"), scripted("ok", "hi"))
     by_id = {c.flow_id: c for c in done.conversations()}
-    assert by_id["slow"].transport_error == "turn 1: timeout: no complete answer within 0.5 s"
+    assert by_id["slow"].transport_error == "turn 1: timeout: no complete answer within 1 s"
     assert by_id["ok"].transport_error is None
     assert done.manifest.status == "completed_with_errors"
     assert done.manifest.counts.transport_errors == 1
