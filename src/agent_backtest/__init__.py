@@ -28,6 +28,8 @@ if TYPE_CHECKING:
         resume,
         score,
         simulate_judge,
+        simulate_resume,
+        simulate_run,
     )
     from agent_backtest.errors import InputError, UserError
     from agent_backtest.runs.run import Run
@@ -51,6 +53,8 @@ __all__ = [
     "resume",
     "score",
     "simulate_judge",
+    "simulate_resume",
+    "simulate_run",
 ]
 # Where each name lives; the rest of __all__ is the API's.
 _HOMES = {

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from agent_backtest.api.replays import replay, resume
     from agent_backtest.api.reports import compare, gate, report
     from agent_backtest.api.scoring import score
+    from agent_backtest.api.simulate import simulate_resume, simulate_run
     from agent_backtest.api.simulate_judge import simulate_judge
     from agent_backtest.api.units import build_units, read_sessions
 
@@ -40,6 +41,8 @@ _HOMES = {
     "report": "reports",
     "score": "scoring",
     "simulate_judge": "simulate_judge",
+    "simulate_resume": "simulate",
+    "simulate_run": "simulate",
     "build_units": "units",
     "read_sessions": "units",
 }
@@ -59,6 +62,8 @@ __all__ = [
     "resume",
     "score",
     "simulate_judge",
+    "simulate_resume",
+    "simulate_run",
 ]
 
 

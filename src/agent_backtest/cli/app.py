@@ -141,12 +141,19 @@ COMMANDS: Mapping[str, Entry] = {
     "simulate": Group(
         "Simulate: test conversations played through a live agent, then judged.",
         {
+            "run": Command(
+                "simulate_run",
+                "run",
+                "Play test conversations through a live agent and record every turn; "
+                "conversations are appended as they end, and --resume finishes an interrupted "
+                "run.",
+            ),
             "judge": Command(
                 "simulate_judge",
                 "judge",
                 "Judge a saved simulate run's conversations: checks, then the judge; never "
                 "replays.",
-            )
+            ),
         },
     ),
     "patch": Group(

@@ -31,6 +31,8 @@ FLAGS: dict[str, str] = {
     "from_models": "--from-model",
     "nodes": "--node",
     "checks": "--check",
+    "families": "--family",
+    "flows": "FLOWS",
 }
 
 

@@ -20,6 +20,51 @@ class RejudgeChoice(StrEnum):
     all = "all"
 
 
+# The judge's options, shared with abt simulate run (which judges after playing).
+JudgeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--judge",
+        metavar="MODEL",
+        help="The judge (provider/model) [default: the run's earlier judging, else "
+        "[roles.judge] of the config].",
+    ),
+]
+FallbackJudgeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--fallback-judge",
+        metavar="MODEL",
+        help="Asked when the judge gives no valid verdict after one correction.",
+    ),
+]
+OwnersOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--owners",
+        metavar="FILE",
+        help="Owner taxonomy replacing the default: one owner a line, as name: what it owns.",
+    ),
+]
+ToolsOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--tools",
+        metavar="FILE",
+        help="The agent's tool definitions (OpenAI function format): the judge's catalogue "
+        "and the schema every call is checked against.",
+    ),
+]
+ChecksOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--check",
+        metavar="MODULE:FUNCTION",
+        help="A check of your own, run after the built-in ones (repeatable).",
+    ),
+]
+
+
 def judge(
     run: Annotated[
         Path,
@@ -27,48 +72,11 @@ def judge(
             metavar="RUN", show_default=False, help="A run directory from abt simulate run."
         ),
     ],
-    judge_model: Annotated[
-        str | None,
-        typer.Option(
-            "--judge",
-            metavar="MODEL",
-            help="The judge (provider/model) [default: the run's earlier judging, else "
-            "[roles.judge] of the config].",
-        ),
-    ] = None,
-    fallback_judge: Annotated[
-        str | None,
-        typer.Option(
-            "--fallback-judge",
-            metavar="MODEL",
-            help="Asked when the judge gives no valid verdict after one correction.",
-        ),
-    ] = None,
-    owners: Annotated[
-        Path | None,
-        typer.Option(
-            "--owners",
-            metavar="FILE",
-            help="Owner taxonomy replacing the default: one owner a line, as name: what it owns.",
-        ),
-    ] = None,
-    tools: Annotated[
-        Path | None,
-        typer.Option(
-            "--tools",
-            metavar="FILE",
-            help="The agent's tool definitions (OpenAI function format): the judge's catalogue "
-            "and the schema every call is checked against.",
-        ),
-    ] = None,
-    checks: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--check",
-            metavar="MODULE:FUNCTION",
-            help="A check of your own, run after the built-in ones (repeatable).",
-        ),
-    ] = None,
+    judge_model: JudgeOption = None,
+    fallback_judge: FallbackJudgeOption = None,
+    owners: OwnersOption = None,
+    tools: ToolsOption = None,
+    checks: ChecksOption = None,
     resume: Annotated[
         bool, typer.Option("--resume", help="Judge only the conversations without a verdict.")
     ] = False,

@@ -126,6 +126,16 @@ def judge_run(run: Path, options: JudgingOptions) -> JudgingOutcome:
         return judge_locked(plan_judging(run, options))
 
 
+def check_judging(options: JudgingOptions, run: Path | None = None) -> None:
+    """Check the judges, the owners, the tools and the checks of a judging still to come (the
+    run's earlier judging, if ``run`` has one, filling what is not given), before a simulate
+    run plays its first flow."""
+    recorded = read_settings(run) if run is not None else None
+    options = _with_recorded(options, recorded)
+    _, taxonomy, tools = _settings(options, load_model_config(options.config_file), recorded)
+    all_checks(tools, options.checks, taxonomy)
+
+
 def plan_judging(run: Path, options: JudgingOptions) -> JudgingPlan:
     """Check the run, the judges, the owners, the tools and the checks; choose what to judge."""
     flows, conversations = read_run(run)

@@ -126,6 +126,9 @@ class TurnRecord(BaseModel):
     tool_calls: list[ToolActivity] = Field(default_factory=list)
     final_text: str | None = None
     error: str | None = Field(default=None, description="A transport or agent error, named.")
+    started_at: str | None = Field(
+        default=None, description="When the user's message was sent (UTC, ISO 8601)."
+    )
     ttft_ms: float | None = Field(default=None, description="Time to the first streamed byte.")
     turn_ms: float | None = None
     input_tokens: int | None = None

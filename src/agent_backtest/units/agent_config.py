@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from agent_backtest.errors import InputError
 
@@ -52,11 +52,27 @@ class AgentConfig(BaseModel):
         default_factory=dict,
         description="Per tool, list arguments whose order carries no meaning.",
     )
+    read_only_tools: list[str] = Field(
+        default_factory=list,
+        description="Tools that never change the agent's data (abt simulate plays flows that "
+        "expect only these without isolation).",
+    )
+    mutating_tools: list[str] = Field(
+        default_factory=list, description="Tools that change the agent's data."
+    )
     answer_keys: str | None = Field(
         default=None,
         description="A gold file of answer keys (JSON lines of unit_id and calls, see "
         "units/answer_key.py) for units that carry none; relative to the config file.",
     )
+
+    @model_validator(mode="after")
+    def _side_effects_agree(self) -> AgentConfig:
+        """A tool cannot be both read-only and mutating."""
+        both = sorted(set(self.read_only_tools) & set(self.mutating_tools))
+        if both:
+            raise ValueError(f"{', '.join(both)}: in both read_only_tools and mutating_tools")
+        return self
 
     def is_routing_tool(self, name: str) -> bool:
         """True for a tool that hands the conversation to another node or ends it."""

@@ -1,0 +1,183 @@
+"""``simulate_run()`` and ``simulate_resume()``: flows played through a live agent into a run
+directory, every conversation recorded as it ends.
+
+Every check runs before the run directory is made (:mod:`agent_backtest.simulate.plan`); the
+run's lock is held from the first write to the last. The judge stage comes after the
+conversations, under the same lock (unless ``skip_judge``); its judges, owners, tools and checks
+are checked with everything else, before the first flow is played.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from agent_backtest.api.options import PathLike
+from agent_backtest.errors import UserError
+from agent_backtest.providers import ModelConfig, load_model_config
+from agent_backtest.providers.config import ModelRole
+from agent_backtest.providers.roles import resolve_role
+from agent_backtest.runs.files import private_mkdir
+from agent_backtest.runs.lock import run_lock
+from agent_backtest.simulate.judging import (
+    JudgingOptions,
+    JudgingOutcome,
+    check_judging,
+    judge_locked,
+    plan_judging,
+)
+from agent_backtest.simulate.log import CONVERSATIONS, read_conversations
+from agent_backtest.simulate.manifest import SimulateManifest
+from agent_backtest.simulate.models import ConversationRecord
+from agent_backtest.simulate.plan import (
+    IsolationOptions,
+    begin_resume,
+    plan_resume,
+    plan_simulation,
+)
+from agent_backtest.simulate.run import SimulateHooks, play_run, write_start
+from agent_backtest.simulate.selection import FlowSelection
+from agent_backtest.simulate.targets.turns import DEFAULT_RESULT_CHARS
+
+
+@dataclass(frozen=True)
+class SimulateRun:
+    """A simulate run directory, read back."""
+
+    path: Path
+    manifest: SimulateManifest
+    judging: JudgingOutcome | None = None
+    """The judge stage's verdicts; None when it was skipped."""
+
+    def conversations(self) -> list[ConversationRecord]:
+        """The recorded conversations, in the order they ended."""
+        return read_conversations(self.path / CONVERSATIONS)
+
+
+def simulate_run(
+    flows: PathLike,
+    *,
+    target: PathLike,
+    out: PathLike,
+    user: str | None = None,
+    families: Sequence[str] = (),
+    per_family: int | None = None,
+    offset: int = 0,
+    limit: int | None = None,
+    isolation: IsolationOptions | None = None,
+    concurrency: int = 4,
+    agent_config: PathLike | None = None,
+    config_file: PathLike | None = None,
+    result_chars: int = DEFAULT_RESULT_CHARS,
+    skip_judge: bool = False,
+    judging: JudgingOptions | None = None,
+    hooks: SimulateHooks | None = None,
+) -> SimulateRun:
+    """Play the selected flows of ``flows`` through the agent of the ``target`` file into the
+    run directory ``out``.
+
+    ``user`` (provider/model) plays the flows with a simulated user. Flows that may change the
+    agent's data are refused unless ``isolation`` skips or isolates them. Then every
+    conversation is judged (``judging``: the judges, owners, tools and checks, as
+    :func:`~agent_backtest.simulate_judge` takes them), unless ``skip_judge``. Nothing is written
+    and nothing is sent until every check has passed; a failed check raises
+    :class:`~agent_backtest.errors.UserError` naming the parameter at fault.
+    """
+    judge = _judge_stage(skip_judge, judging, config_file, None)
+    config = load_model_config(Path(config_file) if config_file else None)
+    role = _user_role(config, user)
+    plan = plan_simulation(
+        Path(flows),
+        Path(target),
+        Path(out),
+        selection=FlowSelection(tuple(families), per_family, offset, limit),
+        isolation=isolation or IsolationOptions(),
+        user_role=role,
+        config=config,
+        config_file=Path(config_file) if config_file else None,
+        agent_config_file=Path(agent_config) if agent_config else None,
+        concurrency=concurrency,
+        result_chars=result_chars,
+    )
+    created = _make(plan.out)
+    with run_lock(plan.out, "simulate"):
+        try:
+            write_start(plan)
+        except BaseException:
+            if created:
+                shutil.rmtree(plan.out, ignore_errors=True)
+            raise
+        manifest = play_run(plan, hooks)
+        verdicts = judge_locked(plan_judging(plan.out, judge)) if judge else None
+    return SimulateRun(plan.out, manifest, verdicts)
+
+
+def simulate_resume(
+    run: PathLike,
+    *,
+    concurrency: int | None = None,
+    snapshot_cmd: str | None = None,
+    restore_cmd: str | None = None,
+    retry_errors: bool = False,
+    skip_judge: bool = False,
+    judging: JudgingOptions | None = None,
+    hooks: SimulateHooks | None = None,
+) -> SimulateRun:
+    """Finish a run: play only the flows with no recorded conversation (and, with
+    ``retry_errors``, those whose conversation ended in a transport error), then judge every
+    conversation without a verdict (``judging`` filled from the run's earlier judging)."""
+    path = Path(run)
+    if not path.is_dir():
+        raise UserError(f"{path} is not a run directory", "resume")
+    judge = _judge_stage(skip_judge, judging, None, path)
+    with run_lock(path, "resume"):
+        plan = plan_resume(
+            path, concurrency=concurrency, snapshot_cmd=snapshot_cmd, restore_cmd=restore_cmd
+        )
+        begin_resume(plan, retry_errors)
+        manifest = play_run(plan, hooks)
+        verdicts = judge_locked(plan_judging(path, judge)) if judge else None
+    return SimulateRun(plan.out, manifest, verdicts)
+
+
+def _user_role(config: ModelConfig, user: str | None) -> ModelRole | None:
+    """The user role: the model named, else ``[roles.user]`` of the config, else none."""
+    configured = config.roles.get("user")
+    if user is None and (configured is None or configured.model is None):
+        return None
+    return resolve_role("user", config, user)
+
+
+def _judge_stage(
+    skip_judge: bool,
+    judging: JudgingOptions | None,
+    config_file: PathLike | None,
+    run: Path | None,
+) -> JudgingOptions | None:
+    """The judge stage's options, checked now; None when it is skipped.
+
+    The stage judges only what has no verdict yet, so a resumed run never asks twice.
+    """
+    if skip_judge:
+        return None
+    options = judging or JudgingOptions()
+    if options.config_file is None and config_file is not None:
+        options = replace(options, config_file=Path(config_file))
+    check_judging(options, run)
+    return replace(options, resume=True, rejudge=None)
+
+
+def _make(out: Path) -> bool:
+    """Make the run directory (0700); True when it did not exist before."""
+    created = not out.exists()
+    try:
+        private_mkdir(out)
+        os.chmod(out, 0o700)
+    except OSError as exc:
+        raise UserError(
+            f"cannot make the run directory {out} ({exc.strerror}): name another --out", "out"
+        ) from None
+    return created

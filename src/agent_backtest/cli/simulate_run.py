@@ -1,0 +1,263 @@
+"""``abt simulate run``: play test conversations through a live agent, recording every turn."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from agent_backtest.api import simulate as api
+from agent_backtest.cli.simulate_judge import (
+    ChecksOption,
+    FallbackJudgeOption,
+    JudgeOption,
+    OwnersOption,
+    ToolsOption,
+    print_outcome,
+)
+from agent_backtest.cli.terminal import SafeConsole
+from agent_backtest.errors import UserError
+from agent_backtest.simulate.judging import JudgingOptions
+from agent_backtest.simulate.models import ConversationRecord
+from agent_backtest.simulate.plan import IsolationOptions
+from agent_backtest.simulate.run import SimulateHooks
+
+FAILED = 1
+
+
+def run(
+    flows: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="FLOWS",
+            help="The flows: JSONL, JSON (a list, or an object holding flows) or YAML.",
+            show_default=False,
+        ),
+    ] = None,
+    target: Annotated[
+        Path | None,
+        typer.Option("--target", metavar="FILE", help="The target file (TOML): the live agent."),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", metavar="DIR", help="The run directory to create.")
+    ] = None,
+    resume: Annotated[
+        Path | None,
+        typer.Option(
+            "--resume",
+            metavar="DIR",
+            help="Finish this run: play only the flows with no recorded conversation.",
+        ),
+    ] = None,
+    retry_errors: Annotated[
+        bool,
+        typer.Option(
+            "--retry-errors",
+            help="With --resume: also play again the flows whose conversation ended in a "
+            "transport error.",
+        ),
+    ] = False,
+    user: Annotated[
+        str | None,
+        typer.Option(
+            "--user",
+            metavar="MODEL",
+            help="The model (provider/model) that plays simulated users [default: [roles.user] "
+            "of abt.toml].",
+        ),
+    ] = None,
+    family: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--family", metavar="NAME", help="Play only flows of this family (repeatable)."
+        ),
+    ] = None,
+    per_family: Annotated[
+        int | None,
+        typer.Option(
+            "--per-family",
+            metavar="N",
+            min=1,
+            help="At most N flows of each family, taken round-robin across families.",
+        ),
+    ] = None,
+    offset: Annotated[
+        int, typer.Option("--offset", metavar="N", min=0, help="Skip the first N flows selected.")
+    ] = 0,
+    limit: Annotated[
+        int | None, typer.Option("--limit", metavar="N", min=1, help="Play at most N flows.")
+    ] = None,
+    read_only_only: Annotated[
+        bool,
+        typer.Option(
+            "--read-only-only",
+            help="Skip (and count) the flows that may change the agent's data, instead of "
+            "refusing the run.",
+        ),
+    ] = False,
+    fixture_db: Annotated[
+        Path | None,
+        typer.Option(
+            "--fixture-db",
+            metavar="FILE",
+            help="A SQLite file the agent keeps its data in: copied once, restored before and "
+            "after every flow that may change it, and at the end.",
+        ),
+    ] = None,
+    snapshot_cmd: Annotated[
+        str | None,
+        typer.Option(
+            "--snapshot-cmd",
+            metavar="CMD",
+            help="Snapshot the agent's data once (a shell command; with --restore-cmd).",
+        ),
+    ] = None,
+    restore_cmd: Annotated[
+        str | None,
+        typer.Option(
+            "--restore-cmd",
+            metavar="CMD",
+            help="Restore that snapshot, before and after every "
+            "flow that may change the data, and at the end.",
+        ),
+    ] = None,
+    concurrency: Annotated[
+        int | None,
+        typer.Option(
+            "--concurrency",
+            metavar="N",
+            min=1,
+            help="Conversations side by side (isolated flows run one at a time) [default: 4].",
+        ),
+    ] = None,
+    agent_config: Annotated[
+        Path | None,
+        typer.Option(
+            "--agent-config",
+            metavar="FILE",
+            help="Agent config file (TOML, JSON or YAML): read_only_tools and mutating_tools.",
+        ),
+    ] = None,
+    config_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            metavar="FILE",
+            help="Model config (abt.toml) for the user role [default: ./abt.toml, else the "
+            "user config dir].",
+        ),
+    ] = None,
+    result_chars: Annotated[
+        int,
+        typer.Option(
+            "--result-chars",
+            metavar="N",
+            min=0,
+            help="Characters of each tool result kept (its full length is recorded).",
+        ),
+    ] = 2000,
+    skip_judge: Annotated[
+        bool,
+        typer.Option(
+            "--skip-judge", help="Record the conversations only; abt simulate judge RUN later."
+        ),
+    ] = False,
+    judge_model: JudgeOption = None,
+    fallback_judge: FallbackJudgeOption = None,
+    owners: OwnersOption = None,
+    tools: ToolsOption = None,
+    checks: ChecksOption = None,
+) -> None:
+    """Play test conversations through a live agent and record every turn; conversations are
+    appended as they end, and --resume finishes an interrupted run."""
+    hooks = _Progress(SafeConsole(stderr=True, highlight=False))
+    judging = JudgingOptions(
+        judge=judge_model,
+        fallback_judge=fallback_judge,
+        owners=owners,
+        tools=tools,
+        checks=tuple(checks or ()),
+        config_file=config_file,
+    )
+    if resume is not None:
+        if flows or target or out:
+            raise UserError(
+                "takes the run's own flows, target and settings; pass only the run directory",
+                "resume",
+            )
+        done = api.simulate_resume(
+            resume,
+            concurrency=concurrency,
+            snapshot_cmd=snapshot_cmd,
+            restore_cmd=restore_cmd,
+            retry_errors=retry_errors,
+            skip_judge=skip_judge,
+            judging=judging,
+            hooks=hooks,
+        )
+    else:
+        if retry_errors:
+            raise UserError(
+                "plays again the flows of a run you resume: add --resume DIR", "retry_errors"
+            )
+        if flows is None or target is None or out is None:
+            raise UserError("give FLOWS, --target and --out (or --resume DIR)")
+        done = api.simulate_run(
+            flows,
+            target=target,
+            out=out,
+            user=user,
+            families=family or (),
+            per_family=per_family,
+            offset=offset,
+            limit=limit,
+            isolation=IsolationOptions(read_only_only, fixture_db, snapshot_cmd, restore_cmd),
+            concurrency=concurrency or 4,
+            agent_config=agent_config,
+            config_file=config_file,
+            result_chars=result_chars,
+            skip_judge=skip_judge,
+            judging=judging,
+            hooks=hooks,
+        )
+    _summary(done)
+
+
+class _Progress(SimulateHooks):
+    """One line on stderr per conversation as it is recorded."""
+
+    def __init__(self, console: SafeConsole) -> None:
+        super().__init__()
+        self.console = console
+        self.on_start = self.started
+        self.on_conversation = self.recorded
+
+    def started(self, todo: int, done: int) -> None:
+        already = f" ({done} already recorded)" if done else ""
+        self.console.print(f"simulate: {todo} conversations to play{already}", markup=False)
+
+    def recorded(self, record: ConversationRecord) -> None:
+        if record.transport_error:
+            what = f"not completed: {record.transport_error}"
+        else:
+            what = f"{len(record.turns)} turns"
+        self.console.print(f"  {record.flow_id} ({record.family}): {what}", markup=False)
+
+
+def _summary(run: api.SimulateRun) -> None:
+    manifest = run.manifest
+    counts = manifest.counts
+    parts = [f"{counts.conversations} of {counts.flows} conversations recorded"]
+    if counts.transport_errors:
+        parts.append(f"{counts.transport_errors} not completed (transport errors, never judged)")
+    if counts.isolated:
+        parts.append(f"{counts.isolated} isolated")
+    if counts.skipped_may_change_state:
+        parts.append(f"{counts.skipped_may_change_state} skipped as they may change state")
+    console = SafeConsole(highlight=False)
+    console.print(f"{'; '.join(parts)}: {run.path} ({manifest.status})", markup=False)
+    if run.judging is not None:
+        print_outcome(console, run.judging)
+    if manifest.status == "failed":
+        raise typer.Exit(FAILED)

@@ -1,0 +1,281 @@
+"""Planning a simulate run, new or resumed: every check made before anything is written or
+sent (flows, target, agent config, user role, isolation, output directory), so a mistake
+costs nothing and leaves nothing behind."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_backtest.errors import InputError, UserError
+from agent_backtest.providers import ModelConfig, load_model_config
+from agent_backtest.providers.config import ModelRole
+from agent_backtest.providers.roles import check_role
+from agent_backtest.redaction import redact
+from agent_backtest.runs.manifest import describe_input
+from agent_backtest.simulate.flows import read_flows
+from agent_backtest.simulate.isolation import Commands, FixtureDb, Isolation, check_fixture_db
+from agent_backtest.simulate.log import CONVERSATIONS, read_conversations, rewrite
+from agent_backtest.simulate.manifest import (
+    IsolationRecord,
+    SelectionRecord,
+    SimulateCounts,
+    SimulateManifest,
+    TargetRecord,
+)
+from agent_backtest.simulate.models import Flow
+from agent_backtest.simulate.run import (
+    FIXTURE_COPY,
+    MANIFEST,
+    SimulatePlan,
+    read_run_flows,
+)
+from agent_backtest.simulate.selection import FlowSelection, may_change_state, select_flows
+from agent_backtest.simulate.targets import load_target, prepare_agent
+from agent_backtest.simulate.targets.turns import DEFAULT_RESULT_CHARS
+from agent_backtest.units import AgentConfig, load_agent_config
+
+
+@dataclass(frozen=True)
+class IsolationOptions:
+    """How flows that may change the agent's data are kept from changing it for the next."""
+
+    read_only_only: bool = False
+    """Skip (and count) the flows that may change state instead of refusing the run."""
+    fixture_db: Path | None = None
+    """A SQLite file: copied once, restored before and after every flow that may change it."""
+    snapshot_cmd: str | None = None
+    """A shell command that snapshots the agent's data once (with restore_cmd)."""
+    restore_cmd: str | None = None
+    """A shell command that restores that snapshot, before and after every such flow."""
+
+    def check(self) -> str:
+        """The isolation kind asked for: none, fixture_db or commands; a contradiction is a
+        user error."""
+        commands = self.snapshot_cmd is not None or self.restore_cmd is not None
+        if self.read_only_only and (self.fixture_db is not None or commands):
+            raise UserError(
+                "skips the flows that isolation would run: give one or the other",
+                "read_only_only",
+            )
+        if self.fixture_db is not None and commands:
+            raise UserError("give --fixture-db or the commands, not both", "fixture_db")
+        if commands and not (self.snapshot_cmd and self.restore_cmd):
+            missing = "restore_cmd" if self.snapshot_cmd else "snapshot_cmd"
+            raise UserError("needed with the other command: a snapshot needs a restore", missing)
+        if self.fixture_db is not None:
+            check_fixture_db(self.fixture_db)
+            return "fixture_db"
+        return "commands" if commands else "none"
+
+
+def plan_simulation(
+    flows_file: Path,
+    target_file: Path,
+    out: Path,
+    *,
+    selection: FlowSelection,
+    isolation: IsolationOptions,
+    user_role: ModelRole | None,
+    config: ModelConfig,
+    config_file: Path | None,
+    agent_config_file: Path | None,
+    concurrency: int,
+    result_chars: int = DEFAULT_RESULT_CHARS,
+) -> SimulatePlan:
+    """The plan of a new run into ``out``; nothing is written."""
+    _check_counts(concurrency, result_chars, selection)
+    kind = isolation.check()
+    agent_config = load_agent_config(agent_config_file) if agent_config_file else AgentConfig()
+    flows = read_flows(flows_file)
+    chosen = select_flows(
+        flows, selection, agent_config.read_only_tools, isolation.read_only_only, kind != "none"
+    )
+    selected = [entry.flow for entry in chosen.flows]
+    target = load_target(target_file)
+    factory = prepare_agent(target, target_file)
+    check_user_role(selected, user_role, config)
+    _check_out(out)
+    manifest = SimulateManifest.new(
+        flows=describe_input(flows_file),
+        target=TargetRecord(name=target.name, type=target.type, file=describe_input(target_file)),
+        agent_config=str(agent_config_file) if agent_config_file else None,
+        config_file=str(config_file) if config_file else None,
+        roles={"user": user_role} if user_role else {},
+        selection=SelectionRecord(
+            families=list(selection.families),
+            per_family=selection.per_family,
+            offset=selection.offset,
+            limit=selection.limit,
+            read_only_only=isolation.read_only_only,
+        ),
+        isolation=_isolation_record(kind, isolation),
+        concurrency=concurrency,
+        result_chars=result_chars,
+        counts=SimulateCounts(
+            flows=len(selected),
+            isolated=len(chosen.may_change_state),
+            skipped_may_change_state=chosen.skipped_may_change_state,
+        ),
+    )
+    return SimulatePlan(
+        out=out,
+        manifest=manifest,
+        flows=selected,
+        changing=chosen.may_change_state,
+        agent=factory,
+        config=config,
+        isolation=_isolation(kind, isolation, out, False),
+    )
+
+
+def plan_resume(
+    run: Path,
+    *,
+    concurrency: int | None = None,
+    snapshot_cmd: str | None = None,
+    restore_cmd: str | None = None,
+) -> SimulatePlan:
+    """The plan that finishes the run in ``run``; nothing is written (see :func:`begin_resume`)."""
+    path = run / MANIFEST
+    if not path.exists():
+        raise UserError(f"{run} holds no simulate run (no run.json) to resume", "resume")
+    try:
+        manifest = SimulateManifest.load(path)
+    except ValueError:
+        raise InputError(path, None, "not the manifest of a simulate run") from None
+    if concurrency is not None:
+        _check_counts(concurrency, manifest.result_chars, FlowSelection())
+        manifest.concurrency = concurrency
+    flows = read_run_flows(run)
+    target_file = Path(manifest.target.file.path)
+    recorded = manifest.target.file.sha256
+    if not target_file.is_file() or describe_input(target_file).sha256 != recorded:
+        raise InputError(
+            target_file,
+            None,
+            "is not the target file the run started with (missing or edited): put it back, "
+            "or start a new run",
+        )
+    target = load_target(target_file)
+    factory = prepare_agent(target, target_file)
+    agent_config = (
+        load_agent_config(Path(manifest.agent_config)) if manifest.agent_config else AgentConfig()
+    )
+    config = load_model_config(Path(manifest.config_file) if manifest.config_file else None)
+    check_user_role(flows, manifest.roles.get("user"), config)
+    changing = {f.id for f in flows if may_change_state(f, agent_config.read_only_tools)}
+    kind = manifest.isolation.kind
+    if changing and kind == "none":  # only a hand-edited flows.jsonl gets here
+        raise InputError(run / "flows.jsonl", None, "holds flows that may change state, unisolated")
+    options = _resumed_isolation(manifest.isolation, snapshot_cmd, restore_cmd)
+    return SimulatePlan(
+        out=run,
+        manifest=manifest,
+        flows=flows,
+        changing=changing,
+        agent=factory,
+        config=config,
+        isolation=_isolation(kind, options, run, manifest.isolation.snapshot_taken),
+    )
+
+
+def check_user_role(flows: list[Flow], role: ModelRole | None, config: ModelConfig) -> None:
+    """A simulated user needs the ``user`` role, reachable."""
+    simulated = [flow.id for flow in flows if flow.user is not None]
+    if simulated and role is None:
+        raise UserError(
+            f"flow {simulated[0]!r} has a simulated user: name the model that plays it "
+            "(provider/model)",
+            "user",
+        )
+    if role is not None:
+        check_role(role, [role.ref], config)
+
+
+def begin_resume(plan: SimulatePlan, retry_errors: bool) -> None:
+    """Rewrite the run's files clean (whole records only, one per flow; with ``retry_errors``
+    none that ended in a transport error) and mark it running; the caller holds the lock."""
+    ids = {flow.id for flow in plan.flows}
+    kept = [
+        record
+        for record in read_conversations(plan.out / CONVERSATIONS)
+        if record.flow_id in ids and not (retry_errors and record.transport_error is not None)
+    ]
+    rewrite(plan.out, kept)
+    plan.done = {record.flow_id for record in kept}
+    manifest = plan.manifest
+    manifest.counts.conversations = len(kept)
+    manifest.counts.transport_errors = sum(r.transport_error is not None for r in kept)
+    manifest.attempts_of_run += 1
+    manifest.status = "running"
+    manifest.finished_at = None
+    manifest.error = None
+    manifest.save(plan.out / MANIFEST)
+
+
+def _check_counts(concurrency: int, result_chars: int, selection: FlowSelection) -> None:
+    if concurrency < 1:
+        raise UserError(f"must be at least 1, got {concurrency}", "concurrency")
+    if result_chars < 0:
+        raise UserError(f"must be 0 or more, got {result_chars}", "result_chars")
+    if selection.offset < 0:
+        raise UserError(f"must be 0 or more, got {selection.offset}", "offset")
+    if selection.limit is not None and selection.limit < 1:
+        raise UserError(f"must be at least 1, got {selection.limit}", "limit")
+    if selection.per_family is not None and selection.per_family < 1:
+        raise UserError(f"must be at least 1, got {selection.per_family}", "per_family")
+
+
+def _check_out(out: Path) -> None:
+    """The output must be a new run: an existing one is resumed, never mixed with."""
+    if (out / MANIFEST).exists() or (out / CONVERSATIONS).exists():
+        raise InputError(
+            out, None, f"already holds a run: use --resume {out} to finish it, or another --out"
+        )
+    if out.exists() and not out.is_dir():
+        raise UserError(f"{out} is a file, not a directory: name another --out", "out")
+
+
+def _isolation_record(kind: str, options: IsolationOptions) -> IsolationRecord:
+    return IsolationRecord(
+        kind=kind,  # type: ignore[arg-type]
+        fixture_db=str(options.fixture_db.resolve()) if options.fixture_db else None,
+        snapshot_cmd=redact(options.snapshot_cmd) if options.snapshot_cmd else None,
+        restore_cmd=redact(options.restore_cmd) if options.restore_cmd else None,
+    )
+
+
+def _isolation(kind: str, options: IsolationOptions, run: Path, taken: bool) -> Isolation | None:
+    if kind == "fixture_db":
+        assert options.fixture_db is not None
+        return FixtureDb(options.fixture_db, run / FIXTURE_COPY)
+    if kind == "commands":
+        assert options.snapshot_cmd and options.restore_cmd
+        return Commands(options.snapshot_cmd, options.restore_cmd, taken)
+    return None
+
+
+def _resumed_isolation(
+    recorded: IsolationRecord, snapshot_cmd: str | None, restore_cmd: str | None
+) -> IsolationOptions:
+    """The isolation of a resumed run. Commands are recorded redacted (they may hold a
+    secret), so a run isolated by commands needs them again, and they must be the same."""
+    if recorded.kind == "fixture_db":
+        assert recorded.fixture_db is not None
+        path = Path(recorded.fixture_db)
+        check_fixture_db(path)
+        return IsolationOptions(fixture_db=path)
+    if recorded.kind != "commands":
+        return IsolationOptions()
+    for given, kept, parameter in (
+        (snapshot_cmd, recorded.snapshot_cmd, "snapshot_cmd"),
+        (restore_cmd, recorded.restore_cmd, "restore_cmd"),
+    ):
+        if given is None or redact(given) != kept:
+            raise UserError(
+                "this run isolates its flows with commands, which are not stored: give the "
+                "same --snapshot-cmd and --restore-cmd again",
+                parameter,
+            )
+    return IsolationOptions(snapshot_cmd=snapshot_cmd, restore_cmd=restore_cmd)

@@ -1,0 +1,232 @@
+"""A simulate run: its plan (every check before anything is written or sent), its directory,
+and the conversations played into it, resumably.
+
+Flows that may change the agent's data and are isolated run one at a time between a restore
+before and a restore after; the others run side by side, up to ``concurrency``, before them
+(so no restore happens under a conversation). The caller holds the run's lock around
+everything here that writes (``runs.lock.run_lock``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agent_backtest.errors import TERMINATION, InputError, Terminated, UserError
+from agent_backtest.providers import CallCounters, ModelConfig
+from agent_backtest.providers.roles import close_clients, open_clients
+from agent_backtest.redaction import redact
+from agent_backtest.runs.files import private_atomic_writer
+from agent_backtest.runs.manifest import now
+from agent_backtest.simulate.conversation import Played, UserRole, play
+from agent_backtest.simulate.flows import read_flows
+from agent_backtest.simulate.isolation import Isolation, IsolationError
+from agent_backtest.simulate.log import CONVERSATIONS, SESSIONS, ConversationLog
+from agent_backtest.simulate.manifest import SimulateManifest, SimulateStatus
+from agent_backtest.simulate.models import ConversationRecord, Flow
+from agent_backtest.simulate.targets import Agent, AgentFactory
+from agent_backtest.trace import dump_record
+
+MANIFEST = "run.json"
+FLOWS = "flows.jsonl"
+FIXTURE_COPY = "fixture.sqlite"
+RUN_FILES = (MANIFEST, FLOWS, CONVERSATIONS, SESSIONS, FIXTURE_COPY)
+
+
+@dataclass
+class SimulateHooks:
+    """What a caller sees while the run goes: the start, each conversation as it is recorded."""
+
+    on_start: Callable[[int, int], None] = lambda todo, done: None
+    on_conversation: Callable[[ConversationRecord], None] = lambda record: None
+
+
+@dataclass
+class SimulatePlan:
+    """Everything a run needs, checked; nothing written yet."""
+
+    out: Path
+    manifest: SimulateManifest
+    flows: list[Flow]
+    changing: set[str]
+    agent: AgentFactory
+    config: ModelConfig
+    isolation: Isolation | None = None
+    done: set[str] = field(default_factory=set)
+
+
+def write_start(plan: SimulatePlan) -> None:
+    """Lay a new run into its (created, locked) directory: the flows as selected, run.json."""
+    with private_atomic_writer(plan.out / FLOWS) as handle:
+        handle.writelines(dump_record(flow) + b"\n" for flow in plan.flows)
+    plan.manifest.save(plan.out / MANIFEST)
+
+
+def read_run_flows(run: Path) -> list[Flow]:
+    """The flows a run selected (flows.jsonl)."""
+    path = run / FLOWS
+    if not path.exists():
+        raise InputError(path, None, "missing: the run's selected flows are kept here")
+    return [located.flow for located in read_flows(path)]
+
+
+def play_run(plan: SimulatePlan, hooks: SimulateHooks | None = None) -> SimulateManifest:
+    """Play every flow of the plan without a recorded conversation; run.json settled."""
+    hooks = hooks or SimulateHooks()
+    manifest = plan.manifest
+    todo = [flow for flow in plan.flows if flow.id not in plan.done]
+    hooks.on_start(len(todo), len(plan.done))
+    log = ConversationLog(plan.out, len(plan.done))
+    counters = CallCounters()
+    try:
+        asyncio.run(_play_all(plan, todo, log, counters, hooks))
+    except IsolationError as exc:
+        manifest.error = str(exc)
+        _settle(plan, "failed")
+        raise UserError(f"the run stopped: {exc}") from None
+    except BaseException as exc:
+        stopped = isinstance(exc, KeyboardInterrupt | Terminated | asyncio.CancelledError)
+        _settle(plan, "interrupted" if stopped else "failed")
+        raise
+    finally:
+        log.close()
+    _settle(plan, None)
+    return manifest
+
+
+async def _play_all(
+    plan: SimulatePlan,
+    todo: list[Flow],
+    log: ConversationLog,
+    counters: CallCounters,
+    hooks: SimulateHooks,
+) -> None:
+    task = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+
+    def end() -> None:  # SIGTERM: stop as Ctrl-C does (the main task is cancelled)
+        TERMINATION.set()
+        if task is not None:
+            task.cancel()
+
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGTERM, end)
+    agent = plan.agent()
+    role = plan.manifest.roles.get("user")
+    clients = open_clients(role, [role.ref], plan.config, counters) if role else {}
+    user = UserRole(next(iter(clients.values())), role.ref.model) if role else None
+    try:
+        await agent.start()
+        parallel = [flow for flow in todo if flow.id not in plan.changing]
+        isolated = [flow for flow in todo if flow.id in plan.changing]
+        if plan.isolation is not None:
+            await asyncio.to_thread(plan.isolation.snapshot)
+            plan.manifest.isolation.snapshot_taken = True
+            plan.manifest.save(plan.out / MANIFEST)
+        await _side_by_side(plan, parallel, agent, user, log, hooks)
+        if isolated:
+            await _one_at_a_time(plan, isolated, agent, user, log, hooks)
+    except asyncio.CancelledError:
+        if TERMINATION.is_set():
+            raise Terminated from None
+        raise KeyboardInterrupt from None
+    finally:
+        await agent.aclose()
+        await close_clients(clients)
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.remove_signal_handler(signal.SIGTERM)
+
+
+async def _side_by_side(
+    plan: SimulatePlan,
+    flows: list[Flow],
+    agent: Agent,
+    user: UserRole | None,
+    log: ConversationLog,
+    hooks: SimulateHooks,
+) -> None:
+    gate = asyncio.Semaphore(plan.manifest.concurrency)
+
+    async def one(flow: Flow) -> None:
+        async with gate:
+            played = await _play(plan, flow, agent, user, isolated=False)
+            _record(plan, played, log, hooks)
+
+    async with asyncio.TaskGroup() as group:
+        for flow in flows:
+            group.create_task(one(flow))
+
+
+async def _one_at_a_time(
+    plan: SimulatePlan,
+    flows: list[Flow],
+    agent: Agent,
+    user: UserRole | None,
+    log: ConversationLog,
+    hooks: SimulateHooks,
+) -> None:
+    """Each flow between a restore before and a restore after (whatever happens), and one
+    more restore at the end."""
+    isolation = plan.isolation
+    assert isolation is not None  # the plan refuses changing flows without isolation
+    try:
+        for flow in flows:
+            isolation.restore()
+            try:
+                played = await _play(plan, flow, agent, user, isolated=True)
+                _record(plan, played, log, hooks)
+            finally:
+                isolation.restore()
+    finally:
+        isolation.restore()
+
+
+async def _play(
+    plan: SimulatePlan, flow: Flow, agent: Agent, user: UserRole | None, isolated: bool
+) -> Played:
+    manifest = plan.manifest
+    return await play(flow, agent, manifest.target.name, isolated, user, manifest.result_chars)
+
+
+def _record(plan: SimulatePlan, played: Played, log: ConversationLog, hooks: SimulateHooks) -> None:
+    log.append(played.record)
+    counts = plan.manifest.counts
+    counts.conversations += 1
+    if played.record.transport_error is not None:
+        counts.transport_errors += 1
+        kind = _error_kind(played.record.transport_error)
+        plan.manifest.error_examples.setdefault(kind, redact(played.record.transport_error)[:300])
+    if played.teardown_error is not None:
+        counts.teardown_errors += 1
+        plan.manifest.error_examples.setdefault("teardown", played.teardown_error[:300])
+    hooks.on_conversation(played.record)
+
+
+_KIND = re.compile(r"^(?:turn \d+: |session: )?(?:user role: )?([a-z_0-9]+)")
+
+
+def _error_kind(message: str) -> str:
+    """The kind a transport error names (timeout, connection, http_5xx, …)."""
+    found = _KIND.match(message)
+    return found.group(1) if found else "other"
+
+
+def _settle(plan: SimulatePlan, ended: SimulateStatus | None) -> None:
+    """The run's honest status, run.json saved."""
+    manifest = plan.manifest
+    counts = manifest.counts
+    if ended is not None:
+        manifest.status = ended
+    elif counts.conversations and counts.transport_errors == counts.conversations:
+        manifest.status = "failed"
+    elif counts.transport_errors:
+        manifest.status = "completed_with_errors"
+    else:
+        manifest.status = "completed"
+    manifest.finished_at = now()
+    manifest.save(plan.out / MANIFEST)

@@ -1,0 +1,88 @@
+"""Targets: the live agent a simulate run plays its flows through.
+
+One registry, by the ``type`` of the target file, that every kind of target goes through:
+``http`` (an agent over HTTP, answering in JSON or server-sent events) and ``python`` (a
+callable). ``prepare_agent`` does every check that needs no call (keys in the environment, the
+callable imported) so a run can refuse before it writes anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from agent_backtest.simulate.targets.config import HttpTarget, PythonTarget, Target, load_target
+from agent_backtest.simulate.targets.errors import TargetError
+from agent_backtest.simulate.targets.http import HttpAgent, http_secrets
+from agent_backtest.simulate.targets.python import PythonAgent, load_callable
+from agent_backtest.simulate.targets.turns import TargetAnswer, assemble_turn
+
+
+class Conversation(Protocol):
+    """One conversation with the agent."""
+
+    async def turn(self, index: int, message: str, history: list[dict[str, str]]) -> TargetAnswer:
+        """Send one user message; what the agent did."""
+        ...
+
+    async def close(self) -> None:
+        """End the conversation (tear its session down)."""
+        ...
+
+
+class Agent(Protocol):
+    """A target, opened for a run."""
+
+    secrets: tuple[str, ...]
+
+    async def start(self) -> None:
+        """Set up before the first conversation (fetch a credential)."""
+        ...
+
+    async def open(self, flow_id: str) -> Conversation:
+        """Start one conversation."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections."""
+        ...
+
+
+AgentFactory = Callable[[], Agent]
+
+
+def prepare_agent(target: Target, file: Path) -> AgentFactory:
+    """What opens the target's agent, after every check that needs no call."""
+    return TARGET_TYPES[target.type](target, file)
+
+
+def _http(target: Any, file: Path) -> AgentFactory:
+    secrets = http_secrets(target)
+    return lambda: HttpAgent(target, secrets)
+
+
+def _python(target: Any, file: Path) -> AgentFactory:
+    function = load_callable(target, file)
+    return lambda: PythonAgent(target, function)
+
+
+TARGET_TYPES: dict[str, Callable[[Any, Path], AgentFactory]] = {
+    "http": _http,
+    "python": _python,
+}
+
+__all__ = [
+    "TARGET_TYPES",
+    "Agent",
+    "AgentFactory",
+    "Conversation",
+    "HttpTarget",
+    "PythonTarget",
+    "Target",
+    "TargetAnswer",
+    "TargetError",
+    "assemble_turn",
+    "load_target",
+    "prepare_agent",
+]

@@ -1,0 +1,279 @@
+"""The target file (TOML): which live agent the flows are played through, and how to talk to it.
+
+    name = "support-agent"
+    type = "http"                      # http | python (model: the built-in loop, to come)
+    base_url = "http://127.0.0.1:8000"
+    timeout = 60                       # seconds per turn
+    connect_retries = 3                # a refused connection is tried again (nothing was sent)
+    env = { api_key = "SUPPORT_KEY" }  # ${api_key} in a template is $SUPPORT_KEY
+    credential_command = "vault read -field=key secret/agent"   # its output is ${credential}
+    headers = { Authorization = "Bearer ${api_key}" }
+
+    [session]                          # optional: one agent session per conversation
+    create = { method = "POST", path = "/sessions", id_path = "id" }
+    teardown = { method = "DELETE", path = "/sessions/${session_id}" }
+
+    [turn]                             # one request per user message
+    path = "/chat"
+    body = { session = "${session_id}", message = "${message}" }
+
+    [answer]                           # json: paths in the answer; sse: a mapping of events
+    format = "sse"
+    events.token = { kind = "text_delta", text = "delta" }
+    events.tool = { kind = "tool_start", name = "tool", arguments = "input" }
+
+Templates are ``string.Template`` strings: ``${name}`` is replaced by a value and nothing is
+ever evaluated, so a user message cannot run code or change the request's shape (it is placed
+as one JSON string, or one form field). Every name used is checked when the file is read.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from string import Template
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from agent_backtest.errors import InputError
+from agent_backtest.simulate.targets.events import EventKind, EventPaths
+
+TURN_VALUES = ("message", "session_id", "flow_id", "turn")
+"""What a template knows of the conversation: the user's message, the agent session's id (from
+session.create), the flow's id, and the turn's number (1-based)."""
+
+
+class Strict(BaseModel):
+    """Unknown keys are refused: a typo in the target file is an error, not a silent default."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Request(Strict):
+    """One HTTP request: method, path under base_url, and a templated body."""
+
+    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] = "POST"
+    path: str = Field(min_length=1, description="Under base_url; templated.")
+    body_format: Literal["json", "form"] = "json"
+    body: dict[str, Any] | None = Field(
+        default=None, description="Templated strings at any depth (form: one level)."
+    )
+
+
+class SessionCreate(Request):
+    """The request that opens an agent session, and where its answer holds the id."""
+
+    id_path: str = Field(default="id", description="Dotted path of the id in the JSON answer.")
+
+
+class SessionCalls(Strict):
+    """Open an agent session before a conversation and close it after (whatever happened)."""
+
+    create: SessionCreate
+    teardown: Request | None = None
+
+
+class JsonAnswer(Strict):
+    """The answer is one JSON document; each path says where a part of the turn sits in it."""
+
+    format: Literal["json"]
+    text: str | None = Field(default="text", description="The final text.")
+    tool_calls: str | None = Field(default=None, description="A list of the turn's tool calls.")
+    tool: EventPaths = Field(
+        default_factory=EventPaths, description="Paths inside each item of tool_calls."
+    )
+    error: str | None = Field(default=None, description="An error the agent reports.")
+    input_tokens: str | None = None
+    output_tokens: str | None = None
+    tools_offered: str | None = Field(
+        default=None, description="The tools offered to the agent's model (names or definitions)."
+    )
+
+
+class SseEvent(Strict):
+    """What one type of server-sent event means, and where its fields sit in its data."""
+
+    kind: EventKind
+    text: str = "text"
+    name: str = "name"
+    arguments: str = "arguments"
+    id: str = "id"
+    result: str = "result"
+    message: str = "message"
+    input_tokens: str = "input_tokens"
+    output_tokens: str = "output_tokens"
+    tools: str = "tools"
+
+    def paths(self) -> EventPaths:
+        """The field paths of this event type."""
+        return EventPaths(**self.model_dump(exclude={"kind"}))
+
+
+class SseAnswer(Strict):
+    """The answer is a stream of server-sent events, each mapped by its type."""
+
+    format: Literal["sse"]
+    type_from: str = Field(
+        default="event",
+        description="event: the SSE event field names the type; else a dotted path in the "
+        "data (e.g. type).",
+    )
+    events: dict[str, SseEvent] = Field(min_length=1, description="Event type → its meaning.")
+    done: list[str] = Field(
+        default_factory=list, description="Event types (or data such as [DONE]) that end a turn."
+    )
+
+
+class TargetBase(Strict):
+    """What every target has: a name (recorded with each conversation) and a turn timeout."""
+
+    name: str = Field(min_length=1)
+    timeout: float = Field(default=60.0, gt=0, description="Seconds one turn may take.")
+
+
+class HttpTarget(TargetBase):
+    """A live agent over HTTP."""
+
+    type: Literal["http"]
+    base_url: str = Field(pattern=r"^https?://[^/\s]+")
+    connect_retries: int = Field(default=3, ge=0, le=20)
+    retry_wait: float = Field(default=0.5, ge=0, description="Seconds between connect tries.")
+    env: dict[str, str] = Field(
+        default_factory=dict, description="Template name → environment variable."
+    )
+    credential_command: str | None = Field(
+        default=None, description="Prints a key, used as ${credential}; run again on HTTP 401."
+    )
+    headers: dict[str, str] = Field(default_factory=dict)
+    session: SessionCalls | None = None
+    turn: Request
+    answer: Annotated[JsonAnswer | SseAnswer, Field(discriminator="format")]
+
+    @model_validator(mode="after")
+    def _known_names(self) -> HttpTarget:
+        """Every ``${name}`` is a turn value, an env name, or the credential."""
+        known = {*TURN_VALUES, *self.env, *(["credential"] if self.credential_command else [])}
+        for where, template in self.templates():
+            for name in _identifiers(template, where):
+                if name not in known:
+                    raise ValueError(
+                        f"{where}: unknown ${{{name}}} (known: {', '.join(sorted(known))}; name "
+                        "an environment variable under env)"
+                    )
+        if self.session is None and "session_id" in {
+            name for _, template in self.templates() for name in _identifiers(template, "")
+        }:
+            raise ValueError("${session_id} needs a [session] create request")
+        return self
+
+    def templates(self) -> list[tuple[str, str]]:
+        """(key, template) of every templated string of the file."""
+        found = [(f"headers.{key}", value) for key, value in self.headers.items()]
+        requests = {"turn": self.turn}
+        if self.session is not None:
+            requests["session.create"] = self.session.create
+            if self.session.teardown is not None:
+                requests["session.teardown"] = self.session.teardown
+        for key, request in requests.items():
+            found.append((f"{key}.path", request.path))
+            found.extend(_strings(request.body, f"{key}.body"))
+        return found
+
+
+class PythonTarget(TargetBase):
+    """A callable that takes the conversation so far and returns the turn's events."""
+
+    type: Literal["python"]
+    callable: str = Field(pattern=r"^[\w.]+:[\w.]+$", description="module:function.")
+    path: str | None = Field(
+        default=None, description="A folder put on sys.path first (relative to the file)."
+    )
+
+
+class ModelTarget(Strict):
+    """The built-in agent loop with tools: named so the file can say it, refused for now."""
+
+    type: Literal["model"]
+    model_config = ConfigDict(extra="allow")
+
+
+Target = HttpTarget | PythonTarget
+
+
+class TargetFile(Strict):
+    """The whole file: one target."""
+
+    target: Annotated[HttpTarget | PythonTarget | ModelTarget, Field(discriminator="type")]
+
+
+def load_target(path: Path) -> Target:
+    """Read and check the target file; any mistake is an :class:`InputError` naming the key."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(path, None, "no such target file: give a TOML target file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(path, None, f"cannot read the target file: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(path, None, f"not valid TOML: {exc}") from None
+    if "type" not in data:
+        raise InputError(path, "type", 'missing: say type = "http" or type = "python"')
+    try:
+        target = TargetFile.model_validate({"target": data}).target
+    except ValidationError as exc:
+        raise _file_error(path, exc) from None
+    if isinstance(target, ModelTarget):
+        raise InputError(
+            path,
+            "type",
+            "the model target (the built-in agent loop with tools) is not available yet: use "
+            'type = "http" for a live agent, or type = "python" for a callable',
+        )
+    return target
+
+
+def _file_error(path: Path, exc: ValidationError) -> InputError:
+    """The first problem, as the key of the file at fault and its fix."""
+    error = exc.errors()[0]
+    if error["type"] == "union_tag_invalid":
+        return InputError(path, "type", 'unknown type: use "http" or "python"')
+    # The first two parts are the wrapper and the union member's tag (target.http.…); a check
+    # of the whole file (no key of its own) names the key in its message.
+    key = ".".join(str(part) for part in error["loc"][2:]) or None
+    if error["type"] == "extra_forbidden":
+        return InputError(path, key, "unknown key: remove it or check its spelling")
+    return InputError(path, key, error["msg"].removeprefix("Value error, "))
+
+
+def render(template: str, values: dict[str, str]) -> str:
+    """``template`` with every ``${name}`` replaced (all names were checked when read)."""
+    return Template(template).substitute(values)
+
+
+def render_body(body: Any, values: dict[str, str]) -> Any:
+    """A body with every string at any depth rendered; other values kept as they are."""
+    if isinstance(body, str):
+        return render(body, values)
+    if isinstance(body, dict):
+        return {key: render_body(value, values) for key, value in body.items()}
+    if isinstance(body, list):
+        return [render_body(value, values) for value in body]
+    return body
+
+
+def _identifiers(template: str, where: str) -> list[str]:
+    parsed = Template(template)
+    if not parsed.is_valid():
+        raise ValueError(f"{where}: not a valid template (write $$ for a literal $)")
+    return parsed.get_identifiers()
+
+
+def _strings(value: Any, where: str) -> list[tuple[str, str]]:
+    if isinstance(value, str):
+        return [(where, value)]
+    if isinstance(value, dict):
+        return [found for k, v in value.items() for found in _strings(v, f"{where}.{k}")]
+    if isinstance(value, list):
+        return [found for i, v in enumerate(value) for found in _strings(v, f"{where}.{i}")]
+    return []

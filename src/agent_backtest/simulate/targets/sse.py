@@ -1,0 +1,41 @@
+"""Server-sent events of an agent's answer, turned into turn events by the target's mapping.
+
+The stream is parsed by ``httpx-sse`` (the SSE line protocol: ``event:``, multi-line ``data:``,
+comments, retries); this module only decides what each parsed event means.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import httpx
+import orjson
+from httpx_sse import EventSource, ServerSentEvent, SSEError
+
+from agent_backtest.simulate.targets.config import SseAnswer
+from agent_backtest.simulate.targets.errors import TargetError
+from agent_backtest.simulate.targets.events import MISSING, TurnEvent, at_path, event_from
+
+
+async def sse_events(response: httpx.Response, answer: SseAnswer) -> AsyncIterator[TurnEvent]:
+    """The turn events of a streamed answer, until the stream ends or a ``done`` event."""
+    try:
+        async for sse in EventSource(response).aiter_sse():
+            data = _data(sse)
+            by_event = answer.type_from == "event"
+            kind_name = sse.event if by_event else at_path(data, answer.type_from)
+            if kind_name in answer.done or sse.data in answer.done:
+                return
+            mapping = answer.events.get(kind_name) if isinstance(kind_name, str) else None
+            if mapping is not None:  # other event types (pings, progress) carry no turn content
+                yield event_from(mapping.kind, data, mapping.paths())
+    except SSEError as exc:
+        raise TargetError("malformed_answer", str(exc)) from None
+
+
+def _data(sse: ServerSentEvent) -> object:
+    """An event's data: its JSON when it is JSON, else the text itself."""
+    try:
+        return orjson.loads(sse.data)
+    except orjson.JSONDecodeError:
+        return sse.data if sse.data else MISSING

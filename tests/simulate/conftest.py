@@ -1,0 +1,82 @@
+"""The agent server, and target and flows files pointing at it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.simulate.agent_server import AgentServer, create_notes_db
+
+JSON_ANSWER = """
+[turn]
+path = "/chat"
+body = { session = "${session_id}", message = "${message}" }
+
+[answer]
+format = "json"
+text = "reply"
+tool_calls = "tools"
+input_tokens = "usage.in"
+output_tokens = "usage.out"
+"""
+
+SSE_ANSWER = """
+[turn]
+path = "/stream"
+body = { session = "${session_id}", message = "${message}" }
+
+[answer]
+format = "sse"
+done = ["done"]
+events.token = { kind = "text_delta", text = "delta" }
+events.tool_start = { kind = "tool_start", name = "tool", arguments = "input" }
+events.tool_end = { kind = "tool_result", result = "output" }
+events.error = { kind = "error" }
+events.usage = { kind = "usage", input_tokens = "in", output_tokens = "out" }
+events.tools = { kind = "tools_offered", tools = "offered" }
+"""
+
+SESSION = """
+[session]
+create = { path = "/sessions", id_path = "id" }
+teardown = { method = "DELETE", path = "/sessions/${session_id}" }
+"""
+
+
+def target_file(
+    path: Path, base_url: str, answer: str = JSON_ANSWER, extra: str = "", **settings: Any
+) -> Path:
+    """A target file for the agent at ``base_url``."""
+    top = {"name": "notes-agent", "type": "http", "base_url": base_url, "retry_wait": 0.05}
+    top |= settings
+    lines = [f"{key} = {json.dumps(value)}" for key, value in top.items()]
+    path.write_text("\n".join(lines) + "\n" + extra + SESSION + answer, encoding="utf-8")
+    return path
+
+
+def flows_file(path: Path, flows: list[dict[str, Any]]) -> Path:
+    """A JSONL flows file."""
+    path.write_text("".join(json.dumps(flow) + "\n" for flow in flows), encoding="utf-8")
+    return path
+
+
+def scripted(flow_id: str, *messages: str, family: str = "chat", **fields: Any) -> dict:
+    """A scripted flow."""
+    return {"id": flow_id, "family": family, "turns": [{"user": m} for m in messages], **fields}
+
+
+@pytest.fixture
+def notes_db(tmp_path: Path) -> Path:
+    """The agent's SQLite database, with two notes."""
+    return create_notes_db(tmp_path / "notes.db", ["buy milk", "call Ana"])
+
+
+@pytest.fixture
+def agent(tmp_path: Path, notes_db: Path) -> Iterator[AgentServer]:
+    """The agent server on 127.0.0.1, logging to agent.log."""
+    with AgentServer(tmp_path / "agent.log", notes_db, slow_seconds=2.0) as server:
+        yield server

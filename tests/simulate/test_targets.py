@@ -1,0 +1,263 @@
+"""Targets against a real agent on 127.0.0.1: JSON and SSE answers, sessions, faults, keys,
+a Python callable, and target files that are refused with the key at fault."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from agent_backtest.api.simulate import SimulateRun, simulate_run
+from agent_backtest.errors import InputError, UserError
+from agent_backtest.simulate.targets import load_target
+from tests.simulate.agent_server import AgentServer, read_log
+from tests.simulate.conftest import JSON_ANSWER, SSE_ANSWER, flows_file, scripted, target_file
+
+SECRET = "agent-key-SECRET-0123456789abcdef"
+
+
+def run(tmp_path: Path, target: Path, *flows: dict, name: str = "run") -> SimulateRun:
+    path = flows_file(tmp_path / f"{name}.jsonl", list(flows))
+    return simulate_run(path, target=target, out=tmp_path / name, skip_judge=True)
+
+
+def test_a_json_answer_gives_text_tools_with_results_and_tokens(
+    tmp_path: Path, agent: AgentServer
+) -> None:
+    target = target_file(tmp_path / "t.toml", agent.base_url)
+    done = run(tmp_path, target, scripted("notes", "hello", "list my notes"))
+    [conversation] = done.conversations()
+    first, second = conversation.turns
+    assert (first.final_text, first.tool_calls, first.input_tokens) == ("You said: hello", [], 5)
+    [call] = second.tool_calls
+    assert (call.name, call.arguments, call.result) == (
+        "list_notes",
+        {},
+        '["buy milk", "call Ana"]',
+    )
+    assert call.result_length == len(call.result)
+    assert first.ttft_ms is None and first.turn_ms is not None  # not streamed: no first token
+    assert conversation.transport_error is None and done.manifest.status == "completed"
+    log = read_log(agent.log)  # one session, both turns in it, then its teardown
+    assert [entry.get("message") for entry in log] == [None, "hello", "list my notes", None]
+    assert {entry.get("session") for entry in log[1:3]} == {"s-1"}
+    assert log[3] == {"path": "/sessions/s-1", "teardown": "s-1"}
+
+
+def test_a_streamed_answer_joins_deltas_and_pairs_tool_results_with_their_calls(
+    tmp_path: Path, agent: AgentServer
+) -> None:
+    target = target_file(tmp_path / "t.toml", agent.base_url, SSE_ANSWER)
+    [conversation] = run(
+        tmp_path, target, scripted("s", "note: ring Bo", mutates=False)
+    ).conversations()
+    [turn] = conversation.turns
+    assert turn.final_text == "Saved the note 'ring Bo'. "
+    [call] = turn.tool_calls
+    assert (call.name, call.arguments, call.result) == ("add_note", {"text": "ring Bo"}, "saved")
+    assert turn.tools_offered == ["add_note", "list_notes"]
+    assert turn.ttft_ms is not None and turn.output_tokens == len("Saved the note 'ring Bo'.")
+
+
+def test_an_sse_error_event_is_the_agents_answer_not_a_transport_error(
+    tmp_path: Path, agent: AgentServer
+) -> None:
+    target = target_file(tmp_path / "t.toml", agent.base_url, SSE_ANSWER)
+    [conversation] = run(tmp_path, target, scripted("e", "fail please", "hello")).conversations()
+    assert conversation.turns[0].error == "agent: backend unavailable"
+    assert conversation.turns[1].final_text == "You said: hello "
+    assert conversation.transport_error is None
+
+
+def test_a_form_body_is_sent_as_form_fields(tmp_path: Path, agent: AgentServer) -> None:
+    answer = JSON_ANSWER.replace('path = "/chat"', 'path = "/form"\nbody_format = "form"')
+    target = target_file(tmp_path / "t.toml", agent.base_url, answer)
+    [conversation] = run(tmp_path, target, scripted("f", "a & b = c")).conversations()
+    assert conversation.turns[0].final_text == "You said: a & b = c"
+
+
+def test_an_http_error_ends_the_conversation_as_a_transport_error_keeping_its_turns(
+    tmp_path: Path, agent: AgentServer
+) -> None:
+    target = target_file(tmp_path / "t.toml", agent.base_url)
+    done = run(tmp_path, target, scripted("x", "hello", "boom", "never sent"))
+    [conversation] = done.conversations()
+    assert [t.user for t in conversation.turns] == ["hello", "boom"]
+    assert conversation.turns[1].error is not None and "http_5xx" in conversation.turns[1].error
+    assert conversation.transport_error is not None
+    assert conversation.transport_error.startswith("turn 2: http_5xx")
+    assert done.manifest.status == "failed"  # every conversation failed to complete
+    assert "never sent" not in [entry.get("message") for entry in read_log(agent.log)]
+    assert read_log(agent.log)[-1]["teardown"] == "s-1"  # torn down all the same
+
+
+def test_a_slow_turn_times_out_and_is_not_sent_again(tmp_path: Path, agent: AgentServer) -> None:
+    target = target_file(tmp_path / "t.toml", agent.base_url, timeout=1.0)
+    done = run(tmp_path, target, scripted("slow", "slow answer"), scripted("ok", "hi"))
+    by_id = {c.flow_id: c for c in done.conversations()}
+    assert by_id["slow"].transport_error == "turn 1: timeout: no complete answer within 1 s"
+    assert by_id["ok"].transport_error is None
+    assert done.manifest.status == "completed_with_errors"
+    assert done.manifest.counts.transport_errors == 1
+    assert "timeout" in done.manifest.error_examples
+    sent = [entry.get("message") for entry in read_log(agent.log)]
+    assert sent.count("slow answer") == 1
+
+
+def test_a_refused_connection_is_tried_again_until_the_agent_listens(
+    tmp_path: Path, notes_db: Path
+) -> None:
+    with socket.socket() as probe:  # a free port, nothing listening on it yet
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    target = target_file(
+        tmp_path / "t.toml", f"http://127.0.0.1:{port}", connect_retries=20, retry_wait=0.2
+    )
+    log = tmp_path / "late.log"
+    started = threading.Event()
+
+    def listen_later() -> None:
+        time.sleep(0.5)
+        with AgentServer(log, notes_db, port=port):
+            started.set()
+            time.sleep(5)
+
+    thread = threading.Thread(target=listen_later, daemon=True)
+    thread.start()
+    done = run(tmp_path, target, scripted("late", "hello"))
+    assert started.is_set()
+    [conversation] = done.conversations()
+    assert conversation.transport_error is None
+    assert conversation.turns[0].final_text == "You said: hello"
+
+
+def test_nothing_listening_is_a_connection_error_after_the_retries(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    target = target_file(tmp_path / "t.toml", f"http://127.0.0.1:{port}", connect_retries=2)
+    [conversation] = run(tmp_path, target, scripted("down", "hello")).conversations()
+    assert conversation.transport_error is not None
+    assert conversation.transport_error.startswith("session: connection:")
+    assert "(3 tries)" in conversation.transport_error
+
+
+def test_a_key_from_the_environment_is_sent_and_never_written(
+    tmp_path: Path, notes_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NOTES_AGENT_KEY", SECRET)
+    extra = 'env = { key = "NOTES_AGENT_KEY" }\nheaders = { Authorization = "Bearer ${key}" }\n'
+    with AgentServer(tmp_path / "agent.log", notes_db, key=SECRET) as agent:
+        target = target_file(tmp_path / "t.toml", agent.base_url, extra=extra)
+        done = run(tmp_path, target, scripted("k", "hello"))
+    assert done.conversations()[0].turns[0].final_text == "You said: hello"
+    for path in done.path.iterdir():
+        assert SECRET not in path.read_text(errors="replace"), path.name
+    monkeypatch.delenv("NOTES_AGENT_KEY")
+    with pytest.raises(UserError, match="set NOTES_AGENT_KEY"):
+        run(tmp_path, target, scripted("k", "hello"), name="again")
+    assert not (tmp_path / "again").exists()
+
+
+def test_a_credential_command_gives_the_key(tmp_path: Path, notes_db: Path) -> None:
+    extra = (
+        f'credential_command = "echo {SECRET}"\n'
+        'headers = { Authorization = "Bearer ${credential}" }\n'
+    )
+    with AgentServer(tmp_path / "agent.log", notes_db, key=SECRET) as agent:
+        target = target_file(tmp_path / "t.toml", agent.base_url, extra=extra)
+        done = run(tmp_path, target, scripted("c", "hello"))
+    assert done.conversations()[0].transport_error is None
+
+
+def test_tool_results_are_cut_to_the_runs_limit_with_their_full_length(
+    tmp_path: Path, agent: AgentServer
+) -> None:
+    target = target_file(tmp_path / "t.toml", agent.base_url)
+    flows = flows_file(tmp_path / "f.jsonl", [scripted("n", "notes")])
+    done = simulate_run(flows, target=target, out=tmp_path / "r", skip_judge=True, result_chars=5)
+    [call] = done.conversations()[0].turns[0].tool_calls
+    assert (call.result, call.result_length) == ('["buy', len('["buy milk", "call Ana"]'))
+
+
+PYTHON_AGENT = """
+def answer(messages):
+    said = messages[-1]["content"]
+    if said == "crash":
+        raise RuntimeError("the agent fell over")
+    return [
+        {"type": "tool_start", "id": "1", "name": "lookup", "arguments": '{"q": "%s"}' % said},
+        {"type": "tool_result", "id": "1", "result": {"found": len(messages)}},
+        {"type": "text_delta", "text": "turn "},
+        {"type": "text_delta", "text": str(len(messages))},
+        {"type": "usage", "input_tokens": 3, "output_tokens": 2},
+    ]
+"""
+
+
+def test_a_python_callable_takes_the_conversation_so_far(tmp_path: Path) -> None:
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "echo_agent.py").write_text(PYTHON_AGENT, encoding="utf-8")
+    target = tmp_path / "py.toml"
+    target.write_text(
+        'name = "py"\ntype = "python"\ncallable = "echo_agent:answer"\npath = "agents"\n',
+        encoding="utf-8",
+    )
+    done = run(tmp_path, target, scripted("p", "a", "b", "crash", "d"))
+    [conversation] = done.conversations()
+    assert [t.final_text for t in conversation.turns[:2]] == ["turn 1", "turn 3"]
+    call = conversation.turns[1].tool_calls[0]
+    assert (call.name, call.arguments, call.result) == ("lookup", {"q": "b"}, '{"found": 3}')
+    assert conversation.transport_error == ("turn 3: python: RuntimeError: the agent fell over")
+
+
+def bad_target(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "bad.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        load_target(path)
+    return str(caught.value).removeprefix(f"{path}: ")
+
+
+HTTP = 'name = "a"\ntype = "http"\nbase_url = "http://127.0.0.1:1"\n'
+TURN = '[turn]\npath = "/chat"\nbody = { m = "${message}" }\n[answer]\nformat = "json"\n'
+
+
+def test_bad_target_files_name_the_key_and_the_fix(tmp_path: Path) -> None:
+    assert bad_target(tmp_path, HTTP + "retries = 3\n" + TURN) == (
+        "retries: unknown key: remove it or check its spelling"
+    )
+    assert bad_target(tmp_path, HTTP + TURN + 'txt = "reply"\n') == (
+        "answer.json.txt: unknown key: remove it or check its spelling"
+    )
+    assert bad_target(tmp_path, HTTP + TURN.replace("${message}", "${mesage}")).startswith(
+        "turn.body.m: unknown ${mesage} (known: flow_id, message, session_id, turn"
+    )
+    assert bad_target(tmp_path, HTTP + TURN.replace("${message}", "${session_id}")) == (
+        "${session_id} needs a [session] create request"
+    )
+    assert bad_target(tmp_path, 'name = "m"\ntype = "model"\nmodel = "openai/x"\n').startswith(
+        "type: the model target (the built-in agent loop with tools) is not available yet"
+    )
+    assert bad_target(tmp_path, 'name = "m"\n') == (
+        'type: missing: say type = "http" or type = "python"'
+    )
+    assert bad_target(tmp_path, 'name = "m"\ntype = "grpc"\n') == (
+        'type: unknown type: use "http" or "python"'
+    )
+    assert bad_target(tmp_path, HTTP.replace("http://", "ftp://") + TURN).startswith("base_url:")
+    assert bad_target(tmp_path, HTTP + "[turn\n").startswith("not valid TOML")
+    sse = HTTP + '[turn]\npath = "/s"\n[answer]\nformat = "sse"\nevents.t = { kind = "texts" }\n'
+    assert bad_target(tmp_path, sse).startswith("answer.sse.events.t.kind:")
+
+
+def test_a_python_target_that_cannot_be_imported_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "py.toml"
+    path.write_text('name = "p"\ntype = "python"\ncallable = "no_such_module:f"\n')
+    flows = flows_file(tmp_path / "f.jsonl", [scripted("a", "hi")])
+    with pytest.raises(InputError, match="callable: cannot import no_such_module"):
+        simulate_run(flows, target=path, out=tmp_path / "r", skip_judge=True)
+    assert not (tmp_path / "r").exists()
