@@ -22,6 +22,27 @@ a run directory of ``--answers`` units made of the same pairs, scored against pr
 goldens (the correct calls, no answer key) and again with each unit's answer key.
 
     python benchmarks/score_speed.py [--passes 7] [--cpu 0] [--answers 10000]
+
+Measured on a 2-core VM shared with four other jobs (load average 4 to 6 throughout, so every
+figure moved by 10% or more from one run to the next; ratios within a round are the steadier):
+
+=============================================  ==========  ==========
+figure                                         before      after
+=============================================  ==========  ==========
+matcher vs BFCL, answer keys (15 rounds)       0.82        0.87
+matcher vs BFCL, goldens (15 rounds)           0.82        0.81
+``abt score``, 10,000 answers, CPU s (min/4)   4.61        3.81
+reading its units.jsonl, CPU s (min/3)         0.52        0.35
+=============================================  ==========  ==========
+
+The matcher rows time both versions of ``scoring/calls.py`` in one process, alternating, as
+this script times the checkers (its own ratio, run at other moments, read 0.99 before and 0.91
+after: the load, not the code). Where the CPU time of ``abt score`` goes (in-process, after,
+the least of 3 runs each, in seconds):
+the command's imports 0.7, results.jsonl 0.5, units.jsonl 0.35, matching 0.7, the rest of
+scoring (records, signatures) 0.5, the summary 1.1 (loading scipy.special for its first interval
+about 0.4 of it), writing 0.1, printing the per-tool table (about 500 rows here) 0.5. Neither
+target (the matcher at 1.0 of BFCL, ``abt score`` under 2 s) was reached here.
 """
 
 from __future__ import annotations
