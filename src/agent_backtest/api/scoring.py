@@ -10,9 +10,11 @@ from agent_backtest.providers import load_model_config
 from agent_backtest.providers.config import ModelRole
 from agent_backtest.runs import RunDirectory
 from agent_backtest.runs.lock import run_lock
+from agent_backtest.runs.manifest import RunManifest
 from agent_backtest.runs.run import Run
 from agent_backtest.scoring.run import ScoreOutcome, ScoreSettings, score_run
 from agent_backtest.units import AgentConfig
+from agent_backtest.units.gold import GoldCheck
 
 
 def score(
@@ -50,7 +52,24 @@ def score_locked(
     config = load_model_config(Path(source) if source else None)
     roles = judging.roles(config) or dict(recorded_judges or {})
     agent_config = agent.config() if agent.given else manifest.config.agent
+    if agent_config.answer_keys:
+        check_gold(directory, manifest, Path(agent_config.answer_keys))
     return score_run(directory, score_settings(judging, agent_config, roles), config)
+
+
+def check_gold(directory: RunDirectory, manifest: RunManifest, gold: Path) -> None:
+    """The gold file fits the run's units, before anything is scored or written.
+
+    Its lines must name units of the run only when the run kept every unit of its inputs: a
+    line for a unit the selection left out is no mistake.
+    """
+    check = GoldCheck(gold)
+    count = 0
+    for unit in directory.read_units():
+        check.check(unit)
+        count += 1
+    if not manifest.config.selection.dropped:
+        check.finish(f"the {count:,} units of run {directory.path}")
 
 
 def score_settings(

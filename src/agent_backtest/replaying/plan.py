@@ -1,7 +1,8 @@
 """A replay checked before anything is written or paid for.
 
 :func:`plan_replay` makes every check a replay can fail (the output directory, the patch, every
-model the run will call and its key, the judges, the units themselves) and returns a
+model the run will call and its key, the judges, the units themselves and the agent config's
+gold file against them) and returns a
 :class:`ReplayPlan`. The selected units are streamed to a private temporary file while they are
 checked, so traces are read once; nothing lands in the output directory until the plan is
 executed, and a failed check leaves nothing behind.
@@ -33,6 +34,7 @@ from agent_backtest.runs.manifest import (
 )
 from agent_backtest.trace import dump_record
 from agent_backtest.units import Selection
+from agent_backtest.units.gold import GoldCheck
 from agent_backtest.units.source import UnitSource
 
 JUDGE_ROLES = ("judge", "fallback_judge")
@@ -143,13 +145,17 @@ def _scan(
 ) -> ReplayPlan:
     """Select the units into a private temporary file, noting each unit's model and patch."""
     coverage = PatchCoverage(patch) if patch is not None else None
+    gold = settings.agent.answer_keys
+    check = GoldCheck(Path(gold)) if gold else None
     candidates: set[ModelRef] = set()
     sessions: set[str] = set()
     count = 0
     fd, name = tempfile.mkstemp(prefix="abt-units-", suffix=".jsonl")  # mode 0600
     try:
         with os.fdopen(fd, "wb") as handle:
-            for unit in selection.apply(source):
+            # The gold file's keys are checked against every unit of the inputs, selected or
+            # not: a key naming a unit the selection leaves out is not a mistake.
+            for unit in selection.apply(check.watch(source) if check else source):
                 handle.write(dump_record(unit) + b"\n")
                 count += 1
                 sessions.add(unit.session_id)
@@ -164,6 +170,8 @@ def _scan(
                 "no units to replay (see abt ingest for what the inputs hold, and the "
                 "selection flags)",
             )
+        if check is not None:
+            check.finish(f"the {sum(selection.dropped.values()) + count:,} units of the inputs")
     except BaseException:
         Path(name).unlink(missing_ok=True)
         raise

@@ -111,16 +111,20 @@ def match_calls(
     recorded = answer_key is None
     # Each golden call's reference and rules are made once, not once per candidate call.
     references = _recorded(golden) if recorded else _compiled(answer_key)
-    rules_of: dict[tuple[str, str], MatchRules] = {}
+    rules_of: dict[str | tuple[str, str], MatchRules] = {}
     groups = agent.equivalent_tools
 
     def compare(i: int, j: int, all_right: bool = False) -> ArgumentsMatch | float | None:
         g_name, c_name = golden[i].name, candidate[j].name
-        if g_name != c_name and (not groups or not tool_names_equal(g_name, c_name, agent)):
+        if g_name == c_name:
+            rule_key: str | tuple[str, str] = g_name
+        elif groups and tool_names_equal(g_name, c_name, agent):
+            rule_key = (g_name, c_name)
+        else:
             return None
-        rules = rules_of.get((g_name, c_name))
+        rules = rules_of.get(rule_key)
         if rules is None:
-            rules = rules_of[g_name, c_name] = _rules(
+            rules = rules_of[rule_key] = _rules(
                 tools, g_name, c_name, agent, exact_strings, recorded
             )
         arguments = candidate[j].arguments

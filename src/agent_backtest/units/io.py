@@ -1,7 +1,7 @@
 """Units JSONL files: telling one apart from a trace file, and reading it.
 
 Replay reads a units file up to three times (the input, the run's units as they are sent, and
-again to score), so reading is kept to a JSON parse and a validation per line, and this module
+again to score), so reading is kept to one validating parse per line, and this module
 leaves the trace readers (``formats/``) unimported: the commands that only read runs do not pay
 for every reader.
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import orjson
 from pydantic import ValidationError
 
 from agent_backtest.errors import InputError
@@ -43,13 +42,16 @@ def read_units_file(path: Path) -> Iterator[Unit]:
 
 
 def _unit(path: Path, number: int, line: bytes) -> Unit:
+    # Parsed and validated in one pass by pydantic: no dict of the whole line is built first.
     try:
-        return Unit.model_validate(orjson.loads(line))
-    except orjson.JSONDecodeError as exc:
-        raise InputError(
-            path, f"line {number}", f"not valid JSON ({exc.msg}); each line must be one JSON value"
-        ) from None
+        return Unit.model_validate_json(line)
     except ValidationError as exc:
+        error = exc.errors()[0]
+        if error["type"] == "json_invalid":
+            why = error["ctx"]["error"] if "ctx" in error else error["msg"]
+            raise InputError(
+                path, f"line {number}", f"not valid JSON ({why}); each line must be one JSON value"
+            ) from None
         from agent_backtest.formats.canonical import first_validation_error
 
         raise InputError(
