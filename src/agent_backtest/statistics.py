@@ -83,15 +83,99 @@ def _clustered(values: Sequence[float], clusters: Sequence[str]) -> _Clustered |
     groups = len(sums)
     if groups < 2:
         return _Clustered(mean, math.nan, n, groups)
-    variance = groups / (groups - 1) * math.fsum(s * s for s in sums.values())
+    return _spread(mean, list(sums.values()), n)
+
+
+def _spread(mean: float, residuals: Sequence[float], n: int) -> _Clustered:
+    """The mean with its clustered SE from each cluster's residual sum (two clusters or more)."""
+    groups = len(residuals)
+    variance = groups / (groups - 1) * math.fsum(s * s for s in residuals)
     se = math.sqrt(variance) / n
     # sessions whose means are equal leave residual sums of 1e-17, not 0: that is no spread
     return _Clustered(mean, 0.0 if se < 1e-12 else se, n, groups)
 
 
+class ClusteredSums:
+    """A clustered mean built one value at a time, holding only each cluster's sum and count.
+
+    The sums are exact (Shewchuk's partials, as :func:`math.fsum` keeps them), so the mean is
+    :func:`clustered_mean`'s to the bit whatever order the values come in, and each cluster's
+    residual sum Σ (x_i − x̄) is the exact one rounded once.
+    """
+
+    def __init__(self) -> None:
+        self._partials: dict[str, list[float]] = {}
+        self._counts: dict[str, int] = {}
+
+    def add(self, value: float, cluster: str) -> None:
+        """Count one value of ``cluster``."""
+        partials = self._partials.get(cluster)
+        if partials is None:
+            self._partials[cluster] = [float(value)]
+            self._counts[cluster] = 1
+            return
+        _add_exactly(partials, float(value))
+        self._counts[cluster] += 1
+
+    def estimate(self) -> Estimate:
+        """The mean so far with its Korn–Graubard interval, as :func:`clustered_mean` gives it."""
+        n = sum(self._counts.values())
+        if n == 0:
+            return _estimate(None)
+        mean = math.fsum(p for partials in self._partials.values() for p in partials) / n
+        groups = len(self._counts)
+        if groups < 2:
+            return _estimate(_Clustered(mean, math.nan, n, groups))
+        residuals = [
+            _residual(self._partials[cluster], count, mean)
+            for cluster, count in self._counts.items()
+        ]
+        return _estimate(_spread(mean, residuals, n))
+
+
+def _add_exactly(partials: list[float], value: float) -> None:
+    """Add ``value`` to the non-overlapping ``partials`` whose sum is exact (Shewchuk)."""
+    kept = 0
+    for other in partials:
+        if abs(value) < abs(other):
+            value, other = other, value
+        high = value + other
+        low = other - (high - value)
+        if low:
+            partials[kept] = low
+            kept += 1
+        value = high
+    partials[kept:] = [value]
+
+
+def _residual(partials: list[float], count: int, mean: float) -> float:
+    """Σ (x_i − mean) over one cluster, from its exact sum, rounded once."""
+    product = count * mean
+    error = _product_error(float(count), mean, product)  # count · mean = product + error
+    return math.fsum([*partials, -product, -error])
+
+
+def _product_error(a: float, b: float, product: float) -> float:
+    """The rounding error of ``product = a * b`` (Dekker's exact product, Veltkamp's split)."""
+    a_high, a_low = _split(a)
+    b_high, b_low = _split(b)
+    return ((a_high * b_high - product) + a_high * b_low + a_low * b_high) + a_low * b_low
+
+
+def _split(value: float) -> tuple[float, float]:
+    """``value`` as two halves of 26 bits each whose products are exact."""
+    scaled = 134217729.0 * value  # 2**27 + 1
+    high = scaled - (scaled - value)
+    return high, value - high
+
+
 def clustered_mean(values: Sequence[float], clusters: Sequence[str]) -> Estimate:
     """The mean of ``values`` (each in [0, 1]) with its Korn–Graubard interval by ``clusters``."""
-    base = _clustered(values, clusters)
+    return _estimate(_clustered(values, clusters))
+
+
+def _estimate(base: _Clustered | None) -> Estimate:
+    """The estimate of a clustered mean: its interval where there are two clusters or more."""
     if base is None:
         return Estimate(None, None, None, None, 0, 0)
     if base.clusters < 2:
