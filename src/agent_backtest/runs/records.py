@@ -175,6 +175,13 @@ class ResultIndex:
         """Every unit with a record, in the order of its first."""
         return iter(self.offsets)
 
+    def get(self, unit_id: str, repeat: int) -> ResultRecord | None:
+        """The record of (``unit_id``, ``repeat``), read from the file; None when there is none."""
+        for known, offset in self.offsets.get(unit_id, ()):
+            if known == repeat:
+                return self._read(offset)
+        return None
+
     def of_unit(self, unit_id: str) -> list[ResultRecord]:
         """The records of ``unit_id``, by repeat, read from the file."""
         placed = sorted(self.offsets.get(unit_id, ()))
