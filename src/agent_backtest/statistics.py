@@ -34,9 +34,12 @@ share of pairs that could have changed unseen (Korn–Graubard at 0, the session
 from __future__ import annotations
 
 import math
+import tempfile
+from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import IO
 
 ALPHA = 0.05
 
@@ -80,57 +83,97 @@ def _clustered(values: Sequence[float], clusters: Sequence[str]) -> _Clustered |
     sums: defaultdict[str, float] = defaultdict(float)
     for value, cluster in zip(values, clusters, strict=True):
         sums[cluster] += value - mean
-    groups = len(sums)
+    return _of_sums(mean, list(sums.values()), n)
+
+
+def _of_sums(mean: float, residuals: Sequence[float], n: int) -> _Clustered | None:
+    """The mean of ``n`` values with its clustered SE, from each cluster's Σ (x_i − mean)."""
+    if n == 0:
+        return None
+    groups = len(residuals)
     if groups < 2:
         return _Clustered(mean, math.nan, n, groups)
-    return _spread(mean, list(sums.values()), n)
-
-
-def _spread(mean: float, residuals: Sequence[float], n: int) -> _Clustered:
-    """The mean with its clustered SE from each cluster's residual sum (two clusters or more)."""
-    groups = len(residuals)
     variance = groups / (groups - 1) * math.fsum(s * s for s in residuals)
     se = math.sqrt(variance) / n
     # sessions whose means are equal leave residual sums of 1e-17, not 0: that is no spread
     return _Clustered(mean, 0.0 if se < 1e-12 else se, n, groups)
 
 
-class ClusteredSums:
-    """A clustered mean built one value at a time, holding only each cluster's sum and count.
+class ClusteredMeans:
+    """Several clustered means built one value at a time, each exactly as
+    :func:`clustered_mean` would compute it from its whole list of values.
 
-    The sums are exact (Shewchuk's partials, as :func:`math.fsum` keeps them), so the mean is
-    :func:`clustered_mean`'s to the bit whatever order the values come in, and each cluster's
-    residual sum Σ (x_i − x̄) is the exact one rounded once.
+    The clustered SE needs each cluster's sum of (x_i − x̄), which needs the mean before the
+    first value; summed in another order it would differ in the last digits. So the values
+    wait, in the order they came, in an unnamed temporary file (24 bytes each), and
+    :meth:`estimates` reads them back once: memory holds each mean's exact running sum, not
+    its values.
     """
 
+    BUFFERED = 1 << 16  # values held before they are written out
+
     def __init__(self) -> None:
-        self._partials: dict[str, list[float]] = {}
-        self._counts: dict[str, int] = {}
+        self._partials: list[list[float]] = []  # each mean's exact sum (Shewchuk's partials)
+        self._counts: list[int] = []
+        self._clusters: dict[str, int] = {}
+        self._values = array("d")
+        self._keys = array("q")  # (mean, cluster) of each value, in pairs
+        self._spool: IO[bytes] | None = None
+        self._spooled = 0
 
-    def add(self, value: float, cluster: str) -> None:
-        """Count one value of ``cluster``."""
-        partials = self._partials.get(cluster)
-        if partials is None:
-            self._partials[cluster] = [float(value)]
-            self._counts[cluster] = 1
-            return
-        _add_exactly(partials, float(value))
-        self._counts[cluster] += 1
+    def mean(self) -> int:
+        """A new mean; values are added to it by the number returned."""
+        self._partials.append([])
+        self._counts.append(0)
+        return len(self._counts) - 1
 
-    def estimate(self) -> Estimate:
-        """The mean so far with its Korn–Graubard interval, as :func:`clustered_mean` gives it."""
-        n = sum(self._counts.values())
-        if n == 0:
-            return _estimate(None)
-        mean = math.fsum(p for partials in self._partials.values() for p in partials) / n
-        groups = len(self._counts)
-        if groups < 2:
-            return _estimate(_Clustered(mean, math.nan, n, groups))
-        residuals = [
-            _residual(self._partials[cluster], count, mean)
-            for cluster, count in self._counts.items()
+    def add(self, mean: int, value: float, cluster: str) -> None:
+        """Add one value of ``cluster`` to ``mean``."""
+        value = float(value)
+        _add_exactly(self._partials[mean], value)
+        self._counts[mean] += 1
+        code = self._clusters.setdefault(cluster, len(self._clusters))
+        self._values.append(value)
+        self._keys.extend((mean, code))
+        if len(self._values) >= self.BUFFERED:
+            self._write_out()
+
+    def _write_out(self) -> None:
+        if self._spool is None:
+            self._spool = tempfile.TemporaryFile()  # noqa: SIM115 -- closed by estimates()
+        self._values.tofile(self._spool)
+        self._keys.tofile(self._spool)
+        self._spooled += len(self._values)
+        self._values, self._keys = array("d"), array("q")
+
+    def _chunks(self) -> Iterator[tuple[array[float], array[int]]]:
+        """The values in the order they came, a buffer at a time."""
+        if self._spool is not None:
+            self._spool.seek(0)
+            for _ in range(self._spooled // self.BUFFERED):
+                values, keys = array("d"), array("q")
+                values.fromfile(self._spool, self.BUFFERED)
+                keys.fromfile(self._spool, 2 * self.BUFFERED)
+                yield values, keys
+            self._spool.close()
+            self._spool = None
+        yield self._values, self._keys
+
+    def estimates(self) -> list[Estimate]:
+        """Every mean's estimate, in the order the means were made; call once."""
+        means = [
+            math.fsum(partials) / count if count else 0.0
+            for partials, count in zip(self._partials, self._counts, strict=True)
         ]
-        return _estimate(_spread(mean, residuals, n))
+        sums: list[defaultdict[int, float]] = [defaultdict(float) for _ in means]
+        for values, keys in self._chunks():
+            for index, value in enumerate(values):
+                mean = keys[2 * index]
+                sums[mean][keys[2 * index + 1]] += value - means[mean]
+        return [
+            _estimate(_of_sums(mean, list(residuals.values()), count))
+            for mean, residuals, count in zip(means, sums, self._counts, strict=True)
+        ]
 
 
 def _add_exactly(partials: list[float], value: float) -> None:
@@ -146,27 +189,6 @@ def _add_exactly(partials: list[float], value: float) -> None:
             kept += 1
         value = high
     partials[kept:] = [value]
-
-
-def _residual(partials: list[float], count: int, mean: float) -> float:
-    """Σ (x_i − mean) over one cluster, from its exact sum, rounded once."""
-    product = count * mean
-    error = _product_error(float(count), mean, product)  # count · mean = product + error
-    return math.fsum([*partials, -product, -error])
-
-
-def _product_error(a: float, b: float, product: float) -> float:
-    """The rounding error of ``product = a * b`` (Dekker's exact product, Veltkamp's split)."""
-    a_high, a_low = _split(a)
-    b_high, b_low = _split(b)
-    return ((a_high * b_high - product) + a_high * b_low + a_low * b_high) + a_low * b_low
-
-
-def _split(value: float) -> tuple[float, float]:
-    """``value`` as two halves of 26 bits each whose products are exact."""
-    scaled = 134217729.0 * value  # 2**27 + 1
-    high = scaled - (scaled - value)
-    return high, value - high
 
 
 def clustered_mean(values: Sequence[float], clusters: Sequence[str]) -> Estimate:

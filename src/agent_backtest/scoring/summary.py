@@ -28,7 +28,7 @@ from agent_backtest.runs.summary import (
     ScoringSettings,
     Summary,
 )
-from agent_backtest.statistics import ClusteredSums, agreement_of
+from agent_backtest.statistics import ClusteredMeans, agreement_of
 
 GROUPINGS: dict[str, Callable[[ScoreRecord], str | None]] = {
     "kind": lambda r: r.kind,
@@ -77,15 +77,16 @@ class SummaryBuilder:
         self.statuses: Counter[str] = Counter()
         self.infra_errors_by_kind: Counter[str] = Counter()
         self.sessions: set[str] = set()
-        self.infra_error_rate = ClusteredSums()
-        self.overall = _Group()
-        self.text_similarity = ClusteredSums()
+        self.means = ClusteredMeans()
+        self.infra_error_rate = self.means.mean()
+        self.overall = _Group(self.means)
+        self.text_similarity = self.means.mean()
         self.buckets: Counter[str] = Counter()
         self.methods: Counter[str] = Counter()
         self.groups: dict[str, dict[str, _Group]] = {name: {} for name in GROUPINGS}
-        self.topic_agreement = ClusteredSums()
+        self.topic_agreement = self.means.mean()
         self.coverage = _Coverage()
-        self.units = _RepeatFigures()
+        self.units = _RepeatFigures(self.means)
         self._open: dict[str, _Unit] = {}
 
     def add(self, record: ScoreRecord) -> None:
@@ -93,13 +94,13 @@ class SummaryBuilder:
         session = record.session_id
         self.statuses[record.status] += 1
         self.sessions.add(session)
-        self.infra_error_rate.add(float(record.status == "infra_error"), session)
+        self.means.add(self.infra_error_rate, float(record.status == "infra_error"), session)
         if record.bucket:
             self.buckets[record.bucket] += 1
         if record.status == "infra_error" and record.error_kind:
             self.infra_errors_by_kind[record.error_kind] += 1
         elif record.status == "no_judge":
-            self.text_similarity.add(record.similarity or 0.0, session)
+            self.means.add(self.text_similarity, record.similarity or 0.0, session)
         elif record.status == "scored":
             self._add_decided(record)
         self.coverage.add(record)
@@ -112,9 +113,12 @@ class SummaryBuilder:
         for name, key in GROUPINGS.items():
             label = key(record)
             if label is not None:
-                self.groups[name].setdefault(label, _Group()).add(record)
+                group = self.groups[name].get(label)
+                if group is None:
+                    group = self.groups[name][label] = _Group(self.means)
+                group.add(record)
         if record.topic_match is not None:
-            self.topic_agreement.add(float(record.topic_match), record.session_id)
+            self.means.add(self.topic_agreement, float(record.topic_match), record.session_id)
 
     def _add_repeat(self, record: ScoreRecord) -> None:
         unit = self._open.get(record.unit_id)
@@ -131,10 +135,11 @@ class SummaryBuilder:
         labels: Mapping[str, str],
         warnings: Sequence[str] = (),
     ) -> Summary:
-        """The summary of every record added."""
+        """The summary of every record added; call once."""
         for unit in self._open.values():
             self.units.add(unit)
         self._open.clear()
+        estimates = [MeanEstimate.of(e) for e in self.means.estimates()]
         statuses = self.statuses
         return Summary(
             scoring=settings,
@@ -151,41 +156,41 @@ class SummaryBuilder:
                 units=self.units.units,
                 sessions=len(self.sessions),
             ),
-            infra_error_rate=_mean(self.infra_error_rate),
-            overall=self.overall.figures(),
-            text_similarity=_mean(self.text_similarity),
+            infra_error_rate=estimates[self.infra_error_rate],
+            overall=self.overall.figures(estimates),
+            text_similarity=estimates[self.text_similarity],
             buckets=_sorted(self.buckets),
             methods=_sorted(self.methods),
             suspected_injection=self.coverage.injected,
             **{
-                f"by_{name}": {label: groups[label].figures() for label in sorted(groups)}
+                f"by_{name}": {label: groups[label].figures(estimates) for label in sorted(groups)}
                 for name, groups in self.groups.items()
             },
-            topic_agreement=_mean(self.topic_agreement),
-            repeats=self.units.figures(),
+            topic_agreement=estimates[self.topic_agreement],
+            repeats=self.units.figures(estimates),
         )
 
 
 class _Group:
     """Agreement (mean lenient score) and strict agreement of a set of decided records."""
 
-    def __init__(self) -> None:
-        self.agreement = ClusteredSums()
-        self.strict = ClusteredSums()
+    def __init__(self, means: ClusteredMeans) -> None:
+        self.means = means
+        self.agreement, self.strict = means.mean(), means.mean()
         self.buckets: Counter[str] = Counter()
 
     def add(self, record: ScoreRecord) -> None:
         """Count one decided record."""
-        self.agreement.add(record.score or 0.0, record.session_id)
-        self.strict.add(float(bool(record.strict)), record.session_id)
+        self.means.add(self.agreement, record.score or 0.0, record.session_id)
+        self.means.add(self.strict, float(bool(record.strict)), record.session_id)
         if record.bucket:
             self.buckets[record.bucket] += 1
 
-    def figures(self) -> GroupFigures:
-        """The group's figures, with intervals."""
+    def figures(self, estimates: list[MeanEstimate]) -> GroupFigures:
+        """The group's figures, with intervals, from the builder's ``estimates``."""
         return GroupFigures(
-            agreement=_mean(self.agreement),
-            strict=_mean(self.strict),
+            agreement=estimates[self.agreement],
+            strict=estimates[self.strict],
             buckets=_sorted(self.buckets),
         )
 
@@ -217,11 +222,11 @@ class _RepeatFigures:
     answer; pass^k is the share of units whose every repeat is a strict match.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, means: ClusteredMeans) -> None:
+        self.means = means
         self.units = 0
         self.k = 0
-        self.consistency = ClusteredSums()
-        self.passes = ClusteredSums()
+        self.consistency, self.passes = means.mean(), means.mean()
 
     def add(self, unit: _Unit) -> None:
         """Count one unit whose records are all in."""
@@ -229,18 +234,18 @@ class _RepeatFigures:
         self.k = max(self.k, unit.answers)
         value = agreement_of(unit.signatures)
         if value is not None:
-            self.consistency.add(value, unit.session)
+            self.means.add(self.consistency, value, unit.session)
         if unit.scored and unit.scored == unit.answers:
-            self.passes.add(float(unit.strict == unit.scored), unit.session)
+            self.means.add(self.passes, float(unit.strict == unit.scored), unit.session)
 
-    def figures(self) -> RepeatFigures | None:
+    def figures(self, estimates: list[MeanEstimate]) -> RepeatFigures | None:
         """The figures; None unless some unit has two repeats or more."""
         if self.k < 2:
             return None
         return RepeatFigures(
             k=self.k,
-            consistency=_mean(self.consistency),
-            pass_all_repeats_strict=_mean(self.passes),
+            consistency=estimates[self.consistency],
+            pass_all_repeats_strict=estimates[self.passes],
         )
 
 
@@ -292,10 +297,6 @@ class _Coverage:
                 "read them before trusting their verdicts"
             )
         return warnings
-
-
-def _mean(sums: ClusteredSums) -> MeanEstimate:
-    return MeanEstimate.of(sums.estimate())
 
 
 def _sorted(counts: Counter[str]) -> dict[str, int]:
