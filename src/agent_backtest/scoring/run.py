@@ -103,7 +103,8 @@ class LiveScoring:
 
     Answers land in any order and scores.jsonl is in unit order, so each score waits in an
     unnamed temporary file (mode 0600, gone with the process) until :meth:`finish` copies
-    them in order: memory keeps the summary's sums and where each score starts, not records.
+    them in order, counting each in the summary then (in unit order, as :func:`score_run`
+    counts them, so the sums round alike): memory keeps where each score starts, not records.
     """
 
     def __init__(self, settings: ScoreSettings, repeats: int) -> None:
@@ -111,16 +112,14 @@ class LiveScoring:
             raise ValueError("live scoring is for runs without a judge")
         self.settings = settings
         self.scorer = Scorer(settings.agent, None, settings.exact_strings, settings.scoring_id())
-        self.summary = SummaryBuilder(repeats)
+        self.repeats = repeats
         # open from the first answer to finish(), which closes it
         self._spool = tempfile.TemporaryFile()  # noqa: SIM115
         self._places = array("q")  # position, repeat, offset and length of each score
 
     async def add(self, position: int, unit: Unit, result: ResultRecord) -> None:
         """Score one answer; ``position`` is its unit's place in units.jsonl."""
-        record = await self.scorer.score(unit, result)
-        self.summary.add(record)
-        line = dump_record(record) + b"\n"
+        line = dump_record(await self.scorer.score(unit, result)) + b"\n"
         self._places.extend((position, result.repeat, self._spool.tell(), len(line)))
         self._spool.write(line)
 
@@ -128,11 +127,12 @@ class LiveScoring:
         """Write scores.jsonl and summary.json of every answer added, in unit order."""
         places = self._places
         order = sorted(range(0, len(places), 4), key=lambda i: (places[i], places[i + 1]))
-        scores = _ScoresFile(directory, directory.load_manifest(), self.settings, self.summary)
-        with self._spool, scores.writing() as handle:
+        scores = _ScoresFile(directory, directory.load_manifest(), self.settings, self.repeats)
+        with self._spool, scores.writing():
             for i in order:
                 self._spool.seek(places[i + 2])
-                handle.write(self._spool.read(places[i + 3]))
+                line = self._spool.read(places[i + 3])
+                scores.write(ScoreRecord.model_validate_json(line), line)
         return scores.outcome([], CallCounters())
 
 
@@ -148,10 +148,10 @@ class _ScoresFile:
         directory: RunDirectory,
         manifest: RunManifest,
         settings: ScoreSettings,
-        summary: SummaryBuilder | None = None,
+        repeats: int | None = None,
     ) -> None:
         self.directory, self.manifest, self.settings = directory, manifest, settings
-        self.summary = summary or SummaryBuilder(manifest.config.k)
+        self.summary = SummaryBuilder(repeats or manifest.config.k)
         self.kept: list[Path] = []
         self._handle: BinaryIO | None = None
 
@@ -166,11 +166,11 @@ class _ScoresFile:
                 self._handle = None
             self.kept = self.directory.set_aside_scoring(self.settings.scoring_id())
 
-    def write(self, record: ScoreRecord) -> None:
-        """Write one record and count it."""
+    def write(self, record: ScoreRecord, line: bytes | None = None) -> None:
+        """Write one record (``line``: its line, when it is already serialised) and count it."""
         if self._handle is None:
             raise RuntimeError("scores are written inside writing()")
-        self._handle.write(dump_record(record) + b"\n")
+        self._handle.write(line or dump_record(record) + b"\n")
         self.summary.add(record)
 
     def outcome(self, warnings: list[str], counters: CallCounters) -> ScoreOutcome:
