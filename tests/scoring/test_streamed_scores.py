@@ -4,12 +4,15 @@ the ones the records list gives, whatever order the answers arrive in."""
 from __future__ import annotations
 
 import asyncio
+import csv
+import io
 import random
 from pathlib import Path
 
 import pytest
 
 from agent_backtest.errors import InputError
+from agent_backtest.reporting import write_report
 from agent_backtest.runs import RunDirectory, read_results
 from agent_backtest.runs.documents import write_document
 from agent_backtest.runs.summary import RunFacts
@@ -102,3 +105,21 @@ def test_a_results_line_that_is_json_but_no_record_is_named(run: Path, tmp_path:
     assert caught.value.location == "line 5"
     results.write_bytes(b"".join([*lines, b'{"unit_id": "torn']))  # only a torn last line
     assert score_run(RunDirectory(copy), ScoreSettings()).summary.counts.records == 60
+
+
+def test_the_report_joins_results_written_in_any_order(run: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "run"
+    copy.mkdir()
+    for path in run.iterdir():
+        (copy / path.name).write_bytes(path.read_bytes())
+    write_report(copy)
+    page, table = (copy / "report.html").read_bytes(), (copy / "results.csv").read_bytes()
+    rows = list(csv.DictReader(io.StringIO(table.decode())))
+    assert len(rows) == 60 and len({row["unit_id"] for row in rows}) == 30
+    results = copy / "results.jsonl"
+    lines = results.read_bytes().splitlines(keepends=True)
+    random.Random(6).shuffle(lines)
+    results.write_bytes(b"".join(lines))
+    write_report(copy)
+    assert (copy / "report.html").read_bytes() == page
+    assert (copy / "results.csv").read_bytes() == table

@@ -53,19 +53,18 @@ class ScoredRun:
         for unit in self.units():
             for score in scores.take(unit.unit_id):
                 yield unit, score, results.get(score.unit_id, score.repeat)
-        for unit_id in scores.units():
-            for score in scores.take(unit_id):
+        for key in scores.offsets.units():
+            for score in scores.take_key(key):
                 yield None, score, results.get(score.unit_id, score.repeat)
 
 
 def unscored_results(scores: ScoreIndex, results: ResultIndex) -> int:
     """Results with no score record: replayed after the last ``abt score``."""
-    return sum(
-        repeat not in scored
-        for unit in results.units()
-        for scored in [scores.repeats(unit)]
-        for repeat in results.repeats(unit)
-    )
+    late = 0
+    for key in results.offsets.units():
+        scored = {repeat for repeat, _ in scores.offsets.of(key)}
+        late += sum(repeat not in scored for repeat, _ in results.offsets.of(key))
+    return late
 
 
 def scored_summary(path: Path) -> Summary:

@@ -23,6 +23,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent_backtest.errors import InputError
+from agent_backtest.runs.offsets import UnitOffsets, unit_key
 from agent_backtest.trace import LLMResponse, dump_record
 
 RESULT_SCHEMA = "abt.result/1"
@@ -114,8 +115,8 @@ def read_results(path: Path, repair: bool = False) -> Iterator[ResultRecord]:
 
 
 class ResultIndex:
-    """Where each (unit, repeat)'s first record starts in a results file, by unit: a reader
-    can then take a run's results unit by unit, in any order, without holding them.
+    """Where each (unit, repeat)'s first record starts in a results file: a reader can then
+    take a run's results unit by unit, in any order, without holding them.
 
     Building it reads each line as JSON only; a record is validated when it is read, so a
     line that is JSON but no record fails there, naming its line, as :func:`read_results`
@@ -124,7 +125,7 @@ class ResultIndex:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.offsets: dict[str, list[tuple[int, int]]] = {}  # unit: (repeat, offset), …
+        self.offsets = UnitOffsets()
         self.models: set[str] = set()  # the models that answered
         self._handle: BinaryIO | None = None
         if path.exists():
@@ -139,12 +140,10 @@ class ResultIndex:
                 key = self._key(number, line)
                 if key is None:
                     continue
-                unit, repeat = key
-                placed = self.offsets.setdefault(unit, [])
-                if any(known == repeat for known, _ in placed):
-                    duplicates += 1
-                    continue
-                placed.append((repeat, start))
+                try:
+                    duplicates += not self.offsets.add(*key, start)
+                except ValueError:  # a repeat no run has
+                    raise _not_a_record(self.path, number) from None
         _warn_of_duplicates(self.path, duplicates)
 
     def _key(self, number: int, line: bytes) -> tuple[str, int] | None:
@@ -164,28 +163,16 @@ class ResultIndex:
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
             raise _not_a_record(self.path, number) from None
 
-    def __len__(self) -> int:
-        return sum(len(placed) for placed in self.offsets.values())
-
-    def repeats(self, unit_id: str) -> list[int]:
-        """The repeats of ``unit_id`` with a record, in the file's order."""
-        return [repeat for repeat, _ in self.offsets.get(unit_id, ())]
-
-    def units(self) -> Iterator[str]:
-        """Every unit with a record, in the order of its first."""
-        return iter(self.offsets)
-
     def get(self, unit_id: str, repeat: int) -> ResultRecord | None:
         """The record of (``unit_id``, ``repeat``), read from the file; None when there is none."""
-        for known, offset in self.offsets.get(unit_id, ()):
+        for known, offset in self.offsets.of(unit_key(unit_id)):
             if known == repeat:
                 return self._read(offset)
         return None
 
     def of_unit(self, unit_id: str) -> list[ResultRecord]:
         """The records of ``unit_id``, by repeat, read from the file."""
-        placed = sorted(self.offsets.get(unit_id, ()))
-        return [self._read(offset) for _, offset in placed]
+        return [self._read(offset) for _, offset in self.offsets.of(unit_key(unit_id))]
 
     def _read(self, offset: int) -> ResultRecord:
         if self._handle is None:

@@ -17,6 +17,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent_backtest.errors import InputError
+from agent_backtest.runs.offsets import UnitOffsets, unit_key
 
 SCORE_SCHEMA = "abt.score/1"
 
@@ -153,7 +154,7 @@ class ScoreIndex:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.offsets: dict[str, list[tuple[int, int]]] = {}  # unit: (repeat, offset), …
+        self.offsets = UnitOffsets()
         self._handle: BinaryIO | None = None
         offset = 0
         with path.open("rb") as handle:
@@ -163,23 +164,17 @@ class ScoreIndex:
                     continue
                 try:
                     data = orjson.loads(line)
-                    unit, repeat = str(data["unit_id"]), int(data["repeat"])
+                    self.offsets.add(str(data["unit_id"]), int(data["repeat"]), start)
                 except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
                     raise _not_a_score(path, number) from None
-                self.offsets.setdefault(unit, []).append((repeat, start))
-
-    def repeats(self, unit_id: str) -> list[int]:
-        """The repeats of ``unit_id`` with a score."""
-        return [repeat for repeat, _ in self.offsets.get(unit_id, ())]
-
-    def units(self) -> list[str]:
-        """The units with a score not taken yet, in the order of their first."""
-        return list(self.offsets)
 
     def take(self, unit_id: str) -> list[ScoreRecord]:
         """The scores of ``unit_id`` by repeat, read from the file; they are not kept here."""
-        placed = sorted(self.offsets.pop(unit_id, ()))
-        return [self._read(offset) for _, offset in placed]
+        return self.take_key(unit_key(unit_id))
+
+    def take_key(self, key: bytes) -> list[ScoreRecord]:
+        """:meth:`take` of the unit known by ``key``."""
+        return [self._read(offset) for _, offset in self.offsets.pop(key)]
 
     def _read(self, offset: int) -> ScoreRecord:
         if self._handle is None:
