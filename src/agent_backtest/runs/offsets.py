@@ -37,9 +37,6 @@ class UnitOffsets:
         self._places[key] = [*packs, packed]
         return True
 
-    def __len__(self) -> int:
-        return sum(1 if isinstance(p, int) else len(p) for p in self._places.values())
-
     def units(self) -> Iterator[bytes]:
         """The key of every unit, in the order of its first record."""
         return iter(list(self._places))
