@@ -148,7 +148,7 @@ def test_identical_runs_show_no_change() -> None:
 def test_the_paired_test_and_its_interval_agree_on_significance() -> None:
     rng = random.Random(7)
     decided = {True: 0, False: 0}
-    for _ in range(300):
+    for _ in range(2000):
         sessions = rng.randint(2, 40)
         pa, pb = rng.random(), rng.random()
         pairs = [
@@ -188,10 +188,10 @@ def test_means_built_a_value_at_a_time_are_clustered_mean_to_the_bit(
     lists: list[tuple[list[float], list[str]]] = [([], []) for _ in range(4)]
     means = ClusteredMeans()
     ids = [means.mean() for _ in lists]
-    for _ in range(300):
+    for _ in range(2000):
         which = rng.randrange(len(lists))
         value = rng.choice([0.0, 1.0, 2 / 3, 0.1, rng.random()])
-        cluster = f"s{rng.randrange(9)}"
+        cluster = f"s{rng.randrange(3)}"
         lists[which][0].append(value)
         lists[which][1].append(cluster)
         means.add(ids[which], value, cluster)
