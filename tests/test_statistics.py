@@ -8,7 +8,12 @@ import random
 import pytest
 from scipy import stats
 
-from agent_backtest.statistics import agreement_of, clustered_mean, paired_difference
+from agent_backtest.statistics import (
+    ClusteredMeans,
+    agreement_of,
+    clustered_mean,
+    paired_difference,
+)
 
 
 def korn_graubard(rate: float, size: float, sessions: int) -> tuple[float, float]:
@@ -143,7 +148,7 @@ def test_identical_runs_show_no_change() -> None:
 def test_the_paired_test_and_its_interval_agree_on_significance() -> None:
     rng = random.Random(7)
     decided = {True: 0, False: 0}
-    for _ in range(300):
+    for _ in range(2000):
         sessions = rng.randint(2, 40)
         pa, pb = rng.random(), rng.random()
         pairs = [
@@ -171,3 +176,26 @@ def test_the_paired_difference_accounts_for_sessions() -> None:
 def test_agreement_of_labels() -> None:
     assert agreement_of(["x", "x", "y"]) == pytest.approx(1 / 3)
     assert agreement_of(["x"]) is None
+
+
+def test_means_built_a_value_at_a_time_are_clustered_mean_to_the_bit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Scores like 2/3 make a cluster's residual sum depend on the order it is summed in; a
+    # small buffer makes the values go to disk and come back several times.
+    monkeypatch.setattr(ClusteredMeans, "BUFFERED", 7)
+    rng = random.Random(5)
+    lists: list[tuple[list[float], list[str]]] = [([], []) for _ in range(4)]
+    means = ClusteredMeans()
+    ids = [means.mean() for _ in lists]
+    for _ in range(2000):
+        which = rng.randrange(len(lists))
+        value = rng.choice([0.0, 1.0, 2 / 3, 0.1, rng.random()])
+        cluster = f"s{rng.randrange(3)}"
+        lists[which][0].append(value)
+        lists[which][1].append(cluster)
+        means.add(ids[which], value, cluster)
+    empty = means.mean()
+    estimates = means.estimates()
+    assert [estimates[i] for i in ids] == [clustered_mean(v, c) for v, c in lists]
+    assert estimates[empty] == clustered_mean([], [])

@@ -34,9 +34,12 @@ share of pairs that could have changed unseen (Korn–Graubard at 0, the session
 from __future__ import annotations
 
 import math
+import tempfile
+from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import IO
 
 ALPHA = 0.05
 
@@ -80,18 +83,121 @@ def _clustered(values: Sequence[float], clusters: Sequence[str]) -> _Clustered |
     sums: defaultdict[str, float] = defaultdict(float)
     for value, cluster in zip(values, clusters, strict=True):
         sums[cluster] += value - mean
-    groups = len(sums)
+    return _of_sums(mean, list(sums.values()), n)
+
+
+def _of_sums(mean: float, residuals: Sequence[float], n: int) -> _Clustered | None:
+    """The mean of ``n`` values with its clustered SE, from each cluster's Σ (x_i − mean)."""
+    if n == 0:
+        return None
+    groups = len(residuals)
     if groups < 2:
         return _Clustered(mean, math.nan, n, groups)
-    variance = groups / (groups - 1) * math.fsum(s * s for s in sums.values())
+    variance = groups / (groups - 1) * math.fsum(s * s for s in residuals)
     se = math.sqrt(variance) / n
     # sessions whose means are equal leave residual sums of 1e-17, not 0: that is no spread
     return _Clustered(mean, 0.0 if se < 1e-12 else se, n, groups)
 
 
+class ClusteredMeans:
+    """Several clustered means built one value at a time, each exactly as
+    :func:`clustered_mean` would compute it from its whole list of values.
+
+    The clustered SE needs each cluster's sum of (x_i − x̄), which needs the mean before the
+    first value; summed in another order it would differ in the last digits. So the values
+    wait, in the order they came, in an unnamed temporary file (24 bytes each), and
+    :meth:`estimates` reads them back once: memory holds each mean's exact running sum, not
+    its values.
+    """
+
+    BUFFERED = 1 << 16  # values held before they are written out
+
+    def __init__(self) -> None:
+        self._partials: list[list[float]] = []  # each mean's exact sum (Shewchuk's partials)
+        self._counts: list[int] = []
+        self._clusters: dict[str, int] = {}
+        self._values = array("d")
+        self._keys = array("q")  # (mean, cluster) of each value, in pairs
+        self._spool: IO[bytes] | None = None
+        self._spooled = 0
+
+    def mean(self) -> int:
+        """A new mean; values are added to it by the number returned."""
+        self._partials.append([])
+        self._counts.append(0)
+        return len(self._counts) - 1
+
+    def add(self, mean: int, value: float, cluster: str) -> None:
+        """Add one value of ``cluster`` to ``mean``."""
+        value = float(value)
+        _add_exactly(self._partials[mean], value)
+        self._counts[mean] += 1
+        code = self._clusters.setdefault(cluster, len(self._clusters))
+        self._values.append(value)
+        self._keys.extend((mean, code))
+        if len(self._values) >= self.BUFFERED:
+            self._write_out()
+
+    def _write_out(self) -> None:
+        if self._spool is None:
+            self._spool = tempfile.TemporaryFile()  # noqa: SIM115 -- closed by estimates()
+        self._values.tofile(self._spool)
+        self._keys.tofile(self._spool)
+        self._spooled += len(self._values)
+        self._values, self._keys = array("d"), array("q")
+
+    def _chunks(self) -> Iterator[tuple[array[float], array[int]]]:
+        """The values in the order they came, a buffer at a time."""
+        if self._spool is not None:
+            self._spool.seek(0)
+            for _ in range(self._spooled // self.BUFFERED):
+                values, keys = array("d"), array("q")
+                values.fromfile(self._spool, self.BUFFERED)
+                keys.fromfile(self._spool, 2 * self.BUFFERED)
+                yield values, keys
+            self._spool.close()
+            self._spool = None
+        yield self._values, self._keys
+
+    def estimates(self) -> list[Estimate]:
+        """Every mean's estimate, in the order the means were made; call once."""
+        means = [
+            math.fsum(partials) / count if count else 0.0
+            for partials, count in zip(self._partials, self._counts, strict=True)
+        ]
+        sums: list[defaultdict[int, float]] = [defaultdict(float) for _ in means]
+        for values, keys in self._chunks():
+            for index, value in enumerate(values):
+                mean = keys[2 * index]
+                sums[mean][keys[2 * index + 1]] += value - means[mean]
+        return [
+            _estimate(_of_sums(mean, list(residuals.values()), count))
+            for mean, residuals, count in zip(means, sums, self._counts, strict=True)
+        ]
+
+
+def _add_exactly(partials: list[float], value: float) -> None:
+    """Add ``value`` to the non-overlapping ``partials`` whose sum is exact (Shewchuk)."""
+    kept = 0
+    for other in partials:
+        if abs(value) < abs(other):
+            value, other = other, value
+        high = value + other
+        low = other - (high - value)
+        if low:
+            partials[kept] = low
+            kept += 1
+        value = high
+    partials[kept:] = [value]
+
+
 def clustered_mean(values: Sequence[float], clusters: Sequence[str]) -> Estimate:
     """The mean of ``values`` (each in [0, 1]) with its Korn–Graubard interval by ``clusters``."""
-    base = _clustered(values, clusters)
+    return _estimate(_clustered(values, clusters))
+
+
+def _estimate(base: _Clustered | None) -> Estimate:
+    """The estimate of a clustered mean: its interval where there are two clusters or more."""
     if base is None:
         return Estimate(None, None, None, None, 0, 0)
     if base.clusters < 2:

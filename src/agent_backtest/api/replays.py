@@ -181,7 +181,7 @@ def _live_scoring(settings: ReplaySettings, judging: JudgeOptions) -> LiveScorin
     scores are ready with its last answer. A judged run is scored after the replay."""
     if any(name in JUDGE_ROLES for name in settings.roles):
         return None
-    return LiveScoring(score_settings(judging, settings.agent, {}))
+    return LiveScoring(score_settings(judging, settings.agent, {}), settings.k)
 
 
 def _existing(directory: RunDirectory) -> Path:

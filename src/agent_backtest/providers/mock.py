@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from agent_backtest.providers.errors import ProviderError
-from agent_backtest.trace import LLMRequest, LLMResponse, sha256_of
+from agent_backtest.trace import LLMRequest, LLMResponse, dump_record, sha256_of
 from agent_backtest.trace.openai_wire import chat_payload
 
 Answer = LLMResponse | ProviderError
@@ -85,5 +85,33 @@ def payload_key(payload: dict[str, Any]) -> str:
 
 def golden_provider(pairs: Iterable[tuple[LLMRequest, LLMResponse]]) -> MockProvider:
     """``mock/golden``: answers every request with the answer production gave to it."""
-    mapping = {payload_key(chat_payload(request, "", None)[0]): golden for request, golden in pairs}
-    return MockProvider("golden", mapping, keep_sent=False)
+    return MockProvider("golden", _Goldens(pairs), keep_sent=False)
+
+
+class _Goldens(Mapping[str, Answer]):
+    """Production's answers by payload hash, each kept as its JSON and read when asked for:
+    a few hundred bytes a unit rather than a model object of a few kilobytes, so the mock of
+    a large run stays small."""
+
+    def __init__(self, pairs: Iterable[tuple[LLMRequest, LLMResponse]]) -> None:
+        self._answers = {
+            _digest(payload_key(chat_payload(request, "", None)[0])): dump_record(golden)
+            for request, golden in pairs
+        }
+
+    def __getitem__(self, key: str) -> Answer:
+        return LLMResponse.model_validate_json(self._answers[_digest(key)])
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and _digest(key) in self._answers
+
+    def __iter__(self) -> Iterator[str]:
+        return (f"sha256:{digest.hex()}" for digest in self._answers)
+
+    def __len__(self) -> int:
+        return len(self._answers)
+
+
+def _digest(key: str) -> bytes:
+    """A payload hash as its 32 bytes."""
+    return bytes.fromhex(key.removeprefix("sha256:"))

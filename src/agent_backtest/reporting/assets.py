@@ -26,16 +26,22 @@ def page(
     The content security policy allows no network at all and only the one script shipped
     here (by its hash), so nothing a trace smuggles into the page could run or call out.
     """
+    before, after = page_around(title, body, script, generator)
+    return before + data + after
+
+
+def page_around(
+    title: str, body: Markup, script: str | None = None, generator: str = "agent-backtest"
+) -> tuple[str, str]:
+    """The page of :func:`page` before its inline data and after it, for data written apart."""
     script_block = f"<script>{script}</script>" if script else ""
-    return fill(
-        asset("page.html"),
-        {
-            "title": Markup(title),
-            "style": asset("report.css"),
-            "body": body,
-            "data": data,
-            "script": script_block,
-            "script_policy": script_hash(script) if script else "'none'",
-            "generator": generator,
-        },
-    )
+    parts = {
+        "title": Markup(title),
+        "style": asset("report.css"),
+        "body": body,
+        "script": script_block,
+        "script_policy": script_hash(script) if script else "'none'",
+        "generator": generator,
+    }
+    before, after = asset("page.html").split("{{data}}")
+    return fill(before, parts), fill(after, parts)

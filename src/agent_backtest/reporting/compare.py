@@ -70,15 +70,16 @@ def pair_records(a: Sequence[ScoreRecord], b: Sequence[ScoreRecord]) -> Pairing:
 
 def compare_runs(a: ScoredRun, b: ScoredRun) -> Comparison:
     """The whole comparison of run ``b`` against run ``a``."""
-    pairing = pair_records(a.scores, b.scores)
+    a_scores, b_scores = list(a.scores()), list(b.scores())
+    pairing = pair_records(a_scores, b_scores)
     pairs = pairing.pairs
     flips_down = [p for p in pairs if p[0].strict and not p[1].strict]
     flips_up = [p for p in pairs if not p[0].strict and p[1].strict]
     both_right = sum(bool(x.strict and y.strict) for x, y in pairs)
     routed = [p for p in pairs if p[0].topic_match is not None and p[1].topic_match is not None]
     return Comparison(
-        a=side(a),
-        b=side(b),
+        a=side(a, len(a_scores)),
+        b=side(b, len(b_scores)),
         counts=Counts(
             paired=len(pairs),
             sessions=len({x.session_id for x, _ in pairs}),
@@ -122,7 +123,7 @@ def compare_runs(a: ScoredRun, b: ScoredRun) -> Comparison:
     )
 
 
-def side(run: ScoredRun) -> ComparedRun:
+def side(run: ScoredRun, records: int) -> ComparedRun:
     """What one run is, and its own headline figures (over all its scored answers)."""
     summary = run.summary
     patch = run.manifest.config.patch
@@ -135,7 +136,7 @@ def side(run: ScoredRun) -> ComparedRun:
         judge=summary.scoring.judge,
         scoring_id=summary.scoring.scoring_id,
         labels=summary.labels,
-        records=len(run.scores),
+        records=records,
         agreement=summary.overall.agreement,
         strict=summary.overall.strict,
         topic_agreement=summary.topic_agreement,

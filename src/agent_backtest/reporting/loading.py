@@ -1,24 +1,21 @@
-"""A scored run as the reports read it: manifest, summary, score records and results.
+"""A scored run as the reports read it: manifest, summary, and its records streamed.
 
 Reports never score: a run without ``scores.jsonl`` and ``summary.json`` is sent back to
-``abt score``. Units are streamed, not held, because ``units.jsonl`` carries every request in full.
+``abt score``. Units, scores and results are streamed, not held: ``units.jsonl`` carries every
+request in full, and a run's records grow with it. Scores and results are found through an
+index of where each starts in its file, so they join whatever order they were written in.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from agent_backtest.errors import InputError
-from agent_backtest.runs import (
-    ResultRecord,
-    RunDirectory,
-    RunManifest,
-    ScoreRecord,
-    Summary,
-    read_results,
-)
+from agent_backtest.runs import ResultRecord, RunDirectory, RunManifest, ScoreRecord, Summary
+from agent_backtest.runs.records import ResultIndex
+from agent_backtest.runs.scores import ScoreIndex
 from agent_backtest.units import Unit
 
 Key = tuple[str, int]
@@ -27,13 +24,11 @@ Joined = tuple[Unit | None, ScoreRecord, ResultRecord | None]
 
 @dataclass
 class ScoredRun:
-    """Everything a report shows about one run, except the units (streamed on demand)."""
+    """Everything a report shows about one run, read from its directory on demand."""
 
     directory: RunDirectory
     manifest: RunManifest
     summary: Summary
-    scores: list[ScoreRecord]
-    results: dict[Key, ResultRecord] = field(default_factory=dict)
 
     @property
     def path(self) -> Path:
@@ -46,25 +41,30 @@ class ScoredRun:
             return iter(())
         return self.directory.read_units()
 
-    def joined(self) -> Iterator[Joined]:
+    def scores(self) -> Iterator[ScoreRecord]:
+        """The run's score records, in their file's order."""
+        return self.directory.read_scores()
+
+    def joined(self, scores: ScoreIndex, results: ResultIndex) -> Iterator[Joined]:
         """Each score with its unit and result, in unit order then repeat.
 
         Scores whose unit is not in units.jsonl come last, with no unit, rather than vanish.
         """
-        by_unit: dict[str, list[ScoreRecord]] = {}
-        for record in self.scores:
-            by_unit.setdefault(record.unit_id, []).append(record)
         for unit in self.units():
-            for record in sorted(by_unit.pop(unit.unit_id, []), key=lambda r: r.repeat):
-                yield unit, record, self.results.get((record.unit_id, record.repeat))
-        for records in by_unit.values():
-            for record in records:
-                yield None, record, self.results.get((record.unit_id, record.repeat))
+            for score in scores.take(unit.unit_id):
+                yield unit, score, results.get(score.unit_id, score.repeat)
+        for key in scores.offsets.units():
+            for score in scores.take_key(key):
+                yield None, score, results.get(score.unit_id, score.repeat)
 
-    def unscored_results(self) -> int:
-        """Results with no score record: replayed after the last ``abt score``."""
-        scored = {(s.unit_id, s.repeat) for s in self.scores}
-        return sum(key not in scored for key in self.results)
+
+def unscored_results(scores: ScoreIndex, results: ResultIndex) -> int:
+    """Results with no score record: replayed after the last ``abt score``."""
+    late = 0
+    for key in results.offsets.units():
+        scored = {repeat for repeat, _ in scores.offsets.of(key)}
+        late += sum(repeat not in scored for repeat, _ in results.offsets.of(key))
+    return late
 
 
 def scored_summary(path: Path) -> Summary:
@@ -75,13 +75,11 @@ def scored_summary(path: Path) -> Summary:
     return _summary_of(directory)
 
 
-def load_run(path: Path, with_results: bool = True) -> ScoredRun:
-    """Read a scored run; a folder that is not one fails with what to do about it."""
+def load_run(path: Path) -> ScoredRun:
+    """Open a scored run; a folder that is not one fails with what to do about it."""
     directory = RunDirectory(path)
     manifest = directory.load_manifest()
-    summary = _summary_of(directory)
-    results = {r.key: r for r in read_results(directory.results_path)} if with_results else {}
-    return ScoredRun(directory, manifest, summary, list(directory.read_scores()), results)
+    return ScoredRun(directory, manifest, _summary_of(directory))
 
 
 def _summary_of(directory: RunDirectory) -> Summary:

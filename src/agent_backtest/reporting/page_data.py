@@ -3,44 +3,87 @@
 A session's requests repeat its earlier messages (and every request repeats the system prompt),
 so each distinct message is stored once and a unit's context is a list of indexes into the
 table. That keeps a 10,000-unit page a few megabytes instead of gigabytes.
+
+The three tables are written as they are built, each to an unnamed temporary file, as the JSON
+the page embeds; memory keeps only the message index and the counts the page's top shows.
 """
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
-from typing import Any
+import tempfile
+from collections.abc import Iterator
+from typing import IO, Any
 
 from agent_backtest.reporting.answers import answer_data
-from agent_backtest.reporting.loading import ScoredRun
+from agent_backtest.reporting.markup import script_json
 from agent_backtest.runs import ResultRecord
 from agent_backtest.runs.scores import ScoreRecord
 from agent_backtest.trace import Message, canonical_json
 from agent_backtest.units import Unit
 
+TABLES = ("abt-units", "abt-rows", "abt-messages")  # the ids of the page's JSON blocks
 
-@dataclass
+
+class _Table:
+    """One JSON array written an item at a time to an unnamed temporary file (mode 0600)."""
+
+    def __init__(self) -> None:
+        self.file: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 -- closed by close()
+        self.count = 0
+
+    def append(self, item: dict[str, Any]) -> None:
+        """Write one item, escaped for a <script> block as :func:`script_json` escapes."""
+        self.file.write(b"," if self.count else b"[")
+        self.file.write(script_json(item).encode())
+        self.count += 1
+
+    def chunks(self) -> Iterator[bytes]:
+        """The array's JSON text, a chunk at a time."""
+        if not self.count:
+            yield b"[]"
+            return
+        self.file.seek(0)
+        while chunk := self.file.read(1 << 20):
+            yield chunk
+        yield b"]"
+
+    def close(self) -> None:
+        """Close (and so remove) the file."""
+        self.file.close()
+
+
 class PageData:
-    """What the page script renders: built in one pass over the run."""
+    """What the page script renders: built in one pass over the run, a (unit, repeat) at a
+    time, the rows of one unit together."""
 
-    units: list[dict[str, Any]] = field(default_factory=list)
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    messages: list[dict[str, Any]] = field(default_factory=list)
-    reconstructed: int = 0
-    tools_missing: int = 0
-    recorded_models: set[str] = field(default_factory=set)
-    _message_index: dict[bytes, int] = field(default_factory=dict)
-    _unit_index: dict[str, int] = field(default_factory=dict)
+    def __init__(self) -> None:
+        self.tables = {name: _Table() for name in TABLES}
+        self.reconstructed = 0
+        self.tools_missing = 0
+        self.recorded_models: set[str] = set()
+        self._message_index: dict[bytes, int] = {}
+        self._unit: tuple[str, int] | None = None  # the unit being added, and its index
 
     def add(self, unit: Unit | None, score: ScoreRecord, result: ResultRecord | None) -> None:
         """Add one (unit, repeat): its unit the first time it is seen, then its row."""
-        index = self._unit_index.get(score.unit_id)
-        if index is None:
-            index = self._unit_index[score.unit_id] = len(self.units)
-            self.units.append(self._unit(unit, score))
-        self.rows.append(row_data(index, score, result))
+        units = self.tables["abt-units"]
+        if self._unit is None or self._unit[0] != score.unit_id:
+            self._unit = score.unit_id, units.count
+            units.append(self._unit_data(unit, score))
+        self.tables["abt-rows"].append(row_data(self._unit[1], score, result))
 
-    def _unit(self, unit: Unit | None, score: ScoreRecord) -> dict[str, Any]:
+    def blocks(self) -> Iterator[tuple[str, Iterator[bytes]]]:
+        """Each JSON block of the page: its id and its text."""
+        for name, table in self.tables.items():
+            yield name, table.chunks()
+
+    def close(self) -> None:
+        """Remove the temporary files."""
+        for table in self.tables.values():
+            table.close()
+
+    def _unit_data(self, unit: Unit | None, score: ScoreRecord) -> dict[str, Any]:
         if unit is None:
             return {
                 "id": score.unit_id,
@@ -80,9 +123,10 @@ class PageData:
         ).digest()
         index = self._message_index.get(key)
         if index is None:
-            index = self._message_index[key] = len(self.messages)
+            messages = self.tables["abt-messages"]
+            index = self._message_index[key] = messages.count
             data = answer_data(message) or {}
-            self.messages.append(
+            messages.append(
                 {
                     "role": message.role,
                     "name": message.name,
@@ -125,11 +169,3 @@ def row_data(unit_index: int, score: ScoreRecord, result: ResultRecord | None) -
         "cache_hit": result.cache_hit if result else None,
         "output_tokens": usage.output_tokens if usage else None,
     }
-
-
-def page_data(run: ScoredRun) -> PageData:
-    """The page data of a whole run."""
-    data = PageData()
-    for unit, score, result in run.joined():
-        data.add(unit, score, result)
-    return data

@@ -2,16 +2,20 @@
 
 The header, breakdowns and charts are rendered here as static, escaped HTML; the unit list and
 its drill-down are drawn by the page script from JSON blocks, paginated and lazily, so a run of
-10,000 units opens quickly.
+10,000 units opens quickly. The blocks are copied into the page from where they were written as
+the run was read, so the page is never whole in memory.
 """
 
 from __future__ import annotations
 
-from agent_backtest.reporting.assets import asset, page
+from typing import BinaryIO
+
+from agent_backtest.reporting.assets import asset, page_around
 from agent_backtest.reporting.charts import RateBar, count_chart, histogram, rate_chart
 from agent_backtest.reporting.figures import interval, labels_text, percentile, quantity, rate
+from agent_backtest.reporting.latency import CandidateFigures
 from agent_backtest.reporting.loading import ScoredRun
-from agent_backtest.reporting.markup import Markup, escape, join, script_json, tag
+from agent_backtest.reporting.markup import Markup, escape, join, tag
 from agent_backtest.reporting.page_data import PageData
 from agent_backtest.runs import MeanEstimate, Summary
 from agent_backtest.runs.summary import NOT_RECORDED, GroupFigures
@@ -42,16 +46,22 @@ def shows_agent_versions(summary: Summary) -> bool:
     return len(versions) > 1 or any(label != NOT_RECORDED for label in versions)
 
 
-def render_report(run: ScoredRun, data: PageData) -> str:
-    """The report page of ``run`` as HTML text."""
+def write_report_page(
+    handle: BinaryIO,
+    run: ScoredRun,
+    data: PageData,
+    candidate: CandidateFigures,
+    warnings: list[str],
+) -> None:
+    """Write the report page of ``run`` to ``handle``: the page's top, then its JSON blocks."""
     body = join(
         [
             tag("h1", f"abt report: {run.path.name}"),
             compared_section(run, data),
             headline_section(run.summary),
-            warnings_section(report_warnings(run, data)),
+            warnings_section(warnings),
             breakdown_section(run.summary),
-            distribution_section(run),
+            distribution_section(run, candidate),
             units_section(),
             tag(
                 "footer",
@@ -60,15 +70,17 @@ def render_report(run: ScoredRun, data: PageData) -> str:
             ),
         ]
     )
-    blocks = join(
-        tag("script", script_json(value), attrs={"type": "application/json", "id": name})
-        for name, value in (
-            ("abt-units", data.units),
-            ("abt-rows", data.rows),
-            ("abt-messages", data.messages),
-        )
-    )
-    return page(f"abt report: {escape(run.path.name)}", body, blocks, asset("report.js"))
+    before, after = page_around(f"abt report: {escape(run.path.name)}", body, asset("report.js"))
+    handle.write(before.encode("utf-8"))
+    for name, chunks in data.blocks():
+        opening, closing = tag(
+            "script", Markup("\n"), attrs={"type": "application/json", "id": name}
+        ).split("\n")
+        handle.write(opening.encode("utf-8"))
+        for chunk in chunks:
+            handle.write(chunk)
+        handle.write(closing.encode("utf-8"))
+    handle.write(after.encode("utf-8"))
 
 
 def compared_section(run: ScoredRun, data: PageData) -> Markup:
@@ -222,8 +234,9 @@ def _count(key: str, name: str, count: int, note: str) -> Markup:
     )
 
 
-def report_warnings(run: ScoredRun, data: PageData) -> list[str]:
-    """Everything that qualifies the numbers: scoring's warnings and the run's own state."""
+def report_warnings(run: ScoredRun, data: PageData, late: int) -> list[str]:
+    """Everything that qualifies the numbers: scoring's warnings and the run's own state
+    (``late``: the answers that arrived after the last scoring)."""
     warnings = list(run.summary.warnings)
     if data.reconstructed:
         warnings.append(
@@ -241,7 +254,6 @@ def report_warnings(run: ScoredRun, data: PageData) -> list[str]:
             f"the run is {run.manifest.status}: these numbers cover the answers "
             f"that finished; abt replay --resume {run.path} completes it"
         )
-    late = run.unscored_results()
     if late:
         warnings.append(
             f"{late} answers arrived after the last scoring and are not in these "
@@ -322,21 +334,14 @@ def _group_table(grouping: str, groups: dict[str, GroupFigures]) -> Markup:
     return tag("table", head, rows, attrs={"id": f"by-{grouping.replace('_', '-')}"})
 
 
-def distribution_section(run: ScoredRun) -> Markup:
+def distribution_section(run: ScoredRun, candidate: CandidateFigures) -> Markup:
     """The candidate's latencies and token counts: percentiles and histograms."""
-    results = list(run.results.values())
-    latencies = [r.latency_ms for r in results if r.latency_ms is not None]
-    usages = [r.response.usage for r in results if r.response and r.response.usage]
     series = [
-        ("latency", "ms", latencies),
-        (
-            "output tokens",
-            "tokens",
-            [u.output_tokens for u in usages if u.output_tokens is not None],
-        ),
-        ("input tokens", "tokens", [u.input_tokens for u in usages if u.input_tokens is not None]),
+        ("latency", "ms", candidate.latencies.tolist()),
+        ("output tokens", "tokens", candidate.output_tokens.tolist()),
+        ("input tokens", "tokens", candidate.input_tokens.tolist()),
     ]
-    cached = sum(r.cache_hit for r in results)
+    cached = candidate.cached
     loading = run.manifest.counts.model_load_seconds
     head = tag(
         "tr",

@@ -22,7 +22,7 @@ class CompareOutcome:
 
 def write_compare(a: Path, b: Path, out: Path | None = None) -> CompareOutcome:
     """Compare run ``a`` (baseline) with run ``b``; write into ``out`` or else ``b``."""
-    compare = compare_runs(load_run(a, with_results=False), load_run(b, with_results=False))
+    compare = compare_runs(load_run(a), load_run(b))
     directory = RunDirectory(out or b)
     directory.write_comparison(compare)
     with private_atomic_writer(directory.comparison_page_path) as handle:

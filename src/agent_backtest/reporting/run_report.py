@@ -7,10 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_backtest.reporting.csv_export import write_results_csv
-from agent_backtest.reporting.loading import Joined, ScoredRun, load_run
+from agent_backtest.reporting.latency import CandidateFigures
+from agent_backtest.reporting.loading import Joined, ScoredRun, load_run, unscored_results
 from agent_backtest.reporting.page_data import PageData
-from agent_backtest.reporting.report_page import render_report, report_warnings
-from agent_backtest.runs import private_atomic_writer
+from agent_backtest.reporting.report_page import report_warnings, write_report_page
+from agent_backtest.runs import private_atomic_writer, read_results
+from agent_backtest.runs.records import ResultIndex
+from agent_backtest.runs.scores import ScoreIndex
 
 
 @dataclass
@@ -25,17 +28,30 @@ class ReportOutcome:
 
 
 def write_report(path: Path) -> ReportOutcome:
-    """Read the scored run at ``path`` once and write both files (mode 0600)."""
+    """Read the scored run at ``path`` once and write both files (mode 0600).
+
+    Each (unit, repeat) is written to the CSV and to the page's tables as it is read; only
+    the page's top (counts, the candidate's latencies) is kept until the page is written.
+    """
     run = load_run(path)
+    directory = run.directory
+    scores, results = ScoreIndex(directory.scores_path), ResultIndex(directory.results_path)
     data = PageData()
 
     def feed() -> Iterator[Joined]:
-        for item in run.joined():
+        for item in run.joined(scores, results):
             data.add(*item)
             yield item
 
-    csv_path, html_path = run.directory.csv_path, run.directory.report_path
-    rows = write_results_csv(feed(), csv_path, run.summary.labels)
-    with private_atomic_writer(html_path) as handle:
-        handle.write(render_report(run, data).encode("utf-8"))
-    return ReportOutcome(run, csv_path, html_path, rows, report_warnings(run, data))
+    try:
+        late = unscored_results(scores, results)
+        rows = write_results_csv(feed(), directory.csv_path, run.summary.labels)
+        candidate = CandidateFigures.of(read_results(directory.results_path))
+        warnings = report_warnings(run, data, late)
+        with private_atomic_writer(directory.report_path) as handle:
+            write_report_page(handle, run, data, candidate, warnings)
+    finally:
+        data.close()
+        scores.close()
+        results.close()
+    return ReportOutcome(run, directory.csv_path, directory.report_path, rows, warnings)

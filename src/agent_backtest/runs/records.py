@@ -23,6 +23,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent_backtest.errors import InputError
+from agent_backtest.runs.offsets import UnitOffsets, unit_key
 from agent_backtest.trace import LLMResponse, dump_record
 
 RESULT_SCHEMA = "abt.result/1"
@@ -88,42 +89,140 @@ class DuplicateResults(UserWarning):
 
 
 def read_results(path: Path, repair: bool = False) -> Iterator[ResultRecord]:
-    """The whole records of a results file, the first of each (unit, repeat) only.
+    """The whole records of a results file, the first of each (unit, repeat) only, read a line
+    at a time.
 
     A torn last line (a killed writer) is left out; a torn line elsewhere is an
     :class:`InputError`, unless ``repair``, which leaves out every line that is not a record.
     """
     if not path.exists():
         return
-    lines = path.read_bytes().split(b"\n")
     seen: set[tuple[str, int]] = set()
     duplicates = 0
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = ResultRecord.model_validate(orjson.loads(line))
-        except (orjson.JSONDecodeError, ValidationError):
-            if number == len(lines) or repair:  # the last line, with no newline after it: torn
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
                 continue
-            raise InputError(
-                path,
-                f"line {number}",
-                "not a result record (a torn line, or the file was edited); keep every whole "
-                f"record with: abt replay --resume {path.parent} --repair",
-            ) from None
-        if record.key in seen:
-            duplicates += 1
-            continue
-        seen.add(record.key)
-        yield record
+            record = _record(path, number, line, repair)
+            if record is None:
+                continue
+            if record.key in seen:
+                duplicates += 1
+                continue
+            seen.add(record.key)
+            yield record
+    _warn_of_duplicates(path, duplicates)
+
+
+class ResultIndex:
+    """Where each (unit, repeat)'s first record starts in a results file: a reader can then
+    take a run's results unit by unit, in any order, without holding them.
+
+    Building it reads each line as JSON only; a record is validated when it is read, so a
+    line that is JSON but no record fails there, naming its line, as :func:`read_results`
+    would have.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offsets = UnitOffsets()
+        self.models: set[str] = set()  # the models that answered
+        self._handle: BinaryIO | None = None
+        if path.exists():
+            self._scan()
+
+    def _scan(self) -> None:
+        duplicates = 0
+        offset = 0
+        with self.path.open("rb") as handle:
+            for number, line in enumerate(handle, start=1):
+                start, offset = offset, offset + len(line)
+                key = self._key(number, line)
+                if key is None:
+                    continue
+                try:
+                    duplicates += not self.offsets.add(*key, start)
+                except ValueError:  # a repeat no run has
+                    raise _not_a_record(self.path, number) from None
+        _warn_of_duplicates(self.path, duplicates)
+
+    def _key(self, number: int, line: bytes) -> tuple[str, int] | None:
+        """The (unit, repeat) of one line; None for a blank or torn last line."""
+        if not line.strip():
+            return None
+        if not line.endswith(b"\n"):  # the last line: validated now, torn when it is no record
+            record = _record(self.path, number, line, repair=False)
+            if record is None:
+                return None
+            self.models.add(record.model)
+            return record.key
+        try:
+            data = orjson.loads(line)
+            self.models.add(str(data["model"]))
+            return str(data["unit_id"]), int(data["repeat"])
+        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+            raise _not_a_record(self.path, number) from None
+
+    def get(self, unit_id: str, repeat: int) -> ResultRecord | None:
+        """The record of (``unit_id``, ``repeat``), read from the file; None when there is none."""
+        for known, offset in self.offsets.of(unit_key(unit_id)):
+            if known == repeat:
+                return self._read(offset)
+        return None
+
+    def of_unit(self, unit_id: str) -> list[ResultRecord]:
+        """The records of ``unit_id``, by repeat, read from the file."""
+        return [self._read(offset) for _, offset in self.offsets.of(unit_key(unit_id))]
+
+    def _read(self, offset: int) -> ResultRecord:
+        if self._handle is None:
+            self._handle = self.path.open("rb")
+        self._handle.seek(offset)
+        line = self._handle.readline()
+        try:
+            return ResultRecord.model_validate(orjson.loads(line))
+        except (orjson.JSONDecodeError, ValidationError):
+            raise _not_a_record(self.path, self._line_number(offset)) from None
+
+    def _line_number(self, offset: int) -> int:
+        with self.path.open("rb") as handle:
+            return handle.read(offset).count(b"\n") + 1
+
+    def close(self) -> None:
+        """Close the file, if a record was read."""
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+
+def _record(path: Path, number: int, line: bytes, repair: bool) -> ResultRecord | None:
+    """The record of one line; None for a line left out (torn at the end, or ``repair``)."""
+    try:
+        return ResultRecord.model_validate(orjson.loads(line))
+    except (orjson.JSONDecodeError, ValidationError):
+        # a last line with no newline after it was being written when its writer was killed
+        if not line.endswith(b"\n") or repair:
+            return None
+        raise _not_a_record(path, number) from None
+
+
+def _not_a_record(path: Path, number: int) -> InputError:
+    return InputError(
+        path,
+        f"line {number}",
+        "not a result record (a torn line, or the file was edited); keep every whole "
+        f"record with: abt replay --resume {path.parent} --repair",
+    )
+
+
+def _warn_of_duplicates(path: Path, duplicates: int) -> None:
     if duplicates:
         warnings.warn(
             f"{path}: {duplicates} more records of a (unit, repeat) already recorded were left "
             "out (the first of each is read); abt replay --resume rewrites the file with one "
             "record each",
             DuplicateResults,
-            stacklevel=2,
+            stacklevel=3,
         )
 
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent_backtest.errors import InputError
+from agent_backtest.runs.offsets import UnitOffsets, unit_key
 
 SCORE_SCHEMA = "abt.score/1"
 
@@ -141,6 +142,59 @@ def read_scores(path: Path) -> Iterator[ScoreRecord]:
             try:
                 yield ScoreRecord.model_validate(orjson.loads(line))
             except (orjson.JSONDecodeError, ValidationError):
-                raise InputError(
-                    path, f"line {number}", "not a score record; score the run again with abt score"
-                ) from None
+                raise _not_a_score(path, number) from None
+
+
+class ScoreIndex:
+    """Where each score record starts in ``scores.jsonl``, by unit: a report can then take a
+    unit's scores as it reaches the unit without holding the others.
+
+    Building it reads each line as JSON only; a record is validated when it is read.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offsets = UnitOffsets()
+        self._handle: BinaryIO | None = None
+        offset = 0
+        with path.open("rb") as handle:
+            for number, line in enumerate(handle, start=1):
+                start, offset = offset, offset + len(line)
+                if not line.strip():
+                    continue
+                try:
+                    data = orjson.loads(line)
+                    self.offsets.add(str(data["unit_id"]), int(data["repeat"]), start)
+                except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+                    raise _not_a_score(path, number) from None
+
+    def take(self, unit_id: str) -> list[ScoreRecord]:
+        """The scores of ``unit_id`` by repeat, read from the file; they are not kept here."""
+        return self.take_key(unit_key(unit_id))
+
+    def take_key(self, key: bytes) -> list[ScoreRecord]:
+        """:meth:`take` of the unit known by ``key``."""
+        return [self._read(offset) for _, offset in self.offsets.pop(key)]
+
+    def _read(self, offset: int) -> ScoreRecord:
+        if self._handle is None:
+            self._handle = self.path.open("rb")
+        self._handle.seek(offset)
+        line = self._handle.readline()
+        try:
+            return ScoreRecord.model_validate(orjson.loads(line))
+        except (orjson.JSONDecodeError, ValidationError):
+            self._handle.seek(0)
+            raise _not_a_score(self.path, self._handle.read(offset).count(b"\n") + 1) from None
+
+    def close(self) -> None:
+        """Close the file, if a record was read."""
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+
+def _not_a_score(path: Path, number: int) -> InputError:
+    return InputError(
+        path, f"line {number}", "not a score record; score the run again with abt score"
+    )

@@ -8,23 +8,29 @@ or matcher mode never erases a previous verdict.
 from __future__ import annotations
 
 import asyncio
-from collections import defaultdict
+import heapq
+import tempfile
+from array import array
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from agent_backtest.errors import InputError, UserError
 from agent_backtest.providers import CallCounters, ModelClient, ModelConfig, load_model_config
 from agent_backtest.providers.config import ModelRole
 from agent_backtest.providers.families import JudgeError, check_judge
 from agent_backtest.providers.roles import check_role, close_clients, open_clients
-from agent_backtest.runs import ResultRecord, RunDirectory, RunManifest, read_results
+from agent_backtest.runs import ResultRecord, RunDirectory, RunManifest, private_atomic_writer
+from agent_backtest.runs.documents import write_document
+from agent_backtest.runs.records import ResultIndex
 from agent_backtest.runs.scores import ScoreRecord
 from agent_backtest.runs.summary import RunFacts, ScoringSettings, Summary
 from agent_backtest.scoring.buckets import SCORER, Scorer
 from agent_backtest.scoring.judge import Judge
-from agent_backtest.scoring.summary import summarise
-from agent_backtest.trace import sha256_of
+from agent_backtest.scoring.summary import SummaryBuilder
+from agent_backtest.trace import dump_record, sha256_of
 from agent_backtest.units import AgentConfig, Unit
 
 
@@ -70,75 +76,122 @@ def score_run(
 
     ``config`` is the model config the judges are reached through (default: the run's).
     Every judge is checked (reachable, none of the candidates) before anything is written.
+    Units and results are read one at a time and each score is written as it is made: the
+    summary keeps sums, not records.
     """
     manifest = directory.load_manifest()
     if config is None:
         source = manifest.config.config_file
         config = load_model_config(Path(source) if source else None)
-    results = _results_by_unit(directory.results_path)
-    candidates = sorted({r.model for rs in results.values() for r in rs})
-    warnings = _judge_warnings(settings, candidates, config)
+    if not directory.results_path.exists():
+        raise InputError(directory.results_path, None, "no results yet: run abt replay first")
+    results = ResultIndex(directory.results_path)
+    warnings = _judge_warnings(settings, sorted(results.models), config)
     counters = CallCounters()
-    records = asyncio.run(_score_all(directory, results, settings, config, counters))
-    return _write_scoring(directory, manifest, settings, records, warnings, counters)
+    scores = _ScoresFile(directory, manifest, settings)
+    try:
+        with scores.writing():
+            asyncio.run(_score_all(directory, results, settings, config, counters, scores))
+    finally:
+        results.close()
+    return scores.outcome(warnings, counters)
 
 
 class LiveScoring:
     """Scores each answer of a run without a judge the moment it lands, so the run's scores
-    are ready when its last answer is; :meth:`finish` writes them as :func:`score_run` would."""
+    are ready when its last answer is; :meth:`finish` writes them as :func:`score_run` would.
 
-    def __init__(self, settings: ScoreSettings) -> None:
+    Answers land in any order and scores.jsonl is in unit order, so each score waits in an
+    unnamed temporary file (mode 0600, gone with the process) until :meth:`finish` copies
+    them in order, counting each in the summary then (in unit order, as :func:`score_run`
+    counts them, so the sums round alike): memory keeps where each score starts, not records.
+    """
+
+    def __init__(self, settings: ScoreSettings, repeats: int) -> None:
         if settings.judge is not None:
             raise ValueError("live scoring is for runs without a judge")
         self.settings = settings
         self.scorer = Scorer(settings.agent, None, settings.exact_strings, settings.scoring_id())
-        self.scored: list[tuple[int, int, ScoreRecord]] = []
+        self.repeats = repeats
+        # open from the first answer to finish(), which closes it
+        self._spool = tempfile.TemporaryFile()  # noqa: SIM115
+        self._places = array("q")  # position, repeat, offset and length of each score
 
     async def add(self, position: int, unit: Unit, result: ResultRecord) -> None:
         """Score one answer; ``position`` is its unit's place in units.jsonl."""
-        self.scored.append((position, result.repeat, await self.scorer.score(unit, result)))
+        line = dump_record(await self.scorer.score(unit, result)) + b"\n"
+        self._places.extend((position, result.repeat, self._spool.tell(), len(line)))
+        self._spool.write(line)
 
     def finish(self, directory: RunDirectory) -> ScoreOutcome:
         """Write scores.jsonl and summary.json of every answer added, in unit order."""
-        records = [record for _, _, record in sorted(self.scored, key=lambda item: item[:2])]
-        manifest = directory.load_manifest()
-        return _write_scoring(directory, manifest, self.settings, records, [], CallCounters())
+        places = self._places
+        order = sorted(range(0, len(places), 4), key=lambda i: (places[i], places[i + 1]))
+        scores = _ScoresFile(directory, directory.load_manifest(), self.settings, self.repeats)
+        with self._spool, scores.writing():
+            for i in order:
+                self._spool.seek(places[i + 2])
+                line = self._spool.read(places[i + 3])
+                scores.write(ScoreRecord.model_validate_json(line), line)
+        return scores.outcome([], CallCounters())
 
 
-def _write_scoring(
-    directory: RunDirectory,
-    manifest: RunManifest,
-    settings: ScoreSettings,
-    records: list[ScoreRecord],
-    warnings: list[str],
-    counters: CallCounters,
-) -> ScoreOutcome:
-    """The summary of ``records``, written with them (an earlier scoring set aside)."""
-    summary = summarise(
-        records,
-        ScoringSettings.model_validate({**settings.as_dict(), "scoring_id": settings.scoring_id()}),
-        RunFacts(
-            model=manifest.config.candidate.model,
-            k=manifest.config.k,
-            status=manifest.status,
-            units=manifest.units,
-            partial=manifest.status == "interrupted",
-        ),
-        manifest.labels,
-        warnings,
-    )
-    kept = directory.set_aside_scoring(settings.scoring_id())
-    directory.write_scores(records, summary)
-    return ScoreOutcome(summary, counters.as_dict(), kept)
+class _ScoresFile:
+    """scores.jsonl being written a record at a time, then the summary of what was written.
 
+    Each record is counted in the summary as it is written; an earlier scoring under another
+    id is set aside only once the new scores are whole, just before they take its place.
+    """
 
-def _results_by_unit(path: Path) -> dict[str, list[ResultRecord]]:
-    if not path.exists():
-        raise InputError(path, None, "no results yet: run abt replay first")
-    by_unit: defaultdict[str, list[ResultRecord]] = defaultdict(list)
-    for record in read_results(path):
-        by_unit[record.unit_id].append(record)
-    return by_unit
+    def __init__(
+        self,
+        directory: RunDirectory,
+        manifest: RunManifest,
+        settings: ScoreSettings,
+        repeats: int | None = None,
+    ) -> None:
+        self.directory, self.manifest, self.settings = directory, manifest, settings
+        self.summary = SummaryBuilder(repeats or manifest.config.k)
+        self.kept: list[Path] = []
+        self._handle: BinaryIO | None = None
+
+    @contextmanager
+    def writing(self) -> Iterator[BinaryIO]:
+        """The open scores file (written atomically, mode 0600)."""
+        with private_atomic_writer(self.directory.scores_path) as handle:
+            self._handle = handle
+            try:
+                yield handle
+            finally:
+                self._handle = None
+            self.kept = self.directory.set_aside_scoring(self.settings.scoring_id())
+
+    def write(self, record: ScoreRecord, line: bytes | None = None) -> None:
+        """Write one record (``line``: its line, when it is already serialised) and count it."""
+        if self._handle is None:
+            raise RuntimeError("scores are written inside writing()")
+        self._handle.write(line or dump_record(record) + b"\n")
+        self.summary.add(record)
+
+    def outcome(self, warnings: list[str], counters: CallCounters) -> ScoreOutcome:
+        """The summary of the records written, saved as summary.json."""
+        manifest, settings = self.manifest, self.settings
+        summary = self.summary.summary(
+            ScoringSettings.model_validate(
+                {**settings.as_dict(), "scoring_id": settings.scoring_id()}
+            ),
+            RunFacts(
+                model=manifest.config.candidate.model,
+                k=manifest.config.k,
+                status=manifest.status,
+                units=manifest.units,
+                partial=manifest.status == "interrupted",
+            ),
+            manifest.labels,
+            warnings,
+        )
+        write_document(self.directory.summary_path, summary)
+        return ScoreOutcome(summary, counters.as_dict(), self.kept)
 
 
 def _judge_warnings(
@@ -156,41 +209,49 @@ def _judge_warnings(
 
 async def _score_all(
     directory: RunDirectory,
-    results: dict[str, list[ResultRecord]],
+    results: ResultIndex,
     settings: ScoreSettings,
     config: ModelConfig,
     counters: CallCounters,
-) -> list[ScoreRecord]:
+    scores: _ScoresFile,
+) -> None:
+    """Score each unit's results, writing each score to ``scores`` in unit then repeat order."""
     judge, clients = _judge(settings, config, counters)
     scorer = Scorer(settings.agent, judge, settings.exact_strings, settings.scoring_id())
     width = settings.judge.concurrency if settings.judge else 1
-    scored: list[tuple[int, int, ScoreRecord]] = []
-    in_flight: set[asyncio.Task[tuple[int, int, ScoreRecord]]] = set()
+    done: list[tuple[int, int, ScoreRecord]] = []  # a heap: scored ahead of one still scoring
+    in_flight: dict[asyncio.Task[tuple[int, int, ScoreRecord]], tuple[int, int]] = {}
 
     async def one(index: int, unit: Unit, result: ResultRecord) -> tuple[int, int, ScoreRecord]:
         return index, result.repeat, await scorer.score(unit, result)
+
+    async def settle(return_when: str) -> None:
+        finished, _ = await asyncio.wait(in_flight, return_when=return_when)
+        for task in finished:
+            del in_flight[task]
+            heapq.heappush(done, task.result())
+        first = min(in_flight.values(), default=None)
+        while done and (first is None or done[0][:2] < first):
+            scores.write(heapq.heappop(done)[2])
 
     try:
         # Units stream from disk: at most `width` answers are being scored at once, so a unit
         # (which carries its whole request) is released as soon as its answers are scored.
         for index, unit in enumerate(directory.read_units()):
-            for result in results.pop(unit.unit_id, []):
+            for result in results.of_unit(unit.unit_id):
                 if width == 1:  # nothing to overlap without a judge: no task per answer
-                    scored.append(await one(index, unit, result))
+                    scores.write(await scorer.score(unit, result))
                     continue
                 if len(in_flight) >= width:
-                    done, in_flight = await asyncio.wait(
-                        in_flight, return_when=asyncio.FIRST_COMPLETED
-                    )
-                    scored += [task.result() for task in done]
-                in_flight.add(asyncio.create_task(one(index, unit, result)))
+                    await settle(asyncio.FIRST_COMPLETED)
+                task = asyncio.create_task(one(index, unit, result))
+                in_flight[task] = (index, result.repeat)
         if in_flight:
-            scored += [task.result() for task in (await asyncio.wait(in_flight))[0]]
+            await settle(asyncio.ALL_COMPLETED)
     finally:
         for task in in_flight:
             task.cancel()
         await close_clients(clients)
-    return [record for _, _, record in sorted(scored, key=lambda item: item[:2])]
 
 
 def _judge(

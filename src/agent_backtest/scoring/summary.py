@@ -4,12 +4,18 @@ version, each with its interval.
 Only decided records (status ``scored``) enter agreement. Answers no judge decided get their own
 figure, ``text_similarity``; unscored records and infrastructure errors are counted beside it,
 never as zeros. Every rate is a mean with a 95% interval that accounts for sessions.
+
+The summary is built one record at a time (:class:`SummaryBuilder`), so scoring keeps the sums
+of a run, not its records: per session for the intervals, per unit only until its repeats are
+in.
 """
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from array import array
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from agent_backtest.runs.estimate import MeanEstimate
 from agent_backtest.runs.scores import ScoreRecord
@@ -22,7 +28,7 @@ from agent_backtest.runs.summary import (
     ScoringSettings,
     Summary,
 )
-from agent_backtest.statistics import agreement_of, clustered_mean
+from agent_backtest.statistics import ClusteredMeans, agreement_of
 
 GROUPINGS: dict[str, Callable[[ScoreRecord], str | None]] = {
     "kind": lambda r: r.kind,
@@ -32,146 +38,267 @@ GROUPINGS: dict[str, Callable[[ScoreRecord], str | None]] = {
     "model": lambda r: r.model,
     "agent_version": lambda r: r.agent_version or NOT_RECORDED,
 }
+TOOL_BLIND_MINIMUM = 5  # answers a tool-blindness sign must rest on before the warning
+PROMPT_SHORTFALL = 0.5  # a median prompt-token ratio below this suggests the tools were dropped
 
 
 def summarise(
-    records: Sequence[ScoreRecord],
+    records: Iterable[ScoreRecord],
     settings: ScoringSettings,
     run: RunFacts,
     labels: Mapping[str, str],
     warnings: Sequence[str] = (),
 ) -> Summary:
     """The run's aggregates."""
-    scored = [r for r in records if r.status == "scored"]
-    not_judged = [r for r in records if r.status == "no_judge"]
-    infra = [r for r in records if r.status == "infra_error"]
-    routers = [r for r in scored if r.topic_match is not None]
-    return Summary(
-        scoring=settings,
-        run=run,
-        labels=dict(sorted(labels.items())),
-        warnings=[*warnings, *coverage_warnings(records)],
-        counts=Counts(
-            records=len(records),
-            decided=len(scored),
-            no_judge=len(not_judged),
-            unscored=sum(r.status == "unscored" for r in records),
-            infra_errors=len(infra),
-            infra_errors_by_kind=_counts(r.error_kind for r in infra),
-            units=len({r.unit_id for r in records}),
-            sessions=len({r.session_id for r in records}),
-        ),
-        infra_error_rate=_mean(
-            [float(r.status == "infra_error") for r in records], [r.session_id for r in records]
-        ),
-        overall=aggregate(scored),
-        text_similarity=_mean(
-            [r.similarity or 0.0 for r in not_judged], [r.session_id for r in not_judged]
-        ),
-        buckets=_counts(r.bucket for r in records),
-        methods=_counts(r.method for r in scored),
-        suspected_injection=sum(bool(r.suspected_injection) for r in records),
-        **{f"by_{name}": by_group(scored, key) for name, key in GROUPINGS.items()},
-        topic_agreement=_mean(
-            [float(bool(r.topic_match)) for r in routers], [r.session_id for r in routers]
-        ),
-        repeats=repeat_consistency(records),
-    )
+    builder = SummaryBuilder()
+    for record in records:
+        builder.add(record)
+    return builder.summary(settings, run, labels, warnings)
 
 
-TOOL_BLIND_MINIMUM = 5  # answers a tool-blindness sign must rest on before the warning
-PROMPT_SHORTFALL = 0.5  # a median prompt-token ratio below this suggests the tools were dropped
-
-
-def coverage_warnings(records: Sequence[ScoreRecord]) -> list[str]:
+def coverage_warnings(records: Iterable[ScoreRecord]) -> list[str]:
     """What makes the headline cover less than it seems: undecided answers, a tool-blind
     candidate, answers that speak to the judge."""
-    warnings = []
-    unscored = sum(r.status == "unscored" for r in records)
-    if unscored:
-        warnings.append(
-            f"{unscored} answers the judge could not score are left out of agreement: it covers "
-            "only the answers decided"
+    coverage = _Coverage()
+    for record in records:
+        coverage.add(record)
+    return coverage.warnings()
+
+
+class SummaryBuilder:
+    """The summary of a scoring, fed one record at a time in any order.
+
+    ``repeats`` (the run's k) lets a unit's repeat figures be settled as soon as its k-th
+    record is in; without it every unit is held (a few fields) until :meth:`summary`.
+    """
+
+    def __init__(self, repeats: int | None = None) -> None:
+        self.repeats = repeats
+        self.statuses: Counter[str] = Counter()
+        self.infra_errors_by_kind: Counter[str] = Counter()
+        self.sessions: set[str] = set()
+        self.means = ClusteredMeans()
+        self.infra_error_rate = self.means.mean()
+        self.overall = _Group(self.means)
+        self.text_similarity = self.means.mean()
+        self.buckets: Counter[str] = Counter()
+        self.methods: Counter[str] = Counter()
+        self.groups: dict[str, dict[str, _Group]] = {name: {} for name in GROUPINGS}
+        self.topic_agreement = self.means.mean()
+        self.coverage = _Coverage()
+        self.units = _RepeatFigures(self.means)
+        self._open: dict[str, _Unit] = {}
+
+    def add(self, record: ScoreRecord) -> None:
+        """Count one score record."""
+        session = record.session_id
+        self.statuses[record.status] += 1
+        self.sessions.add(session)
+        self.means.add(self.infra_error_rate, float(record.status == "infra_error"), session)
+        if record.bucket:
+            self.buckets[record.bucket] += 1
+        if record.status == "infra_error" and record.error_kind:
+            self.infra_errors_by_kind[record.error_kind] += 1
+        elif record.status == "no_judge":
+            self.means.add(self.text_similarity, record.similarity or 0.0, session)
+        elif record.status == "scored":
+            self._add_decided(record)
+        self.coverage.add(record)
+        self._add_repeat(record)
+
+    def _add_decided(self, record: ScoreRecord) -> None:
+        self.overall.add(record)
+        if record.method:
+            self.methods[record.method] += 1
+        for name, key in GROUPINGS.items():
+            label = key(record)
+            if label is not None:
+                group = self.groups[name].get(label)
+                if group is None:
+                    group = self.groups[name][label] = _Group(self.means)
+                group.add(record)
+        if record.topic_match is not None:
+            self.means.add(self.topic_agreement, float(record.topic_match), record.session_id)
+
+    def _add_repeat(self, record: ScoreRecord) -> None:
+        unit = self._open.get(record.unit_id)
+        if unit is None:
+            unit = self._open[record.unit_id] = _Unit(record.session_id)
+        unit.add(record)
+        if self.repeats is not None and unit.answers >= self.repeats:
+            self.units.add(self._open.pop(record.unit_id))
+
+    def summary(
+        self,
+        settings: ScoringSettings,
+        run: RunFacts,
+        labels: Mapping[str, str],
+        warnings: Sequence[str] = (),
+    ) -> Summary:
+        """The summary of every record added; call once."""
+        for unit in self._open.values():
+            self.units.add(unit)
+        self._open.clear()
+        estimates = [MeanEstimate.of(e) for e in self.means.estimates()]
+        statuses = self.statuses
+        return Summary(
+            scoring=settings,
+            run=run,
+            labels=dict(sorted(labels.items())),
+            warnings=[*warnings, *self.coverage.warnings()],
+            counts=Counts(
+                records=statuses.total(),
+                decided=statuses["scored"],
+                no_judge=statuses["no_judge"],
+                unscored=statuses["unscored"],
+                infra_errors=statuses["infra_error"],
+                infra_errors_by_kind=_sorted(self.infra_errors_by_kind),
+                units=self.units.units,
+                sessions=len(self.sessions),
+            ),
+            infra_error_rate=estimates[self.infra_error_rate],
+            overall=self.overall.figures(estimates),
+            text_similarity=estimates[self.text_similarity],
+            buckets=_sorted(self.buckets),
+            methods=_sorted(self.methods),
+            suspected_injection=self.coverage.injected,
+            **{
+                f"by_{name}": {label: groups[label].figures(estimates) for label in sorted(groups)}
+                for name, groups in self.groups.items()
+            },
+            topic_agreement=estimates[self.topic_agreement],
+            repeats=self.units.figures(estimates),
         )
-    answered = [r for r in records if r.status != "infra_error"]
-    expected_tools = [r for r in answered if r.golden_tool is not None]
-    if len(expected_tools) >= TOOL_BLIND_MINIMUM and not any(r.candidate_tool for r in answered):
-        warnings.append(
-            f"the candidate never called a tool, over {len(expected_tools)} answers where "
-            "production did: the endpoint may be dropping the tools (some servers ignore "
-            "`tools` unless started with a tool-calling chat format)"
+
+
+class _Group:
+    """Agreement (mean lenient score) and strict agreement of a set of decided records."""
+
+    def __init__(self, means: ClusteredMeans) -> None:
+        self.means = means
+        self.agreement, self.strict = means.mean(), means.mean()
+        self.buckets: Counter[str] = Counter()
+
+    def add(self, record: ScoreRecord) -> None:
+        """Count one decided record."""
+        self.means.add(self.agreement, record.score or 0.0, record.session_id)
+        self.means.add(self.strict, float(bool(record.strict)), record.session_id)
+        if record.bucket:
+            self.buckets[record.bucket] += 1
+
+    def figures(self, estimates: list[MeanEstimate]) -> GroupFigures:
+        """The group's figures, with intervals, from the builder's ``estimates``."""
+        return GroupFigures(
+            agreement=estimates[self.agreement],
+            strict=estimates[self.strict],
+            buckets=_sorted(self.buckets),
         )
-    ratios = sorted(r.input_tokens_ratio for r in answered if r.input_tokens_ratio is not None)
-    if len(ratios) >= TOOL_BLIND_MINIMUM and ratios[len(ratios) // 2] < PROMPT_SHORTFALL:
-        warnings.append(
-            f"the candidate reported a median {ratios[len(ratios) // 2]:.2f} of production's "
-            f"prompt tokens for the same requests ({len(ratios)} answers): the endpoint may be "
-            "dropping the tools or part of the prompt"
-        )
-    injected = sum(bool(r.suspected_injection) for r in records)
-    if injected:
-        warnings.append(
-            f"{injected} answers hold text aimed at the judge (suspected_injection): read them "
-            "before trusting their verdicts"
-        )
-    return warnings
 
 
-def by_group(
-    scored: Sequence[ScoreRecord], key: Callable[[ScoreRecord], str | None]
-) -> dict[str, GroupFigures]:
-    """Agreement of each group of scored records, by label; a record labelled None is in none."""
-    groups: defaultdict[str, list[ScoreRecord]] = defaultdict(list)
-    for record in scored:
-        label = key(record)
-        if label is not None:
-            groups[label].append(record)
-    return {label: aggregate(items) for label, items in sorted(groups.items())}
+@dataclass
+class _Unit:
+    """What the repeat figures need of one unit's records."""
+
+    session: str
+    answers: int = 0
+    scored: int = 0
+    strict: int = 0
+    signatures: list[str] = field(default_factory=list)
+
+    def add(self, record: ScoreRecord) -> None:
+        """Count one of the unit's records."""
+        self.answers += 1
+        if record.answer_signature:
+            self.signatures.append(record.answer_signature)
+        if record.status == "scored":
+            self.scored += 1
+            self.strict += bool(record.strict)
 
 
-def aggregate(records: Sequence[ScoreRecord]) -> GroupFigures:
-    """Agreement (mean lenient score) and strict agreement of scored records, with intervals."""
-    sessions = [r.session_id for r in records]
-    return GroupFigures(
-        agreement=_mean([r.score or 0.0 for r in records], sessions),
-        strict=_mean([float(bool(r.strict)) for r in records], sessions),
-        buckets=_counts(r.bucket for r in records),
-    )
-
-
-def repeat_consistency(records: Sequence[ScoreRecord]) -> RepeatFigures | None:
+class _RepeatFigures:
     """With k ≥ 2 repeats: how often a unit's answers agree with each other, and pass^k.
 
     Consistency is the share of pairs of a unit's answered repeats with the same normalised
     answer; pass^k is the share of units whose every repeat is a strict match.
     """
-    by_unit: defaultdict[str, list[ScoreRecord]] = defaultdict(list)
-    for record in records:
-        by_unit[record.unit_id].append(record)
-    if not by_unit or max(len(v) for v in by_unit.values()) < 2:
-        return None
-    consistency, passes, sessions, pass_sessions = [], [], [], []
-    for items in by_unit.values():
-        answered = [r.answer_signature for r in items if r.answer_signature]
-        value = agreement_of(answered)
+
+    def __init__(self, means: ClusteredMeans) -> None:
+        self.means = means
+        self.units = 0
+        self.k = 0
+        self.consistency, self.passes = means.mean(), means.mean()
+
+    def add(self, unit: _Unit) -> None:
+        """Count one unit whose records are all in."""
+        self.units += 1
+        self.k = max(self.k, unit.answers)
+        value = agreement_of(unit.signatures)
         if value is not None:
-            consistency.append(value)
-            sessions.append(items[0].session_id)
-        scored = [r for r in items if r.status == "scored"]
-        if scored and len(scored) == len(items):
-            passes.append(float(all(r.strict for r in scored)))
-            pass_sessions.append(items[0].session_id)
-    return RepeatFigures(
-        k=max(len(v) for v in by_unit.values()),
-        consistency=_mean(consistency, sessions),
-        pass_all_repeats_strict=_mean(passes, pass_sessions),
-    )
+            self.means.add(self.consistency, value, unit.session)
+        if unit.scored and unit.scored == unit.answers:
+            self.means.add(self.passes, float(unit.strict == unit.scored), unit.session)
+
+    def figures(self, estimates: list[MeanEstimate]) -> RepeatFigures | None:
+        """The figures; None unless some unit has two repeats or more."""
+        if self.k < 2:
+            return None
+        return RepeatFigures(
+            k=self.k,
+            consistency=estimates[self.consistency],
+            pass_all_repeats_strict=estimates[self.passes],
+        )
 
 
-def _mean(values: Sequence[float], sessions: Sequence[str]) -> MeanEstimate:
-    return MeanEstimate.of(clustered_mean(values, sessions))
+class _Coverage:
+    """The signs that the headline covers less than it seems, counted record by record."""
+
+    def __init__(self) -> None:
+        self.unscored = 0
+        self.expected_tools = 0
+        self.candidate_called = False
+        self.injected = 0
+        self.ratios = array("d")  # 8 bytes an answer: the median needs them all
+
+    def add(self, record: ScoreRecord) -> None:
+        """Count one record."""
+        self.unscored += record.status == "unscored"
+        self.injected += bool(record.suspected_injection)
+        if record.status == "infra_error":
+            return
+        self.expected_tools += record.golden_tool is not None
+        self.candidate_called = self.candidate_called or bool(record.candidate_tool)
+        if record.input_tokens_ratio is not None:
+            self.ratios.append(record.input_tokens_ratio)
+
+    def warnings(self) -> list[str]:
+        """The warnings, in a fixed order."""
+        warnings = []
+        if self.unscored:
+            warnings.append(
+                f"{self.unscored} answers the judge could not score are left out of agreement: "
+                "it covers only the answers decided"
+            )
+        if self.expected_tools >= TOOL_BLIND_MINIMUM and not self.candidate_called:
+            warnings.append(
+                f"the candidate never called a tool, over {self.expected_tools} answers where "
+                "production did: the endpoint may be dropping the tools (some servers ignore "
+                "`tools` unless started with a tool-calling chat format)"
+            )
+        ratios = sorted(self.ratios)
+        if len(ratios) >= TOOL_BLIND_MINIMUM and ratios[len(ratios) // 2] < PROMPT_SHORTFALL:
+            warnings.append(
+                f"the candidate reported a median {ratios[len(ratios) // 2]:.2f} of "
+                f"production's prompt tokens for the same requests ({len(ratios)} answers): "
+                "the endpoint may be dropping the tools or part of the prompt"
+            )
+        if self.injected:
+            warnings.append(
+                f"{self.injected} answers hold text aimed at the judge (suspected_injection): "
+                "read them before trusting their verdicts"
+            )
+        return warnings
 
 
-def _counts(labels: Iterable[str | None]) -> dict[str, int]:
-    """Counts of the labels that are set, sorted by label."""
-    return dict(sorted(Counter(label for label in labels if label).items()))
+def _sorted(counts: Counter[str]) -> dict[str, int]:
+    """The counts sorted by label."""
+    return dict(sorted(counts.items()))
