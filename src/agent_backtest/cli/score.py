@@ -39,6 +39,9 @@ def score(
     print_outcome(SafeConsole(highlight=False), run, outcome)
 
 
+MAX_ROWS = 15  # groups of one kind printed, the largest first
+
+
 def print_outcome(console: SafeConsole, run: Path, outcome: ScoreOutcome) -> None:
     """The headline figures, breakdowns, buckets and warnings of a scoring."""
     summary = outcome.summary
@@ -66,6 +69,7 @@ def print_outcome(console: SafeConsole, run: Path, outcome: ScoreOutcome) -> Non
             markup=False,
         )
     table = Table("group", "n", "agreement", "strict", show_edge=False, title_justify="left")
+    left_out = []
     for grouping, groups in (
         ("kind", summary.by_kind),
         ("node", summary.by_node),
@@ -73,7 +77,11 @@ def print_outcome(console: SafeConsole, run: Path, outcome: ScoreOutcome) -> Non
         ("split", summary.by_split),
         ("agent version", summary.by_agent_version if len(summary.by_agent_version) > 1 else {}),
     ):
-        for label, figures in groups.items():
+        shown = groups.items()
+        if len(groups) > MAX_ROWS:  # a terminal table of hundreds of tools helps no one
+            shown = sorted(shown, key=lambda item: -item[1].agreement.n)[:MAX_ROWS]
+            left_out.append(f"{len(groups) - MAX_ROWS} more {grouping} groups")
+        for label, figures in shown:
             table.add_row(
                 f"{grouping} {label}",
                 str(figures.agreement.n),
@@ -81,6 +89,12 @@ def print_outcome(console: SafeConsole, run: Path, outcome: ScoreOutcome) -> Non
                 rate(figures.strict),
             )
     console.print(table)
+    if left_out:
+        console.print(
+            f"the largest {MAX_ROWS} of each grouping shown; {', '.join(left_out)} are in "
+            "summary.json and the report",
+            markup=False,
+        )
     buckets = " · ".join(f"{name} {n}" for name, n in summary.buckets.items())
     console.print(f"buckets: {buckets or 'none'}", markup=False)
     if counts.infra_errors_by_kind:
