@@ -9,7 +9,8 @@ before the client hung up), ``stall`` (half the answer, then silence for ``slow_
 ``user_role`` (a 200 whose message is the user's) and ``empty`` (an assistant message with
 neither content nor tool calls). Requests are keyed by the text of their last message.
 ``ignores_tools=True`` answers in text whatever tools are offered, as some servers do;
-``reply`` gives the text of every answer from the request (a scripted judge).
+``reply`` gives the text of every answer from the request (a scripted judge), or the whole
+assistant message (a scripted agent).
 
 ``strict=True`` checks every body the way hosted chat-completions APIs do and answers 400 for
 what they refuse: a body field the API does not know, a message field its role does not take,
@@ -47,10 +48,10 @@ class FakeOpenAI:
         api_key: str | None = None,
         ignores_tools: bool = False,
         strict: bool = False,
-        reply: Callable[[dict[str, Any]], str] | None = None,
+        reply: Callable[[dict[str, Any]], str | dict[str, Any]] | None = None,
     ) -> None:
         self.ignores_tools = ignores_tools
-        self.reply = reply  # the text of every answer, from the request (a scripted judge)
+        self.reply = reply  # every answer's text or message, from the request (scripted)
         self.strict = strict
         self.refusals: list[str] = []
         self.latency = latency
@@ -278,14 +279,16 @@ def request_key(body: dict[str, Any]) -> str:
     return content if isinstance(content, str) else json.dumps(content)
 
 
-def text_answer(body: dict[str, Any], text: str) -> dict[str, Any]:
-    """A chat completion whose message is ``text``."""
-    message = {"role": "assistant", "content": text}
+def text_answer(body: dict[str, Any], text: str | dict[str, Any]) -> dict[str, Any]:
+    """A chat completion whose message is ``text``, or the whole assistant message given (a
+    scripted agent's tool calls)."""
+    message = text if isinstance(text, dict) else {"role": "assistant", "content": text}
+    finish = "tool_calls" if message.get("tool_calls") else "stop"
     return {
         "id": "chatcmpl-reply",
         "object": "chat.completion",
         "model": body.get("model"),
-        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": {"prompt_tokens": len(json.dumps(body)) // 4, "completion_tokens": 12},
     }
 

@@ -97,6 +97,17 @@ COMMANDS: Mapping[str, Entry] = {
         "profile",
         "Profile agent loops: calls, times, gaps, tokens, failures and retries, per group.",
     ),
+    "bench": Group(
+        "Benchmarks: rollouts of an agent in a tool environment, graded against hidden gold.",
+        {
+            "run": Command(
+                "bench_run",
+                "run",
+                "Roll out an agent on a benchmark's cases, then grade every episode against the "
+                "gold (read only after the rollouts).",
+            )
+        },
+    ),
     "cache": Group(
         "The response cache of model answers.",
         {

@@ -30,6 +30,7 @@ FLAGS: dict[str, str] = {
     "agent_versions": "--agent-version",
     "from_models": "--from-model",
     "nodes": "--node",
+    "case_ids": "--case-id",
 }
 
 
