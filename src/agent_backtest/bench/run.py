@@ -13,25 +13,29 @@ run.json, so a resume runs exactly the episodes still missing. The caller holds 
 from __future__ import annotations
 
 import asyncio
-import os
 import secrets
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import orjson
 from pydantic import ValidationError
 
 from agent_backtest.bench.benchmark import Benchmark, load_benchmark, select_cases
 from agent_backtest.bench.environment import Environment
-from agent_backtest.bench.environments import environment_factory
 from agent_backtest.bench.episode import Agent, Episode, run_episode
 from agent_backtest.bench.gold import check_gold_file, read_gold
 from agent_backtest.bench.graders import Grader, GradingInput
-from agent_backtest.bench.grading import JUDGED, JudgeBridge, grade_all, resolve_graders
-from agent_backtest.bench.grading import write_grades as _write_grades
+from agent_backtest.bench.grading import JudgeBridge, grade_all, resolve_graders, write_grades
 from agent_backtest.bench.models import Case, EpisodeRecord, GradeRecord
+from agent_backtest.bench.plan_checks import (
+    check_git_commit,
+    check_out,
+    check_roles,
+    check_rollouts,
+    environment_factories,
+    policy_revision,
+)
 from agent_backtest.bench.rollouts import (
     PROMPT_GROUP_DERIVATION,
     SEED_DERIVATION,
@@ -39,6 +43,7 @@ from agent_backtest.bench.rollouts import (
     plan_rollouts,
     run_all,
 )
+from agent_backtest.bench.run_files import EpisodeFile, read_episodes, settle_episodes
 from agent_backtest.bench.run_manifest import (
     EPISODES_FILE,
     GRADES_FILE,
@@ -52,13 +57,11 @@ from agent_backtest.bench.run_manifest import (
 from agent_backtest.bench.traces import episode_session, read_transcript, session_bytes, trace_name
 from agent_backtest.bench.users import ModelUser, ScriptedUser, User
 from agent_backtest.errors import InputError, Terminated, UserError
-from agent_backtest.providers import CallCounters, ModelConfig
+from agent_backtest.providers import CallCounters, ModelClient, ModelConfig, ModelRef
 from agent_backtest.providers.config import ModelRole
-from agent_backtest.providers.families import JudgeError, check_judge
 from agent_backtest.providers.roles import check_role, close_clients, open_clients
 from agent_backtest.runs.files import private_atomic_writer, private_mkdir
 from agent_backtest.runs.manifest import RunStatus, code_version, describe_input, now
-from agent_backtest.trace import sha256_of
 
 GRADING_CONCURRENCY = 8
 
@@ -119,19 +122,19 @@ def plan_run(
 ) -> BenchPlan:
     """Check everything (see the module docstring); ``roles`` holds agent, user unless the user
     is scripted, and judge when given."""
-    _check_out(out)
-    git_commit = _check_git_commit()
+    check_out(out)
+    git_commit = check_git_commit()
     benchmark = load_benchmark(benchmark_path)
     manifest_file = benchmark.manifest
     selected = select_cases(
         benchmark.cases, list(cases.case_ids), cases.shard_count, cases.shard_index, cases.limit
     )
-    _check_rollouts(rollout)
+    check_rollouts(rollout.rollouts, rollout.concurrency, rollout.episode_timeout)
     check_gold_file(benchmark.gold_path)
-    environments = _environments(benchmark, selected)
-    revisions = {name: _policy_revision(make, name) for name, make in environments.items()}
+    environments = environment_factories(benchmark, selected)
+    revisions = {name: policy_revision(make, name) for name, make in environments.items()}
     graders = resolve_graders(manifest_file.graders)
-    _check_roles(roles, config, manifest_file.graders)
+    check_roles(roles, config, manifest_file.graders)
     agent = roles["agent"]
     planned = plan_rollouts(
         selected,
@@ -203,9 +206,9 @@ def prepare_resume(directory: Path, config: ModelConfig) -> tuple[BenchPlan, set
         )
     by_id = {case.id: case for case in benchmark.cases}
     selected = [by_id[case_id] for case_id in manifest.selection.selected]
-    environments = _environments(benchmark, selected)
+    environments = environment_factories(benchmark, selected)
     for name, make in environments.items():
-        if _policy_revision(make, name) != manifest.policy_revisions.get(name):
+        if policy_revision(make, name) != manifest.policy_revisions.get(name):
             raise UserError(
                 f"the environment {name}'s policy or tools changed since the run started: its "
                 "episodes would not be comparable; start a new run",
@@ -289,45 +292,12 @@ def grade_run(plan: BenchPlan, records: list[EpisodeRecord]) -> list[GradeRecord
 
     inputs = [grading_input(record) for record in records]
     grades = asyncio.run(_grade(plan, inputs))
-    _write_grades(plan.directory / GRADES_FILE, grades)
+    write_grades(plan.directory / GRADES_FILE, grades)
     described = describe_input(benchmark.gold_path)
     manifest.gold = GoldDescriptor(path=described.path, sha256=described.sha256)
     manifest.grading_error = None
     _settle(plan, None)
     return grades
-
-
-def read_episodes(directory: Path) -> list[EpisodeRecord]:
-    """The run's episode records in file order, one per (case, rollout); a torn last line (a
-    killed writer's) is left out."""
-    path = directory / EPISODES_FILE
-    if not path.exists():
-        return []
-    lines = path.read_bytes().split(b"\n")
-    records: dict[tuple[str, int], EpisodeRecord] = {}
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = EpisodeRecord.model_validate_json(line)
-        except ValidationError as exc:
-            if number == len(lines):  # the last line, never ended by a newline: torn
-                continue
-            raise InputError(
-                path, f"line {number}", f"not an episode: {exc.errors()[0]['msg']}"
-            ) from None
-        records.setdefault(record.key, record)
-    return list(records.values())
-
-
-def settle_episodes(directory: Path) -> list[EpisodeRecord]:
-    """The run's episode records, with episodes.jsonl rewritten to hold exactly them."""
-    records = read_episodes(directory)
-    if (directory / EPISODES_FILE).exists():
-        with private_atomic_writer(directory / EPISODES_FILE) as handle:
-            for record in records:
-                handle.write(_line(record))
-    return records
 
 
 async def _roll_out(
@@ -346,7 +316,7 @@ async def _roll_out(
     )
     ref = agent_role.ref
     agent = Agent(agent_clients[ref], ref.model, ref.provider)
-    episodes = _EpisodeFile(plan.directory / EPISODES_FILE)
+    episodes = EpisodeFile(plan.directory / EPISODES_FILE)
 
     async def run_one(rollout: Rollout) -> None:
         case = rollout.case
@@ -365,7 +335,12 @@ async def _roll_out(
         await close_clients(user_clients)
 
 
-def _user(case: Case, rollout: Rollout, manifest: BenchRunManifest, clients: dict) -> User | None:
+def _user(
+    case: Case,
+    rollout: Rollout,
+    manifest: BenchRunManifest,
+    clients: dict[ModelRef, ModelClient],
+) -> User | None:
     """The user of one episode: none for a case of opening messages, else the script or the
     user role's model."""
     if case.messages or case.instruction is None:
@@ -378,7 +353,7 @@ def _user(case: Case, rollout: Rollout, manifest: BenchRunManifest, clients: dic
     return ModelUser(clients[ref], ref.model, case.instruction, stop, rollout.seed)
 
 
-def _save(plan: BenchPlan, episode: Episode, episodes: _EpisodeFile) -> EpisodeRecord:
+def _save(plan: BenchPlan, episode: Episode, episodes: EpisodeFile) -> EpisodeRecord:
     """The episode's trace (atomically), then its record appended: a record always has its
     trace, and an episode killed before its record is run again by a resume."""
     rollout = episode.rollout
@@ -404,27 +379,6 @@ def _save(plan: BenchPlan, episode: Episode, episodes: _EpisodeFile) -> EpisodeR
     )
     episodes.append(record)
     return record
-
-
-class _EpisodeFile:
-    """episodes.jsonl opened for appending (0600): each record is on disk when append returns."""
-
-    def __init__(self, path: Path) -> None:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        self.handle = os.fdopen(fd, "ab")
-
-    def append(self, record: EpisodeRecord) -> None:
-        self.handle.write(_line(record))
-        self.handle.flush()
-        os.fsync(self.handle.fileno())
-
-    def close(self) -> None:
-        self.handle.close()
-
-
-def _line(record: EpisodeRecord) -> bytes:
-    # every field, None too: a missing token count stays visible as null
-    return record.model_dump_json(by_alias=True).encode() + b"\n"
 
 
 async def _grade(
@@ -458,80 +412,3 @@ def _settle(plan: BenchPlan, ended: RunStatus | None) -> None:
         manifest.status = "completed"
     manifest.finished_at = None if manifest.status == "running" else now()
     manifest.save(plan.directory)
-
-
-def _check_out(out: Path) -> None:
-    """The output directory is new or empty."""
-    if out.exists() and not out.is_dir():
-        raise UserError(f"{out} is a file, not a directory: name another --out", "out")
-    if out.is_dir() and any(out.iterdir()):
-        hint = f"finish it with --resume {out}, or " if (out / MANIFEST_FILE).exists() else ""
-        raise UserError(f"{out} is not empty: {hint}name a new or empty directory", "out")
-
-
-def _check_git_commit() -> str | None:
-    """``GIT_COMMIT`` when set; refused when it is not the checkout's commit."""
-    given = os.environ.get("GIT_COMMIT", "").strip()
-    if not given:
-        return None
-    version = code_version()
-    if version.startswith("git:"):
-        commit = version.removeprefix("git:").removesuffix("+dirty")
-        if not commit.startswith(given.lower()):
-            raise UserError(
-                f"GIT_COMMIT is {given}, but this checkout is at {commit}: check out "
-                "that commit, or unset GIT_COMMIT"
-            )
-    return given
-
-
-def _check_rollouts(rollout: RolloutChoice) -> None:
-    for name, value in (("rollouts", rollout.rollouts), ("concurrency", rollout.concurrency)):
-        if value < 1:
-            raise UserError(f"must be at least 1, got {value}", name)
-    if rollout.episode_timeout <= 0:
-        raise UserError(f"must be above 0, got {rollout.episode_timeout}", "episode_timeout")
-
-
-def _environments(
-    benchmark: Benchmark, cases: Sequence[Case]
-) -> dict[str, Callable[[], Environment]]:
-    """A factory per environment the cases run in, each imported now."""
-    names = sorted({benchmark.environment_of(case) for case in cases})
-    return {name: environment_factory(name, "benchmark") for name in names}
-
-
-def _policy_revision(make: Callable[[], Environment], name: str) -> str:
-    """sha256 of what the agent is given by an environment (its policy and tools); making one
-    now also shows that it can be made."""
-    try:
-        environment = make()
-        material = {"policy": environment.policy(), "tools": environment.tools()}
-    except Exception as exc:
-        raise UserError(
-            f"environment {name!r} cannot be made: {type(exc).__name__}: {exc}", "benchmark"
-        ) from None
-    return sha256_of(material)
-
-
-def _check_roles(roles: dict[str, ModelRole], config: ModelConfig, graders: list[str]) -> None:
-    """Every role the run needs is there and reachable; the judge grades no model of its own."""
-    judge = roles.get("judge")
-    if judge is None and JUDGED & set(graders):
-        raise UserError("the benchmark grades rubric items: name a judge model", "judge")
-    for role in roles.values():
-        check_role(role, [role.ref], config)
-    if judge is not None:
-        try:
-            check_judge(judge.model, [roles["agent"].model])
-        except JudgeError as exc:
-            raise UserError(str(exc), "judge") from None
-
-
-def grades_of(directory: Path) -> list[GradeRecord]:
-    """The grade records of a bench run directory; none before it was graded."""
-    path = directory / GRADES_FILE
-    if not path.exists():
-        return []
-    lines = path.read_bytes().splitlines()
-    return [GradeRecord.model_validate(orjson.loads(line)) for line in lines if line.strip()]
