@@ -99,3 +99,22 @@ def test_resume_refuses_a_benchmark_changed_since_the_run_started(
         handle.write('{"id": "c99", "instruction": "more"}\n')
     code, output = abt("bench", "run", "--resume", out)
     assert code == 2 and "changed since the run started" in output
+
+
+def test_sigterm_marks_the_run_interrupted_and_a_resume_finishes_it(tmp_path: Path) -> None:
+    benchmark = write_benchmark(tmp_path / "shop", cases=3)
+    with FakeOpenAI(reply=scripted, latency=0.1) as server:
+        config = write_config(tmp_path / "abt.toml", fake=server.base_url)
+        out = tmp_path / "run"
+        process = bench_process(
+            benchmark, "--agent", "fake/agent-1", "--user", "scripted", "--out", out,
+            "--config", config, "--no-cache",
+        )  # fmt: skip
+        wait_for_lines(out / "episodes.jsonl", 1, process)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 143
+        assert json.loads((out / "run.json").read_text())["status"] == "interrupted"
+        assert not (out / "grades.jsonl").exists()
+        assert bench_process("--resume", out).wait(timeout=120) == 0
+    assert len(lines(out / "episodes.jsonl")) == 3
+    assert json.loads((out / "run.json").read_text())["status"] == "completed"

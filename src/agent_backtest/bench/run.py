@@ -56,7 +56,7 @@ from agent_backtest.bench.run_manifest import (
 )
 from agent_backtest.bench.traces import episode_session, read_transcript, session_bytes, trace_name
 from agent_backtest.bench.users import ModelUser, ScriptedUser, User
-from agent_backtest.errors import InputError, Terminated, UserError
+from agent_backtest.errors import TERMINATION, InputError, Terminated, UserError
 from agent_backtest.providers import CallCounters, ModelClient, ModelConfig, ModelRef
 from agent_backtest.providers.config import ModelRole
 from agent_backtest.providers.roles import check_role, close_clients, open_clients
@@ -257,10 +257,14 @@ def execute(
     base_counts = manifest.counts
     try:
         asyncio.run(_roll_out(plan, todo, counters, on_episode))
+        if TERMINATION.is_set():  # SIGTERM's exception lost on the way (see errors.Terminated)
+            raise Terminated
     except BaseException as exc:
         manifest.counts = base_counts.plus(counters.as_dict())
-        stopped = isinstance(exc, KeyboardInterrupt | Terminated)
-        _settle(plan, "interrupted" if stopped else "failed")
+        stop = _stop_in(exc)
+        _settle(plan, "interrupted" if stop is not None else "failed")
+        if stop is not None:  # raised inside an episode: the group around it is not the news
+            raise stop from None
         raise
     manifest.counts = base_counts.plus(counters.as_dict())
     records = read_episodes(directory)
@@ -268,6 +272,18 @@ def execute(
     _settle(plan, "running")
     outcome.grades = grade_run(plan, records)
     return outcome
+
+
+def _stop_in(exc: BaseException) -> BaseException | None:
+    """The Ctrl-C or SIGTERM that ``exc`` is, or that a task group wrapped in it."""
+    if isinstance(exc, KeyboardInterrupt | Terminated):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = _stop_in(inner)
+            if found is not None:
+                return found
+    return None
 
 
 def grade_run(plan: BenchPlan, records: list[EpisodeRecord]) -> list[GradeRecord]:
