@@ -54,7 +54,7 @@ def test_a_run_rolls_out_every_case_and_grades_every_episode(
         expected = 0o700 if path.is_dir() else 0o600
         assert stat.S_IMODE(path.stat().st_mode) == expected, path
     # 3 agent calls per episode; the scripted user calls nothing
-    assert server.total == 18
+    assert server.total == 18 and manifest["counts"]["agent"]["calls"] == 18
 
 
 def test_prompt_groups_and_seeds_follow_the_named_derivations() -> None:

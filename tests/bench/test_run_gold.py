@@ -46,5 +46,7 @@ def test_no_gold_string_reaches_a_request_the_environment_or_the_run_files(
     assert any(line.startswith("call order") for line in SpyShop.seen)
     # the gold was used, after the rollouts: the judge was asked its rubric item
     assert GOLD_MARKS[1] in judged
+    counts = json.loads((out / "run.json").read_text())["counts"]
+    assert {role: c["calls"] for role, c in counts.items()} == {"agent": 18, "user": 12, "judge": 6}
     grades = lines(out / "grades.jsonl")
     assert [g["components"] for g in grades] == [{"tool_calls": 1.0, "rubric": 1.0}] * 6

@@ -25,5 +25,7 @@ def test_the_embedded_model_plays_an_episode_that_is_saved_and_graded(tmp_path: 
     (grade,) = lines(out / "grades.jsonl")
     assert grade["reward"] is not None and 0.0 <= grade["reward"] <= 1.0
     manifest = json.loads((out / "run.json").read_text())
-    assert manifest["status"] == "completed" and manifest["counts"]["model_load_seconds"] > 0
+    assert (
+        manifest["status"] == "completed" and manifest["counts"]["agent"]["model_load_seconds"] > 0
+    )
     assert manifest["roles"]["agent"]["model"] == "local/smollm2"

@@ -61,7 +61,7 @@ from agent_backtest.providers import CallCounters, ModelClient, ModelConfig, Mod
 from agent_backtest.providers.config import ModelRole
 from agent_backtest.providers.roles import check_role, close_clients, open_clients
 from agent_backtest.runs.files import private_atomic_writer, private_mkdir
-from agent_backtest.runs.manifest import RunStatus, code_version, describe_input, now
+from agent_backtest.runs.manifest import RunCounts, RunStatus, code_version, describe_input, now
 
 GRADING_CONCURRENCY = 8
 
@@ -253,20 +253,19 @@ def execute(
     then grade the run once none is missing."""
     manifest, directory = plan.manifest, plan.directory
     todo = [rollout for rollout in plan.rollouts if rollout.key not in done]
-    counters = CallCounters()
-    base_counts = manifest.counts
+    counters = {name: CallCounters() for name in manifest.roles}
     try:
         asyncio.run(_roll_out(plan, todo, counters, on_episode))
         if TERMINATION.is_set():  # SIGTERM's exception lost on the way (see errors.Terminated)
             raise Terminated
     except BaseException as exc:
-        manifest.counts = base_counts.plus(counters.as_dict())
+        _add_counts(manifest, counters)
         stop = _stop_in(exc)
         _settle(plan, "interrupted" if stop is not None else "failed")
         if stop is not None:  # raised inside an episode: the group around it is not the news
             raise stop from None
         raise
-    manifest.counts = base_counts.plus(counters.as_dict())
+    _add_counts(manifest, counters)
     records = read_episodes(directory)
     outcome = BenchOutcome(directory, manifest, len(todo), len(done), records)
     _settle(plan, "running")
@@ -319,16 +318,16 @@ def grade_run(plan: BenchPlan, records: list[EpisodeRecord]) -> list[GradeRecord
 async def _roll_out(
     plan: BenchPlan,
     todo: list[Rollout],
-    counters: CallCounters,
+    counters: dict[str, CallCounters],
     on_episode: Callable[[EpisodeRecord], None],
 ) -> None:
     """Every episode of ``todo``, ``concurrency`` at once, each saved as it ends."""
     manifest = plan.manifest
     agent_role = manifest.roles["agent"]
-    agent_clients = open_clients(agent_role, [agent_role.ref], plan.config, counters)
+    agent_clients = open_clients(agent_role, [agent_role.ref], plan.config, counters["agent"])
     user_role = manifest.roles.get("user")
     user_clients = (
-        open_clients(user_role, [user_role.ref], plan.config, CallCounters()) if user_role else {}
+        open_clients(user_role, [user_role.ref], plan.config, counters["user"]) if user_role else {}
     )
     ref = agent_role.ref
     agent = Agent(agent_clients[ref], ref.model, ref.provider)
@@ -402,7 +401,8 @@ async def _grade(
 ) -> list[GradeRecord]:
     """Grade with the judge role's client open, when the run has a judge."""
     role = plan.manifest.roles.get("judge")
-    clients = open_clients(role, [role.ref], plan.config, CallCounters()) if role else {}
+    counters = {"judge": CallCounters()}
+    clients = open_clients(role, [role.ref], plan.config, counters["judge"]) if role else {}
     judge = (clients[role.ref], role.ref.model) if role else None
     try:
         return await grade_all(
@@ -410,6 +410,14 @@ async def _grade(
         )
     finally:
         await close_clients(clients)
+        if role is not None:
+            _add_counts(plan.manifest, counters)
+
+
+def _add_counts(manifest: BenchRunManifest, counters: dict[str, CallCounters]) -> None:
+    """Add this start's calls of each role to the run's counts."""
+    for name, counted in counters.items():
+        manifest.counts[name] = manifest.counts.get(name, RunCounts()).plus(counted.as_dict())
 
 
 def _settle(plan: BenchPlan, ended: RunStatus | None) -> None:

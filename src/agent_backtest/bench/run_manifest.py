@@ -102,7 +102,9 @@ class BenchRunManifest(BaseModel):
     rollout: RolloutSettings
     config_file: str | None = None
     episodes: int = Field(description="Episodes the run has: cases × rollouts.")
-    counts: RunCounts = Field(default_factory=RunCounts, description="The agent role's calls.")
+    counts: dict[str, RunCounts] = Field(
+        default_factory=dict, description="Each role's calls, tokens and errors, over every start."
+    )
     errors: dict[str, int] = Field(
         default_factory=dict, description="Episodes that ended in an engineering error, by kind."
     )
