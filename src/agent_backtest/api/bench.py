@@ -62,7 +62,7 @@ def bench_run(
         config,
         _case_choice(cases or CaseOptions()),
         _rollout_choice(rollouts or RolloutOptions()),
-        str(config_file) if config_file else None,
+        str(Path(config_file).resolve()) if config_file else None,
     )
     directory = plan.directory
     try:

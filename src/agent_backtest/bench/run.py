@@ -143,13 +143,32 @@ def plan_run(
         agent.model,
         lambda case: revisions[benchmark.environment_of(case)],
     )
+    manifest = _new_manifest(
+        benchmark, selected, cases, rollout, roles, revisions, len(planned), git_commit
+    )
+    manifest.config_file = config_file  # where the resume finds the endpoints again
+    return BenchPlan(out, benchmark, manifest, planned, environments, graders, config)
+
+
+def _new_manifest(
+    benchmark: Benchmark,
+    selected: Sequence[Case],
+    cases: CaseChoice,
+    rollout: RolloutChoice,
+    roles: dict[str, ModelRole],
+    revisions: dict[str, str],
+    episodes: int,
+    git_commit: str | None,
+) -> BenchRunManifest:
+    """run.json of a new run, made now by this code."""
+    manifest_file = benchmark.manifest
     moment = now()
-    manifest = BenchRunManifest(
+    return BenchRunManifest(
         run_id="bench-" + secrets.token_hex(8),
         code_version=code_version(),
         git_commit=git_commit,
         benchmark=BenchmarkDescriptor(
-            path=str(benchmark.path),
+            path=str(benchmark.path.resolve()),
             name=manifest_file.name,
             version=manifest_file.version,
             release=manifest_file.release,
@@ -177,12 +196,10 @@ def plan_run(
             concurrency=rollout.concurrency,
             episode_timeout=rollout.episode_timeout,
         ),
-        config_file=config_file,
-        episodes=len(planned),
+        episodes=episodes,
         created_at=moment,
         updated_at=moment,
     )
-    return BenchPlan(out, benchmark, manifest, planned, environments, graders, config)
 
 
 def start_run(plan: BenchPlan) -> None:
