@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agent_backtest.api.options import CallOptions, CaseOptions, PathLike, RolloutOptions
+from agent_backtest.bench.benchmark import benchmark_path
 from agent_backtest.bench.models import EpisodeRecord
 from agent_backtest.bench.run import (
     BenchOutcome,
@@ -45,18 +46,18 @@ def bench_run(
     """Roll out ``agent`` on every chosen case of ``benchmark`` into the new run directory
     ``out``, then grade the episodes against the gold.
 
-    ``benchmark`` is a benchmark directory. ``agent`` and ``judge`` are ``provider/model``;
-    ``user`` is a model too, or ``scripted`` for a user that plays each case's
-    ``metadata.user_turns`` (else its instruction) and then the stop marker. ``calls`` sets
-    how every role's calls are made (timeouts, retries, cache). Nothing is written and nothing
-    is sent until every check has passed; a failed check raises
+    ``benchmark`` is a benchmark directory, or a shipped benchmark's name (``tau_airline``).
+    ``agent`` and ``judge`` are ``provider/model``; ``user`` is a model too, or ``scripted`` for
+    a user that plays each case's ``metadata.user_turns`` (else its instruction) and then the
+    stop marker. ``calls`` sets how every role's calls are made (timeouts, retries, cache).
+    Nothing is written and nothing is sent until every check has passed; a failed check raises
     :class:`~agent_backtest.errors.UserError` naming the parameter at fault.
     """
     calls = calls or CallOptions()
     config = load_model_config(Path(config_file) if config_file else None)
     roles = _roles(agent, user, judge, calls, config)
     plan = plan_run(
-        Path(benchmark),
+        benchmark_path(benchmark),
         Path(out),
         roles,
         config,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from importlib import import_module
 from pathlib import Path
 
 import orjson
@@ -20,6 +21,11 @@ from agent_backtest.errors import InputError, UserError
 
 MANIFEST_FILE = "manifest.json"
 CASES_FILE = "cases.jsonl"
+# The benchmarks that come with abt: a name, and the function giving its directory (imported
+# only when a run names it).
+SHIPPED: dict[str, str] = {
+    "tau_airline": "agent_backtest.bench.tau_airline:benchmark_directory",
+}
 
 
 @dataclass(frozen=True)
@@ -42,12 +48,26 @@ class Benchmark:
         return case.environment or self.manifest.environment
 
 
+def benchmark_path(given: str | Path) -> Path:
+    """The directory of a benchmark: ``given`` itself, or the directory of a shipped one named
+    so (a directory of that name in the working directory comes first)."""
+    path = Path(given)
+    target = SHIPPED.get(str(given))
+    if path.exists() or target is None:
+        return path
+    module_name, _, function = target.partition(":")
+    try:
+        return Path(getattr(import_module(module_name), function)())
+    except ImportError as exc:
+        raise UserError(f"the benchmark {given} is not installed: {exc}", "benchmark") from None
+
+
 def load_benchmark(path: Path) -> Benchmark:
     """Read and check the benchmark directory at ``path``; a mistake names the file and line."""
     if not path.is_dir():
         raise UserError(
             f"{path} is not a benchmark directory: give a directory holding {MANIFEST_FILE} "
-            f"and {CASES_FILE}",
+            f"and {CASES_FILE}, or a shipped benchmark's name ({', '.join(sorted(SHIPPED))})",
             "benchmark",
         )
     manifest_path, cases_path = path / MANIFEST_FILE, path / CASES_FILE

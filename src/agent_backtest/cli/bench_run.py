@@ -25,10 +25,11 @@ def run(
     cases: CaseOptions,
     rollouts: RolloutOptions,
     benchmark: Annotated[
-        Path | None,
+        str | None,
         typer.Argument(
             metavar="BENCHMARK",
-            help="A benchmark directory: manifest.json, cases.jsonl and the gold file.",
+            help="A benchmark directory (manifest.json, cases.jsonl and the gold file), or a "
+            "shipped benchmark's name: tau_airline.",
             show_default=False,
         ),
     ] = None,

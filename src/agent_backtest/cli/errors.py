@@ -31,6 +31,7 @@ FLAGS: dict[str, str] = {
     "from_models": "--from-model",
     "nodes": "--node",
     "case_ids": "--case-id",
+    "benchmark": "BENCHMARK",
 }
 
 
