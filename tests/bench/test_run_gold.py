@@ -50,3 +50,20 @@ def test_no_gold_string_reaches_a_request_the_environment_or_the_run_files(
     assert {role: c["calls"] for role, c in counts.items()} == {"agent": 18, "user": 12, "judge": 6}
     grades = lines(out / "grades.jsonl")
     assert [g["components"] for g in grades] == [{"tool_calls": 1.0, "rubric": 1.0}] * 6
+
+
+def test_the_agent_side_modules_import_neither_the_gold_reader_nor_grading() -> None:
+    import ast
+
+    package = Path(__file__).resolve().parents[2] / "src" / "agent_backtest" / "bench"
+    for name in ("benchmark", "episode", "rollouts", "traces", "users"):
+        tree = ast.parse((package / f"{name}.py").read_text(encoding="utf-8"))
+        imported = {
+            node.module
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module
+        }
+        assert not {"agent_backtest.bench.gold", "agent_backtest.bench.grading"} & imported, name
+        assert not any(module.startswith("agent_backtest.bench.graders") for module in imported), (
+            name
+        )
