@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 
 from agent_backtest.bench.rollouts import prompt_group, rollout_seed
-from tests.bench.conftest import abt, lines
+from tests.bench.conftest import abt, lines, scripted, write_config
 from tests.fake_openai import FakeOpenAI
 
 
@@ -65,3 +65,41 @@ def test_prompt_groups_and_seeds_follow_the_named_derivations() -> None:
     group = prompt_group("c00", "rev", "fake/agent-1", 7, 2)
     assert group.startswith("pg-") and len(group) == 27
     assert group != prompt_group("c00", "rev", "fake/agent-1", 7, 3)
+
+
+def test_concurrency_counts_episodes_in_flight(benchmark: Path, tmp_path: Path) -> None:
+    import threading
+    import time
+
+    lock, state = threading.Lock(), {"now": 0, "most": 0}
+
+    def slow(body: dict) -> str | dict:
+        with lock:
+            state["now"] += 1
+            state["most"] = max(state["most"], state["now"])
+        time.sleep(0.1)  # long enough for the other episodes' calls to arrive meanwhile
+        with lock:
+            state["now"] -= 1
+        return scripted(body)
+
+    with FakeOpenAI(reply=slow) as server:
+        config = write_config(tmp_path / "abt.toml", fake=server.base_url)
+        out = tmp_path / "run"
+        code, output = abt(
+            *run_args(benchmark, config, out, "--rollouts", "2", "--concurrency", "2")
+        )
+    assert code == 0, output
+    assert state["most"] == 2  # two episodes at once, each one call at a time
+
+
+def test_a_run_being_written_is_locked_against_a_resume(
+    benchmark: Path, config: Path, server: FakeOpenAI, tmp_path: Path
+) -> None:
+    from agent_backtest.runs.lock import run_lock
+
+    out = tmp_path / "run"
+    code, _ = abt(*run_args(benchmark, config, out))
+    assert code == 0
+    with run_lock(out, "bench run"):
+        code, output = abt("bench", "run", "--resume", out)
+    assert code == 2 and "is being written by process" in output
