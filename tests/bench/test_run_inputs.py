@@ -143,6 +143,10 @@ def test_a_git_commit_that_is_not_the_checkouts_is_refused(
         ),
         ('{"id": "x", "instructions": "typo"}', "cases.jsonl: line 2: not a case: instructions"),
         ('{"id": "x"}', "cases.jsonl: line 2: a case needs an instruction or opening messages"),
+        (
+            '{"id": "x", "messages": [{"role": "robot"}]}',
+            "line 2: messages[0]: unknown message role",
+        ),
     ],
 )
 def test_a_bad_case_line_is_named_by_its_number(

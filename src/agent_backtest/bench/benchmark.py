@@ -17,7 +17,8 @@ import orjson
 from pydantic import ValidationError
 
 from agent_backtest.bench.models import BenchmarkManifest, Case
-from agent_backtest.errors import InputError, UserError
+from agent_backtest.errors import InputError, RecordError, UserError
+from agent_backtest.trace.openai_wire import message_from_openai
 
 MANIFEST_FILE = "manifest.json"
 CASES_FILE = "cases.jsonl"
@@ -146,6 +147,11 @@ def _cases(path: Path, data: bytes) -> list[Case]:
             raise InputError(path, where, f"case id {case.id!r} is on line {seen[case.id]} too")
         if case.instruction is None and not case.messages:
             raise InputError(path, where, "a case needs an instruction or opening messages")
+        for i, message in enumerate(case.messages or []):
+            try:
+                message_from_openai(message)
+            except RecordError as exc:
+                raise InputError(path, f"{where}: messages[{i}]", exc.detail) from None
         seen[case.id] = number
         cases.append(case)
     if not cases:

@@ -107,7 +107,6 @@ async def run_episode(
     an error, never raises."""
     episode = Episode(rollout)
     started = time.monotonic()
-    environment: Environment | None = None
     try:
         environment = new_environment()
         async with asyncio.timeout(timeout):
