@@ -217,6 +217,7 @@ def _run_calls(
                 started_at=started,
                 ended_at=datetime.now(UTC),
                 status="error" if error else "ok",
+                error=output if error else None,
                 tool=ToolExecution(
                     name=call.name,
                     call_id=call.id,
