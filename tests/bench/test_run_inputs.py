@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import stat
 import subprocess
 from pathlib import Path
 
@@ -106,10 +107,11 @@ def test_an_empty_out_dir_is_used(
     benchmark: Path, config: Path, server: FakeOpenAI, tmp_path: Path
 ) -> None:
     out = tmp_path / "run"
-    out.mkdir()
+    out.mkdir(mode=0o755)
     code, output = abt(*run_args(benchmark, config, out))
     assert code == 0, output
     assert len(lines(out / "grades.jsonl")) == 3
+    assert stat.S_IMODE(out.stat().st_mode) == 0o700
 
 
 def test_a_git_commit_that_is_not_the_checkouts_is_refused(

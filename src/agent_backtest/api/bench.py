@@ -6,6 +6,7 @@ the run's lock is held from the first write to the last, grading included.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -68,6 +69,7 @@ def bench_run(
     directory = plan.directory
     try:
         private_mkdir(directory)
+        os.chmod(directory, 0o700)  # an empty folder given too: the run holds user utterances
     except OSError as exc:
         raise UserError(
             f"cannot make {directory} ({exc.strerror}): name another --out", "out"
