@@ -22,6 +22,7 @@ ALLOWED: dict[str, set[str]] = {
     "reporting": {"units", "runs"},
     "profiling": {"formats", "runs"},
     "bench": {"formats", "units", "providers", "runs", "scoring", "reporting"},
+    "simulate": {"formats", "units", "providers", "runs", "scoring", "reporting"},
 }
 
 

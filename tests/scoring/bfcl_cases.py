@@ -23,10 +23,11 @@ from typing import Any
 
 import pytest
 
+from agent_backtest.bench.bfcl.keys import answer_keys
 from agent_backtest.scoring.calls import match_calls
 from agent_backtest.trace.models import ToolCall, ToolDef
 from agent_backtest.units.agent_config import AgentConfig
-from agent_backtest.units.answer_key import ArgumentKey, CallKey
+from agent_backtest.units.answer_key import CallKey
 
 CATEGORIES = ("simple_python", "multiple", "parallel", "parallel_multiple")
 MODEL = "abt-reference"  # the stub registry's only model: keeps function names as they are
@@ -91,48 +92,8 @@ class Pair:
 
 
 def answer_key(entry: Entry) -> list[CallKey]:
-    """BFCL's possible answer as an answer key, meaning what BFCL's checker makes of it.
-
-    ``""`` among the values marks a parameter that may be left out, and an object among them
-    holds the acceptable values of each key. A parameter the function does not declare is left
-    out of the key: BFCL's checker refuses every parameter its function lacks, so leaving it out
-    is the only answer it accepts, whatever values its possible answer lists.
-    """
-    keys = []
-    for call in entry.ground_truth:
-        name, params = next(iter(call.items()))
-        declared = _schema_of(entry, name)
-        arguments = {key: _argument_key(opts) for key, opts in params.items() if key in declared}
-        keys.append(CallKey(name=name, arguments=arguments))
-    return keys
-
-
-def _argument_key(options: Any) -> ArgumentKey:
-    """One parameter's BFCL options as an argument's key."""
-    options = options if isinstance(options, list) else [options]
-    optional = any(isinstance(o, str) and o == "" for o in options)
-    values = [o for o in options if not (isinstance(o, str) and o == "")]
-    nested = [o for o in values if isinstance(o, dict) or _holds_objects(o)]
-    if not nested:
-        return ArgumentKey(values=values, optional=optional)
-    if len(values) != 1:
-        raise ValueError(f"nested options beside other values: {options}")
-    (value,) = values
-    if isinstance(value, dict):
-        fields = {key: _argument_key(sub) for key, sub in value.items()}
-        return ArgumentKey(fields=fields, optional=optional)
-    items = [
-        ArgumentKey(fields={key: _argument_key(sub) for key, sub in item.items()})
-        if isinstance(item, dict)
-        else ArgumentKey(values=[item])
-        for item in value
-    ]
-    return ArgumentKey(items=items, optional=optional)
-
-
-def _holds_objects(value: Any) -> bool:
-    """A list with an object among its items (BFCL: each such object holds options)."""
-    return isinstance(value, list) and any(isinstance(item, dict) for item in value)
+    """BFCL's possible answer as an answer key, meaning what BFCL's checker makes of it."""
+    return answer_keys(entry.functions, entry.ground_truth)
 
 
 def tools_of(entry: Entry) -> dict[str, ToolDef]:

@@ -25,6 +25,7 @@ CASES_FILE = "cases.jsonl"
 # The benchmarks that come with abt: a name, and the function giving its directory (imported
 # only when a run names it).
 SHIPPED: dict[str, str] = {
+    "bfcl": "agent_backtest.bench.bfcl:cached_benchmark",
     "tau_airline": "agent_backtest.bench.tau_airline:benchmark_directory",
 }
 

@@ -12,6 +12,7 @@ __all__ = ["SHIPPED", "environment_factory"]
 
 # The environments that come with abt, each imported only when a run names it.
 SHIPPED: dict[str, str] = {
+    "bfcl": "agent_backtest.bench.bfcl:BfclEnvironment",
     "tau_airline": "agent_backtest.bench.tau_airline:AirlineEnvironment",
 }
 

@@ -98,14 +98,20 @@ COMMANDS: Mapping[str, Entry] = {
         "Profile agent loops: calls, times, gaps, tokens, failures and retries, per group.",
     ),
     "bench": Group(
-        "Benchmarks: rollouts of an agent in a tool environment, graded against hidden gold.",
+        "Benchmarks: agents rolled out in tool environments, graded against hidden gold.",
         {
             "run": Command(
                 "bench_run",
                 "run",
                 "Roll out an agent on a benchmark's cases, then grade every episode against the "
                 "gold (read only after the rollouts).",
-            )
+            ),
+            "rescore": Command(
+                "bench_rescore",
+                "rescore",
+                "Recompute the rewards of recorded τ-bench trajectories, with no model call: "
+                "pass^k, and how many equal the recorded ones.",
+            ),
         },
     ),
     "cache": Group(

@@ -29,7 +29,7 @@ def run(
         typer.Argument(
             metavar="BENCHMARK",
             help="A benchmark directory (manifest.json, cases.jsonl and the gold file), or a "
-            "shipped benchmark's name: tau_airline.",
+            "shipped benchmark's name: tau_airline, bfcl.",
             show_default=False,
         ),
     ] = None,

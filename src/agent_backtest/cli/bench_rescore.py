@@ -1,0 +1,114 @@
+"""``abt bench rescore``: recompute the rewards of recorded τ-bench trajectories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import orjson
+import typer
+
+from agent_backtest.bench import rescore as rescoring
+from agent_backtest.cli.terminal import SafeConsole
+from agent_backtest.statistics import Estimate
+
+
+def rescore(
+    trajectories: Annotated[
+        Path,
+        typer.Argument(
+            metavar="TRAJECTORIES",
+            help="A τ-bench trajectory file ([{task_id, trial, reward, info.task, traj}]).",
+            show_default=False,
+        ),
+    ],
+    env: Annotated[
+        str,
+        typer.Option(
+            "--env",
+            metavar="NAME",
+            help="The environment the trajectories ran in: tau_airline, or module:Class.",
+            show_default=False,
+        ),
+    ],
+    as_json: Annotated[
+        bool,
+        typer.Option("--json", help="Print pass^k and every episode's rewards as one JSON object."),
+    ] = False,
+) -> None:
+    """Recompute the rewards of recorded τ-bench trajectories, with no model call: pass^k, and how
+    many equal the recorded ones.
+
+    Each episode's executed tool calls run again on a fresh environment, and the episode is
+    graded against the task its file embeds (final state and outputs); one that never ended gets
+    0, as in τ-bench.
+    """
+    result = rescoring.rescore(trajectories, env)
+    if as_json:
+        typer.echo(orjson.dumps(document(result), option=orjson.OPT_INDENT_2).decode())
+    else:
+        print_rescoring(SafeConsole(highlight=False), result, env)
+
+
+def document(result: rescoring.Rescoring) -> dict[str, Any]:
+    """The rescoring as plain data: pass^k by k, the agreement count, every episode."""
+    return {
+        "pass_hat_k": {str(k): _estimate(estimate) for k, estimate in result.pass_hat_k.items()},
+        "recorded_equal": len(result.episodes) - len(result.disagreements),
+        "episodes": [_episode(episode) for episode in result.episodes],
+    }
+
+
+def print_rescoring(console: SafeConsole, result: rescoring.Rescoring, env: str) -> None:
+    """pass^k with intervals, then the agreement with the recorded rewards and each exception."""
+    tasks = len({episode.task for episode in result.episodes})
+    console.print(
+        f"{len(result.episodes)} episodes of {tasks} tasks rescored on {env}", markup=False
+    )
+    for k, estimate in result.pass_hat_k.items():
+        console.print(f"pass^{k} {_rate(estimate)} ({estimate.n} tasks)", markup=False)
+    unequal = result.disagreements
+    console.print(
+        f"recomputed rewards equal to the recorded ones: "
+        f"{len(result.episodes) - len(unequal)} of {len(result.episodes)}",
+        markup=False,
+    )
+    for episode in unequal:
+        console.print(f"  {_disagreement(episode)}", markup=False)
+
+
+def _rate(estimate: Estimate) -> str:
+    if estimate.mean is None:
+        return "n/a"
+    if estimate.low is None or estimate.high is None:
+        return f"{estimate.mean:.3f} (no interval: 1 task)"
+    return f"{estimate.mean:.3f} [{estimate.low:.3f}, {estimate.high:.3f}]"
+
+
+def _disagreement(episode: rescoring.RescoredEpisode) -> str:
+    recorded = "none" if episode.recorded_reward is None else f"{episode.recorded_reward:g}"
+    why = "; ".join(f"{name}: {reason}" for name, reason in episode.reasons.items())
+    line = f"task {episode.task} trial {episode.trial}: {episode.reward:g}, recorded {recorded}"
+    return f"{line} ({why})" if why else line
+
+
+def _estimate(estimate: Estimate) -> dict[str, Any]:
+    return {
+        "mean": estimate.mean,
+        "low": estimate.low,
+        "high": estimate.high,
+        "se": estimate.se,
+        "tasks": estimate.n,
+    }
+
+
+def _episode(episode: rescoring.RescoredEpisode) -> dict[str, Any]:
+    return {
+        "task": episode.task,
+        "trial": episode.trial,
+        "reward": episode.reward,
+        "recorded_reward": episode.recorded_reward,
+        "ended": episode.ended,
+        "components": episode.components,
+        "reasons": episode.reasons,
+    }
