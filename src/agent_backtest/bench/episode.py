@@ -170,7 +170,12 @@ async def _agent_turn(episode: Episode, agent: Agent, tools: list[ToolDef]) -> M
         model=agent.model, messages=list(episode.messages), tools=tools, params=dict(agent.params)
     )
     started = datetime.now(UTC)
-    outcome = await agent.client.generate(request, agent.model, episode.rollout.seed)
+    try:
+        outcome = await agent.client.generate(request, agent.model, episode.rollout.seed)
+    except Exception as exc:  # a provider failing outside its classified errors (a local model
+        # refusing a prompt longer than its context, say): the model's failure, not the tools'
+        episode.end("error", EpisodeError(kind="model_error", detail=_describe(exc)))
+        return None
     episode.steps += 1
     episode.model_calls += 1
     step = Step(

@@ -73,7 +73,10 @@ class ModelUser:
             if i < len(user_said):
                 messages.append(Message(role="assistant", content=user_said[i]))
         request = LLMRequest(messages=messages, tools=None, params=dict(self.params))
-        outcome = await self.client.generate(request, self.model, self.seed)
+        try:
+            outcome = await self.client.generate(request, self.model, self.seed)
+        except Exception as exc:  # a provider failing outside its classified errors
+            return UserTurn(None, "error", redact(f"{type(exc).__name__}: {exc}")[:300])
         if outcome.error is not None:
             return UserTurn(None, outcome.error.kind, redact(outcome.error.detail))
         assert outcome.response is not None
