@@ -51,7 +51,7 @@ class FakeOpenAI:
         reply: Callable[[dict[str, Any]], str | dict[str, Any]] | None = None,
     ) -> None:
         self.ignores_tools = ignores_tools
-        self.reply = reply  # the text of every answer, from the request (a scripted judge)
+        self.reply = reply  # every answer's text or message, from the request (scripted)
         self.strict = strict
         self.refusals: list[str] = []
         self.latency = latency

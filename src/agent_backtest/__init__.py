@@ -1,9 +1,9 @@
 """agent-backtest: what a change to an LLM agent would have done on its recorded traces.
 
 The jobs are functions (``replay``, ``resume``, ``score``, ``report``, ``compare``, ``gate``,
-``profile``, ``read_sessions``, ``build_units``) with their option groups and :class:`Run`, a run
-directory opened for reading. They are imported on first use, so ``import agent_backtest`` and
-the command line stay quick to start.
+``profile``, ``read_sessions``, ``build_units``, ``bench_run``, ``bench_resume``) with their
+option groups and :class:`Run`, a run directory opened for reading. They are imported on first
+use, so ``import agent_backtest`` and the command line stay quick to start.
 """
 
 from __future__ import annotations
@@ -15,9 +15,13 @@ if TYPE_CHECKING:
     from agent_backtest.api import (
         AgentOptions,
         CallOptions,
+        CaseOptions,
         JudgeOptions,
         ReadingOptions,
+        RolloutOptions,
         SelectionOptions,
+        bench_resume,
+        bench_run,
         build_units,
         compare,
         gate,
@@ -37,12 +41,16 @@ if TYPE_CHECKING:
 __all__ = [
     "AgentOptions",
     "CallOptions",
+    "CaseOptions",
     "InputError",
     "JudgeOptions",
     "ReadingOptions",
+    "RolloutOptions",
     "Run",
     "SelectionOptions",
     "UserError",
+    "bench_resume",
+    "bench_run",
     "build_units",
     "compare",
     "gate",

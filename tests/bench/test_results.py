@@ -208,7 +208,9 @@ def test_the_command_writes_the_files_and_prints_every_k(tau_run: Path) -> None:
     result = runner.invoke(app, ["bench", "report", str(tau_run)], terminal_width=200)
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("tau_airline 2024.06 · completed · 100 episodes of 25 cases")
+    assert lines[0].startswith(
+        "tau_airline 2024.06 · completed · 100 episodes: 100 graded (of 25 cases)"
+    )
     assert lines[1].startswith("pass^1 0.310 [")
     assert lines[4].startswith("pass^4 0.160 [") and lines[4].endswith("25 cases")
     assert "input tokens not recorded" in result.stdout

@@ -11,11 +11,14 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from agent_backtest.api.bench import bench_resume, bench_run
     from agent_backtest.api.options import (
         AgentOptions,
         CallOptions,
+        CaseOptions,
         JudgeOptions,
         ReadingOptions,
+        RolloutOptions,
         SelectionOptions,
     )
     from agent_backtest.api.profiles import profile
@@ -30,9 +33,13 @@ if TYPE_CHECKING:
 _HOMES = {
     "AgentOptions": "options",
     "CallOptions": "options",
+    "CaseOptions": "options",
     "JudgeOptions": "options",
     "ReadingOptions": "options",
+    "RolloutOptions": "options",
     "SelectionOptions": "options",
+    "bench_run": "bench",
+    "bench_resume": "bench",
     "profile": "profiles",
     "replay": "replays",
     "resume": "replays",
@@ -49,9 +56,13 @@ _HOMES = {
 __all__ = [
     "AgentOptions",
     "CallOptions",
+    "CaseOptions",
     "JudgeOptions",
     "ReadingOptions",
+    "RolloutOptions",
     "SelectionOptions",
+    "bench_resume",
+    "bench_run",
     "build_units",
     "compare",
     "gate",

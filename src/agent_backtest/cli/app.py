@@ -101,6 +101,12 @@ COMMANDS: Mapping[str, Entry] = {
         "Benchmarks: agents rolled out in tool environments, graded against hidden gold; their "
         "results and training exports.",
         {
+            "run": Command(
+                "bench_run",
+                "run",
+                "Roll out an agent on a benchmark's cases, then grade every episode against the "
+                "gold (read only after the rollouts).",
+            ),
             "rescore": Command(
                 "bench_rescore",
                 "rescore",

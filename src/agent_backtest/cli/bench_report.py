@@ -52,8 +52,8 @@ def summary_lines(summary: BenchSummary) -> list[str]:
     lines = [f"warning: {warning}" for warning in summary.warnings]
     benchmark = " ".join(p for p in (run.benchmark, run.benchmark_version) if p) or "benchmark ?"
     lines.append(
-        f"{benchmark} · {run.status or 'no status'} · {counts.episodes} episodes of "
-        f"{counts.cases} cases: {counts.graded} graded, {counts.passed} passed, "
+        f"{benchmark} · {run.status or 'no status'} · {counts.episodes} episodes: "
+        f"{counts.graded} graded (of {counts.cases} cases), {counts.passed} passed, "
         f"{counts.errors} engineering errors, {counts.ungraded} not graded yet"
     )
     lines += [

@@ -33,6 +33,8 @@ FLAGS: dict[str, str] = {
     "checks": "--check",
     "families": "--family",
     "flows": "FLOWS",
+    "case_ids": "--case-id",
+    "benchmark": "BENCHMARK",
 }
 
 

@@ -20,8 +20,10 @@ import typer
 from agent_backtest.api.options import (
     AgentOptions,
     CallOptions,
+    CaseOptions,
     JudgeOptions,
     ReadingOptions,
+    RolloutOptions,
     SelectionOptions,
 )
 from agent_backtest.cli.errors import flag_of
@@ -91,6 +93,18 @@ FLAG_SPECS: dict[type, dict[str, Spec]] = {
         "fallback_judge": (str | None, {"metavar": "MODEL"}),
         "judge_repeats": (int, {"metavar": "N", "min": 1}),
         "exact_strings": (bool, {}),
+    },
+    CaseOptions: {
+        "case_ids": (list[str] | None, {"flag": "--case-id", "metavar": "ID"}),
+        "shard_count": (int, {"metavar": "N", "min": 1}),
+        "shard_index": (int, {"metavar": "I", "min": 0}),
+        "limit": (int | None, {"metavar": "N", "min": 1}),
+    },
+    RolloutOptions: {
+        "rollouts": (int, {"metavar": "N", "min": 1}),
+        "seed": (int, {"metavar": "N"}),
+        "concurrency": (int, {"metavar": "N", "min": 1}),
+        "episode_timeout": (float, {"metavar": "SECONDS", "min": 0.001}),
     },
 }  # fmt: skip
 

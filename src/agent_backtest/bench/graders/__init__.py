@@ -15,7 +15,16 @@ from typing import Any
 from agent_backtest.bench.environment import Environment
 from agent_backtest.bench.models import Case, EpisodeRecord, Gold
 
-__all__ = ["Component", "Grader", "GradingInput"]
+__all__ = ["Component", "Grader", "GradingInput", "JudgeCall", "JudgeUnavailable"]
+
+
+class JudgeUnavailable(Exception):
+    """The judge could not be asked (its calls failed after their retries): nothing to grade."""
+
+
+JudgeCall = Callable[[str, str], str]
+"""The run's judge role, for graders that ask one: a system and a user prompt in, the text of
+its answer out; raises :class:`JudgeUnavailable` when the call fails."""
 
 
 @dataclass(frozen=True)
@@ -30,6 +39,8 @@ class GradingInput:
     ``tool_calls``), tool; only the tool calls the environment ran are in it."""
     new_environment: Callable[[], Environment]
     """A fresh environment of the episode's kind, for graders that replay the gold actions."""
+    judge: JudgeCall | None = None
+    """The run's judge, when it has one (the rubric grader needs it)."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,125 @@
+"""``bench_run()`` and ``bench_resume()``: rollouts of an agent on a benchmark, then their grades.
+
+Every check runs before the run directory is made (:func:`agent_backtest.bench.run.plan_run`);
+the run's lock is held from the first write to the last, grading included.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from agent_backtest.api.options import CallOptions, CaseOptions, PathLike, RolloutOptions
+from agent_backtest.bench.benchmark import benchmark_path
+from agent_backtest.bench.models import EpisodeRecord
+from agent_backtest.bench.run import (
+    BenchOutcome,
+    CaseChoice,
+    RolloutChoice,
+    execute,
+    load_manifest,
+    plan_run,
+    prepare_resume,
+    start_run,
+)
+from agent_backtest.bench.users import SCRIPTED
+from agent_backtest.errors import UserError
+from agent_backtest.providers import load_model_config
+from agent_backtest.providers.config import ModelConfig, ModelRole
+from agent_backtest.runs.files import private_mkdir
+from agent_backtest.runs.lock import run_lock
+
+
+def bench_run(
+    benchmark: PathLike,
+    *,
+    agent: str,
+    user: str,
+    out: PathLike,
+    judge: str | None = None,
+    cases: CaseOptions | None = None,
+    rollouts: RolloutOptions | None = None,
+    calls: CallOptions | None = None,
+    config_file: PathLike | None = None,
+    on_episode: Callable[[EpisodeRecord], None] = lambda record: None,
+) -> BenchOutcome:
+    """Roll out ``agent`` on every chosen case of ``benchmark`` into the new run directory
+    ``out``, then grade the episodes against the gold.
+
+    ``benchmark`` is a benchmark directory, or a shipped benchmark's name (``tau_airline``).
+    ``agent`` and ``judge`` are ``provider/model``; ``user`` is a model too, or ``scripted`` for
+    a user that plays each case's ``metadata.user_turns`` (else its instruction) and then the
+    stop marker. ``calls`` sets how every role's calls are made (timeouts, retries, cache).
+    Nothing is written and nothing is sent until every check has passed; a failed check raises
+    :class:`~agent_backtest.errors.UserError` naming the parameter at fault.
+    """
+    calls = calls or CallOptions()
+    config = load_model_config(Path(config_file) if config_file else None)
+    roles = _roles(agent, user, judge, calls, config)
+    plan = plan_run(
+        benchmark_path(benchmark),
+        Path(out),
+        roles,
+        config,
+        _case_choice(cases or CaseOptions()),
+        _rollout_choice(rollouts or RolloutOptions()),
+        str(Path(config_file).resolve()) if config_file else None,
+    )
+    directory = plan.directory
+    try:
+        private_mkdir(directory)
+        os.chmod(directory, 0o700)  # an empty folder given too: the run holds user utterances
+    except OSError as exc:
+        raise UserError(
+            f"cannot make {directory} ({exc.strerror}): name another --out", "out"
+        ) from None
+    with run_lock(directory, "bench run"):
+        start_run(plan)
+        return execute(plan, set(), on_episode)
+
+
+def bench_resume(
+    run: PathLike,
+    *,
+    config_file: PathLike | None = None,
+    on_episode: Callable[[EpisodeRecord], None] = lambda record: None,
+) -> BenchOutcome:
+    """Finish a bench run: run only the episodes with no record, then grade the run (again,
+    with the gold as it is now)."""
+    directory = Path(run)
+    with run_lock(_existing(directory), "resume"):
+        config_file = config_file or load_manifest(directory).config_file
+        config = load_model_config(Path(config_file) if config_file else None)
+        plan, done = prepare_resume(directory, config)
+        return execute(plan, done, on_episode)
+
+
+def _roles(
+    agent: str, user: str, judge: str | None, calls: CallOptions, config: ModelConfig
+) -> dict[str, ModelRole]:
+    """The run's roles: agent; user unless scripted; judge when named."""
+    roles = {"agent": calls.role("agent", agent, config)}
+    if user != SCRIPTED:
+        roles["user"] = calls.role("user", user, config)
+    if judge is not None:
+        roles["judge"] = calls.role("judge", judge, config)
+    return roles
+
+
+def _existing(directory: Path) -> Path:
+    if not (directory / "run.json").is_file():
+        raise UserError(f"{directory} holds no bench run (no run.json) to resume", "resume")
+    return directory
+
+
+def _case_choice(options: CaseOptions) -> CaseChoice:
+    return CaseChoice(
+        tuple(options.case_ids), options.shard_count, options.shard_index, options.limit
+    )
+
+
+def _rollout_choice(options: RolloutOptions) -> RolloutChoice:
+    return RolloutChoice(
+        options.rollouts, options.seed, options.concurrency, options.episode_timeout
+    )
