@@ -108,6 +108,11 @@ class Gold(BaseModel):
         description="The gold actions; final_state replays them on a fresh environment.",
     )
     actions_in_order: bool = Field(default=True, description="tool_calls: order matters.")
+    only_these_calls: bool = Field(
+        default=False,
+        description="tool_calls: a call beyond the gold actions is wrong too (as BFCL grades); "
+        "else other calls (look-ups, say) are allowed.",
+    )
     outputs: list[str] = Field(
         default_factory=list, description="Strings some agent message must say (outputs grader)."
     )

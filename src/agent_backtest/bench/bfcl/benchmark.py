@@ -95,7 +95,10 @@ def _gold(question: Question) -> Gold:
         for key in answer_keys(question.functions, question.ground_truth)
     ]
     return Gold(
-        case_id=question.id, actions=actions, actions_in_order=question.category not in UNORDERED
+        case_id=question.id,
+        actions=actions,
+        actions_in_order=question.category not in UNORDERED,
+        only_these_calls=True,
     )
 
 

@@ -8,6 +8,11 @@ tools. A call matches when the matcher finds it equal. Other calls (look-ups, sa
 With ``actions_in_order`` the gold actions must be made in their order: the value is the share
 of them matched, in order, from the first (a greedy earliest match, which finds the longest such
 run). Otherwise they are a set: the value is the share matched one to one by a maximum matching.
+
+With ``only_these_calls`` the calls must be the gold actions and nothing else, as BFCL grades
+an answer: the whole answer goes through the matcher at once (its optimal pairing, its missing
+and extra calls), and the value is the share of equal pairs among the larger of the two counts,
+1 only when the answer equals the gold.
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ def grade(given: GradingInput) -> Component:
         return Component(None, "the gold lists no actions")
     calls = ran_calls(given.messages)
     tools = {tool.name: tool for tool in _tools(given)}
+    if given.gold.only_these_calls:
+        return _exactly(actions, calls, tools)
     matches = [[_matches(action, call, tools) for call in calls] for action in actions]
     if given.gold.actions_in_order:
         found = _in_order(matches)
@@ -59,7 +66,33 @@ def ran_calls(messages: list[dict[str, Any]]) -> list[ToolCall]:
 
 
 def _tools(given: GradingInput) -> list[ToolDef]:
-    return [tool_def_from_openai(tool) for tool in given.new_environment().tools()]
+    """The tools the episode's agent was offered: a fresh environment's, reset to the case
+    (some environments offer each case its own)."""
+    environment = given.new_environment()
+    environment.reset(given.case)
+    return [tool_def_from_openai(tool) for tool in environment.tools()]
+
+
+def _exactly(
+    actions: list[GoldAction], calls: list[ToolCall], tools: dict[str, ToolDef]
+) -> Component:
+    """The answer against the gold actions as a whole: the same calls, no more, no fewer."""
+    golden = [ToolCall(name=action.name, arguments=action.arguments) for action in actions]
+    keys = [action.key for action in actions]
+    verdict = match_calls(
+        golden, calls, tools, _AGENT, answer_key=keys if all(keys) else None
+    )
+    if verdict.equal:
+        return Component(1.0)
+    equal = sum(1 for pair in verdict.pairs if pair.arguments is not None and pair.arguments.equal)
+    problems = []
+    if verdict.missing:
+        problems.append(f"{len(verdict.missing)} expected calls not made")
+    if verdict.extra:
+        problems.append(f"{len(verdict.extra)} calls beyond the expected")
+    if equal < len(verdict.pairs):
+        problems.append(f"{len(verdict.pairs) - equal} calls with other arguments")
+    return Component(equal / max(len(actions), len(calls)), "; ".join(problems))
 
 
 def _matches(action: GoldAction, call: ToolCall, tools: dict[str, ToolDef]) -> bool:
