@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib import import_module
 
 from agent_backtest.bench.environment import Environment
 from agent_backtest.errors import UserError
+from agent_backtest.plugins import load_object
 
 __all__ = ["SHIPPED", "environment_factory"]
 
@@ -20,23 +20,10 @@ SHIPPED: dict[str, str] = {
 def environment_factory(name: str, parameter: str = "environment") -> Callable[[], Environment]:
     """A function making fresh environments of ``name``: a shipped name or ``module:Class``."""
     target = SHIPPED.get(name, name)
-    module_name, _, attribute = target.partition(":")
-    if not module_name or not attribute:
+    if ":" not in target:
         raise UserError(
             f"unknown environment {name!r}: name one of {', '.join(sorted(SHIPPED))}, "
             "or give your own as module:Class",
             parameter,
         )
-    try:
-        found = getattr(import_module(module_name), attribute)
-    except ImportError as exc:
-        raise UserError(
-            f"environment {name!r}: cannot import {module_name}: {exc}", parameter
-        ) from None
-    except AttributeError:
-        raise UserError(
-            f"environment {name!r}: {module_name} has no {attribute}", parameter
-        ) from None
-    if not callable(found):
-        raise UserError(f"environment {name!r}: {target} is not a class", parameter)
-    return found
+    return load_object(target, f"environment {name!r}", parameter)

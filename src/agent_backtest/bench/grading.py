@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from importlib import import_module
 from math import prod
 from pathlib import Path
 
 from agent_backtest.bench.graders import Component, Grader, GradingInput, JudgeUnavailable
 from agent_backtest.bench.models import EpisodeRules, GradeRecord
 from agent_backtest.errors import UserError, bounded
+from agent_backtest.plugins import load_object
 from agent_backtest.providers.client import ModelClient
 from agent_backtest.redaction import redact
 from agent_backtest.runs.files import private_atomic_writer
@@ -43,25 +43,13 @@ def resolve_graders(names: Sequence[str], parameter: str = "benchmark") -> list[
     graders = []
     for name in names:
         target = f"agent_backtest.bench.graders.{name}:grade" if name in BUILT_IN else name
-        module_name, _, attribute = target.partition(":")
-        if not module_name or not attribute:
+        if ":" not in target:
             raise UserError(
                 f"unknown grader {name!r}: name one of {', '.join(BUILT_IN)}, or give your "
                 "own as module:function",
                 parameter,
             )
-        try:
-            found = getattr(import_module(module_name), attribute)
-        except ImportError as exc:
-            raise UserError(
-                f"grader {name!r}: cannot import {module_name}: {exc}", parameter
-            ) from None
-        except AttributeError:
-            raise UserError(
-                f"grader {name!r}: {module_name} has no {attribute}", parameter
-            ) from None
-        if not callable(found):
-            raise UserError(f"grader {name!r}: {target} is not a function", parameter)
+        found = load_object(target, f"grader {name!r}", parameter)
         graders.append((name, found))
     return graders
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from importlib import import_module
 
 from agent_backtest.errors import UserError
+from agent_backtest.plugins import load_object
 from agent_backtest.simulate.models import ConversationRecord, Flow
 from agent_backtest.simulate.rubric import Owners
 from agent_backtest.simulate.tool_schema import schema_problems
@@ -135,17 +135,9 @@ def transport_failure(conversation: ConversationRecord) -> str | None:
 
 def load_check(name: str) -> NamedCheck:
     """The user's check ``module:function``; an unusable name is a user error."""
-    module_name, _, attribute = name.partition(":")
-    if not module_name or not attribute:
+    if ":" not in name:
         raise UserError(f"{name!r}: name a check as module:function", "checks")
-    try:
-        found = getattr(import_module(module_name), attribute)
-    except ImportError as exc:
-        raise UserError(f"{name!r}: cannot import {module_name}: {exc}", "checks") from None
-    except AttributeError:
-        raise UserError(f"{name!r}: {module_name} has no {attribute}", "checks") from None
-    if not callable(found):
-        raise UserError(f"{name!r} is not a function", "checks")
+    found = load_object(name, repr(name), "checks")
     return NamedCheck(name, found)
 
 

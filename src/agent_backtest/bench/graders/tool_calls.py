@@ -79,9 +79,7 @@ def _exactly(
     """The answer against the gold actions as a whole: the same calls, no more, no fewer."""
     golden = [ToolCall(name=action.name, arguments=action.arguments) for action in actions]
     keys = [action.key for action in actions]
-    verdict = match_calls(
-        golden, calls, tools, _AGENT, answer_key=keys if all(keys) else None
-    )
+    verdict = match_calls(golden, calls, tools, _AGENT, answer_key=keys if all(keys) else None)
     if verdict.equal:
         return Component(1.0)
     equal = sum(1 for pair in verdict.pairs if pair.arguments is not None and pair.arguments.equal)
