@@ -87,11 +87,14 @@ class RenderedPrompt:
 
 
 @cache
-def load_template(name: str, version: str = CURRENT_VERSION) -> PromptTemplate:
-    """The template ``name`` at ``version`` from the package's prompt files."""
-    path = PROMPT_DIR / f"{name}.{version}.md"
+def load_template(
+    name: str, version: str = CURRENT_VERSION, directory: Path = PROMPT_DIR
+) -> PromptTemplate:
+    """The template ``name`` at ``version`` from the prompt files of ``directory`` (the
+    scoring judge's by default; simulate keeps its rubric beside its own code)."""
+    path = directory / f"{name}.{version}.md"
     if not path.is_file():
-        known = sorted(p.name for p in PROMPT_DIR.glob("*.md"))
+        known = sorted(p.name for p in directory.glob("*.md"))
         raise ValueError(f"no judge prompt {name}@{version} (known: {', '.join(known)})")
     raw = path.read_bytes()
     sections = split_sections(raw.decode("utf-8"), path.name)

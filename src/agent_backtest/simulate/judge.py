@@ -20,9 +20,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from agent_backtest.errors import bounded
 from agent_backtest.providers.client import ModelClient
+from agent_backtest.scoring.prompts import PromptTemplate
 from agent_backtest.scoring.verdict import json_objects
 from agent_backtest.simulate.models import ConversationRecord, Flow
-from agent_backtest.simulate.rubric import NOBODY, Owners, RenderedRubric, Rubric, render
+from agent_backtest.simulate.rubric import NOBODY, Owners, RenderedRubric, render
 from agent_backtest.trace import LLMRequest, Message, ToolDef
 
 JUDGE_PARAMS: dict[str, Any] = {"temperature": 0}
@@ -201,7 +202,7 @@ class ConversationJudge:
         judges: list[JudgeModel],
         owners: Owners,
         tools: list[ToolDef] | None,
-        rubric: Rubric,
+        rubric: PromptTemplate,
     ) -> None:
         if not judges:
             raise ValueError("a conversation judge needs a judge")

@@ -13,16 +13,20 @@ and is never the owner of a failure.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
-from string import Template
 
 from agent_backtest.errors import InputError
-from agent_backtest.scoring.prompts import block, clip, data_tag, split_sections
+from agent_backtest.scoring.prompts import (
+    ANSWER_QUOTE_CHARS,
+    PromptTemplate,
+    block,
+    clip,
+    data_tag,
+    load_template,
+)
 from agent_backtest.simulate.models import DEFAULT_OWNERS, ConversationRecord, Flow, TurnRecord
 from agent_backtest.trace import ToolDef
 
@@ -35,7 +39,6 @@ TEXT_CHARS = 2_000
 RESULT_CHARS = 800
 ARGUMENTS_CHARS = 1_000
 DESCRIPTION_CHARS = 300
-ANSWER_QUOTE_CHARS = 2_000
 
 _OWNER_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 DEFAULT_DESCRIPTIONS: dict[str, str] = {
@@ -46,22 +49,6 @@ DEFAULT_DESCRIPTIONS: dict[str, str] = {
     "backend_data": "a tool's data or service gave wrong or missing results",
     "none": "no one has anything to fix: the conversation passed",
 }
-
-
-@dataclass(frozen=True)
-class Rubric:
-    """One version of the rubric: its three sections and the hash of its file."""
-
-    version: str
-    sha256: str
-    system: Template
-    user: Template
-    correction: Template
-
-    @property
-    def id(self) -> str:
-        """``conversation@version``, as verdicts record it."""
-        return f"{RUBRIC}@{self.version}"
 
 
 @dataclass(frozen=True)
@@ -114,19 +101,10 @@ def load_owners(path: Path) -> Owners:
     return Owners(descriptions)
 
 
-@cache
-def load_rubric(version: str = RUBRIC_VERSION) -> Rubric:
-    """The rubric at ``version`` from the package's prompt files."""
-    path = PROMPT_DIR / f"{RUBRIC}.{version}.md"
-    raw = path.read_bytes()
-    sections = split_sections(raw.decode("utf-8"), path.name)
-    return Rubric(
-        version,
-        "sha256:" + hashlib.sha256(raw).hexdigest(),
-        Template(sections["system"]),
-        Template(sections["user"]),
-        Template(sections["correction"]),
-    )
+def load_rubric(version: str = RUBRIC_VERSION) -> PromptTemplate:
+    """The rubric at ``version`` from the package's prompt files; its id is
+    ``conversation@version``, as verdicts record it."""
+    return load_template(RUBRIC, version, PROMPT_DIR)
 
 
 @dataclass(frozen=True)
@@ -134,7 +112,7 @@ class RenderedRubric:
     """The rubric filled in for one conversation: the messages of the first request and the
     data the correction request is made from."""
 
-    rubric: Rubric
+    rubric: PromptTemplate
     system: str
     user: str
     tag: str
@@ -159,7 +137,7 @@ def render(
     conversation: ConversationRecord,
     tools: list[ToolDef] | None,
     owners: Owners,
-    rubric: Rubric | None = None,
+    rubric: PromptTemplate | None = None,
 ) -> RenderedRubric:
     """The rubric filled in with one flow, its recorded conversation and the tool catalogue."""
     rubric = rubric or load_rubric()
