@@ -91,19 +91,12 @@ class JsonAnswer(Strict):
     )
 
 
-class SseEvent(Strict):
+class SseEvent(EventPaths):
     """What one type of server-sent event means, and where its fields sit in its data."""
 
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
     kind: EventKind
-    text: str = "text"
-    name: str = "name"
-    arguments: str = "arguments"
-    id: str = "id"
-    result: str = "result"
-    message: str = "message"
-    input_tokens: str = "input_tokens"
-    output_tokens: str = "output_tokens"
-    tools: str = "tools"
 
     def paths(self) -> EventPaths:
         """The field paths of this event type."""

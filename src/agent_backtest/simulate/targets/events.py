@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict
+
 EventKind = Literal[
     "text_delta", "final_text", "tool_start", "tool_result", "error", "usage", "tools_offered"
 ]
@@ -34,9 +36,13 @@ class TurnEvent:
     tools: list[str] | None = None
 
 
-@dataclass(frozen=True)
-class EventPaths:
-    """Where each field of an event sits in its JSON; an empty path is the value itself."""
+class EventPaths(BaseModel):
+    """Where each field of an event sits in its JSON; an empty path is the value itself.
+
+    The target file gives them (unknown keys refused, as everywhere in it).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     text: str = "text"
     name: str = "name"
