@@ -137,7 +137,7 @@ def _grade(item: dict[str, Any], record: EpisodeRecord) -> GradeRecord:
 def manifest(**changes: Any) -> dict[str, Any]:
     """A run.json of a finished run of the airline benchmark; ``changes`` replace its keys."""
     document: dict[str, Any] = {
-        "schema": "abt.bench-run/1",
+        "schema": "abt.bench_run/1",
         "run_id": "bench-20261201-airline",
         "status": "completed",
         "git_commit": "0123456789abcdef0123456789abcdef01234567",

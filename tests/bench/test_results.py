@@ -154,7 +154,7 @@ def test_files_are_written_private_and_the_csv_has_one_row_per_episode(tau_run: 
     for name in ("summary.json", "results.csv", "report.html"):
         assert stat.S_IMODE((tau_run / name).stat().st_mode) == 0o600
     document = json.loads((tau_run / "summary.json").read_text())
-    assert document["schema"] == "abt.bench-summary/1"
+    assert document["schema"] == "abt.bench_summary/1"
     assert document["pass_hat_k"]["1"]["mean"] == summary.pass_hat_k["1"].mean
     assert document["per_episode"]["input_tokens"]["mean"] is None
     with (tau_run / "results.csv").open(newline="") as handle:

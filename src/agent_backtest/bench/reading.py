@@ -18,12 +18,11 @@ import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agent_backtest.bench.models import BenchmarkManifest, EpisodeRecord, GradeRecord
+from agent_backtest.bench.run_manifest import BENCH_RUN_SCHEMA
 from agent_backtest.errors import InputError, RecordError, UserError
 from agent_backtest.trace import LLMCall, Message, ToolDef
 from agent_backtest.trace.openai_wire import message_from_openai
 
-# The schema a bench run's manifest names; both spellings are in use until one is settled.
-BENCH_RUN_SCHEMAS = ("abt.bench-run/1", "abt.bench_run/1")
 MANIFEST = "run.json"
 EPISODES = "episodes.jsonl"
 GRADES = "grades.jsonl"
@@ -110,12 +109,11 @@ def _manifest(path: Path) -> dict[str, Any]:
     except orjson.JSONDecodeError as exc:
         raise InputError(file, None, f"not JSON ({exc})") from None
     schema = manifest.get("schema") if isinstance(manifest, dict) else None
-    if schema not in BENCH_RUN_SCHEMAS:
+    if schema != BENCH_RUN_SCHEMA:
         raise InputError(
             file,
             "schema",
-            f"{schema!r} is not a bench run ({BENCH_RUN_SCHEMAS[0]}): for a replay run use "
-            "abt report",
+            f"{schema!r} is not a bench run ({BENCH_RUN_SCHEMA}): for a replay run use abt report",
         )
     return manifest
 

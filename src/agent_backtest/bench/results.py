@@ -26,7 +26,7 @@ from agent_backtest.bench.reading import BenchRun, RunFacts, error_kind, passed,
 from agent_backtest.runs import private_atomic_writer
 from agent_backtest.statistics import Estimate, clustered_average, clustered_mean
 
-SUMMARY_SCHEMA = "abt.bench-summary/1"
+SUMMARY_SCHEMA = "abt.bench_summary/1"
 SUMMARY_FILE = "summary.json"
 CSV_FILE = "results.csv"
 PAGE_FILE = "report.html"
@@ -97,7 +97,7 @@ class BenchSummary(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    schema_: Literal["abt.bench-summary/1"] = Field(default=SUMMARY_SCHEMA, alias="schema")
+    schema_: Literal["abt.bench_summary/1"] = Field(default=SUMMARY_SCHEMA, alias="schema")
     run: RunFacts
     counts: EpisodeCounts
     pass_hat_k: dict[str, CaseMean] = Field(

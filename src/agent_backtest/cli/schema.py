@@ -9,14 +9,21 @@ import orjson
 import typer
 from pydantic import BaseModel
 
+from agent_backtest.bench.models import BenchmarkManifest, EpisodeRecord, GradeRecord
+from agent_backtest.bench.results import BenchSummary
+from agent_backtest.bench.run_manifest import BenchRunManifest
 from agent_backtest.patch import CoverageReport, Patch
 from agent_backtest.runs import Comparison, ResultRecord, RunManifest, ScoreRecord, Summary
 from agent_backtest.runs.profile import Profile
+from agent_backtest.simulate.judging import JudgingSettings
+from agent_backtest.simulate.manifest import SimulateManifest
+from agent_backtest.simulate.models import ConversationRecord, Verdict
 from agent_backtest.trace import Session
 from agent_backtest.units import Unit
 
-# Every persisted record by name: sessions JSONL (abt ingest -o), then what a run directory
-# holds (runs.layout names each file's record).
+# Every persisted record by name: sessions JSONL (abt ingest -o), what a replay run directory
+# holds (runs.layout names each file's record), then a benchmark's manifest, a bench run's and a
+# simulate run's records.
 RECORDS: dict[str, type[BaseModel]] = {
     "session": Session,
     "unit": Unit,
@@ -28,6 +35,15 @@ RECORDS: dict[str, type[BaseModel]] = {
     "profile": Profile,
     "patch": Patch,
     "patch_coverage": CoverageReport,
+    "benchmark": BenchmarkManifest,
+    "bench_run": BenchRunManifest,
+    "episode": EpisodeRecord,
+    "grade": GradeRecord,
+    "bench_summary": BenchSummary,
+    "simulate_run": SimulateManifest,
+    "conversation": ConversationRecord,
+    "judging": JudgingSettings,
+    "verdict": Verdict,
 }
 RecordName = StrEnum("RecordName", {name: name for name in RECORDS})
 
