@@ -61,3 +61,23 @@ def test_local_model_replays_tau_units_with_tool_calls(tmp_path: Path) -> None:
     assert calls, "the local model made no tool call"
     assert all(call["name"] in tool_names and isinstance(call["arguments"], dict) for call in calls)
     assert all("set max_tokens 256 (local default)" in r["adjustments"] for r in records)
+
+
+def test_a_request_longer_than_the_context_window_is_a_context_length_error() -> None:
+    """Not llama.cpp's bare ValueError in the middle of a call: a classified error, so a replay
+    records it as an infrastructure error of its kind and a bench episode names it."""
+    import asyncio
+
+    from agent_backtest.providers.errors import ProviderError
+    from agent_backtest.providers.local import LocalProvider
+
+    provider = LocalProvider("local", "smollm2", context=512)
+    payload = {
+        "model": "smollm2",
+        "messages": [{"role": "user", "content": "tell me about flights " * 400}],
+        "max_tokens": 64,
+    }
+    with pytest.raises(ProviderError) as raised:
+        asyncio.run(provider.send(payload, timeout=60))
+    assert raised.value.kind == "context_length"
+    assert "context window holds 512" in raised.value.detail

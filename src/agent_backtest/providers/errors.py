@@ -15,6 +15,7 @@ ErrorKind = Literal[
     "timeout",
     "connection",
     "malformed_response",
+    "context_length",
 ]
 ERROR_KINDS: tuple[ErrorKind, ...] = get_args(ErrorKind)
 

@@ -32,6 +32,8 @@ from agent_backtest.providers.local_chat import (
 from agent_backtest.trace import LLMRequest, LLMResponse
 from agent_backtest.trace.openai_wire import chat_payload, response_from_openai
 
+DECISION_TOKENS = 32  # "functions.NAME:" and the newline after it, with room to spare
+
 # llama.cpp busy-waits its worker threads by default; on a 2-core machine that starves
 # everything else, and one thread is measured fastest there.
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
@@ -151,6 +153,7 @@ class LocalProvider:
         prompt = render_prompt(payload["messages"], tools)
         deadline = Deadline(timeout)
         budget = payload.get("max_tokens") or DEFAULT_MAX_TOKENS
+        _check_fits(llama, prompt, budget)
         options = {key: payload[key] for key in SAMPLING if key in payload}
         options["stopping_criteria"] = StoppingCriteriaList([deadline])
         decision, used = self._decide(llama, prompt, tools, choice, options)
@@ -244,3 +247,17 @@ def _grammar(grammar_class: Any, schema: dict[str, Any]) -> Any:
         return grammar_class.from_json_schema(json.dumps(schema), verbose=False)
     except Exception:  # llama.cpp's converter refuses some schema features
         return grammar_class.from_string(ANY_JSON_OBJECT, verbose=False)
+
+
+def _check_fits(llama: Any, prompt: str, budget: int) -> None:
+    """Refuse a request whose prompt and answer budget exceed the model's context window, as a
+    ``context_length`` error: llama.cpp would raise a bare ValueError mid-call."""
+    # the call's second completion adds the decision (a tool's name) to the prompt
+    needed = len(llama.tokenize(prompt.encode("utf-8"), special=True)) + DECISION_TOKENS
+    window = llama.n_ctx()
+    if needed + budget > window:
+        raise ProviderError(
+            "context_length",
+            f"the request takes {needed} tokens and its answer up to {budget} more; the model's "
+            f"context window holds {window}",
+        )

@@ -35,8 +35,8 @@ class CallError(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: str = Field(
-        description="http_401, http_429, http_4xx, http_5xx, timeout, connection "
-        "or malformed_response."
+        description="http_401, http_429, http_4xx, http_5xx, timeout, connection, "
+        "malformed_response or context_length (a request longer than a local model's context)."
     )
     detail: str
     status: int | None = None
