@@ -9,27 +9,9 @@ from typing import Any
 from agent_backtest.bench.graders import Component, GradingInput, final_state, outputs
 from agent_backtest.bench.models import Case, EpisodeRecord, Gold, GoldAction
 from agent_backtest.bench.tau_airline import AirlineEnvironment
+from tests.bench.test_tau_tools import MIA_BOOKING
 
-# Task 0's gold: one booking for Mia Li.
-BOOKING: dict[str, Any] = {
-    "user_id": "mia_li_3668",
-    "origin": "JFK",
-    "destination": "SEA",
-    "flight_type": "one_way",
-    "cabin": "economy",
-    "flights": [
-        {"flight_number": "HAT136", "date": "2024-05-20"},
-        {"flight_number": "HAT039", "date": "2024-05-20"},
-    ],
-    "passengers": [{"first_name": "Mia", "last_name": "Li", "dob": "1990-04-05"}],
-    "payment_methods": [
-        {"payment_id": "certificate_7504069", "amount": 250},
-        {"payment_id": "credit_card_4421486", "amount": 5},
-    ],
-    "total_baggages": 3,
-    "nonfree_baggages": 0,
-    "insurance": "no",
-}
+BOOKING = MIA_BOOKING  # task 0's gold: one booking for Mia Li
 CASE = Case(id="0", metadata={"user_id": "mia_li_3668"})
 
 

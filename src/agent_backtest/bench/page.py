@@ -18,6 +18,7 @@ from agent_backtest.bench.reading import BenchRun, error_kind, passed
 from agent_backtest.reporting.assets import page
 from agent_backtest.reporting.charts import RateBar, rate_chart
 from agent_backtest.reporting.markup import Markup, escape, join, tag
+from agent_backtest.reporting.report_page import warnings_section
 from agent_backtest.trace import Message
 
 if TYPE_CHECKING:
@@ -91,15 +92,6 @@ def facts_section(summary: BenchSummary) -> Markup:
         "section",
         tag("dl", [(tag("dt", k), tag("dd", v)) for k, v in facts], attrs={"class": "facts"}),
         attrs={"id": "facts"},
-    )
-
-
-def warnings_section(warnings: list[str]) -> Markup:
-    """The warnings list, or nothing."""
-    if not warnings:
-        return Markup("")
-    return tag(
-        "ul", [tag("li", w) for w in warnings], attrs={"class": "warnings", "id": "warnings"}
     )
 
 
