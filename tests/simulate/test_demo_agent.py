@@ -5,13 +5,8 @@ by ``abt simulate judge``."""
 from __future__ import annotations
 
 import json
-import socket
 import sqlite3
-import subprocess
-import sys
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,25 +24,11 @@ from agent_backtest.simulate.models import (
 )
 from tests.conftest import ROOT
 from tests.fake_openai import FakeOpenAI
+from tests.simulate.demo_app import call, demo_agent
 from tests.simulate.judge_runs import PASS, replies, verdict_lines, write_config, write_run
 
 DEMO_TOOLS = ROOT / "examples" / "demo_agent" / "tools.json"
 Script = Callable[[dict[str, Any]], str | dict[str, Any]]
-
-
-def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """An assistant message calling one tool."""
-    return {
-        "role": "assistant",
-        "content": None,
-        "tool_calls": [
-            {
-                "id": f"call_{name}",
-                "type": "function",
-                "function": {"name": name, "arguments": json.dumps(arguments)},
-            }
-        ],
-    }
 
 
 def notes_model(body: dict[str, Any]) -> str | dict[str, Any]:
@@ -65,38 +46,6 @@ def notes_model(body: dict[str, Any]) -> str | dict[str, Any]:
     if said.startswith("Book"):
         return call("add_event", {"title": "Flight"})  # starts_at left out: refused by schema
     return "I can help with notes and the calendar."
-
-
-@contextmanager
-def demo_agent(db: Path, base_url: str | None, model: str = "scripted") -> Iterator[str]:
-    """The app serving on a socket of 127.0.0.1 it is handed; its base URL."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(64)
-    port = listener.getsockname()[1]
-    options = ["--db", str(db), "--model", model]
-    options += ["--model-base-url", base_url] if base_url else []
-    process = subprocess.Popen(
-        [sys.executable, "-m", "examples.demo_agent", *options, "--fd", str(listener.fileno())],
-        cwd=ROOT,
-        pass_fds=[listener.fileno()],
-    )
-    listener.close()  # the app holds its own copy
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert process.poll() is None and time.monotonic() < deadline, "the app did not start"
-            time.sleep(0.05)
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def events(client: httpx.Client, url: str, session: str, message: str) -> list[tuple[str, Any]]:

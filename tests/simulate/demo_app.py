@@ -1,0 +1,65 @@
+"""The demo agent app of examples/demo_agent as a real process on 127.0.0.1, for the tests that
+talk to it."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.conftest import ROOT
+
+
+def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """An assistant message calling one tool."""
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": f"call_{name}",
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(arguments)},
+            }
+        ],
+    }
+
+
+@contextmanager
+def demo_agent(db: Path, base_url: str | None, model: str = "scripted") -> Iterator[str]:
+    """The app serving on a socket of 127.0.0.1 it is handed; its base URL."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    port = listener.getsockname()[1]
+    options = ["--db", str(db), "--model", model]
+    options += ["--model-base-url", base_url] if base_url else []
+    process = subprocess.Popen(
+        [sys.executable, "-m", "examples.demo_agent", *options, "--fd", str(listener.fileno())],
+        cwd=ROOT,
+        pass_fds=[listener.fileno()],
+    )
+    listener.close()  # the app holds its own copy
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert process.poll() is None and time.monotonic() < deadline, "the app did not start"
+            time.sleep(0.05)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
