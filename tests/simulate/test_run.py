@@ -7,9 +7,6 @@ from __future__ import annotations
 import json
 import signal
 import stat
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -23,6 +20,7 @@ from agent_backtest.simulate.models import STOP_MARKER
 from tests.fake_openai import FakeOpenAI
 from tests.simulate.agent_server import AgentServer, read_log
 from tests.simulate.conftest import flows_file, scripted, target_file
+from tests.simulate.processes import simulate_process, wait_for_lines
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[2]
@@ -191,24 +189,6 @@ def test_a_second_process_on_a_run_is_refused(tmp_path: Path, agent: AgentServer
     code, output = abt("simulate", "run", flows, "--target", target, "--out", done.path,
                        "--skip-judge")  # fmt: skip
     assert code == 2 and "already holds a run: use --resume" in output
-
-
-def simulate_process(*args: object) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "agent_backtest.cli", "simulate", "run", *map(str, args)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        cwd=ROOT,
-    )
-
-
-def wait_for_lines(path: Path, count: int, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and process.poll() is None:
-        if path.exists() and path.read_bytes().count(b"\n") >= count:
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"{path} never reached {count} lines")
 
 
 def test_sigkill_then_resume_plays_each_flow_once_and_no_finished_one_again(

@@ -25,9 +25,11 @@ from agent_backtest.runs.lock import run_lock
 from agent_backtest.simulate.judging import (
     JudgingOptions,
     JudgingOutcome,
+    JudgingSettings,
     check_judging,
     judge_locked,
     plan_judging,
+    record_judging,
 )
 from agent_backtest.simulate.log import CONVERSATIONS, read_conversations
 from agent_backtest.simulate.manifest import SimulateManifest
@@ -106,12 +108,14 @@ def simulate_run(
     with run_lock(plan.out, "simulate"):
         try:
             write_start(plan)
+            if judge:
+                record_judging(plan.out, judge[1])
         except BaseException:
             if created:
                 shutil.rmtree(plan.out, ignore_errors=True)
             raise
         manifest = play_run(plan, hooks)
-        verdicts = judge_locked(plan_judging(plan.out, judge)) if judge else None
+        verdicts = judge_locked(plan_judging(plan.out, judge[0])) if judge else None
     return SimulateRun(plan.out, manifest, verdicts)
 
 
@@ -139,7 +143,7 @@ def simulate_resume(
         )
         begin_resume(plan, retry_errors)
         manifest = play_run(plan, hooks)
-        verdicts = judge_locked(plan_judging(path, judge)) if judge else None
+        verdicts = judge_locked(plan_judging(path, judge[0])) if judge else None
     return SimulateRun(plan.out, manifest, verdicts)
 
 
@@ -156,8 +160,9 @@ def _judge_stage(
     judging: JudgingOptions | None,
     config_file: PathLike | None,
     run: Path | None,
-) -> JudgingOptions | None:
-    """The judge stage's options, checked now; None when it is skipped.
+) -> tuple[JudgingOptions, JudgingSettings] | None:
+    """The judge stage's options, checked now, and what judging.json records of them; None when
+    the stage is skipped.
 
     The stage judges only what has no verdict yet, so a resumed run never asks twice.
     """
@@ -166,8 +171,8 @@ def _judge_stage(
     options = judging or JudgingOptions()
     if options.config_file is None and config_file is not None:
         options = replace(options, config_file=Path(config_file))
-    check_judging(options, run)
-    return replace(options, resume=True, rejudge=None)
+    settings = check_judging(options, run)
+    return replace(options, resume=True, rejudge=None), settings
 
 
 def _make(out: Path) -> bool:

@@ -126,14 +126,21 @@ def judge_run(run: Path, options: JudgingOptions) -> JudgingOutcome:
         return judge_locked(plan_judging(run, options))
 
 
-def check_judging(options: JudgingOptions, run: Path | None = None) -> None:
+def check_judging(options: JudgingOptions, run: Path | None = None) -> JudgingSettings:
     """Check the judges, the owners, the tools and the checks of a judging still to come (the
     run's earlier judging, if ``run`` has one, filling what is not given), before a simulate
-    run plays its first flow."""
+    run plays its first flow; what ``judging.json`` will record."""
     recorded = read_settings(run) if run is not None else None
     options = _with_recorded(options, recorded)
-    _, taxonomy, tools = _settings(options, load_model_config(options.config_file), recorded)
+    settings, taxonomy, tools = _settings(options, load_model_config(options.config_file), recorded)
     all_checks(tools, options.checks, taxonomy)
+    return settings
+
+
+def record_judging(run: Path, settings: JudgingSettings) -> None:
+    """Write ``judging.json`` before the first conversation, so that a run killed while playing
+    is judged on resume as it was asked to be."""
+    _write_settings(run, settings)
 
 
 def plan_judging(run: Path, options: JudgingOptions) -> JudgingPlan:
