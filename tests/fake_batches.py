@@ -25,6 +25,13 @@ from typing import Any
 from tests.fake_openai import answer as chat_answer
 
 
+class _Server(ThreadingHTTPServer):
+    """Quiet about clients that hang up mid-request (a test kills them)."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Nothing to report."""
+
+
 class FakeBatches:
     """The server and what it saw; use as a context manager."""
 
@@ -39,7 +46,7 @@ class FakeBatches:
         self.live = 0
         self.refused_keys = 0
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = _Server(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -234,6 +241,9 @@ class FakeBatches:
                     server.refused_keys += 1
                     return self._json(401, {"error": {"message": "invalid key"}})
                 path = self.path
+                batch = re.search(r"batches/([\w-]+)", path)
+                if batch and batch[1] not in server.batches:
+                    return self._json(404, {"error": {"message": "no such batch"}})
                 if match := re.fullmatch(r"/v1/batches/([\w-]+)", path):
                     return self._json(200, server.openai_batch(match[1]))
                 if match := re.fullmatch(r"/v1/files/([\w-]+)/content", path):

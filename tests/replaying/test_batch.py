@@ -267,3 +267,24 @@ def test_chunks_keep_to_the_request_and_byte_limits() -> None:
     assert [len(c) for c in chunks(encoded, BatchLimits(requests=100, bytes=25))] == [2, 2, 2, 1]
     # A request bigger than the byte limit still goes, alone (the provider says what it thinks).
     assert [len(c) for c in chunks(encoded, BatchLimits(requests=100, bytes=5))] == [1] * 7
+
+
+def test_a_batch_the_provider_no_longer_knows_leaves_its_requests_to_do(
+    units_file: Path, fake: FakeBatches, tmp_path: Path
+) -> None:
+    run = tmp_path / "forgotten"
+    fake.hold = True
+    process = run_process(replay(units_file, "openai", fake, run, *BATCH, "--limit", "3"))
+    recorded = wait_for_batch(run, process)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    del fake.batches[recorded["id"]]  # deleted on the provider's side while the run was down
+    fake.hold = False
+    # The resume learns the batch is gone and sends its three requests again, in a new batch.
+    code, output = abt("replay", "--resume", run, "--no-score")
+    assert code == 0, output
+    assert "unknown to the provider" in output and "left to do 3" in output
+    assert [len(batch["custom_ids"]) for batch in fake.created] == [3, 3]
+    assert len(lines(run / "results.jsonl")) == 3
+    forgotten, again = manifest(run)["batches"]["jobs"]
+    assert forgotten["collected"] and forgotten["left"] == 3 and again["answered"] == 3

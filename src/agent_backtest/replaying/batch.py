@@ -192,7 +192,13 @@ class _Batches:
         submitted = Submitted(batch.id, batch.input_file_id)
         wait = min(FIRST_POLL_SECONDS, self.settings.poll_seconds)
         while True:
-            state = await api.state(submitted)
+            try:
+                state = await api.state(submitted)
+            except ProviderError as error:
+                if error.status != 404:
+                    raise
+                self._forget(batch, error)
+                return
             if state.status != batch.status:
                 batch.status = state.status
                 self.save()
@@ -207,6 +213,14 @@ class _Batches:
             await self._take(batch, answer)
         batch.left = batch.requests - batch.answered - batch.errors
         batch.problem, batch.ended_at, batch.collected = state.problem, now(), True
+        self.save()
+
+    def _forget(self, batch: BatchJob, error: ProviderError) -> None:
+        """A batch the provider no longer knows (deleted, or made with another key's account):
+        none of its requests has a result from it, so they are all still to do."""
+        batch.status, batch.problem = "unknown to the provider", error.detail
+        batch.answered = batch.errors = 0
+        batch.left, batch.ended_at, batch.collected = batch.requests, now(), True
         self.save()
 
     async def _take(self, batch: BatchJob, answer: BatchAnswer) -> None:
