@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from agent_backtest.api import (
         AgentOptions,
+        BatchOptions,
         CallOptions,
         CaseOptions,
         JudgeOptions,
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AgentOptions",
+    "BatchOptions",
     "CallOptions",
     "CaseOptions",
     "InputError",

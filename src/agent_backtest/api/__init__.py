@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from agent_backtest.api.bench import bench_resume, bench_run
     from agent_backtest.api.options import (
         AgentOptions,
+        BatchOptions,
         CallOptions,
         CaseOptions,
         JudgeOptions,
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 # Each public name and the module of this package that defines it.
 _HOMES = {
     "AgentOptions": "options",
+    "BatchOptions": "options",
     "CallOptions": "options",
     "CaseOptions": "options",
     "JudgeOptions": "options",
@@ -55,6 +57,7 @@ _HOMES = {
 }
 __all__ = [
     "AgentOptions",
+    "BatchOptions",
     "CallOptions",
     "CaseOptions",
     "JudgeOptions",

@@ -18,7 +18,12 @@ from agent_backtest.formats.registry import local_input
 from agent_backtest.formats.tools_file import load_tools_file
 from agent_backtest.providers.config import ModelConfig, ModelRole
 from agent_backtest.providers.roles import resolve_role
-from agent_backtest.runs.manifest import ExclusionRecord, ReadSettings, SelectionSettings
+from agent_backtest.runs.manifest import (
+    BatchSettings,
+    ExclusionRecord,
+    ReadSettings,
+    SelectionSettings,
+)
 from agent_backtest.units import (
     DEFAULT_SPLIT_SALT,
     AgentConfig,
@@ -223,6 +228,30 @@ class CallOptions:
             "max_retries": self.max_retries,
         }
         return {key: value for key, value in given.items() if value is not None}
+
+
+@dataclass
+class BatchOptions:
+    """Sending a replay's calls through the provider's batch API instead of live calls."""
+
+    batch: bool = False
+    """Send the calls as provider batches (OpenAI Batch API, Anthropic Message Batches): half
+    the price, answers within 24 hours; a stopped run resumes by polling the same batches."""
+    batch_poll: float | None = None
+    """With --batch: the longest wait in seconds between two looks at a batch's status
+    [default: 60]."""
+    batch_size: int | None = None
+    """With --batch: at most this many requests per batch [default: the provider's limit]."""
+
+    def settings(self) -> BatchSettings | None:
+        """What run.json records: None for live calls."""
+        if not self.batch:
+            for parameter in ("batch_poll", "batch_size"):
+                if getattr(self, parameter) is not None:
+                    raise UserError("applies to batches: add --batch", parameter)
+            return None
+        poll = {"poll_seconds": self.batch_poll} if self.batch_poll is not None else {}
+        return BatchSettings(size=self.batch_size, **poll)
 
 
 @dataclass

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from agent_backtest.api.options import (
     AgentOptions,
+    BatchOptions,
     CallOptions,
     JudgeOptions,
     PathLike,
@@ -22,6 +23,7 @@ from agent_backtest.api.options import (
 from agent_backtest.api.scoring import score_locked, score_settings
 from agent_backtest.errors import UserError
 from agent_backtest.providers import load_model_config
+from agent_backtest.replaying.batch import check_batch
 from agent_backtest.replaying.jobs import Job
 from agent_backtest.replaying.plan import JUDGE_ROLES, ReplayPlan, check_judges, plan_replay
 from agent_backtest.replaying.run import (
@@ -59,6 +61,7 @@ def replay(
     selection: SelectionOptions | None = None,
     calls: CallOptions | None = None,
     judging: JudgeOptions | None = None,
+    batching: BatchOptions | None = None,
     score: bool = True,
     patch_file: PathLike | None = None,
     allow_unmatched: bool = False,
@@ -75,7 +78,9 @@ def replay(
     ``inputs`` are trace files in any supported format, or one units JSONL. ``model`` is
     ``provider/model``, or ``trace`` for the model that served each step. Nothing is written and
     nothing is sent until every check has passed; a failed check raises
-    :class:`~agent_backtest.errors.UserError` naming the parameter at fault.
+    :class:`~agent_backtest.errors.UserError` naming the parameter at fault. With
+    ``batching.batch`` the candidate's calls go through its provider's batch API (the judges
+    are still called live, when the run is scored).
     """
     paths = [Path(inputs)] if isinstance(inputs, str | Path) else [Path(p) for p in inputs]
     if not paths:
@@ -97,6 +102,7 @@ def replay(
         agent=agent.config(),
         selection=selection.settings(),
         dry_run=dry_run,
+        batch=(batching or BatchOptions()).settings(),
     )
     source = reading.source(paths, settings.agent)
     plan = plan_replay(
@@ -110,6 +116,12 @@ def replay(
         overwrite=overwrite,
         labels=dict(labels or {}),
     )
+    if settings.batch is not None:
+        try:
+            check_batch(settings.candidate, plan.candidates, config)
+        except BaseException:
+            plan.discard()
+            raise
     directory = plan.directory
     with ExitStack() as held:
         try:
@@ -154,18 +166,27 @@ def resume(
     calls: CallOptions | None = None,
     judging: JudgeOptions | None = None,
     agent: AgentOptions | None = None,
+    batching: BatchOptions | None = None,
     score: bool = True,
     credential_command: str | None = None,
     hooks: RunEvents | None = None,
 ) -> Run:
     """Finish a run: send only the (unit, repeat) pairs with no result (and, with
     ``retry_errors``, those that ended in an infrastructure error), then score it. ``repair``
-    rewrites a results file with torn lines in its middle, keeping every whole record."""
+    rewrites a results file with torn lines in its middle, keeping every whole record.
+
+    A batch run first polls the batches it made; ``batching.batch`` sends the rest of any run
+    in batches from now on (with its poll interval and size)."""
     directory = RunDirectory(run.path if isinstance(run, Run) else Path(run))
     overrides = (calls or CallOptions()).overrides()
     judging, agent = judging or JudgeOptions(), agent or AgentOptions()
     with run_lock(_existing(directory), "resume"):
         manifest, config, refs = prepare_resume(directory, overrides)
+        batch = (batching or BatchOptions()).settings()
+        if batch is not None:
+            manifest.config.batch = batch
+        if manifest.config.batch is not None:
+            check_batch(manifest.config.candidate, refs, config)
         if score:  # the judges are checked before anything is sent again
             judges = list(judging.roles(config).values())
             check_judges(judges, [str(ref) for ref in refs], config)

@@ -19,6 +19,7 @@ import typer
 
 from agent_backtest.api.options import (
     AgentOptions,
+    BatchOptions,
     CallOptions,
     CaseOptions,
     JudgeOptions,
@@ -87,6 +88,11 @@ FLAG_SPECS: dict[type, dict[str, Spec]] = {
                          "cache (--no-cache: neither)."}),
         "cache_dir": (Path | None, {"metavar": "DIR", "help": "Response cache [default: the "
                                     "user cache dir]."}),
+    },
+    BatchOptions: {
+        "batch": (bool, {}),
+        "batch_poll": (float | None, {"metavar": "SECONDS", "min": 0.001}),
+        "batch_size": (int | None, {"metavar": "N", "min": 1}),
     },
     JudgeOptions: {
         "judge": (str | None, {"metavar": "MODEL"}),

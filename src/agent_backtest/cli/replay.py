@@ -19,6 +19,7 @@ from rich.progress import (
 
 from agent_backtest.api import (
     AgentOptions,
+    BatchOptions,
     CallOptions,
     JudgeOptions,
     ReadingOptions,
@@ -35,6 +36,7 @@ from agent_backtest.errors import UserError
 from agent_backtest.replaying.plan import ReplayPlan
 from agent_backtest.replaying.run import ReplayResult
 from agent_backtest.runs import ResultRecord
+from agent_backtest.runs.manifest import RunManifest
 from agent_backtest.runs.run import Run
 from agent_backtest.scoring.run import ScoreOutcome
 
@@ -47,6 +49,7 @@ FAILED = 1
     selection=SelectionOptions,
     calls=CallOptions,
     judging=JudgeOptions,
+    batching=BatchOptions,
 )
 def replay(
     reading: ReadingOptions,
@@ -54,6 +57,7 @@ def replay(
     selection: SelectionOptions,
     calls: CallOptions,
     judging: JudgeOptions,
+    batching: BatchOptions,
     inputs: Annotated[
         list[Path] | None,
         typer.Argument(
@@ -164,7 +168,7 @@ def replay(
     """Replay units on a candidate model; every answer is recorded the moment it arrives, then
     the run is scored against production (as abt score does)."""
     console = SafeConsole(stderr=True, highlight=False)
-    events = ReplayEvents(console)
+    events = ReplayEvents(console, batching.batch or _is_batch_run(resume))
     if report and (no_score or dry_run):
         raise UserError("needs a scored run: leave out --no-score and --dry-run", "report")
     if resume is not None:
@@ -181,6 +185,7 @@ def replay(
             calls=calls,
             judging=judging,
             agent=agent,
+            batching=batching,
             score=not no_score,
             credential_command=credential_command,
             hooks=events,
@@ -201,6 +206,7 @@ def replay(
             selection=selection,
             calls=calls,
             judging=judging,
+            batching=batching,
             score=not no_score,
             patch_file=patch_file,
             allow_unmatched=allow_unmatched,
@@ -220,6 +226,16 @@ def replay(
     _exit_for(console, run, dry_run)
 
 
+def _is_batch_run(resume: Path | None) -> bool:
+    """The run to resume was started with --batch (a run that cannot be read says so later)."""
+    if resume is None:
+        return False
+    try:
+        return RunManifest.load(resume / "run.json").config.batch is not None
+    except (OSError, ValueError):
+        return False
+
+
 def parse_labels(texts: list[str]) -> dict[str, str]:
     """``KEY=VALUE`` flags as a dict; a malformed one is a user error."""
     labels = {}
@@ -234,9 +250,10 @@ def parse_labels(texts: list[str]) -> dict[str, str]:
 class ReplayEvents(api.RunEvents):
     """The progress bar while the run goes, and what is printed when it ends."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, batching: bool = False) -> None:
         super().__init__()
         self.console = console
+        self.batching = batching
         self.errors: Counter[str] = Counter()
         self.progress = Progress(
             TextColumn("replay"),
@@ -284,6 +301,12 @@ class ReplayEvents(api.RunEvents):
             self.console.print(
                 f"{done} (unit, repeat) pairs already have results; sending {todo}", markup=False
             )
+        if self.batching:
+            self.console.print(
+                "sending in provider batches: answers can take up to 24 hours; the batches are "
+                "recorded in run.json, so stop at any time and go on with abt replay --resume",
+                markup=False,
+            )
         self.task = self.progress.add_task("replay", total=todo, rate="", errors="")
         self.progress.start()
 
@@ -319,6 +342,8 @@ class ReplayEvents(api.RunEvents):
         )
         for kind, message in manifest.error_examples.items():
             self.console.print(f"  {kind}: {message}", markup=False)
+        if manifest.batches is not None:
+            self.print_batches(manifest)
         if manifest.timed_out_units:
             self.console.print(
                 f"{len(manifest.timed_out_units)} units timed out on every repeat (e.g. "
@@ -326,6 +351,23 @@ class ReplayEvents(api.RunEvents):
                 "for this model",
                 markup=False,
             )
+
+    def print_batches(self, manifest: RunManifest) -> None:
+        """One line per provider batch of the run, and why the batch API stopped, if it did."""
+        assert manifest.batches is not None
+        for job in manifest.batches.jobs:
+            self.console.print(
+                f"  batch {job.id} ({job.model}, {job.requests} requests): {job.status}"
+                + (
+                    f" · answered {job.answered} · errors {job.errors} · left to do {job.left}"
+                    if job.collected
+                    else " · not collected yet"
+                )
+                + (f" · {job.problem}" if job.problem else ""),
+                markup=False,
+            )
+        if manifest.batches.problem:
+            self.console.print(f"  batch API: {manifest.batches.problem}", markup=False)
 
     def scored(self, path: Path, outcome: ScoreOutcome) -> None:
         print_outcome(SafeConsole(highlight=False), path, outcome)

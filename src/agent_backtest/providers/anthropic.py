@@ -52,12 +52,20 @@ class AnthropicProvider:
 
     async def send(self, payload: dict[str, Any], timeout: float) -> LLMResponse:
         """One POST; failures become classified ``ProviderError``s."""
-        headers = {"content-type": "application/json", "anthropic-version": API_VERSION}
+        headers = {"content-type": "application/json", **self.auth_headers()}
+        body = await self._http.post("/v1/messages", payload, headers, timeout, self.secrets())
+        return require_answer(response_from_messages(body))
+
+    def auth_headers(self) -> dict[str, str]:
+        """The API version, and the key when there is one."""
+        headers = {"anthropic-version": API_VERSION}
         if self._api_key:
             headers["x-api-key"] = self._api_key
-        secrets = (self._api_key,) if self._api_key else ()
-        body = await self._http.post("/v1/messages", payload, headers, timeout, secrets)
-        return require_answer(response_from_messages(body))
+        return headers
+
+    def secrets(self) -> tuple[str, ...]:
+        """What error messages must never show."""
+        return (self._api_key,) if self._api_key else ()
 
     async def aclose(self) -> None:
         """Close the connections."""

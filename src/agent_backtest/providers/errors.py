@@ -16,6 +16,7 @@ ErrorKind = Literal[
     "connection",
     "malformed_response",
     "context_length",
+    "batch_expired",
 ]
 ERROR_KINDS: tuple[ErrorKind, ...] = get_args(ErrorKind)
 

@@ -55,26 +55,33 @@ class OpenAIProvider:
 
     async def send(self, payload: dict[str, Any], timeout: float) -> LLMResponse:
         """One POST; every failure becomes a classified ``ProviderError``."""
-        headers = {"content-type": "application/json"}
-        if self._api_key:
-            headers["authorization"] = f"Bearer {self._api_key}"
-        body = await self._http.post(
-            "/chat/completions", payload, headers, timeout, self._secrets()
-        )
-        try:
-            response = response_from_openai(body)
-        except RecordError as exc:
-            raise ProviderError("malformed_response", exc.detail) from None
-        except ValidationError as exc:
-            raise ProviderError("malformed_response", exc.errors()[0]["msg"]) from None
-        return require_answer(response)
+        headers = {"content-type": "application/json", **self.auth_headers()}
+        body = await self._http.post("/chat/completions", payload, headers, timeout, self.secrets())
+        return chat_answer(body)
 
-    def _secrets(self) -> tuple[str, ...]:
+    def auth_headers(self) -> dict[str, str]:
+        """The headers that carry the key (none without one)."""
+        return {"authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+
+    def secrets(self) -> tuple[str, ...]:
+        """What error messages must never show."""
         return (self._api_key,) if self._api_key else ()
 
     async def aclose(self) -> None:
         """Close the connections."""
         await self._http.aclose()
+
+
+def chat_answer(body: Any) -> LLMResponse:
+    """A decoded chat-completions answer as a canonical response; anything that is not a
+    model's answer is a ``malformed_response``."""
+    try:
+        response = response_from_openai(body)
+    except RecordError as exc:
+        raise ProviderError("malformed_response", exc.detail) from None
+    except ValidationError as exc:
+        raise ProviderError("malformed_response", exc.errors()[0]["msg"]) from None
+    return require_answer(response)
 
 
 def json_endpoint(base_url: str, headers: dict[str, str], max_connections: int) -> JsonEndpoint:

@@ -29,6 +29,7 @@ from agent_backtest.providers import (
 )
 from agent_backtest.providers.roles import check_role, close_clients, open_clients
 from agent_backtest.redaction import redact
+from agent_backtest.replaying.batch import send_batches
 from agent_backtest.replaying.engine import ReplayOutcome, run_jobs
 from agent_backtest.replaying.jobs import Job, iter_jobs, model_of
 from agent_backtest.replaying.plan import ReplayPlan, move_units_into
@@ -124,8 +125,12 @@ def replay_run(
     base_counts = manifest.counts
     on_result = _saving_counts(directory, manifest, base_counts, counters, hooks.on_result)
     writer = ResultWriter(directory.results_path)
+    if settings.batch is not None:
+        sending = send_batches(directory, manifest, clients, jobs, writer, on_result, on_answer)
+    else:
+        sending = _send(jobs, clients, settings, writer, on_result, on_answer)
     try:
-        outcome = asyncio.run(_send(jobs, clients, settings, writer, on_result, on_answer))
+        outcome = asyncio.run(sending)
     except BaseException as exc:  # a second Ctrl-C abandons the calls in flight; else a crash
         manifest.counts = base_counts.plus(counters.as_dict())
         stopped = isinstance(exc, KeyboardInterrupt | Terminated)

@@ -95,6 +95,62 @@ class SelectionSettings(BaseModel):
     dropped: dict[str, int] = Field(default_factory=dict, description="Units left out, by filter.")
 
 
+class BatchSettings(BaseModel):
+    """A replay sent through the provider's batch API instead of live calls."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    poll_seconds: float = Field(
+        default=60.0, gt=0, description="The longest wait between two looks at a batch's status."
+    )
+    size: int | None = Field(
+        default=None, ge=1, description="At most this many requests per batch (below the API's)."
+    )
+    custom_ids: str = Field(
+        default="u<line of units.jsonl, from 0>-r<repeat>",
+        description="How a request's custom_id names its (unit, repeat).",
+    )
+
+
+class BatchJob(BaseModel):
+    """A provider batch of the run, recorded the moment the provider accepted it, before it
+    is polled: a resume polls it and never sends its requests again."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(description="The provider's batch id.")
+    model: str = Field(description="provider/model every request of the batch asks.")
+    input_file_id: str | None = Field(default=None, description="OpenAI: the uploaded file.")
+    requests: int
+    bytes: int = Field(description="Size of the requests as sent.")
+    status: str = Field(description="The provider's last reported status.")
+    submitted_at: datetime
+    ended_at: datetime | None = None
+    collected: bool = Field(
+        default=False, description="Its results are in results.jsonl; it is not polled again."
+    )
+    answered: int = 0
+    errors: int = Field(default=0, description="Requests that ended in an error (by kind).")
+    left: int = Field(
+        default=0,
+        description="Requests with no result (cancelled, or the batch failed): still to do, "
+        "sent in a new batch by the next resume.",
+    )
+    problem: str | None = Field(default=None, description="Why the batch ran nothing.")
+
+
+class BatchLog(BaseModel):
+    """The batches of a batch replay."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    jobs: list[BatchJob] = Field(default_factory=list)
+    problem: str | None = Field(
+        default=None,
+        description="Why the last start could not submit or poll (redacted); a resume goes on.",
+    )
+
+
 class ReplaySettings(BaseModel):
     """Everything that decides what a replay sends and how it is scored; run.json's config."""
 
@@ -114,6 +170,9 @@ class ReplaySettings(BaseModel):
         description="The patch applied to each request before it is sent (ops in patch.json).",
     )
     dry_run: bool = False
+    batch: BatchSettings | None = Field(
+        default=None, description="Sent through the provider's batch API (--batch)."
+    )
 
     @property
     def candidate(self) -> ModelRole:
@@ -188,6 +247,9 @@ class RunManifest(BaseModel):
     sessions: int = 0
     units: int = 0
     attempts_of_run: int = Field(default=1, description="1 + the number of resumes.")
+    batches: BatchLog | None = Field(
+        default=None, description="A batch replay's provider batches, each as it was created."
+    )
 
     def save(self, path: Path) -> None:
         """Write atomically (mode 0600)."""

@@ -36,7 +36,8 @@ class CallError(BaseModel):
 
     kind: str = Field(
         description="http_401, http_429, http_4xx, http_5xx, timeout, connection, "
-        "malformed_response or context_length (a request longer than a local model's context)."
+        "malformed_response, context_length (a request longer than a local model's context) "
+        "or batch_expired (a batch request the provider did not run within the batch's window)."
     )
     detail: str
     status: int | None = None
