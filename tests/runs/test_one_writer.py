@@ -65,7 +65,7 @@ def test_a_second_replay_into_a_running_run_is_refused(units: Path, tmp_path: Pa
     with FakeOpenAI(latency=0.2) as server:
         first = start(*slow_replay(units, server, run))
         wait_for_lines(run / "results.jsonl", 2, first)
-        server.latency = 1.0  # the first run outlasts the start of the second one
+        server.latency = 2.5  # the first run outlasts the start of the second one, under load too
         second = abt(*slow_replay(units, server, run, "--overwrite"))
         assert first.wait(timeout=120) == 0, first.stderr.read() if first.stderr else ""
         paid = server.total
@@ -81,7 +81,7 @@ def test_a_second_resume_while_one_runs_is_refused(units: Path, tmp_path: Path) 
         wait_for_lines(run / "results.jsonl", 2, first)
         first.send_signal(signal.SIGINT)
         assert first.wait(timeout=60) == 130
-        server.latency = 1.0  # the resume outlasts the start of the second one
+        server.latency = 2.5  # the resume outlasts the start of the second one, under load too
         resuming = start("replay", "--resume", run)
         wait_for_lines(run / "results.jsonl", len(keys(run)) + 1, resuming)
         second = abt("replay", "--resume", run)
