@@ -9,13 +9,18 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.fake_openai import FakeOpenAI
 from tests.reporting.browser import CHROMIUM, CHROMIUM_ARGS, keep_screenshot, missing_reason
+from tests.simulate.conftest import flows_file, scripted, target_file
+from tests.simulate.judge_runs import FAIL, PASS, flow_of, replies, write_config
 from tests.simulate.judged_runs import Planned, judged_run
 
 PLANTED = '<script>window.__planted = 1</script><img src=x onerror="window.__planted = 2">'
@@ -142,3 +147,40 @@ def test_the_page_holds_one_script_and_allows_no_network(page_run: Path) -> None
     html = (page_run / "report.html").read_text()
     assert len(re.findall(r"<script", html)) == 1  # the planted one is escaped
     assert "default-src 'none'" in html
+
+
+def test_a_run_played_through_a_live_agent_and_judged_gets_a_page_with_no_error(
+    tmp_path: Path, agent: Any, chromium: Any
+) -> None:
+    flows = flows_file(
+        tmp_path / "flows.jsonl",
+        [
+            scripted("greet-1", "hello", family="greet"),
+            scripted("greet-2", f"hi {PLANTED}", family="greet"),
+            scripted("lookup-1", "notes", family="lookup", mutates=False),
+            scripted("errors-1", "boom", family="errors"),
+        ],
+    )
+    target = target_file(tmp_path / "t.toml", agent.base_url)
+    answer = replies(lambda body: FAIL if flow_of(body) == "greet-2" else PASS)
+    with FakeOpenAI(reply=answer) as judge:
+        config = write_config(tmp_path, ("main", judge.base_url))
+        # its own process: the browser's event loop runs in this one
+        result = subprocess.run(
+            [sys.executable, "-m", "agent_backtest.cli", "simulate", "run", str(flows),
+             "--target", str(target), "--out", "run", "--judge", "main/grader",
+             "--config", str(config)],
+            cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "pass rate 0.667 [" in result.stdout
+    assert "2 passed of 3 decided (3 seeds, 4 flows) · 1 uncertain" in result.stdout
+    problems: list[str] = []
+    page = open_page(chromium, tmp_path / "run" / "report.html", problems)
+    assert visible(page) == ["flow-greet-1", "flow-greet-2", "flow-lookup-1", "flow-errors-1"]
+    assert "list_notes" in page.locator("#flow-lookup-1").inner_text()  # the agent's own call
+    page.select_option("#filter-family", "greet")
+    page.select_option("#filter-verdict", "fail")
+    assert visible(page) == ["flow-greet-2"]
+    assert page.evaluate("() => window.__planted") is None
+    assert problems == []

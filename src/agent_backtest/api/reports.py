@@ -33,10 +33,6 @@ from agent_backtest.simulate.judging import FLOWS_FILE, VERDICTS_FILE, read_run,
 from agent_backtest.simulate.models import Flow, Verdict
 from agent_backtest.simulate.summary import SimulateSummary, summarise
 
-# The bars of a scored replay run, which a simulate run does not have.
-REPLAY_BARS = ("min_agreement", "min_strict", "min_decided", "max_infra_errors")
-REPLAY_BARS += ("max_infra_error_rate",)
-
 
 def _path(run: PathLike | Run) -> Path:
     return run.path if isinstance(run, Run) else Path(run)

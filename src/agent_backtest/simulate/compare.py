@@ -21,12 +21,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from agent_backtest.errors import InputError
 from agent_backtest.runs.files import private_atomic_writer
 from agent_backtest.simulate.models import Flow, Verdict
-from agent_backtest.simulate.summary import SeedMean, cluster_of, figure
+from agent_backtest.simulate.summary import DECIDED, SeedMean, cluster_of, figure
 from agent_backtest.statistics import clustered_mean, paired_difference
 
 COMPARISON_SCHEMA = "abt.simulate_comparison/1"
 COMPARISON_FILE = "compare.json"
-DECIDED = ("pass", "fail")
 
 
 class Flip(BaseModel):

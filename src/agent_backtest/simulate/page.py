@@ -12,7 +12,7 @@ Each flow's section has the anchor ``flow-<flow_id>`` for links from elsewhere (
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import orjson
 
@@ -224,9 +224,10 @@ def conversations_section(
     )
 
 
-def _select(key: str, label: str, values: object) -> Markup:
+def _select(key: str, label: str, values: Iterable[str]) -> Markup:
+    """A filter: "all", then each value found."""
     options = [tag("option", "all", attrs={"value": ""})]
-    options += [tag("option", v, attrs={"value": v}) for v in sorted(set(values))]  # type: ignore[call-overload]
+    options += [tag("option", v, attrs={"value": v}) for v in sorted(set(values))]
     return tag("label", label, tag("select", options, attrs={"id": f"filter-{key}"}))
 
 

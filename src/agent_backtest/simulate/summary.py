@@ -22,6 +22,8 @@ from agent_backtest.statistics import Estimate, clustered_mean
 
 SUMMARY_SCHEMA = "abt.simulate_summary/1"
 SUMMARY_FILE = "summary.json"
+DECIDED = ("pass", "fail")
+FlowState = Literal["pass", "fail", "uncertain", "unjudged", "not_played"]
 
 
 def cluster_of(flow: Flow) -> str:
@@ -125,12 +127,9 @@ def pass_rate(
     verdicts: Mapping[str, Verdict],
 ) -> PassRate:
     """The pass rate of ``flows`` clustered by seed, with every flow counted once."""
-    state = Counter(_state(flow, conversations, verdicts) for flow in flows)
-    scored = [
-        (1.0 if verdicts[flow.id].verdict == "pass" else 0.0, cluster_of(flow))
-        for flow in flows
-        if _state(flow, conversations, verdicts) in ("pass", "fail")
-    ]
+    states = [(flow, _state(flow, conversations, verdicts)) for flow in flows]
+    state = Counter(s for _, s in states)
+    scored = [(1.0 if s == "pass" else 0.0, cluster_of(flow)) for flow, s in states if s in DECIDED]
     estimate = clustered_mean([v for v, _ in scored], [c for _, c in scored])
     return PassRate(
         rate=SeedMean.of(estimate),
@@ -143,9 +142,6 @@ def pass_rate(
         not_played=state["not_played"],
         coverage=len(scored) / len(flows) if flows else None,
     )
-
-
-FlowState = Literal["pass", "fail", "uncertain", "unjudged", "not_played"]
 
 
 def _state(
