@@ -114,3 +114,16 @@ def test_schema_lists_the_summary() -> None:
     result = runner.invoke(app, ["schema", "simulate_summary"])
     assert result.exit_code == 0
     assert "uncertain_by_reason" in json.loads(result.output)["properties"]
+
+
+def test_the_markdown_summary_escapes_what_the_flows_named(tmp_path: Path) -> None:
+    run = judged_run(
+        tmp_path,
+        "run",
+        [Planned("f1", "<b>notes</b>|x", None, "pass"), Planned("f2", "calendar", None, "fail")],
+    )
+    result = runner.invoke(app, ["report", str(run), "--format", "markdown"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("### abt report: run\n\n- pass rate 0.500 [")
+    assert "  - &lt;b&gt;notes&lt;/b&gt;\\|x 1.000 (no interval: 1 seed)" in result.stdout
+    assert "<b>" not in result.stdout
