@@ -1,11 +1,15 @@
-"""``report()``, ``compare()`` and ``gate()``: what a scored run says, for people and for CI."""
+"""``report()``, ``compare()`` and ``gate()``: what a run says, for people and for CI.
+
+Each takes a scored replay run or a simulate run (a folder holding ``flows.jsonl``) and does
+what fits its kind; a pair of runs must be of one kind, and a bar must be one its run has.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from agent_backtest.api.options import PathLike
-from agent_backtest.errors import UserError
+from agent_backtest.errors import InputError, UserError
 from agent_backtest.reporting import (
     Check,
     CompareOutcome,
@@ -16,16 +20,46 @@ from agent_backtest.reporting import (
     write_compare,
     write_report,
 )
+from agent_backtest.runs.lock import run_lock
 from agent_backtest.runs.run import Run
+from agent_backtest.simulate import report as simulate_report
+from agent_backtest.simulate.compare import (
+    SimulateCompareOutcome,
+    compare_verdicts,
+    write_comparison,
+)
+from agent_backtest.simulate.gate import at_least, gate_summary
+from agent_backtest.simulate.judging import FLOWS_FILE, VERDICTS_FILE, read_run, read_verdicts
+from agent_backtest.simulate.models import Flow, Verdict
+from agent_backtest.simulate.summary import SimulateSummary, summarise
 
 
 def _path(run: PathLike | Run) -> Path:
     return run.path if isinstance(run, Run) else Path(run)
 
 
-def report(run: PathLike | Run) -> ReportOutcome:
-    """Write results.csv and report.html (one offline page) into a scored run's directory."""
-    return write_report(_path(run))
+def is_simulate_run(path: Path) -> bool:
+    """True for a simulate run's directory (it holds the flows it plays)."""
+    return (path / FLOWS_FILE).is_file()
+
+
+def report(run: PathLike | Run) -> ReportOutcome | simulate_report.SimulateReport:
+    """Write results.csv and report.html (one offline page) into a scored run's directory; for
+    a simulate run, summary.json and report.html."""
+    path = _path(run)
+    if not is_simulate_run(path):
+        return write_report(path)
+    with run_lock(path, "report on"):
+        flows, conversations = read_run(path)
+        verdicts = read_verdicts(path / VERDICTS_FILE)
+        return simulate_report.write_report(path, flows, conversations, verdicts.values())
+
+
+def simulate_summary(run: PathLike | Run) -> SimulateSummary:
+    """The summary of a simulate run, from its records as they are now (nothing written)."""
+    path = _path(run)
+    flows, conversations = read_run(path)
+    return summarise(flows, conversations, read_verdicts(path / VERDICTS_FILE).values())
 
 
 def compare(
@@ -35,14 +69,41 @@ def compare(
     out: PathLike | None = None,
     max_drop: float | None = None,
     use_lower_bound: bool = False,
-) -> tuple[CompareOutcome, list[Check]]:
-    """Compare the baseline run ``a`` with ``b`` (paired by unit and repeat): compare.json and
-    compare.html in ``out`` (default: ``b``), and the bar on B's drop when ``max_drop`` is set."""
-    outcome = write_compare(_path(a), _path(b), Path(out) if out is not None else None)
-    checks = (
-        [gate_compare(outcome.compare, max_drop, use_lower_bound)] if max_drop is not None else []
-    )
-    return outcome, checks
+) -> tuple[CompareOutcome | SimulateCompareOutcome, list[Check]]:
+    """Compare the baseline run ``a`` with ``b``: two scored runs paired by unit and repeat
+    (compare.json and compare.html), or two simulate runs paired by flow (compare.json),
+    written in ``out`` (default: ``b``); with ``max_drop``, the bar on B's drop (in agreement,
+    or in pass rate)."""
+    path_a, path_b = _path(a), _path(b)
+    target = Path(out) if out is not None else None
+    kinds = is_simulate_run(path_a), is_simulate_run(path_b)
+    if kinds[0] != kinds[1]:
+        simulate, other = (path_a, path_b) if kinds[0] else (path_b, path_a)
+        raise InputError(
+            other,
+            None,
+            f"is not a simulate run and {simulate} is: compare two simulate runs, or two "
+            "scored replay runs",
+        )
+    if not kinds[0]:
+        outcome = write_compare(path_a, path_b, target)
+        checks = []
+        if max_drop is not None:
+            checks.append(gate_compare(outcome.compare, max_drop, use_lower_bound))
+        return outcome, checks
+    comparison = compare_verdicts(_flows_and_verdicts(path_a), _flows_and_verdicts(path_b))
+    written = write_comparison(comparison, target or path_b)
+    checks = []
+    if max_drop is not None:
+        change = "pass rate change B − A"
+        checks.append(at_least(change, comparison.difference, -max_drop, use_lower_bound))
+    return written, checks
+
+
+def _flows_and_verdicts(path: Path) -> tuple[Path, list[Flow], dict[str, Verdict]]:
+    """A simulate run's flows and the verdict of each flow judged."""
+    flows, _ = read_run(path)
+    return path, flows, read_verdicts(path / VERDICTS_FILE)
 
 
 def gate(
@@ -53,11 +114,16 @@ def gate(
     min_decided: float | None = None,
     max_infra_errors: int | None = None,
     max_infra_error_rate: float | None = None,
+    min_pass_rate: float | None = None,
     use_lower_bound: bool = False,
 ) -> list[Check]:
-    """The bars asked of a scored run, each met or not (applied to the point estimate, or with
-    ``use_lower_bound`` to the pessimistic end of its 95% interval). Unless set, two bars are
-    added: something was decided, and at most 5% of answers are infrastructure errors."""
+    """The bars asked of a run, each met or not (applied to the point estimate, or with
+    ``use_lower_bound`` to the pessimistic end of its 95% interval).
+
+    A scored replay run takes the agreement bars; unless set, two are added: something was
+    decided, and at most 5% of answers are infrastructure errors. A simulate run takes
+    ``min_pass_rate``, and is refused when none of its flows has a decided verdict."""
+    path = _path(run)
     bars = dict(
         min_agreement=min_agreement,
         min_strict=min_strict,
@@ -65,9 +131,27 @@ def gate(
         max_infra_errors=max_infra_errors,
         max_infra_error_rate=max_infra_error_rate,
     )
+    if is_simulate_run(path):
+        for name, bar in bars.items():
+            if bar is not None:
+                raise UserError(
+                    f"is a bar of a scored replay run; {path} is a simulate run: use "
+                    "--min-pass-rate",
+                    name,
+                )
+        if min_pass_rate is None:
+            raise UserError(
+                "no bar given for a simulate run: pass --min-pass-rate", "min_pass_rate"
+            )
+        return gate_summary(path, simulate_summary(path), min_pass_rate, use_lower_bound)
+    if min_pass_rate is not None:
+        raise UserError(
+            f"is a bar of a simulate run; {path} is not one: use --min-agreement or --min-strict",
+            "min_pass_rate",
+        )
     if all(bar is None for bar in bars.values()):
         raise UserError(
             "no bar given: pass --min-agreement, --min-strict, --min-decided, "
             "--max-infra-errors or --max-infra-error-rate"
         )
-    return gate_run(scored_summary(_path(run)), **bars, use_lower_bound=use_lower_bound)
+    return gate_run(scored_summary(path), **bars, use_lower_bound=use_lower_bound)

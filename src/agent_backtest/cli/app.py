@@ -70,17 +70,20 @@ COMMANDS: Mapping[str, Entry] = {
     "report": Command(
         "report",
         "report",
-        "Write results.csv and report.html (one offline page) into a scored run's directory.",
+        "Write results.csv and report.html (one offline page) into a scored run's directory, or "
+        "summary.json and report.html into a simulate run's.",
     ),
     "compare": Command(
         "compare",
         "compare",
-        "Compare two scored runs: agreement of each, the paired difference, McNemar, flips.",
+        "Compare two scored runs: agreement of each, the paired difference, McNemar, flips; or "
+        "two simulate runs: pass rates, the paired difference, flips by flow.",
     ),
     "gate": Command(
         "gate",
         "gate",
-        "Check a scored run against bars; exit 3 when one is not met (2 is a usage error).",
+        "Check a scored run, or a simulate run, against bars; exit 3 when one is not met (2 is a "
+        "usage error).",
     ),
     "show": Command(
         "show",

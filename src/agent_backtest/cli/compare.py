@@ -1,4 +1,5 @@
-"""``abt compare``: pair two scored runs by (unit, repeat) and say what changed."""
+"""``abt compare``: pair two scored runs by (unit, repeat), or two simulate runs by flow, and
+say what changed."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ from typing import Annotated
 
 import typer
 
-from agent_backtest.cli.report import FormatOption, OutputFormat
+from agent_backtest import api
+from agent_backtest.cli.report import FormatOption, OutputFormat, markdown_lines
 from agent_backtest.cli.terminal import SafeConsole
-from agent_backtest.reporting import BAR_NOT_MET, compare_markdown, gate_compare, write_compare
+from agent_backtest.reporting import BAR_NOT_MET, Check, compare_markdown
 from agent_backtest.reporting.figures import p_text, rate, signed
 from agent_backtest.runs import Comparison
+from agent_backtest.simulate.compare import SimulateCompareOutcome, comparison_lines
 
 MaxDropOption = Annotated[
     float | None,
@@ -20,7 +23,8 @@ MaxDropOption = Annotated[
         "--max-drop",
         min=0.0,
         metavar="F",
-        help="Fail (exit 3) when B's agreement is more than F below A's on the paired answers.",
+        help="Fail (exit 3) when B's agreement (simulate runs: pass rate) is more than F below "
+        "A's on the paired answers (flows).",
     ),
 ]
 LowerBoundOption = Annotated[
@@ -39,7 +43,8 @@ def compare(
         typer.Argument(
             metavar="A",
             show_default=False,
-            help="The baseline run (e.g. --model trace, or the current prompt).",
+            help="The baseline run (e.g. --model trace, the current prompt, or the current "
+            "agent's simulate run).",
         ),
     ],
     b: Annotated[
@@ -51,34 +56,56 @@ def compare(
     out: Annotated[
         Path | None,
         typer.Option(
-            "--out", metavar="DIR", help="Write compare.json and compare.html here [default: B]."
+            "--out",
+            metavar="DIR",
+            help="Write compare.json (and, for scored runs, compare.html) here [default: B].",
         ),
     ] = None,
     max_drop: MaxDropOption = None,
     use_lower_bound: LowerBoundOption = False,
     output_format: FormatOption = OutputFormat.text,
 ) -> None:
-    """Compare two scored runs: agreement of each, the paired difference, McNemar, flips."""
-    outcome = write_compare(a, b, out)
-    result = outcome.compare
-    checks = [gate_compare(result, max_drop, use_lower_bound)] if max_drop is not None else []
-    err = SafeConsole(stderr=True, highlight=False)
-    if output_format is OutputFormat.markdown:
-        sys.stdout.write(compare_markdown(result, checks))
+    """Compare two scored runs: agreement of each, the paired difference, McNemar, flips; or
+    two simulate runs: pass rates, the paired difference, flips by flow."""
+    outcome, checks = api.compare(a, b, out=out, max_drop=max_drop, use_lower_bound=use_lower_bound)
+    markdown = output_format is OutputFormat.markdown
+    if isinstance(outcome, SimulateCompareOutcome):
+        _print_simulate(f"abt compare: {a.name} → {b.name}", outcome, checks, markdown)
+        written = f"wrote {outcome.json_path}"
     else:
-        _print_text(SafeConsole(highlight=False), result)
-        for check in checks:
-            SafeConsole(highlight=False).print(
-                ("bar met: " if check.met else "bar not met: ") + check.why, markup=False
-            )
-    SafeConsole(stderr=output_format is OutputFormat.markdown, highlight=False).print(
-        f"wrote {outcome.json_path} and {outcome.html_path}", markup=False
-    )
+        _print_scored(outcome.compare, checks, markdown)
+        written = f"wrote {outcome.json_path} and {outcome.html_path}"
+    SafeConsole(stderr=markdown, highlight=False).print(written, markup=False)
     if not all(check.met for check in checks):
-        err.print(
+        SafeConsole(stderr=True, highlight=False).print(
             "abt: bar not met: " + "; ".join(c.why for c in checks if not c.met), markup=False
         )
         raise typer.Exit(BAR_NOT_MET)
+
+
+def _print_simulate(
+    title: str, outcome: SimulateCompareOutcome, checks: list[Check], markdown: bool
+) -> None:
+    """Two simulate runs' pass rates, flips and bars, as text or Markdown."""
+    lines = comparison_lines(outcome.compare)
+    lines += [("bar met: " if c.met else "bar not met: ") + c.why for c in checks]
+    if markdown:
+        sys.stdout.write(markdown_lines(title, lines))
+        return
+    console = SafeConsole(highlight=False)
+    for line in lines:
+        console.print(line, markup=False, soft_wrap=True)
+
+
+def _print_scored(result: Comparison, checks: list[Check], markdown: bool) -> None:
+    """Two scored runs' agreement, flips and bars, as text or Markdown."""
+    if markdown:
+        sys.stdout.write(compare_markdown(result, checks))
+        return
+    console = SafeConsole(highlight=False)
+    _print_text(console, result)
+    for check in checks:
+        console.print(("bar met: " if check.met else "bar not met: ") + check.why, markup=False)
 
 
 def _print_text(console: SafeConsole, result: Comparison) -> None:

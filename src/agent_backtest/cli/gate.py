@@ -1,4 +1,5 @@
-"""``abt gate``: fail a CI job when a run's agreement is below the bar."""
+"""``abt gate``: fail a CI job when a run's agreement (or a simulate run's pass rate) is below
+the bar."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ from typing import Annotated
 import typer
 
 from agent_backtest import api
+from agent_backtest.api.reports import is_simulate_run, simulate_summary
 from agent_backtest.cli.compare import LowerBoundOption
 from agent_backtest.cli.report import FormatOption, OutputFormat, RunArgument
 from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.reporting import BAR_NOT_MET, gate_markdown, scored_summary
+from agent_backtest.simulate.summary import rate_line
 
 
 def gate(
@@ -63,10 +66,22 @@ def gate(
             "[default: 0.05, unless --max-infra-errors is given].",
         ),
     ] = None,
+    min_pass_rate: Annotated[
+        float | None,
+        typer.Option(
+            "--min-pass-rate",
+            min=0.0,
+            max=1.0,
+            metavar="F",
+            help="A simulate run's pass rate (over its flows judged pass or fail) must be at "
+            "least F.",
+        ),
+    ] = None,
     use_lower_bound: LowerBoundOption = False,
     output_format: FormatOption = OutputFormat.text,
 ) -> None:
-    """Check a scored run against bars; exit 3 when one is not met (2 is a usage error)."""
+    """Check a scored run, or a simulate run, against bars; exit 3 when one is not met (2 is a
+    usage error)."""
     checks = api.gate(
         run,
         min_agreement=min_agreement,
@@ -74,15 +89,19 @@ def gate(
         min_decided=min_decided,
         max_infra_errors=max_infra_errors,
         max_infra_error_rate=max_infra_error_rate,
+        min_pass_rate=min_pass_rate,
         use_lower_bound=use_lower_bound,
     )
-    counts = scored_summary(run).counts
+    if is_simulate_run(run):
+        coverage = rate_line("pass rate", simulate_summary(run).overall)
+    else:
+        coverage = scored_summary(run).counts.coverage()
     passed = all(check.met for check in checks)
     if output_format is OutputFormat.markdown:
-        sys.stdout.write(gate_markdown(checks, name=run.name, coverage=counts.coverage()))
+        sys.stdout.write(gate_markdown(checks, name=run.name, coverage=coverage))
     else:
         console = SafeConsole(highlight=False)
-        console.print(counts.coverage(), markup=False)
+        console.print(coverage, markup=False, soft_wrap=True)
         for check in checks:
             console.print(("met: " if check.met else "NOT met: ") + check.why, markup=False)
         console.print(f"gate {'passed' if passed else 'failed'}: {run}", markup=False)

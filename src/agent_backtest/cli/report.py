@@ -1,4 +1,5 @@
-"""``abt report``: results.csv and a self-contained report.html for a scored run."""
+"""``abt report``: results.csv and a self-contained report.html for a scored run; summary.json
+and report.html for a simulate run."""
 
 from __future__ import annotations
 
@@ -9,9 +10,13 @@ from typing import Annotated
 
 import typer
 
+from agent_backtest import api
 from agent_backtest.cli.terminal import SafeConsole
-from agent_backtest.reporting import report_markdown, write_report
+from agent_backtest.reporting import report_markdown
 from agent_backtest.reporting.figures import rate, rate_with_count
+from agent_backtest.reporting.markdown import cell
+from agent_backtest.simulate.report import SimulateReport
+from agent_backtest.simulate.summary import summary_lines
 
 
 class OutputFormat(StrEnum):
@@ -24,7 +29,9 @@ class OutputFormat(StrEnum):
 RunArgument = Annotated[
     Path,
     typer.Argument(
-        metavar="RUN", show_default=False, help="A scored run directory (abt replay/score)."
+        metavar="RUN",
+        show_default=False,
+        help="A scored run directory (abt replay/score), or a simulate run (abt simulate run).",
     ),
 ]
 FormatOption = Annotated[
@@ -39,8 +46,12 @@ FormatOption = Annotated[
 
 
 def report(run: RunArgument, output_format: FormatOption = OutputFormat.text) -> None:
-    """Write results.csv and report.html (one offline page) into a scored run's directory."""
-    outcome = write_report(run)
+    """Write results.csv and report.html (one offline page) into a scored run's directory, or
+    summary.json and report.html into a simulate run's."""
+    outcome = api.report(run)
+    if isinstance(outcome, SimulateReport):
+        _print_simulate(run, outcome, output_format)
+        return
     summary = outcome.run.summary
     if output_format is OutputFormat.markdown:
         sys.stdout.write(report_markdown(run.name, summary, outcome.warnings))
@@ -61,3 +72,26 @@ def report(run: RunArgument, output_format: FormatOption = OutputFormat.text) ->
     SafeConsole(stderr=output_format is OutputFormat.markdown, highlight=False).print(
         f"wrote {outcome.csv_path} ({outcome.rows} rows) and {outcome.html_path}", markup=False
     )
+
+
+def _print_simulate(run: Path, outcome: SimulateReport, output_format: OutputFormat) -> None:
+    """A simulate run's pass rates, as text or Markdown, then where they were written."""
+    lines = summary_lines(outcome.summary)
+    if output_format is OutputFormat.markdown:
+        sys.stdout.write(markdown_lines(f"abt report: {run.name}", lines))
+    else:
+        console = SafeConsole(highlight=False)
+        for line in lines:
+            console.print(line, markup=False, soft_wrap=True)
+    SafeConsole(stderr=output_format is OutputFormat.markdown, highlight=False).print(
+        f"wrote {outcome.summary_path} and {outcome.page_path}", markup=False
+    )
+
+
+def markdown_lines(title: str, lines: list[str]) -> str:
+    """A heading and a list of lines, each escaped for Markdown (no raw HTML, no pipes); a line
+    indented by two spaces is an item of the one before."""
+    items = [
+        f"  - {cell(line[2:])}" if line.startswith("  ") else f"- {cell(line)}" for line in lines
+    ]
+    return f"### {cell(title)}\n\n" + "".join(item + "\n" for item in items)

@@ -15,9 +15,11 @@ from agent_backtest.bench.run_manifest import BenchRunManifest
 from agent_backtest.patch import CoverageReport, Patch
 from agent_backtest.runs import Comparison, ResultRecord, RunManifest, ScoreRecord, Summary
 from agent_backtest.runs.profile import Profile
+from agent_backtest.simulate.compare import SimulateComparison
 from agent_backtest.simulate.judging import JudgingSettings
 from agent_backtest.simulate.manifest import SimulateManifest
 from agent_backtest.simulate.models import ConversationRecord, Verdict
+from agent_backtest.simulate.summary import SimulateSummary
 from agent_backtest.trace import Session
 from agent_backtest.units import Unit
 
@@ -44,6 +46,8 @@ RECORDS: dict[str, type[BaseModel]] = {
     "conversation": ConversationRecord,
     "judging": JudgingSettings,
     "verdict": Verdict,
+    "simulate_summary": SimulateSummary,
+    "simulate_comparison": SimulateComparison,
 }
 RecordName = StrEnum("RecordName", {name: name for name in RECORDS})
 

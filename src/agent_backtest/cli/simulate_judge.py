@@ -11,6 +11,7 @@ import typer
 from agent_backtest import api
 from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.simulate.judging import JudgingOutcome
+from agent_backtest.simulate.summary import summary_lines
 
 
 class RejudgeChoice(StrEnum):
@@ -145,4 +146,12 @@ def print_outcome(console: SafeConsole, outcome: JudgingOutcome) -> None:
             f"{verdict.evidence or ''}",
             markup=False,
         )
-    console.print(f"wrote {outcome.path}", markup=False)
+    report = outcome.report
+    if report is None:
+        console.print(f"wrote {outcome.path}", markup=False)
+        return
+    for line in summary_lines(report.summary):
+        console.print(line, markup=False, soft_wrap=True)
+    console.print(
+        f"wrote {outcome.path}, {report.summary_path} and {report.page_path}", markup=False
+    )

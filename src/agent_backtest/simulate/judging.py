@@ -42,6 +42,7 @@ from agent_backtest.simulate.checks import (
 )
 from agent_backtest.simulate.judge import ConversationJudge, Decision, JudgeModel, judged_owner
 from agent_backtest.simulate.models import ConversationRecord, Flow, Verdict
+from agent_backtest.simulate.report import SimulateReport, write_report
 from agent_backtest.simulate.rubric import DEFAULT_TAXONOMY, Owners, load_owners, load_rubric
 from agent_backtest.trace import ToolDef, dump_record, sha256_of
 
@@ -101,6 +102,7 @@ class JudgingOutcome:
     path: Path
     counts: Counter[str] = field(default_factory=Counter)
     reasons: Counter[str] = field(default_factory=Counter)
+    report: SimulateReport | None = None
 
 
 @dataclass(frozen=True)
@@ -234,6 +236,7 @@ def judge_locked(plan: JudgingPlan) -> JudgingOutcome:
     )
     outcome.counts.update(v.verdict for v in verdicts)
     outcome.reasons.update(v.reason for v in verdicts if v.reason)
+    outcome.report = write_report(plan.run, plan.flows, plan.conversations, verdicts)
     return outcome
 
 

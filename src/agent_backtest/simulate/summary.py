@@ -1,0 +1,231 @@
+"""``summary.json`` of a simulate run: the pass rate overall and per family, with what it rests on.
+
+A conversation **passes** when its verdict is ``pass``. The rate's denominator is the flows with
+a decided verdict (pass or fail): an ``uncertain`` verdict (a transport error, a judge that gave
+no valid answer, …) is counted apart by its reason, a conversation not judged yet (``--skip-judge``)
+is counted as unjudged, and a flow not played is counted as not played; none of them is a
+failure. Flows made from one seed share its situation (a retry or a regeneration of one seed
+conversation), so every interval is clustered by seed (``seed_id``, else the flow's own id), and
+a rate over one seed has no interval at all.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent_backtest.simulate.models import ConversationRecord, Flow, Verdict
+from agent_backtest.statistics import Estimate, clustered_mean
+
+SUMMARY_SCHEMA = "abt.simulate_summary/1"
+SUMMARY_FILE = "summary.json"
+DECIDED = ("pass", "fail")
+FlowState = Literal["pass", "fail", "uncertain", "unjudged", "not_played"]
+
+
+def cluster_of(flow: Flow) -> str:
+    """The unit of independence a flow belongs to: its seed, else itself."""
+    return flow.seed_id or flow.id
+
+
+class SeedMean(BaseModel):
+    """A rate with its standard error clustered by seed and its 95% interval."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mean: float | None = Field(description="None when there was nothing to average: not 0.")
+    se: float | None = Field(description="Clustered by seed; None with fewer than two seeds.")
+    ci95: tuple[float, float] | None = Field(description="None with fewer than two seeds.")
+    n: int = Field(description="How many values the mean is over.")
+    seeds: int = Field(description="How many seeds those values come from.")
+
+    @classmethod
+    def of(cls, estimate: Estimate) -> SeedMean:
+        """The record of a computed estimate."""
+        bounds = estimate.low, estimate.high
+        return cls(
+            mean=estimate.mean,
+            se=estimate.se,
+            ci95=None if None in bounds else bounds,
+            n=estimate.n,
+            seeds=estimate.clusters,
+        )
+
+    @property
+    def low(self) -> float | None:
+        """The lower end of the interval, or None."""
+        return self.ci95[0] if self.ci95 else None
+
+
+class PassRate(BaseModel):
+    """The pass rate of a set of flows, and how every flow of the set was counted."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rate: SeedMean = Field(description="Passed over decided (pass or fail) flows.")
+    flows: int = Field(description="Flows of the set in flows.jsonl.")
+    decided: int = Field(description="Flows judged pass or fail: the rate's denominator.")
+    passed: int
+    failed: int
+    uncertain: int = Field(description="No verdict reached: not in the rate.")
+    unjudged: int = Field(description="Played, not judged yet (--skip-judge): not in the rate.")
+    not_played: int = Field(description="No recorded conversation: not in the rate.")
+    coverage: float | None = Field(
+        description="Share of the set's flows the rate covers (decided / flows); None for none."
+    )
+
+
+class SimulateSummary(BaseModel):
+    """``summary.json`` of a simulate run."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    schema_: Literal["abt.simulate_summary/1"] = Field(default=SUMMARY_SCHEMA, alias="schema")
+    overall: PassRate
+    families: dict[str, PassRate] = Field(description="Per family, in the order flows list them.")
+    uncertain_by_reason: dict[str, int] = Field(
+        default_factory=dict, description="transport_error, judge_unavailable, … → flows."
+    )
+    failures_by_owner: dict[str, int] = Field(default_factory=dict)
+    failures_by_category: dict[str, int] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)
+
+
+def summarise(
+    flows: Sequence[Flow],
+    conversations: Mapping[str, ConversationRecord],
+    verdicts: Iterable[Verdict],
+) -> SimulateSummary:
+    """The summary of a run's flows, recorded conversations and verdicts."""
+    decided = {verdict.flow_id: verdict for verdict in verdicts}
+    families: dict[str, list[Flow]] = {}
+    for flow in flows:
+        families.setdefault(flow.family, []).append(flow)
+    kept = [decided[flow.id] for flow in flows if flow.id in decided]
+    failures = [v for v in kept if v.verdict == "fail"]
+    summary = SimulateSummary(
+        overall=pass_rate(flows, conversations, decided),
+        families={
+            name: pass_rate(group, conversations, decided) for name, group in families.items()
+        },
+        uncertain_by_reason=_sorted_counts(
+            v.reason or "unknown" for v in kept if v.verdict == "uncertain"
+        ),
+        failures_by_owner=_sorted_counts(v.owner or "unknown" for v in failures),
+        failures_by_category=_sorted_counts(v.failure_category or "unknown" for v in failures),
+    )
+    summary.warnings = _warnings(summary.overall)
+    return summary
+
+
+def pass_rate(
+    flows: Sequence[Flow],
+    conversations: Mapping[str, ConversationRecord],
+    verdicts: Mapping[str, Verdict],
+) -> PassRate:
+    """The pass rate of ``flows`` clustered by seed, with every flow counted once."""
+    states = [(flow, _state(flow, conversations, verdicts)) for flow in flows]
+    state = Counter(s for _, s in states)
+    scored = [(1.0 if s == "pass" else 0.0, cluster_of(flow)) for flow, s in states if s in DECIDED]
+    estimate = clustered_mean([v for v, _ in scored], [c for _, c in scored])
+    return PassRate(
+        rate=SeedMean.of(estimate),
+        flows=len(flows),
+        decided=len(scored),
+        passed=state["pass"],
+        failed=state["fail"],
+        uncertain=state["uncertain"],
+        unjudged=state["unjudged"],
+        not_played=state["not_played"],
+        coverage=len(scored) / len(flows) if flows else None,
+    )
+
+
+def _state(
+    flow: Flow, conversations: Mapping[str, ConversationRecord], verdicts: Mapping[str, Verdict]
+) -> FlowState:
+    """Where a flow stands: its verdict, or why it has none."""
+    verdict = verdicts.get(flow.id)
+    if verdict is not None:
+        return verdict.verdict
+    return "unjudged" if flow.id in conversations else "not_played"
+
+
+def _sorted_counts(values: Iterable[str]) -> dict[str, int]:
+    """Counts, most first, then by name."""
+    return dict(sorted(Counter(values).items(), key=lambda item: (-item[1], item[0])))
+
+
+def _warnings(overall: PassRate) -> list[str]:
+    """Everything that qualifies the rate."""
+    found = []
+    if overall.not_played:
+        found.append(
+            f"{overall.not_played} flows have no recorded conversation (abt simulate run "
+            "--resume RUN plays them): they are not in the rate"
+        )
+    if overall.unjudged:
+        found.append(
+            f"{overall.unjudged} conversations are not judged (abt simulate judge RUN --resume "
+            "judges them): they are not in the rate"
+        )
+    if overall.uncertain:
+        found.append(
+            f"{overall.uncertain} conversations reached no verdict (see uncertain by reason): "
+            "they are not in the rate"
+        )
+    if overall.rate.mean is not None and overall.rate.ci95 is None:
+        found.append("the rate rests on one seed: it has no interval")
+    return found
+
+
+def figure(estimate: SeedMean) -> str:
+    """``0.750 [0.420, 0.930]``; ``n/a`` for a rate over nothing; a note without an interval."""
+    if estimate.mean is None:
+        return "n/a"
+    if estimate.ci95 is None:
+        return f"{estimate.mean:.3f} (no interval: {estimate.seeds} seed)"
+    low, high = estimate.ci95
+    return f"{estimate.mean:.3f} [{low:.3f}, {high:.3f}]"
+
+
+def rate_line(name: str, rate: PassRate) -> str:
+    """One line: ``pass rate 0.750 [0.420, 0.930] · 6 of 8 decided, 4 seeds · 1 uncertain``."""
+    parts = [
+        f"{name} {figure(rate.rate)}",
+        f"{rate.passed} passed of {rate.decided} decided ({rate.rate.seeds} seeds, "
+        f"{rate.flows} flows)",
+    ]
+    apart = [
+        f"{count} {label}"
+        for count, label in (
+            (rate.uncertain, "uncertain"),
+            (rate.unjudged, "not judged"),
+            (rate.not_played, "not played"),
+        )
+        if count
+    ]
+    if apart:
+        parts.append(", ".join(apart) + " (not in the rate)")
+    return " · ".join(parts)
+
+
+def summary_lines(summary: SimulateSummary) -> list[str]:
+    """The summary as a few lines of text: the rate overall, per family, and failures."""
+    lines = [f"warning: {warning}" for warning in summary.warnings]
+    lines.append(rate_line("pass rate", summary.overall))
+    if len(summary.families) > 1:
+        lines += [f"  {rate_line(name, rate)}" for name, rate in summary.families.items()]
+    if summary.uncertain_by_reason:
+        lines.append("uncertain by reason: " + _counts_text(summary.uncertain_by_reason))
+    if summary.failures_by_owner:
+        lines.append("failures by owner: " + _counts_text(summary.failures_by_owner))
+        lines.append("failures by category: " + _counts_text(summary.failures_by_category))
+    return lines
+
+
+def _counts_text(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{name} {count}" for name, count in counts.items())
