@@ -98,14 +98,13 @@ def simulate_run(
     and nothing is sent until every check has passed; a failed check raises
     :class:`~agent_backtest.errors.UserError` naming the parameter at fault.
     """
-    if (flows is None) == (generate is None):
-        raise UserError("give a flows file, or the capabilities to generate flows from", "flows")
+    source = _flows_source(flows, generate)
     judge = _judge_stage(skip_judge, judging, config_file, None)
     config = load_model_config(Path(config_file) if config_file else None)
     role = _user_role(config, user)
     generation = plan_generation(generate, config) if generate else None
     plan = plan_simulation(
-        generation.capabilities_file if generation else Path(flows or ""),
+        source,
         Path(target),
         Path(out),
         selection=FlowSelection(tuple(families), per_family, offset, limit),
@@ -129,6 +128,15 @@ def simulate_run(
         manifest = play_run(plan, hooks)
         verdicts = judge_locked(plan_judging(plan.out, judge)) if judge else None
     return SimulateRun(plan.out, manifest, verdicts)
+
+
+def _flows_source(flows: PathLike | None, generate: GenerateOptions | None) -> Path:
+    """The flows file, or with ``generate`` the capability file the flows are written from."""
+    if flows is not None and generate is None:
+        return Path(flows)
+    if flows is None and generate is not None:
+        return generate.capabilities
+    raise UserError("give a flows file, or the capabilities to generate flows from", "flows")
 
 
 def simulate_generate(

@@ -212,7 +212,8 @@ async def _family(plan: GenerationPlan, family: Family, client: ModelClient) -> 
         missing = plan.per_family - len(outcome.kept)
         if not missing:
             break
-        messages += _correction(request, text, outcome, missing)
+        if outcome.asks < MAX_ASKS:
+            messages += _correction(request, text, outcome, missing)
     for number, flow in enumerate(outcome.kept, start=1):
         flow.id = f"{family.name}-{number}"
     return outcome
