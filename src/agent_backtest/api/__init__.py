@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from agent_backtest.api.replays import replay, resume
     from agent_backtest.api.reports import compare, gate, report
     from agent_backtest.api.scoring import score
-    from agent_backtest.api.simulate import simulate_resume, simulate_run
+    from agent_backtest.api.simulate import simulate_generate, simulate_resume, simulate_run
     from agent_backtest.api.simulate_judge import simulate_judge
     from agent_backtest.api.units import build_units, read_sessions
 
@@ -49,6 +49,7 @@ _HOMES = {
     "gate": "reports",
     "report": "reports",
     "score": "scoring",
+    "simulate_generate": "simulate",
     "simulate_judge": "simulate_judge",
     "simulate_resume": "simulate",
     "simulate_run": "simulate",
@@ -75,6 +76,7 @@ __all__ = [
     "report",
     "resume",
     "score",
+    "simulate_generate",
     "simulate_judge",
     "simulate_resume",
     "simulate_run",

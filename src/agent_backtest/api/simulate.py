@@ -22,6 +22,13 @@ from agent_backtest.providers.config import ModelRole
 from agent_backtest.providers.roles import resolve_role
 from agent_backtest.runs.files import private_mkdir
 from agent_backtest.runs.lock import run_lock
+from agent_backtest.simulate.generation import (
+    Generated,
+    GenerateOptions,
+    check_flows_out,
+    plan_generation,
+    write_flows,
+)
 from agent_backtest.simulate.judging import (
     JudgingOptions,
     JudgingOutcome,
@@ -60,7 +67,7 @@ class SimulateRun:
 
 
 def simulate_run(
-    flows: PathLike,
+    flows: PathLike | None = None,
     *,
     target: PathLike,
     out: PathLike,
@@ -77,9 +84,14 @@ def simulate_run(
     skip_judge: bool = False,
     judging: JudgingOptions | None = None,
     hooks: SimulateHooks | None = None,
+    generate: GenerateOptions | None = None,
 ) -> SimulateRun:
     """Play the selected flows of ``flows`` through the agent of the ``target`` file into the
     run directory ``out``.
+
+    With ``generate`` instead of ``flows``, the flows are written by the teacher model (as
+    :func:`simulate_generate` writes them), after every other check, into the run's
+    ``flows.jsonl``, then played.
 
     ``user`` (provider/model) plays the flows with a simulated user. Flows that may change the
     agent's data are refused unless ``isolation`` skips or isolates them. Then every
@@ -88,11 +100,13 @@ def simulate_run(
     and nothing is sent until every check has passed; a failed check raises
     :class:`~agent_backtest.errors.UserError` naming the parameter at fault.
     """
+    source = _flows_source(flows, generate)
     judge = _judge_stage(skip_judge, judging, config_file, None)
     config = load_model_config(Path(config_file) if config_file else None)
     role = _user_role(config, user)
+    generation = plan_generation(generate, config) if generate else None
     plan = plan_simulation(
-        Path(flows),
+        source,
         Path(target),
         Path(out),
         selection=FlowSelection(tuple(families), per_family, offset, limit),
@@ -103,6 +117,7 @@ def simulate_run(
         agent_config_file=Path(agent_config) if agent_config else None,
         concurrency=concurrency,
         result_chars=result_chars,
+        generation=generation,
     )
     created = _make(plan.out)
     with run_lock(plan.out, "simulate"):
@@ -117,6 +132,41 @@ def simulate_run(
         manifest = play_run(plan, hooks)
         verdicts = judge_locked(plan_judging(plan.out, judge[0])) if judge else None
     return SimulateRun(plan.out, manifest, verdicts)
+
+
+def _flows_source(flows: PathLike | None, generate: GenerateOptions | None) -> Path:
+    """The flows file, or with ``generate`` the capability file the flows are written from."""
+    if flows is not None and generate is None:
+        return Path(flows)
+    if flows is None and generate is not None:
+        return generate.capabilities
+    raise UserError("give a flows file, or the capabilities to generate flows from", "flows")
+
+
+def simulate_generate(
+    capabilities: PathLike,
+    *,
+    tools: PathLike,
+    out: PathLike,
+    per_family: int,
+    teacher: str | None = None,
+    config_file: PathLike | None = None,
+) -> Generated:
+    """Have the ``teacher`` model (provider/model; else ``[roles.teacher]`` of the config)
+    write exactly ``per_family`` flows for each family of the ``capabilities`` file, with the
+    ``tools`` file as the agent's tool catalogue, into the new flows file ``out`` (JSONL).
+
+    Every check runs before the teacher is asked; an incomplete set raises
+    :class:`~agent_backtest.simulate.generation.GenerationError` naming the count missing per
+    family, and nothing is written.
+    """
+    config = load_model_config(Path(config_file) if config_file else None)
+    options = GenerateOptions(Path(capabilities), Path(tools), per_family, teacher)
+    plan = plan_generation(options, config)
+    check_flows_out(Path(out))
+    generated = plan.generate()
+    write_flows(Path(out), generated.flows)
+    return generated
 
 
 def simulate_resume(

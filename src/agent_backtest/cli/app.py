@@ -157,6 +157,13 @@ COMMANDS: Mapping[str, Entry] = {
                 "conversations are appended as they end, and --resume finishes an interrupted "
                 "run.",
             ),
+            "generate": Command(
+                "simulate_generate",
+                "generate",
+                "Have a teacher model write exactly N test conversations per capability family "
+                "from its seed conversations; every flow is checked, and nothing is written "
+                "unless all are there.",
+            ),
             "judge": Command(
                 "simulate_judge",
                 "judge",

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from agent_backtest.api import simulate as api
+from agent_backtest.cli.simulate_generate import TeacherOption, teacher_failures_exit_1
 from agent_backtest.cli.simulate_judge import (
     ChecksOption,
     FallbackJudgeOption,
@@ -18,6 +19,7 @@ from agent_backtest.cli.simulate_judge import (
 )
 from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.errors import UserError
+from agent_backtest.simulate.generation import GenerateOptions
 from agent_backtest.simulate.judging import JudgingOptions
 from agent_backtest.simulate.models import ConversationRecord
 from agent_backtest.simulate.plan import IsolationOptions
@@ -26,6 +28,7 @@ from agent_backtest.simulate.run import SimulateHooks
 FAILED = 1
 
 
+@teacher_failures_exit_1
 def run(
     flows: Annotated[
         Path | None,
@@ -58,6 +61,16 @@ def run(
             "transport error.",
         ),
     ] = False,
+    generate: Annotated[
+        Path | None,
+        typer.Option(
+            "--generate",
+            metavar="CAPABILITIES",
+            help="Play flows the teacher writes from this capability file (YAML or JSON), "
+            "--per-family N of each family, with --tools as the catalogue, instead of FLOWS.",
+        ),
+    ] = None,
+    teacher: TeacherOption = None,
     user: Annotated[
         str | None,
         typer.Option(
@@ -181,7 +194,7 @@ def run(
         config_file=config_file,
     )
     if resume is not None:
-        if flows or target or out:
+        if flows or target or out or generate:
             raise UserError(
                 "takes the run's own flows, target and settings; pass only the run directory",
                 "resume",
@@ -201,7 +214,9 @@ def run(
             raise UserError(
                 "plays again the flows of a run you resume: add --resume DIR", "retry_errors"
             )
-        if flows is None or target is None or out is None:
+        if (flows is None) == (generate is None):
+            raise UserError("give FLOWS, or --generate CAPABILITIES (one of the two)", "flows")
+        if target is None or out is None:
             raise UserError("give FLOWS, --target and --out (or --resume DIR)")
         done = api.simulate_run(
             flows,
@@ -220,6 +235,7 @@ def run(
             skip_judge=skip_judge,
             judging=judging,
             hooks=hooks,
+            generate=GenerateOptions(generate, tools, per_family, teacher) if generate else None,
         )
     _summary(done)
 

@@ -13,7 +13,8 @@ from agent_backtest.providers.config import ModelRole
 from agent_backtest.providers.roles import check_role
 from agent_backtest.redaction import redact
 from agent_backtest.runs.manifest import describe_input
-from agent_backtest.simulate.flows import read_flows
+from agent_backtest.simulate.flows import LocatedFlow, read_flows
+from agent_backtest.simulate.generation import GenerationPlan
 from agent_backtest.simulate.isolation import Commands, FixtureDb, Isolation, check_fixture_db
 from agent_backtest.simulate.log import CONVERSATIONS, read_conversations, rewrite
 from agent_backtest.simulate.manifest import (
@@ -82,12 +83,17 @@ def plan_simulation(
     agent_config_file: Path | None,
     concurrency: int,
     result_chars: int = DEFAULT_RESULT_CHARS,
+    generation: GenerationPlan | None = None,
 ) -> SimulatePlan:
-    """The plan of a new run into ``out``; nothing is written."""
+    """The plan of a new run into ``out``; nothing is written. With ``generation`` the flows
+    are the teacher's (``flows_file`` is then the capability file), asked for last."""
     _check_counts(concurrency, result_chars, selection)
     kind = isolation.check()
     agent_config = load_agent_config(agent_config_file) if agent_config_file else AgentConfig()
-    flows = read_flows(flows_file)
+    if generation is None:
+        flows = read_flows(flows_file)
+    else:
+        flows = _generated(generation, target_file, out)
     chosen = select_flows(
         flows, selection, agent_config.read_only_tools, isolation.read_only_only, kind != "none"
     )
@@ -101,7 +107,8 @@ def plan_simulation(
         target=TargetRecord(name=target.name, type=target.type, file=describe_input(target_file)),
         agent_config=str(agent_config_file) if agent_config_file else None,
         config_file=str(config_file) if config_file else None,
-        roles={"user": user_role} if user_role else {},
+        roles=({"user": user_role} if user_role else {})
+        | ({"teacher": generation.role} if generation else {}),
         selection=SelectionRecord(
             families=list(selection.families),
             per_family=selection.per_family,
@@ -127,6 +134,13 @@ def plan_simulation(
         config=config,
         isolation=_isolation(kind, isolation, out, False),
     )
+
+
+def _generated(generation: GenerationPlan, target_file: Path, out: Path) -> list[LocatedFlow]:
+    """The teacher's flows, asked for after the checks that cost nothing (target, output)."""
+    prepare_agent(load_target(target_file), target_file)
+    _check_out(out)
+    return [LocatedFlow(flow, number) for number, flow in enumerate(generation.generate().flows, 1)]
 
 
 def plan_resume(
