@@ -43,6 +43,23 @@ the command's imports 0.7, results.jsonl 0.5, units.jsonl 0.35, matching 0.7, th
 scoring (records, signatures) 0.5, the summary 1.1 (loading scipy.special for its first interval
 about 0.4 of it), writing 0.1, printing the per-tool table (about 500 rows here) 0.5. Neither
 target (the matcher at 1.0 of BFCL, ``abt score`` under 2 s) was reached here.
+
+Measured again after the streamed summary stopped summing 0s and 1s exactly and results were
+validated from their JSON lines, on the same VM at load average 8 to 11 (a plain Python loop
+ran at about a fifth of its usual speed, so the absolute times are not comparable with the
+table above; ratios within one run are):
+
+* matcher vs BFCL (this script, 5 rounds, no change to the matcher): 0.93 with answer keys,
+  0.88 against goldens;
+* ``abt score``, 10,000 answers against goldens, whole process, 5 runs alternating with the
+  previous version: CPU median 6.24 s (5.98 to 6.38) against 6.35 s (6.20 to 7.11), ratio 0.97
+  (0.90 to 1.01); wall 42 s, dominated by waiting for a core.
+
+Where the CPU time goes, by a profile of that run: validating units.jsonl and results.jsonl
+(pydantic, about a third of the scoring time), the matcher, the summary's per-value work, and
+the command's imports (scipy.special, needed for every Korn–Graubard interval; the trace
+formats, imported by the shared options module; the whole reporting package, imported for its
+figure formatting).
 """
 
 from __future__ import annotations

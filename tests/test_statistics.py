@@ -194,7 +194,7 @@ def test_means_built_a_value_at_a_time_are_clustered_mean_to_the_bit(
         cluster = f"s{rng.randrange(3)}"
         lists[which][0].append(value)
         lists[which][1].append(cluster)
-        means.add(ids[which], value, cluster)
+        means.add(ids[which], value, means.cluster(cluster))
     empty = means.mean()
     estimates = means.estimates()
     assert [estimates[i] for i in ids] == [clustered_mean(v, c) for v, c in lists]

@@ -107,13 +107,15 @@ class ClusteredMeans:
     first value; summed in another order it would differ in the last digits. So the values
     wait, in the order they came, in an unnamed temporary file (24 bytes each), and
     :meth:`estimates` reads them back once: memory holds each mean's exact running sum, not
-    its values.
+    its values. Most values are 0 or 1 (a verdict, a strict match): those are counted, not
+    summed, as they add nothing inexact.
     """
 
     BUFFERED = 1 << 16  # values held before they are written out
 
     def __init__(self) -> None:
         self._partials: list[list[float]] = []  # each mean's exact sum (Shewchuk's partials)
+        self._ones: list[int] = []  # each mean's values equal to 1, outside its partials
         self._counts: list[int] = []
         self._clusters: dict[str, int] = {}
         self._values = array("d")
@@ -124,17 +126,24 @@ class ClusteredMeans:
     def mean(self) -> int:
         """A new mean; values are added to it by the number returned."""
         self._partials.append([])
+        self._ones.append(0)
         self._counts.append(0)
         return len(self._counts) - 1
 
-    def add(self, mean: int, value: float, cluster: str) -> None:
-        """Add one value of ``cluster`` to ``mean``."""
+    def cluster(self, name: str) -> int:
+        """The number values of cluster ``name`` are added with."""
+        return self._clusters.setdefault(name, len(self._clusters))
+
+    def add(self, mean: int, value: float, cluster: int) -> None:
+        """Add one value of ``cluster`` (a number from :meth:`cluster`) to ``mean``."""
         value = float(value)
-        _add_exactly(self._partials[mean], value)
+        if value == 1.0:
+            self._ones[mean] += 1
+        elif value != 0.0:  # a zero leaves an exact sum as it is
+            _add_exactly(self._partials[mean], value)
         self._counts[mean] += 1
-        code = self._clusters.setdefault(cluster, len(self._clusters))
         self._values.append(value)
-        self._keys.extend((mean, code))
+        self._keys.extend((mean, cluster))
         if len(self._values) >= self.BUFFERED:
             self._write_out()
 
@@ -161,9 +170,11 @@ class ClusteredMeans:
 
     def estimates(self) -> list[Estimate]:
         """Every mean's estimate, in the order the means were made; call once."""
+        # fsum rounds the exact sum of what it is given once: the partials and the count of
+        # ones sum exactly to the values, so this is fsum of the values themselves.
         means = [
-            math.fsum(partials) / count if count else 0.0
-            for partials, count in zip(self._partials, self._counts, strict=True)
+            math.fsum((*partials, ones)) / count if count else 0.0
+            for partials, ones, count in zip(self._partials, self._ones, self._counts, strict=True)
         ]
         sums: list[defaultdict[int, float]] = [defaultdict(float) for _ in means]
         for values, keys in self._chunks():

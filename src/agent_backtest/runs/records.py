@@ -180,9 +180,9 @@ class ResultIndex:
             self._handle = self.path.open("rb")
         self._handle.seek(offset)
         line = self._handle.readline()
-        try:
-            return ResultRecord.model_validate(orjson.loads(line))
-        except (orjson.JSONDecodeError, ValidationError):
+        try:  # parsed and validated in one pass, with no dict of the line built first
+            return ResultRecord.model_validate_json(line)
+        except ValidationError:
             raise _not_a_record(self.path, self._line_number(offset)) from None
 
     def _line_number(self, offset: int) -> int:

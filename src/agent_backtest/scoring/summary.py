@@ -91,9 +91,9 @@ class SummaryBuilder:
 
     def add(self, record: ScoreRecord) -> None:
         """Count one score record."""
-        session = record.session_id
+        session = self.means.cluster(record.session_id)
         self.statuses[record.status] += 1
-        self.sessions.add(session)
+        self.sessions.add(record.session_id)
         self.means.add(self.infra_error_rate, float(record.status == "infra_error"), session)
         if record.bucket:
             self.buckets[record.bucket] += 1
@@ -102,12 +102,13 @@ class SummaryBuilder:
         elif record.status == "no_judge":
             self.means.add(self.text_similarity, record.similarity or 0.0, session)
         elif record.status == "scored":
-            self._add_decided(record)
+            self._add_decided(record, session)
         self.coverage.add(record)
-        self._add_repeat(record)
+        self._add_repeat(record, session)
 
-    def _add_decided(self, record: ScoreRecord) -> None:
-        self.overall.add(record)
+    def _add_decided(self, record: ScoreRecord, session: int) -> None:
+        score, strict = record.score or 0.0, float(bool(record.strict))
+        self.overall.add(record.bucket, score, strict, session)
         if record.method:
             self.methods[record.method] += 1
         for name, key in GROUPINGS.items():
@@ -116,14 +117,14 @@ class SummaryBuilder:
                 group = self.groups[name].get(label)
                 if group is None:
                     group = self.groups[name][label] = _Group(self.means)
-                group.add(record)
+                group.add(record.bucket, score, strict, session)
         if record.topic_match is not None:
-            self.means.add(self.topic_agreement, float(record.topic_match), record.session_id)
+            self.means.add(self.topic_agreement, float(record.topic_match), session)
 
-    def _add_repeat(self, record: ScoreRecord) -> None:
+    def _add_repeat(self, record: ScoreRecord, session: int) -> None:
         unit = self._open.get(record.unit_id)
         if unit is None:
-            unit = self._open[record.unit_id] = _Unit(record.session_id)
+            unit = self._open[record.unit_id] = _Unit(session)
         unit.add(record)
         if self.repeats is not None and unit.answers >= self.repeats:
             self.units.add(self._open.pop(record.unit_id))
@@ -179,12 +180,13 @@ class _Group:
         self.agreement, self.strict = means.mean(), means.mean()
         self.buckets: Counter[str] = Counter()
 
-    def add(self, record: ScoreRecord) -> None:
-        """Count one decided record."""
-        self.means.add(self.agreement, record.score or 0.0, record.session_id)
-        self.means.add(self.strict, float(bool(record.strict)), record.session_id)
-        if record.bucket:
-            self.buckets[record.bucket] += 1
+    def add(self, bucket: str | None, score: float, strict: float, session: int) -> None:
+        """Count one decided record: its bucket, score and strict verdict (1 or 0), and the
+        number of its session in the builder's means."""
+        self.means.add(self.agreement, score, session)
+        self.means.add(self.strict, strict, session)
+        if bucket:
+            self.buckets[bucket] += 1
 
     def figures(self, estimates: list[MeanEstimate]) -> GroupFigures:
         """The group's figures, with intervals, from the builder's ``estimates``."""
@@ -199,7 +201,8 @@ class _Group:
 class _Unit:
     """What the repeat figures need of one unit's records."""
 
-    session: str
+    session: int
+    """The number of its session in the builder's means."""
     answers: int = 0
     scored: int = 0
     strict: int = 0
