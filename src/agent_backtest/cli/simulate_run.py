@@ -67,6 +67,15 @@ def run(
             "of abt.toml].",
         ),
     ] = None,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            "--agent",
+            metavar="MODEL",
+            help="The model (provider/model) of a model target's agent loop [default: "
+            "[roles.agent] of abt.toml].",
+        ),
+    ] = None,
     family: Annotated[
         list[str] | None,
         typer.Option(
@@ -208,6 +217,7 @@ def run(
             target=target,
             out=out,
             user=user,
+            agent=agent,
             families=family or (),
             per_family=per_family,
             offset=offset,
