@@ -99,7 +99,7 @@ def test_offered_tools_must_be_the_servers(tmp_path: Path, model: FakeOpenAI) ->
             config_file=config_file(tmp_path, model),
             skip_judge=True,
         )
-    assert model.total == 0
+    assert model.total == 0 and not (tmp_path / "run").exists()
 
 
 def test_a_server_that_does_not_start_is_the_target_files_error(
