@@ -301,7 +301,7 @@ def test_inline_tools_are_offered(tmp_path: Path, model: FakeOpenAI) -> None:
     assert [t["function"]["name"] for t in model.bodies[0]["tools"]] == ["add_note"]
 
 
-def test_inline_tools_in_a_bad_shape_name_their_index(tmp_path: Path) -> None:
+def test_inline_tools_in_a_bad_shape_name_their_index(tmp_path: Path, model: FakeOpenAI) -> None:
     inline = '[[tools.offered]]\ntype = "function"\nfunction = { description = "d" }\n'
     inline += '[tools.python]\nx = "m:f"\n'
     with pytest.raises(InputError, match=r"tools\.offered\.0: tool definition without a name"):
@@ -309,7 +309,8 @@ def test_inline_tools_in_a_bad_shape_name_their_index(tmp_path: Path) -> None:
             flows_file(tmp_path / "f.jsonl", [scripted("a", "hi")]),
             target=model_target(tmp_path, inline),
             out=tmp_path / "r",
-            agent="sim/x",
+            agent="sim/agent-model",
+            config_file=config_file(tmp_path, model),
             skip_judge=True,
         )
 

@@ -15,27 +15,68 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agent_backtest.errors import InputError
+from agent_backtest.errors import InputError, UserError
 from agent_backtest.providers import CallCounters, ModelConfig
 from agent_backtest.providers.client import ModelClient
 from agent_backtest.providers.config import ModelRole
-from agent_backtest.providers.roles import close_clients, open_clients
+from agent_backtest.providers.roles import check_role, close_clients, open_clients
 from agent_backtest.redaction import redact
 from agent_backtest.simulate.models import ModelCall
 from agent_backtest.simulate.targets.config import ModelTarget
 from agent_backtest.simulate.targets.errors import TargetError
 from agent_backtest.simulate.targets.events import TurnEvent
-from agent_backtest.simulate.targets.tools import ToolEnvironment, ToolOutcome, failed
+from agent_backtest.simulate.targets.mcp_tools import McpTools, check_server, list_server_tools
+from agent_backtest.simulate.targets.tools import (
+    PythonTools,
+    ToolEnvironment,
+    ToolOutcome,
+    check_implemented,
+    failed,
+    load_functions,
+    offered_tools,
+)
 from agent_backtest.simulate.targets.turns import TargetAnswer
 from agent_backtest.trace import LLMRequest, LLMResponse, Message, ToolCall, ToolDef
 
 SEED = 0
 """The seed of every agent call: a turn asked again is the same request."""
+
+
+def prepare_model(
+    target: ModelTarget, file: Path, role: ModelRole | None, config: ModelConfig
+) -> Callable[[], ModelAgent]:
+    """What opens the agent, after the checks: the agent role reachable, the tools offered
+    read, their functions imported or the MCP server started once and listed."""
+    if role is None:
+        raise UserError(
+            "the model target runs the agent's model: name it (provider/model), or set model "
+            "in [roles.agent] of abt.toml",
+            "agent",
+        )
+    check_role(role, [role.ref], config)
+    tools = target.tools
+    offered = offered_tools(tools, file)
+    environment: Callable[[], ToolEnvironment]
+    if tools.python is not None:
+        functions = load_functions(tools, file)
+        assert offered is not None  # the file's check: Python tools need their definitions
+        check_implemented(offered, functions, file)
+        environment = lambda: PythonTools(functions, offered)  # noqa: E731
+    else:
+        server = tools.mcp
+        assert server is not None  # the file's check: one environment or the other
+        check_server(server, file)
+        listed = list_server_tools(server, file)
+        if offered is not None:
+            check_offered(offered, listed, file)
+        environment = lambda: McpTools(server, file)  # noqa: E731
+    return lambda: ModelAgent(target, file, environment(), offered, role, config)
 
 
 @dataclass

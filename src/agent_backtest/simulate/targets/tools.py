@@ -17,10 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from agent_backtest.errors import InputError, UserError, bounded
+from agent_backtest.errors import InputError, RecordError, UserError, bounded
+from agent_backtest.formats.tools_file import load_tools_file
 from agent_backtest.plugins import load_object
 from agent_backtest.simulate.targets.config import ModelTools
 from agent_backtest.trace import ToolDef
+from agent_backtest.trace.openai_wire import tool_def_from_openai
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,21 @@ def as_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
+def offered_tools(tools: ModelTools, file: Path) -> list[ToolDef] | None:
+    """The tools the file offers (its tools file, or inline); None when it names none."""
+    if tools.file is not None:
+        return load_tools_file(file.parent / tools.file)
+    if tools.offered is None:
+        return None
+    found = []
+    for index, raw in enumerate(tools.offered):
+        try:
+            found.append(tool_def_from_openai(raw))
+        except RecordError as exc:
+            raise InputError(file, f"tools.offered.{index}", exc.detail) from None
+    return found
+
+
 def put_on_path(tools: ModelTools, file: Path) -> None:
     """The file's ``path`` folder on ``sys.path`` first, so its tool modules import."""
     if tools.path is not None:
@@ -79,6 +96,23 @@ def load_functions(tools: ModelTools, file: Path) -> dict[str, Callable[..., Any
             what = f"tool {name!r}: "
             raise InputError(file, f"tools.python.{name}", exc.message.removeprefix(what)) from None
     return functions
+
+
+def check_implemented(
+    offered: list[ToolDef], functions: dict[str, Callable[..., Any]], file: Path
+) -> None:
+    """Every tool offered has a function, and every function is of a tool offered."""
+    names = [tool.name for tool in offered]
+    for name in names:
+        if name not in functions:
+            raise InputError(
+                file, "tools.python", f"no function runs the tool {name!r}: add {name} = ..."
+            )
+    for name in functions:
+        if name not in names:
+            raise InputError(
+                file, f"tools.python.{name}", "is not a tool offered: check its spelling"
+            )
 
 
 class PythonTools:
