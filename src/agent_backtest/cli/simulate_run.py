@@ -153,8 +153,8 @@ def run(
         typer.Option(
             "--config",
             metavar="FILE",
-            help="Model config (abt.toml) for the user role [default: ./abt.toml, else the "
-            "user config dir].",
+            help="Model config (abt.toml) for the user and agent roles [default: ./abt.toml, else "
+            "the user config dir].",
         ),
     ] = None,
     result_chars: Annotated[
