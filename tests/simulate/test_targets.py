@@ -239,14 +239,12 @@ def test_bad_target_files_name_the_key_and_the_fix(tmp_path: Path) -> None:
     assert bad_target(tmp_path, HTTP + TURN.replace("${message}", "${session_id}")) == (
         "${session_id} needs a [session] create request"
     )
-    assert bad_target(tmp_path, 'name = "m"\ntype = "model"\nmodel = "openai/x"\n').startswith(
-        "type: the model target (the built-in agent loop with tools) is not available yet"
-    )
+    assert bad_target(tmp_path, 'name = "m"\ntype = "model"\n') == "tools: Field required"
     assert bad_target(tmp_path, 'name = "m"\n') == (
-        'type: missing: say type = "http" or type = "python"'
+        'type: missing: say type = "http", "python" or "model"'
     )
     assert bad_target(tmp_path, 'name = "m"\ntype = "grpc"\n') == (
-        'type: unknown type: use "http" or "python"'
+        'type: unknown type: use "http", "python" or "model"'
     )
     assert bad_target(tmp_path, HTTP.replace("http://", "ftp://") + TURN).startswith("base_url:")
     assert bad_target(tmp_path, HTTP + "[turn\n").startswith("not valid TOML")

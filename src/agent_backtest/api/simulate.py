@@ -72,6 +72,7 @@ def simulate_run(
     target: PathLike,
     out: PathLike,
     user: str | None = None,
+    agent: str | None = None,
     families: Sequence[str] = (),
     per_family: int | None = None,
     offset: int = 0,
@@ -93,7 +94,8 @@ def simulate_run(
     :func:`simulate_generate` writes them), after every other check, into the run's
     ``flows.jsonl``, then played.
 
-    ``user`` (provider/model) plays the flows with a simulated user. Flows that may change the
+    ``user`` (provider/model) plays the flows with a simulated user; ``agent`` (provider/model)
+    is the model of a ``model`` target, the built-in agent loop. Flows that may change the
     agent's data are refused unless ``isolation`` skips or isolates them. Then every
     conversation is judged (``judging``: the judges, owners, tools and checks, as
     :func:`~agent_backtest.simulate_judge` takes them), unless ``skip_judge``. Nothing is written
@@ -114,6 +116,7 @@ def simulate_run(
         user_role=role,
         config=config,
         config_file=Path(config_file) if config_file else None,
+        agent=agent,
         agent_config_file=Path(agent_config) if agent_config else None,
         concurrency=concurrency,
         result_chars=result_chars,

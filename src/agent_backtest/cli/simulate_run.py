@@ -80,6 +80,15 @@ def run(
             "of abt.toml].",
         ),
     ] = None,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            "--agent",
+            metavar="MODEL",
+            help="The model (provider/model) of a model target's agent loop [default: "
+            "[roles.agent] of abt.toml].",
+        ),
+    ] = None,
     family: Annotated[
         list[str] | None,
         typer.Option(
@@ -157,8 +166,8 @@ def run(
         typer.Option(
             "--config",
             metavar="FILE",
-            help="Model config (abt.toml) for the user role [default: ./abt.toml, else the "
-            "user config dir].",
+            help="Model config (abt.toml) for the user and agent roles [default: ./abt.toml, else "
+            "the user config dir].",
         ),
     ] = None,
     result_chars: Annotated[
@@ -223,6 +232,7 @@ def run(
             target=target,
             out=out,
             user=user,
+            agent=agent,
             families=family or (),
             per_family=per_family,
             offset=offset,

@@ -16,6 +16,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from agent_backtest.trace import LLMRequest, LLMResponse
+
 FLOW_SCHEMA = "abt.flow/1"
 CONVERSATION_SCHEMA = "abt.conversation/1"
 VERDICT_SCHEMA = "abt.verdict/1"
@@ -113,6 +115,20 @@ class ToolActivity(BaseModel):
     error: str | None = None
 
 
+class ModelCall(BaseModel):
+    """One call the built-in agent loop made to its model: the exact request and its answer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    request: LLMRequest
+    response: LLMResponse | None = Field(default=None, description="None when the call failed.")
+    provider: str | None = None
+    error: str | None = Field(default=None, description="The call's failure, named.")
+    cached: bool = Field(default=False, description="Answered from the response cache.")
+    started_at: str | None = Field(default=None, description="UTC, ISO 8601.")
+    ms: float | None = Field(default=None, description="The call's time.")
+
+
 class TurnRecord(BaseModel):
     """What happened in one turn: the user's message and everything the agent did."""
 
@@ -133,6 +149,11 @@ class TurnRecord(BaseModel):
     turn_ms: float | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    model_calls: list[ModelCall] = Field(
+        default_factory=list,
+        description="The built-in agent loop's model calls, in order (other targets keep "
+        "their model's calls to themselves).",
+    )
 
 
 class ConversationRecord(BaseModel):

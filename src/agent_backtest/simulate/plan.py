@@ -10,7 +10,7 @@ from pathlib import Path
 from agent_backtest.errors import InputError, UserError
 from agent_backtest.providers import ModelConfig, load_model_config
 from agent_backtest.providers.config import ModelRole
-from agent_backtest.providers.roles import check_role
+from agent_backtest.providers.roles import check_role, resolve_role
 from agent_backtest.redaction import redact
 from agent_backtest.runs.manifest import describe_input
 from agent_backtest.simulate.flows import LocatedFlow, read_flows
@@ -32,7 +32,7 @@ from agent_backtest.simulate.run import (
     read_run_flows,
 )
 from agent_backtest.simulate.selection import FlowSelection, may_change_state, select_flows
-from agent_backtest.simulate.targets import load_target, prepare_agent
+from agent_backtest.simulate.targets import AgentRole, load_target, prepare_agent
 from agent_backtest.simulate.targets.turns import DEFAULT_RESULT_CHARS
 from agent_backtest.units import AgentConfig, load_agent_config
 
@@ -80,6 +80,7 @@ def plan_simulation(
     user_role: ModelRole | None,
     config: ModelConfig,
     config_file: Path | None,
+    agent: str | None = None,
     agent_config_file: Path | None,
     concurrency: int,
     result_chars: int = DEFAULT_RESULT_CHARS,
@@ -90,25 +91,28 @@ def plan_simulation(
     _check_counts(concurrency, result_chars, selection)
     kind = isolation.check()
     agent_config = load_agent_config(agent_config_file) if agent_config_file else AgentConfig()
+    target = load_target(target_file)
+    agent_role = agent_role_for(target.type, agent, config)
+    factory = prepare_agent(target, target_file, AgentRole(agent_role, config))
     if generation is None:
         flows = read_flows(flows_file)
-    else:
+    else:  # paid: after the target and its agent are checked
         flows = _generated(generation, target_file, out)
     chosen = select_flows(
         flows, selection, agent_config.read_only_tools, isolation.read_only_only, kind != "none"
     )
     selected = [entry.flow for entry in chosen.flows]
-    target = load_target(target_file)
-    factory = prepare_agent(target, target_file)
     check_user_role(selected, user_role, config)
     _check_out(out)
+    roles = {"user": user_role, "agent": agent_role}
+    if generation is not None:
+        roles["teacher"] = generation.role
     manifest = SimulateManifest.new(
         flows=describe_input(flows_file),
         target=TargetRecord(name=target.name, type=target.type, file=describe_input(target_file)),
         agent_config=str(agent_config_file) if agent_config_file else None,
         config_file=str(config_file) if config_file else None,
-        roles=({"user": user_role} if user_role else {})
-        | ({"teacher": generation.role} if generation else {}),
+        roles={name: role for name, role in roles.items() if role is not None},
         selection=SelectionRecord(
             families=list(selection.families),
             per_family=selection.per_family,
@@ -171,12 +175,12 @@ def plan_resume(
             "is not the target file the run started with (missing or edited): put it back, "
             "or start a new run",
         )
+    config = load_model_config(Path(manifest.config_file) if manifest.config_file else None)
     target = load_target(target_file)
-    factory = prepare_agent(target, target_file)
+    factory = prepare_agent(target, target_file, AgentRole(manifest.roles.get("agent"), config))
     agent_config = (
         load_agent_config(Path(manifest.agent_config)) if manifest.agent_config else AgentConfig()
     )
-    config = load_model_config(Path(manifest.config_file) if manifest.config_file else None)
     check_user_role(flows, manifest.roles.get("user"), config)
     changing = {f.id for f in flows if may_change_state(f, agent_config.read_only_tools)}
     kind = manifest.isolation.kind
@@ -192,6 +196,22 @@ def plan_resume(
         config=config,
         isolation=_isolation(kind, options, run, manifest.isolation.snapshot_taken),
     )
+
+
+def agent_role_for(target_type: str, agent: str | None, config: ModelConfig) -> ModelRole | None:
+    """The ``agent`` role of a model target: the model named, else ``[roles.agent]`` of the
+    config; other targets run their own model, so naming one for them is a mistake."""
+    if target_type != "model":
+        if agent is not None:
+            raise UserError(
+                f"the {target_type} target runs its own model: --agent is for a model target",
+                "agent",
+            )
+        return None
+    configured = config.roles.get("agent")
+    if agent is None and (configured is None or configured.model is None):
+        return None
+    return resolve_role("agent", config, agent)
 
 
 def check_user_role(flows: list[Flow], role: ModelRole | None, config: ModelConfig) -> None:

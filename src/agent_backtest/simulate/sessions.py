@@ -1,19 +1,28 @@
 """A played conversation as a canonical session, so ``abt show``, ``profile`` and ``units``
 read simulated conversations as they read production's.
 
-What an HTTP agent shows of itself is what it answered and which tools it ran: its model's
-own requests stay inside it. So a session holds, per turn, the user's message, the agent's
-answer, one ``agent`` step for the turn (its status, error and time) and one ``tool`` step per
-tool execution, and no LLM step: none is made up. ``abt units`` therefore finds no replay unit
-in a simulated conversation of an HTTP agent, and says so.
+A session holds, per turn, the user's message, the agent's answer, one ``agent`` step for the
+turn (its status, error and time) and one ``tool`` step per tool execution. An HTTP agent's
+model calls stay inside it, so its session has no LLM step (none is made up) and ``abt units``
+finds no replay unit in it, and says so. The built-in agent loop's calls are recorded: each is
+an ``llm`` step holding the exact request and answer, followed by the tool steps of the calls
+it asked for, so ``abt units`` finds one replay unit per model call.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from agent_backtest.simulate.models import ConversationRecord, ToolActivity, TurnRecord
-from agent_backtest.trace import AgentInfo, Session, SourceRef, Step, ToolExecution, Turn
+from agent_backtest.simulate.models import ConversationRecord, ModelCall, ToolActivity, TurnRecord
+from agent_backtest.trace import (
+    AgentInfo,
+    LLMCall,
+    Session,
+    SourceRef,
+    Step,
+    ToolExecution,
+    Turn,
+)
 
 SESSION_FORMAT = "abt.simulate"
 CONVERSATIONS = "conversations.jsonl"
@@ -65,7 +74,37 @@ def _turn(turn: TurnRecord) -> Turn:
         index=turn.index - 1,
         user_input=turn.user,
         agent_output=turn.final_text,
-        steps=[agent, *tools],
+        steps=[agent, *_in_order(turn.model_calls, tools, prefix, agent.id)],
+    )
+
+
+def _in_order(calls: list[ModelCall], tools: list[Step], prefix: str, parent: str) -> list[Step]:
+    """Each model call's step followed by the steps of the tool calls it asked for (the loop
+    runs every call of an answer, in order, before the next model call)."""
+    steps: list[Step] = []
+    waiting = list(tools)
+    for n, call in enumerate(calls, 1):
+        steps.append(_llm(call, f"{prefix}.llm{n}", parent))
+        asked = len(call.response.message.tool_calls or []) if call.response else 0
+        steps.extend(waiting[:asked])
+        del waiting[:asked]
+    return steps + waiting
+
+
+def _llm(call: ModelCall, step_id: str, parent: str) -> Step:
+    started = _parse(call.started_at)
+    ended = started + timedelta(milliseconds=call.ms) if started and call.ms is not None else None
+    return Step(
+        id=step_id,
+        kind="llm",
+        name="agent",
+        parent_id=parent,
+        started_at=started,
+        ended_at=ended,
+        status="error" if call.error else "ok",
+        error=call.error,
+        llm=LLMCall(request=call.request, response=call.response, provider=call.provider),
+        attributes={"cached": True} if call.cached else {},
     )
 
 

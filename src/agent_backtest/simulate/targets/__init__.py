@@ -1,20 +1,32 @@
 """Targets: the live agent a simulate run plays its flows through.
 
 One registry, by the ``type`` of the target file, that every kind of target goes through:
-``http`` (an agent over HTTP, answering in JSON or server-sent events) and ``python`` (a
-callable). ``prepare_agent`` does every check that needs no call (keys in the environment, the
-callable imported) so a run can refuse before it writes anything.
+``http`` (an agent over HTTP, answering in JSON or server-sent events), ``python`` (a
+callable) and ``model`` (the built-in agent loop: the ``agent`` role's model with Python or MCP
+tools). ``prepare_agent`` does every check that needs no call (keys in the environment, the
+callable and tool functions imported, the MCP command found, the agent role reachable) so a run
+can refuse before it writes anything.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from agent_backtest.simulate.targets.config import HttpTarget, PythonTarget, Target, load_target
+from agent_backtest.providers import ModelConfig
+from agent_backtest.providers.config import ModelRole
+from agent_backtest.simulate.targets.config import (
+    HttpTarget,
+    ModelTarget,
+    PythonTarget,
+    Target,
+    load_target,
+)
 from agent_backtest.simulate.targets.errors import TargetError
 from agent_backtest.simulate.targets.http import HttpAgent, http_secrets
+from agent_backtest.simulate.targets.model import prepare_model
 from agent_backtest.simulate.targets.python import PythonAgent, load_callable
 from agent_backtest.simulate.targets.turns import TargetAnswer, assemble_turn
 
@@ -52,32 +64,47 @@ class Agent(Protocol):
 AgentFactory = Callable[[], Agent]
 
 
-def prepare_agent(target: Target, file: Path) -> AgentFactory:
+@dataclass(frozen=True)
+class AgentRole:
+    """The ``agent`` role of a run (the model target's model), with the config that reaches it."""
+
+    role: ModelRole | None
+    config: ModelConfig
+
+
+def prepare_agent(target: Target, file: Path, agent: AgentRole) -> AgentFactory:
     """What opens the target's agent, after every check that needs no call."""
-    return TARGET_TYPES[target.type](target, file)
+    return TARGET_TYPES[target.type](target, file, agent)
 
 
-def _http(target: Any, file: Path) -> AgentFactory:
+def _http(target: Any, file: Path, agent: AgentRole) -> AgentFactory:
     secrets = http_secrets(target)
     return lambda: HttpAgent(target, secrets)
 
 
-def _python(target: Any, file: Path) -> AgentFactory:
+def _python(target: Any, file: Path, agent: AgentRole) -> AgentFactory:
     function = load_callable(target, file)
     return lambda: PythonAgent(target, function)
 
 
-TARGET_TYPES: dict[str, Callable[[Any, Path], AgentFactory]] = {
+def _model(target: Any, file: Path, agent: AgentRole) -> AgentFactory:
+    return prepare_model(target, file, agent.role, agent.config)
+
+
+TARGET_TYPES: dict[str, Callable[[Any, Path, AgentRole], AgentFactory]] = {
     "http": _http,
     "python": _python,
+    "model": _model,
 }
 
 __all__ = [
     "TARGET_TYPES",
     "Agent",
     "AgentFactory",
+    "AgentRole",
     "Conversation",
     "HttpTarget",
+    "ModelTarget",
     "PythonTarget",
     "Target",
     "TargetAnswer",

@@ -1,7 +1,7 @@
 """The target file (TOML): which live agent the flows are played through, and how to talk to it.
 
     name = "support-agent"
-    type = "http"                      # http | python (model: the built-in loop, to come)
+    type = "http"                      # http | python | model (the built-in loop with tools)
     base_url = "http://127.0.0.1:8000"
     timeout = 60                       # seconds per turn
     connect_retries = 3                # a refused connection is tried again (nothing was sent)
@@ -22,6 +22,19 @@
     events.token = { kind = "text_delta", text = "delta" }
     events.tool = { kind = "tool_start", name = "tool", arguments = "input" }
 
+A ``model`` target is the built-in agent loop: the ``agent`` role's model (``--agent``), the
+tools it is offered and the code that runs them, Python functions or an MCP server::
+
+    name = "notes-model"
+    type = "model"
+    max_steps = 8                      # model calls per user turn before it is stopped
+    system = "You keep the user's notes."
+
+    [tools]
+    file = "tools.json"                # OpenAI function format (or inline: [[tools.offered]])
+    python = { add_note = "notes_tools:add_note" }
+    # or: mcp = { command = "python", args = ["server.py"], env = { NOTES = "notes.db" } }
+
 Templates are ``string.Template`` strings: ``${name}`` is replaced by a value and nothing is
 ever evaluated, so a user message cannot run code or change the request's shape (it is placed
 as one JSON string, or one form field). Every name used is checked when the file is read.
@@ -29,6 +42,7 @@ as one JSON string, or one form field). Every name used is checked when the file
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from string import Template
@@ -184,14 +198,66 @@ class PythonTarget(TargetBase):
     )
 
 
-class ModelTarget(Strict):
-    """The built-in agent loop with tools: named so the file can say it, refused for now."""
+class McpServer(Strict):
+    """An MCP server started over stdio for the run: its command, arguments and environment."""
+
+    command: str = Field(min_length=1, description="A program on PATH, or a path to one.")
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(
+        default_factory=dict, description="Set for the server, over a minimal environment."
+    )
+    cwd: str | None = Field(default=None, description="Its working folder (relative to the file).")
+
+
+class ModelTools(Strict):
+    """The tools the agent's model is offered, and the code that runs them."""
+
+    file: str | None = Field(
+        default=None, description="A JSON file of tools in OpenAI function format."
+    )
+    offered: list[dict[str, Any]] | None = Field(
+        default=None, description="The tools inline, in OpenAI function format."
+    )
+    python: dict[str, str] | None = Field(
+        default=None, description="Tool name → module:function that runs it."
+    )
+    mcp: McpServer | None = None
+    path: str | None = Field(
+        default=None, description="A folder put on sys.path first (relative to the file)."
+    )
+
+    @model_validator(mode="after")
+    def _one_environment(self) -> ModelTools:
+        """Python functions or an MCP server; Python tools need their definitions."""
+        if (self.python is None) == (self.mcp is None):
+            raise ValueError("give the code that runs the tools: [tools.python] or [tools.mcp]")
+        if self.file is not None and self.offered is not None:
+            raise ValueError("give the tools offered as file or as offered, not both")
+        if self.python is not None and self.file is None and self.offered is None:
+            raise ValueError(
+                "Python tools need their definitions: file = TOOLS.json or [[tools.offered]]"
+            )
+        for name, reference in (self.python or {}).items():
+            if not re.fullmatch(r"[\w.]+:[\w.]+", reference):
+                raise ValueError(f"python.{name}: give it as module:function")
+        return self
+
+
+class ModelTarget(TargetBase):
+    """The built-in agent loop: the agent role's model and a tool environment."""
 
     type: Literal["model"]
-    model_config = ConfigDict(extra="allow")
+    max_steps: int = Field(
+        default=10, ge=1, le=200, description="Model calls per user turn before it is stopped."
+    )
+    system: str | None = Field(default=None, description="The system prompt of the agent.")
+    params: dict[str, Any] = Field(
+        default_factory=dict, description="Sampling parameters of every call (temperature, …)."
+    )
+    tools: ModelTools
 
 
-Target = HttpTarget | PythonTarget
+Target = HttpTarget | PythonTarget | ModelTarget
 
 
 class TargetFile(Strict):
@@ -211,18 +277,11 @@ def load_target(path: Path) -> Target:
     except tomllib.TOMLDecodeError as exc:
         raise InputError(path, None, f"not valid TOML: {exc}") from None
     if "type" not in data:
-        raise InputError(path, "type", 'missing: say type = "http" or type = "python"')
+        raise InputError(path, "type", 'missing: say type = "http", "python" or "model"')
     try:
         target = TargetFile.model_validate({"target": data}).target
     except ValidationError as exc:
         raise _file_error(path, exc) from None
-    if isinstance(target, ModelTarget):
-        raise InputError(
-            path,
-            "type",
-            "the model target (the built-in agent loop with tools) is not available yet: use "
-            'type = "http" for a live agent, or type = "python" for a callable',
-        )
     return target
 
 
@@ -230,7 +289,7 @@ def _file_error(path: Path, exc: ValidationError) -> InputError:
     """The first problem, as the key of the file at fault and its fix."""
     error = exc.errors()[0]
     if error["type"] == "union_tag_invalid":
-        return InputError(path, "type", 'unknown type: use "http" or "python"')
+        return InputError(path, "type", 'unknown type: use "http", "python" or "model"')
     # The first two parts are the wrapper and the union member's tag (target.http.…); a check
     # of the whole file (no key of its own) names the key in its message.
     key = ".".join(str(part) for part in error["loc"][2:]) or None

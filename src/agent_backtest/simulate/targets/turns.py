@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from agent_backtest.simulate.models import ToolActivity, TurnRecord
+from agent_backtest.simulate.models import ModelCall, ToolActivity, TurnRecord
 from agent_backtest.simulate.targets.events import TurnEvent
 
 DEFAULT_RESULT_CHARS = 2000
@@ -15,11 +15,13 @@ DEFAULT_RESULT_CHARS = 2000
 
 @dataclass
 class TargetAnswer:
-    """What the agent did in one turn: its events, time to the first streamed event, turn time."""
+    """What the agent did in one turn: its events, time to the first streamed event, turn time,
+    and the model calls it made when they are visible (the built-in agent loop's)."""
 
     events: list[TurnEvent]
     ttft_ms: float | None
     turn_ms: float
+    model_calls: list[ModelCall] = field(default_factory=list)
 
 
 def assemble_turn(
@@ -32,7 +34,13 @@ def assemble_turn(
     calls: list[ToolActivity] = []
     by_id: dict[str, ToolActivity] = {}
     errors: list[str] = []
-    record = TurnRecord(index=index, user=user, ttft_ms=answer.ttft_ms, turn_ms=answer.turn_ms)
+    record = TurnRecord(
+        index=index,
+        user=user,
+        ttft_ms=answer.ttft_ms,
+        turn_ms=answer.turn_ms,
+        model_calls=answer.model_calls,
+    )
     for event in answer.events:
         if event.kind == "text_delta" and event.text:
             deltas.append(event.text)
