@@ -97,7 +97,7 @@ def plan_simulation(
     if generation is None:
         flows = read_flows(flows_file)
     else:  # paid: after the target and its agent are checked
-        flows = _generated(generation, target_file, out)
+        flows = _generated(generation, out)
     chosen = select_flows(
         flows, selection, agent_config.read_only_tools, isolation.read_only_only, kind != "none"
     )
@@ -140,9 +140,9 @@ def plan_simulation(
     )
 
 
-def _generated(generation: GenerationPlan, target_file: Path, out: Path) -> list[LocatedFlow]:
-    """The teacher's flows, asked for after the checks that cost nothing (target, output)."""
-    prepare_agent(load_target(target_file), target_file)
+def _generated(generation: GenerationPlan, out: Path) -> list[LocatedFlow]:
+    """The teacher's flows, asked for after the checks that cost nothing (the target and its
+    agent are checked before this; then the output)."""
     _check_out(out)
     return [LocatedFlow(flow, number) for number, flow in enumerate(generation.generate().flows, 1)]
 
