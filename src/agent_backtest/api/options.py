@@ -18,6 +18,7 @@ from agent_backtest.formats.registry import local_input
 from agent_backtest.formats.tools_file import load_tools_file
 from agent_backtest.providers.config import ModelConfig, ModelRole
 from agent_backtest.providers.roles import resolve_role
+from agent_backtest.replaying.executor import ExecutorKind, check_executor
 from agent_backtest.runs.manifest import ExclusionRecord, ReadSettings, SelectionSettings
 from agent_backtest.units import (
     DEFAULT_SPLIT_SALT,
@@ -223,6 +224,22 @@ class CallOptions:
             "max_retries": self.max_retries,
         }
         return {key: value for key, value in given.items() if value is not None}
+
+
+@dataclass
+class ExecutorOptions:
+    """Where a replay's calls are made: in this process, or on a Ray cluster."""
+
+    executor: ExecutorKind = "local"
+    """Make the calls here (local) or on Ray workers (ray: needs the ray extra); the run
+    directory is the same either way, and resumable by either."""
+    ray_address: str | None = None
+    """With --executor ray: the cluster to join (auto, or ray://HOST:PORT) [default: start
+    one on this machine]."""
+
+    def check(self) -> None:
+        """The choice can be used (Ray installed; an address only with Ray)."""
+        check_executor(self.executor, self.ray_address)
 
 
 @dataclass

@@ -14,6 +14,7 @@ from pathlib import Path
 from agent_backtest.api.options import (
     AgentOptions,
     CallOptions,
+    ExecutorOptions,
     JudgeOptions,
     PathLike,
     ReadingOptions,
@@ -59,6 +60,7 @@ def replay(
     selection: SelectionOptions | None = None,
     calls: CallOptions | None = None,
     judging: JudgeOptions | None = None,
+    execution: ExecutorOptions | None = None,
     score: bool = True,
     patch_file: PathLike | None = None,
     allow_unmatched: bool = False,
@@ -84,7 +86,8 @@ def replay(
         raise UserError(f"must be at least 1, got {k}", "k")
     reading, agent = reading or ReadingOptions(), agent or AgentOptions()
     selection, calls = selection or SelectionOptions(), calls or CallOptions()
-    judging = judging or JudgeOptions()
+    judging, execution = judging or JudgeOptions(), execution or ExecutorOptions()
+    execution.check()
     config = load_model_config(Path(config_file) if config_file else None)
     roles = {"candidate": calls.role("candidate", model, config)}
     roles |= judging.roles(config, calls.cache, calls.cache_dir) if score else {}
@@ -135,7 +138,7 @@ def replay(
 
         result = replay_run(
             directory, manifest, config, plan.candidates, set(), credential_command, hooks,
-            on_answer,
+            on_answer, execution.executor, execution.ray_address,
         )  # fmt: skip
         if live is not None and result.status != "failed":
             outcome = live.finish(directory)
@@ -154,23 +157,30 @@ def resume(
     calls: CallOptions | None = None,
     judging: JudgeOptions | None = None,
     agent: AgentOptions | None = None,
+    execution: ExecutorOptions | None = None,
     score: bool = True,
     credential_command: str | None = None,
     hooks: RunEvents | None = None,
 ) -> Run:
     """Finish a run: send only the (unit, repeat) pairs with no result (and, with
     ``retry_errors``, those that ended in an infrastructure error), then score it. ``repair``
-    rewrites a results file with torn lines in its middle, keeping every whole record."""
+    rewrites a results file with torn lines in its middle, keeping every whole record. The run
+    may be finished by another executor than the one that started it."""
     directory = RunDirectory(run.path if isinstance(run, Run) else Path(run))
     overrides = (calls or CallOptions()).overrides()
     judging, agent = judging or JudgeOptions(), agent or AgentOptions()
+    execution = execution or ExecutorOptions()
+    execution.check()
     with run_lock(_existing(directory), "resume"):
         manifest, config, refs = prepare_resume(directory, overrides)
         if score:  # the judges are checked before anything is sent again
             judges = list(judging.roles(config).values())
             check_judges(judges, [str(ref) for ref in refs], config)
         done = begin_resume(directory, manifest, retry_errors, repair)
-        result = replay_run(directory, manifest, config, refs, done, credential_command, hooks)
+        result = replay_run(
+            directory, manifest, config, refs, done, credential_command, hooks, None,
+            execution.executor, execution.ray_address,
+        )  # fmt: skip
         source = manifest.config.config_file
         _score_after(directory, result, score, judging, agent, source, hooks)
     return Run(directory.path)

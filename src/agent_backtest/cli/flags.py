@@ -21,6 +21,7 @@ from agent_backtest.api.options import (
     AgentOptions,
     CallOptions,
     CaseOptions,
+    ExecutorOptions,
     JudgeOptions,
     ReadingOptions,
     RolloutOptions,
@@ -87,6 +88,10 @@ FLAG_SPECS: dict[type, dict[str, Spec]] = {
                          "cache (--no-cache: neither)."}),
         "cache_dir": (Path | None, {"metavar": "DIR", "help": "Response cache [default: the "
                                     "user cache dir]."}),
+    },
+    ExecutorOptions: {
+        "executor": (Literal["local", "ray"], {"metavar": "local|ray"}),
+        "ray_address": (str | None, {"metavar": "ADDR"}),
     },
     JudgeOptions: {
         "judge": (str | None, {"metavar": "MODEL"}),

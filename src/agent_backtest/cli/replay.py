@@ -20,6 +20,7 @@ from rich.progress import (
 from agent_backtest.api import (
     AgentOptions,
     CallOptions,
+    ExecutorOptions,
     JudgeOptions,
     ReadingOptions,
     SelectionOptions,
@@ -32,6 +33,7 @@ from agent_backtest.cli.patch import print_coverage
 from agent_backtest.cli.score import print_outcome
 from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.errors import UserError
+from agent_backtest.replaying.executor import ExecutorStatus
 from agent_backtest.replaying.plan import ReplayPlan
 from agent_backtest.replaying.run import ReplayResult
 from agent_backtest.runs import ResultRecord
@@ -47,6 +49,7 @@ FAILED = 1
     selection=SelectionOptions,
     calls=CallOptions,
     judging=JudgeOptions,
+    execution=ExecutorOptions,
 )
 def replay(
     reading: ReadingOptions,
@@ -54,6 +57,7 @@ def replay(
     selection: SelectionOptions,
     calls: CallOptions,
     judging: JudgeOptions,
+    execution: ExecutorOptions,
     inputs: Annotated[
         list[Path] | None,
         typer.Argument(
@@ -181,6 +185,7 @@ def replay(
             calls=calls,
             judging=judging,
             agent=agent,
+            execution=execution,
             score=not no_score,
             credential_command=credential_command,
             hooks=events,
@@ -201,6 +206,7 @@ def replay(
             selection=selection,
             calls=calls,
             judging=judging,
+            execution=execution,
             score=not no_score,
             patch_file=patch_file,
             allow_unmatched=allow_unmatched,
@@ -246,6 +252,7 @@ class ReplayEvents(api.RunEvents):
             TimeElapsedColumn(),
             TimeRemainingColumn(),
             TextColumn("{task.fields[errors]}"),
+            TextColumn("{task.fields[calls]}"),
             console=console,
             transient=False,
         )
@@ -254,6 +261,7 @@ class ReplayEvents(api.RunEvents):
         self.on_start = self.started
         self.on_result = self.answered
         self.on_finish = self.finished
+        self.on_progress = self.progressed
         self.on_scored = self.scored
 
     def planned(self, plan: ReplayPlan) -> None:
@@ -284,7 +292,7 @@ class ReplayEvents(api.RunEvents):
             self.console.print(
                 f"{done} (unit, repeat) pairs already have results; sending {todo}", markup=False
             )
-        self.task = self.progress.add_task("replay", total=todo, rate="", errors="")
+        self.task = self.progress.add_task("replay", total=todo, rate="", errors="", calls="")
         self.progress.start()
 
     def answered(self, record: ResultRecord) -> None:
@@ -299,8 +307,27 @@ class ReplayEvents(api.RunEvents):
             self.task, advance=1, rate=speed, errors=f"errors: {text}" if text else ""
         )
 
+    def progressed(self, status: ExecutorStatus) -> None:
+        """In flight, and with workers elsewhere, each one's answers per second."""
+        assert self.task is not None
+        elapsed = self.progress.tasks[self.task].elapsed or 0.0
+        workers = (
+            ""
+            if set(status.answered) <= {"local"} or not elapsed
+            else " · "
+            + ", ".join(
+                f"{name} {count / elapsed:.1f}/s" for name, count in sorted(status.answered.items())
+            )
+        )
+        lost = f" · lost {len(status.lost)}, sent again {status.requeued}" if status.lost else ""
+        self.progress.update(self.task, calls=f"in flight {status.in_flight}{workers}{lost}")
+
     def finished(self, result: ReplayResult) -> None:
         self.progress.stop()
+        if result.outcome.workers_lost:
+            self.console.print(
+                "every Ray worker was lost: the pairs left were not sent", markup=False
+            )
         manifest, counts = result.manifest, result.manifest.counts
         errors = ", ".join(f"{k} {v}" for k, v in counts.errors.items()) or "none"
         refreshes = counts.credential_refreshes
