@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from agent_backtest.errors import UserError
 from agent_backtest.formats import ReadOptions
@@ -18,7 +18,6 @@ from agent_backtest.formats.registry import local_input
 from agent_backtest.formats.tools_file import load_tools_file
 from agent_backtest.providers.config import ModelConfig, ModelRole
 from agent_backtest.providers.roles import resolve_role
-from agent_backtest.replaying.executor import ExecutorKind, check_executor
 from agent_backtest.runs.manifest import ExclusionRecord, ReadSettings, SelectionSettings
 from agent_backtest.units import (
     DEFAULT_SPLIT_SALT,
@@ -29,6 +28,9 @@ from agent_backtest.units import (
     read_session_ids,
 )
 from agent_backtest.units.source import UnitSource
+
+if TYPE_CHECKING:
+    from agent_backtest.replaying.executor import ExecutorKind
 
 PathLike = str | Path
 
@@ -239,6 +241,9 @@ class ExecutorOptions:
 
     def check(self) -> None:
         """The choice can be used (Ray installed; an address only with Ray)."""
+        # Imported here: every command reads these groups, and the replay engine is not light.
+        from agent_backtest.replaying.executor import check_executor
+
         check_executor(self.executor, self.ray_address)
 
 

@@ -311,16 +311,13 @@ class ReplayEvents(api.RunEvents):
         """In flight, and with workers elsewhere, each one's answers per second."""
         assert self.task is not None
         elapsed = self.progress.tasks[self.task].elapsed or 0.0
-        workers = (
-            ""
-            if set(status.answered) <= {"local"} or not elapsed
-            else " · "
-            + ", ".join(
-                f"{name} {count / elapsed:.1f}/s" for name, count in sorted(status.answered.items())
-            )
-        )
-        lost = f" · lost {len(status.lost)}, sent again {status.requeued}" if status.lost else ""
-        self.progress.update(self.task, calls=f"in flight {status.in_flight}{workers}{lost}")
+        text = f"in flight {status.in_flight}"
+        if elapsed and set(status.answered) - {"local"}:
+            rates = sorted(status.answered.items())
+            text += " · " + ", ".join(f"{name} {n / elapsed:.1f}/s" for name, n in rates)
+        if status.lost:
+            text += f" · lost {len(status.lost)}, sent again {status.requeued}"
+        self.progress.update(self.task, calls=text)
 
     def finished(self, result: ReplayResult) -> None:
         self.progress.stop()

@@ -128,7 +128,7 @@ def replay_run(
     )
     todo = manifest.units * settings.k - len(done)
     try:
-        calls = open_executor(
+        pool = open_executor(
             executor, ray_address, settings.candidate, clients, config, credential_command,
             lambda: _golden(directory),
         )  # fmt: skip
@@ -143,11 +143,11 @@ def replay_run(
     )  # fmt: skip
     base_counts = manifest.counts
     on_result = _saving_counts(
-        directory, manifest, base_counts, counters, _with_progress(hooks, calls)
+        directory, manifest, base_counts, counters, _with_progress(hooks, pool)
     )
     writer = ResultWriter(directory.results_path)
     try:
-        outcome = asyncio.run(_send(jobs, clients, calls, settings, writer, on_result, on_answer))
+        outcome = asyncio.run(_send(jobs, clients, pool, settings, writer, on_result, on_answer))
     except BaseException as exc:  # a second Ctrl-C abandons the calls in flight; else a crash
         manifest.counts = base_counts.plus(counters.as_dict())
         stopped = isinstance(exc, KeyboardInterrupt | Terminated)
@@ -155,7 +155,7 @@ def replay_run(
         raise
     finally:
         writer.close()
-        calls.close()
+        pool.close()
     manifest.counts = base_counts.plus(counters.as_dict())
     _settle(directory, manifest, "interrupted" if outcome.interrupted else None)
     if outcome.terminated:  # the run is saved; the process was asked to end, not to score
