@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from agent_backtest.errors import UserError
 from agent_backtest.formats import ReadOptions
@@ -33,6 +33,9 @@ from agent_backtest.units import (
     read_session_ids,
 )
 from agent_backtest.units.source import UnitSource
+
+if TYPE_CHECKING:
+    from agent_backtest.replaying.executor import ExecutorKind
 
 PathLike = str | Path
 
@@ -252,6 +255,25 @@ class BatchOptions:
             return None
         poll = {"poll_seconds": self.batch_poll} if self.batch_poll is not None else {}
         return BatchSettings(size=self.batch_size, **poll)
+
+
+@dataclass
+class ExecutorOptions:
+    """Where a replay's calls are made: in this process, or on a Ray cluster."""
+
+    executor: ExecutorKind = "local"
+    """Make the calls here (local) or on Ray workers (ray: needs the ray extra); the run
+    directory is the same either way, and resumable by either."""
+    ray_address: str | None = None
+    """With --executor ray: the cluster to join (auto, or ray://HOST:PORT) [default: start
+    one on this machine]."""
+
+    def check(self) -> None:
+        """The choice can be used (Ray installed; an address only with Ray)."""
+        # Imported here: every command reads these groups, and the replay engine is not light.
+        from agent_backtest.replaying.executor import check_executor
+
+        check_executor(self.executor, self.ray_address)
 
 
 @dataclass

@@ -15,6 +15,7 @@ from agent_backtest.api.options import (
     AgentOptions,
     BatchOptions,
     CallOptions,
+    ExecutorOptions,
     JudgeOptions,
     PathLike,
     ReadingOptions,
@@ -36,7 +37,7 @@ from agent_backtest.replaying.run import (
 )
 from agent_backtest.runs import ResultRecord, RunDirectory
 from agent_backtest.runs.lock import run_lock
-from agent_backtest.runs.manifest import ReplaySettings
+from agent_backtest.runs.manifest import BatchSettings, ReplaySettings
 from agent_backtest.runs.run import Run
 from agent_backtest.scoring.run import LiveScoring, ScoreOutcome
 
@@ -62,6 +63,7 @@ def replay(
     calls: CallOptions | None = None,
     judging: JudgeOptions | None = None,
     batching: BatchOptions | None = None,
+    execution: ExecutorOptions | None = None,
     score: bool = True,
     patch_file: PathLike | None = None,
     allow_unmatched: bool = False,
@@ -89,7 +91,8 @@ def replay(
         raise UserError(f"must be at least 1, got {k}", "k")
     reading, agent = reading or ReadingOptions(), agent or AgentOptions()
     selection, calls = selection or SelectionOptions(), calls or CallOptions()
-    judging = judging or JudgeOptions()
+    judging, execution = judging or JudgeOptions(), execution or ExecutorOptions()
+    execution.check()
     config = load_model_config(Path(config_file) if config_file else None)
     roles = {"candidate": calls.role("candidate", model, config)}
     roles |= judging.roles(config, calls.cache, calls.cache_dir) if score else {}
@@ -104,6 +107,7 @@ def replay(
         dry_run=dry_run,
         batch=(batching or BatchOptions()).settings(),
     )
+    _one_way_of_sending(settings.batch, execution)
     source = reading.source(paths, settings.agent)
     plan = plan_replay(
         Path(out),
@@ -147,7 +151,7 @@ def replay(
 
         result = replay_run(
             directory, manifest, config, plan.candidates, set(), credential_command, hooks,
-            on_answer,
+            on_answer, execution.executor, execution.ray_address,
         )  # fmt: skip
         if live is not None and result.status != "failed":
             outcome = live.finish(directory)
@@ -167,19 +171,23 @@ def resume(
     judging: JudgeOptions | None = None,
     agent: AgentOptions | None = None,
     batching: BatchOptions | None = None,
+    execution: ExecutorOptions | None = None,
     score: bool = True,
     credential_command: str | None = None,
     hooks: RunEvents | None = None,
 ) -> Run:
     """Finish a run: send only the (unit, repeat) pairs with no result (and, with
     ``retry_errors``, those that ended in an infrastructure error), then score it. ``repair``
-    rewrites a results file with torn lines in its middle, keeping every whole record.
+    rewrites a results file with torn lines in its middle, keeping every whole record. The run
+    may be finished by another executor than the one that started it.
 
     A batch run first polls the batches it made; ``batching.batch`` sends the rest of any run
     in batches from now on (with its poll interval and size)."""
     directory = RunDirectory(run.path if isinstance(run, Run) else Path(run))
     overrides = (calls or CallOptions()).overrides()
     judging, agent = judging or JudgeOptions(), agent or AgentOptions()
+    execution = execution or ExecutorOptions()
+    execution.check()
     with run_lock(_existing(directory), "resume"):
         manifest, config, refs = prepare_resume(directory, overrides)
         batch = (batching or BatchOptions()).settings()
@@ -187,11 +195,15 @@ def resume(
             manifest.config.batch = batch
         if manifest.config.batch is not None:
             check_batch(manifest.config.candidate, refs, config)
+        _one_way_of_sending(manifest.config.batch, execution)
         if score:  # the judges are checked before anything is sent again
             judges = list(judging.roles(config).values())
             check_judges(judges, [str(ref) for ref in refs], config)
         done = begin_resume(directory, manifest, retry_errors, repair)
-        result = replay_run(directory, manifest, config, refs, done, credential_command, hooks)
+        result = replay_run(
+            directory, manifest, config, refs, done, credential_command, hooks, None,
+            execution.executor, execution.ray_address,
+        )  # fmt: skip
         source = manifest.config.config_file
         _score_after(directory, result, score, judging, agent, source, hooks)
     return Run(directory.path)
@@ -230,3 +242,13 @@ def _score_after(
         outcome = score_locked(directory, judging, agent, config_file, recorded)
         if hooks is not None:
             hooks.on_scored(directory.path, outcome)
+
+
+def _one_way_of_sending(batch: BatchSettings | None, execution: ExecutorOptions) -> None:
+    """A run's calls go through the provider's batch API or live on an executor, not both."""
+    if batch is not None and execution.executor == "ray":
+        raise UserError(
+            "makes live calls on Ray workers, and this run sends provider batches (--batch): "
+            "choose one",
+            "executor",
+        )

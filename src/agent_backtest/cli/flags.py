@@ -22,6 +22,7 @@ from agent_backtest.api.options import (
     BatchOptions,
     CallOptions,
     CaseOptions,
+    ExecutorOptions,
     JudgeOptions,
     ReadingOptions,
     RolloutOptions,
@@ -93,6 +94,10 @@ FLAG_SPECS: dict[type, dict[str, Spec]] = {
         "batch": (bool, {}),
         "batch_poll": (float | None, {"metavar": "SECONDS", "min": 0.001}),
         "batch_size": (int | None, {"metavar": "N", "min": 1}),
+    },
+    ExecutorOptions: {
+        "executor": (Literal["local", "ray"], {"metavar": "local|ray"}),
+        "ray_address": (str | None, {"metavar": "ADDR"}),
     },
     JudgeOptions: {
         "judge": (str | None, {"metavar": "MODEL"}),

@@ -21,6 +21,7 @@ from agent_backtest.api import (
     AgentOptions,
     BatchOptions,
     CallOptions,
+    ExecutorOptions,
     JudgeOptions,
     ReadingOptions,
     SelectionOptions,
@@ -33,6 +34,7 @@ from agent_backtest.cli.patch import print_coverage
 from agent_backtest.cli.score import print_outcome
 from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.errors import UserError
+from agent_backtest.replaying.executor import ExecutorStatus
 from agent_backtest.replaying.plan import ReplayPlan
 from agent_backtest.replaying.run import ReplayResult
 from agent_backtest.runs import ResultRecord
@@ -50,6 +52,7 @@ FAILED = 1
     calls=CallOptions,
     judging=JudgeOptions,
     batching=BatchOptions,
+    execution=ExecutorOptions,
 )
 def replay(
     reading: ReadingOptions,
@@ -58,6 +61,7 @@ def replay(
     calls: CallOptions,
     judging: JudgeOptions,
     batching: BatchOptions,
+    execution: ExecutorOptions,
     inputs: Annotated[
         list[Path] | None,
         typer.Argument(
@@ -186,6 +190,7 @@ def replay(
             judging=judging,
             agent=agent,
             batching=batching,
+            execution=execution,
             score=not no_score,
             credential_command=credential_command,
             hooks=events,
@@ -207,6 +212,7 @@ def replay(
             calls=calls,
             judging=judging,
             batching=batching,
+            execution=execution,
             score=not no_score,
             patch_file=patch_file,
             allow_unmatched=allow_unmatched,
@@ -263,6 +269,7 @@ class ReplayEvents(api.RunEvents):
             TimeElapsedColumn(),
             TimeRemainingColumn(),
             TextColumn("{task.fields[errors]}"),
+            TextColumn("{task.fields[calls]}"),
             console=console,
             transient=False,
         )
@@ -271,6 +278,7 @@ class ReplayEvents(api.RunEvents):
         self.on_start = self.started
         self.on_result = self.answered
         self.on_finish = self.finished
+        self.on_progress = self.progressed
         self.on_scored = self.scored
 
     def planned(self, plan: ReplayPlan) -> None:
@@ -307,7 +315,7 @@ class ReplayEvents(api.RunEvents):
                 "recorded in run.json, so stop at any time and go on with abt replay --resume",
                 markup=False,
             )
-        self.task = self.progress.add_task("replay", total=todo, rate="", errors="")
+        self.task = self.progress.add_task("replay", total=todo, rate="", errors="", calls="")
         self.progress.start()
 
     def answered(self, record: ResultRecord) -> None:
@@ -322,8 +330,24 @@ class ReplayEvents(api.RunEvents):
             self.task, advance=1, rate=speed, errors=f"errors: {text}" if text else ""
         )
 
+    def progressed(self, status: ExecutorStatus) -> None:
+        """In flight, and with workers elsewhere, each one's answers per second."""
+        assert self.task is not None
+        elapsed = self.progress.tasks[self.task].elapsed or 0.0
+        text = f"in flight {status.in_flight}"
+        if elapsed and set(status.answered) - {"local"}:
+            rates = sorted(status.answered.items())
+            text += " · " + ", ".join(f"{name} {n / elapsed:.1f}/s" for name, n in rates)
+        if status.lost:
+            text += f" · lost {len(status.lost)}, sent again {status.requeued}"
+        self.progress.update(self.task, calls=text)
+
     def finished(self, result: ReplayResult) -> None:
         self.progress.stop()
+        if result.outcome.workers_lost:
+            self.console.print(
+                "every Ray worker was lost: the pairs left were not sent", markup=False
+            )
         manifest, counts = result.manifest, result.manifest.counts
         errors = ", ".join(f"{k} {v}" for k, v in counts.errors.items()) or "none"
         refreshes = counts.credential_refreshes

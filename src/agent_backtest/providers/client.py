@@ -11,7 +11,7 @@ import asyncio
 import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tenacity import (
     AsyncRetrying,
@@ -124,6 +124,19 @@ class CallCounters:
             self.output_tokens += usage.output_tokens or 0
             self.changes += 1
 
+    def add(self, other: CallCounters) -> None:
+        """Count ``other``'s calls here too (the counts of calls made in another process)."""
+        self.calls += other.calls
+        self.cache_hits += other.cache_hits
+        self.retries += other.retries
+        self.credential_refreshes += other.credential_refreshes
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.errors.update(other.errors)
+        self.cache_write_errors += other.cache_write_errors
+        self.model_load_seconds += other.model_load_seconds
+        self.changes += 1
+
     def snapshot(self) -> CallCounters:
         """A copy of the counts now, that later calls do not change (to persist, or compare)."""
         return replace(self, errors=Counter(self.errors))
@@ -160,12 +173,29 @@ class RateLimits:
 
     async def acquire(self, payload: dict[str, Any]) -> None:
         """Wait until a call of this size fits under both ceilings."""
+        await self.acquire_tokens(prompt_tokens_estimate(payload))
+
+    async def acquire_tokens(self, estimate: int) -> None:
+        """Wait until one request of about ``estimate`` prompt tokens fits under both ceilings
+        (what a limiter shared by many processes is asked, without the payload)."""
         if self._requests is not None:
             await self._requests.acquire()
         if self._tokens is not None and self._tpm_capacity:
-            # Four characters per token is the usual estimate before the answer says.
-            estimate = max(1, len(str(payload.get("messages", ""))) // 4)
             await self._tokens.acquire(min(estimate, self._tpm_capacity))
+
+
+class Limiter(Protocol):
+    """What a client waits on before each attempt: :class:`RateLimits` in this process, or a
+    limiter shared by the workers of a cluster."""
+
+    async def acquire(self, payload: dict[str, Any]) -> None:
+        """Wait until a call of this payload fits under the limits."""
+
+
+def prompt_tokens_estimate(payload: dict[str, Any]) -> int:
+    """About how many prompt tokens a payload holds: four characters per token, the usual
+    estimate before the answer says."""
+    return max(1, len(str(payload.get("messages", ""))) // 4)
 
 
 class CredentialCommand:
@@ -205,14 +235,14 @@ class ModelClient:
         provider: Provider,
         policy: CallPolicy | None = None,
         cache: ResponseCache | None = None,
-        limits: RateLimits | None = None,
+        limits: Limiter | None = None,
         credentials: CredentialCommand | None = None,
         counters: CallCounters | None = None,
     ) -> None:
         self.provider = provider
         self.policy = policy or CallPolicy()
         self.cache = cache
-        self.limits = limits or RateLimits()
+        self.limits: Limiter = limits or RateLimits()
         self.credentials = credentials
         self.counters = counters or CallCounters()
 

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from agent_backtest.providers import CallOutcome, ModelClient, ModelRef
+from agent_backtest.replaying.executor import Executor, LocalExecutor, WorkersLost
 from agent_backtest.replaying.jobs import Job
 from agent_backtest.runs import CallError, ResultRecord, ResultWriter
 
@@ -24,6 +25,8 @@ class ReplayOutcome:
     interrupted: bool
     terminated: bool = False
     """The stop was a SIGTERM: the process ends once the run is saved."""
+    workers_lost: bool = False
+    """The executor lost every worker: the jobs left were not sent."""
 
 
 async def run_jobs(
@@ -34,25 +37,35 @@ async def run_jobs(
     stop: asyncio.Event,
     on_result: Callable[[ResultRecord], None] = lambda record: None,
     on_answer: Callable[[Job, ResultRecord], Awaitable[None]] | None = None,
+    executor: Executor | None = None,
 ) -> ReplayOutcome:
     """Send every job (at most ``concurrency`` at once) until done or ``stop`` is set.
 
-    Jobs are taken from the iterable one at a time, so units stream from disk. ``on_answer``
-    is awaited with each job and its record once the record is written (to score it there).
+    Jobs are taken from the iterable one at a time, so units stream from disk. Each call is
+    made by ``executor`` (by default, from this process through ``clients``); the records are
+    written here. ``on_answer`` is awaited with each job and its record once the record is
+    written (to score it there).
     """
+    executor = executor or LocalExecutor(clients)
     pending: Iterator[Job] = iter(jobs)
     finished = 0
     exhausted = False
+    unsent = 0
 
     async def worker() -> None:
-        nonlocal finished, exhausted
+        nonlocal finished, exhausted, unsent
         while not stop.is_set():
             job = next(pending, None)
             if job is None:
                 exhausted = True
                 return
             client = clients[job.model]
-            outcome = await client.generate(job.request, job.model.model, job.seed)
+            try:
+                outcome = await executor.answer(job)
+            except WorkersLost:  # no one left to call: stop as for Ctrl-C, resumable
+                unsent += 1
+                stop.set()
+                return
             base_sha = None
             if job.patched is not None:  # the hash the unpatched request would have been sent as
                 base_sha = client.prepare(job.unit.request, job.model.model, job.seed)[2]
@@ -70,8 +83,8 @@ async def run_jobs(
         for task in workers:
             task.cancel()
     # Stopped with jobs left: interrupted (a peek settles the case where none were left).
-    left = not exhausted and next(pending, None) is not None
-    return ReplayOutcome(finished, interrupted=stop.is_set() and left)
+    left = unsent > 0 or (not exhausted and next(pending, None) is not None)
+    return ReplayOutcome(finished, interrupted=stop.is_set() and left, workers_lost=unsent > 0)
 
 
 def result_record(

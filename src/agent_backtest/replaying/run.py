@@ -31,6 +31,12 @@ from agent_backtest.providers.roles import check_role, close_clients, open_clien
 from agent_backtest.redaction import redact
 from agent_backtest.replaying.batch import send_batches
 from agent_backtest.replaying.engine import ReplayOutcome, run_jobs
+from agent_backtest.replaying.executor import (
+    Executor,
+    ExecutorKind,
+    ExecutorStatus,
+    open_executor,
+)
 from agent_backtest.replaying.jobs import Job, iter_jobs, model_of
 from agent_backtest.replaying.plan import ReplayPlan, move_units_into
 from agent_backtest.runs import (
@@ -55,6 +61,8 @@ class ReplayHooks:
     on_start: Callable[[int, int], None] = lambda todo, done: None
     on_result: Callable[[ResultRecord], None] = lambda record: None
     on_finish: Callable[[ReplayResult], None] = lambda result: None
+    on_progress: Callable[[ExecutorStatus], None] = lambda status: None
+    """With each result: the calls in flight and each worker's answers so far."""
 
 
 @dataclass
@@ -104,10 +112,13 @@ def replay_run(
     credential_command: str | None = None,
     hooks: ReplayHooks | None = None,
     on_answer: Callable[[Job, ResultRecord], Awaitable[None]] | None = None,
+    executor: ExecutorKind = "local",
+    ray_address: str | None = None,
 ) -> ReplayResult:
     """Send every (unit, repeat) of the run not in ``done`` to the models ``refs`` (as the plan
     or :func:`prepare_resume` found them), then settle the run's status; ``on_answer`` is
-    awaited with each job and its record as it is written."""
+    awaited with each job and its record as it is written. The calls are made by ``executor``
+    (``ray``: on the Ray cluster at ``ray_address``, or one started here)."""
     hooks = hooks or ReplayHooks()
     settings = manifest.config
     patch = load_run_patch(directory, settings.patch) if settings.patch else None
@@ -117,18 +128,29 @@ def replay_run(
         settings.candidate, refs, config, counters, credentials, lambda: _golden(directory)
     )
     todo = manifest.units * settings.k - len(done)
+    try:
+        pool = open_executor(
+            executor, ray_address, settings.candidate, clients, config, credential_command,
+            lambda: _golden(directory),
+        )  # fmt: skip
+    except BaseException:  # nothing was sent: the run is as it was, to be resumed
+        asyncio.run(close_clients(clients))
+        _settle(directory, manifest, "interrupted")
+        raise
     hooks.on_start(todo, len(done))
     jobs = iter_jobs(
         directory.read_units(), settings.candidate.model, config, settings.k, settings.seed,
         done, patch,
     )  # fmt: skip
     base_counts = manifest.counts
-    on_result = _saving_counts(directory, manifest, base_counts, counters, hooks.on_result)
+    on_result = _saving_counts(
+        directory, manifest, base_counts, counters, _with_progress(hooks, pool)
+    )
     writer = ResultWriter(directory.results_path)
     if settings.batch is not None:
         sending = send_batches(directory, manifest, clients, jobs, writer, on_result, on_answer)
     else:
-        sending = _send(jobs, clients, settings, writer, on_result, on_answer)
+        sending = _send(jobs, clients, pool, settings, writer, on_result, on_answer)
     try:
         outcome = asyncio.run(sending)
     except BaseException as exc:  # a second Ctrl-C abandons the calls in flight; else a crash
@@ -138,6 +160,7 @@ def replay_run(
         raise
     finally:
         writer.close()
+        pool.close()
     manifest.counts = base_counts.plus(counters.as_dict())
     _settle(directory, manifest, "interrupted" if outcome.interrupted else None)
     if outcome.terminated:  # the run is saved; the process was asked to end, not to score
@@ -205,6 +228,16 @@ def _golden(directory: RunDirectory) -> Iterator[Any]:
     return ((unit.request, unit.golden) for unit in directory.read_units())
 
 
+def _with_progress(hooks: ReplayHooks, executor: Executor) -> Callable[[ResultRecord], None]:
+    """``hooks.on_result``, then ``hooks.on_progress`` with the executor's status."""
+
+    def report(record: ResultRecord) -> None:
+        hooks.on_result(record)
+        hooks.on_progress(executor.status)
+
+    return report
+
+
 def _saving_counts(
     directory: RunDirectory,
     manifest: RunManifest,
@@ -230,6 +263,7 @@ def _saving_counts(
 async def _send(
     jobs: Iterator[Job],
     clients: dict[ModelRef, ModelClient],
+    executor: Executor,
     settings: ReplaySettings,
     writer: ResultWriter,
     on_result: Callable[[ResultRecord], None],
@@ -258,7 +292,9 @@ async def _send(
         request_end()
     try:
         concurrency = settings.candidate.concurrency
-        outcome = await run_jobs(jobs, clients, writer, concurrency, stop, on_result, on_answer)
+        outcome = await run_jobs(
+            jobs, clients, writer, concurrency, stop, on_result, on_answer, executor
+        )
         outcome.terminated = terminated.is_set()
         return outcome
     finally:

@@ -94,10 +94,8 @@ def plan_simulation(
     target = load_target(target_file)
     agent_role = agent_role_for(target.type, agent, config)
     factory = prepare_agent(target, target_file, AgentRole(agent_role, config))
-    if generation is None:
-        flows = read_flows(flows_file)
-    else:  # paid: after the target and its agent are checked
-        flows = _generated(generation, out)
+    # Generating is paid: it comes after the target and its agent are checked.
+    flows = read_flows(flows_file) if generation is None else _generated(generation, out)
     chosen = select_flows(
         flows, selection, agent_config.read_only_tools, isolation.read_only_only, kind != "none"
     )
