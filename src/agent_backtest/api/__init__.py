@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from agent_backtest.api.reports import compare, gate, report
     from agent_backtest.api.scoring import score
     from agent_backtest.api.simulate import simulate_resume, simulate_run
+    from agent_backtest.api.simulate_coverage import simulate_coverage
     from agent_backtest.api.simulate_judge import simulate_judge
     from agent_backtest.api.units import build_units, read_sessions
 
@@ -47,6 +48,7 @@ _HOMES = {
     "gate": "reports",
     "report": "reports",
     "score": "scoring",
+    "simulate_coverage": "simulate_coverage",
     "simulate_judge": "simulate_judge",
     "simulate_resume": "simulate",
     "simulate_run": "simulate",
@@ -72,6 +74,7 @@ __all__ = [
     "report",
     "resume",
     "score",
+    "simulate_coverage",
     "simulate_judge",
     "simulate_resume",
     "simulate_run",

@@ -58,7 +58,7 @@ class SimulateRun:
 
 
 def simulate_run(
-    flows: PathLike,
+    flows: PathLike | None = None,
     *,
     target: PathLike,
     out: PathLike,
@@ -67,6 +67,11 @@ def simulate_run(
     per_family: int | None = None,
     offset: int = 0,
     limit: int | None = None,
+    from_run: PathLike | None = None,
+    from_verdicts: Sequence[str] = (),
+    from_owners: Sequence[str] = (),
+    exclude_judged: Sequence[PathLike] = (),
+    ledger: PathLike | None = None,
     isolation: IsolationOptions | None = None,
     concurrency: int = 4,
     agent_config: PathLike | None = None,
@@ -79,6 +84,12 @@ def simulate_run(
     """Play the selected flows of ``flows`` through the agent of the ``target`` file into the
     run directory ``out``.
 
+    Instead of ``flows``, ``from_run`` plays the flows of an earlier simulate run as it played
+    them, kept by its ``from_verdicts`` (pass, fail, uncertain) and ``from_owners``;
+    ``exclude_judged`` (runs, or folders of runs) leaves out the seeds they judged pass or fail
+    through the same target (its name and file sha256). ``ledger`` names a team ledger file
+    (Markdown) the run's findings are appended to, once, when every conversation has a verdict.
+
     ``user`` (provider/model) plays the flows with a simulated user. Flows that may change the
     agent's data are refused unless ``isolation`` skips or isolates them. Then every
     conversation is judged (``judging``: the judges, owners, tools and checks, as
@@ -90,10 +101,19 @@ def simulate_run(
     config = load_model_config(Path(config_file) if config_file else None)
     role = _user_role(config, user)
     plan = plan_simulation(
-        Path(flows),
+        Path(flows) if flows is not None else None,
         Path(target),
         Path(out),
-        selection=FlowSelection(tuple(families), per_family, offset, limit),
+        selection=FlowSelection(
+            tuple(families),
+            per_family,
+            offset,
+            limit,
+            from_verdicts=tuple(from_verdicts),
+            from_owners=tuple(from_owners),
+            from_run=Path(from_run) if from_run is not None else None,
+            exclude_judged=tuple(Path(run) for run in exclude_judged),
+        ),
         isolation=isolation or IsolationOptions(),
         user_role=role,
         config=config,
@@ -101,6 +121,7 @@ def simulate_run(
         agent_config_file=Path(agent_config) if agent_config else None,
         concurrency=concurrency,
         result_chars=result_chars,
+        ledger=Path(ledger) if ledger is not None else None,
     )
     created = _make(plan.out)
     with run_lock(plan.out, "simulate"):

@@ -88,6 +88,49 @@ def run(
     limit: Annotated[
         int | None, typer.Option("--limit", metavar="N", min=1, help="Play at most N flows.")
     ] = None,
+    from_run: Annotated[
+        Path | None,
+        typer.Option(
+            "--from",
+            metavar="RUN",
+            help="Play the flows of this earlier simulate run, as it played them (instead of "
+            "FLOWS), kept by --verdict and --owner.",
+        ),
+    ] = None,
+    verdict: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--verdict",
+            metavar="VERDICT",
+            help="With --from: only the flows it judged so: pass, fail or uncertain (repeatable).",
+        ),
+    ] = None,
+    owner: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--owner",
+            metavar="OWNER",
+            help="With --from: only the flows whose verdict names this owner (repeatable).",
+        ),
+    ] = None,
+    exclude_judged: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--exclude-judged",
+            metavar="RUN",
+            help="Leave out the flows whose seed this run (or each run in this folder) judged "
+            "pass or fail through the same target; uncertain ones play again (repeatable).",
+        ),
+    ] = None,
+    ledger: Annotated[
+        Path | None,
+        typer.Option(
+            "--ledger",
+            metavar="FILE",
+            help="A team ledger (Markdown) the run's failures are appended to, once, when "
+            "every conversation has a verdict.",
+        ),
+    ] = None,
     read_only_only: Annotated[
         bool,
         typer.Option(
@@ -181,7 +224,7 @@ def run(
         config_file=config_file,
     )
     if resume is not None:
-        if flows or target or out:
+        if flows or target or out or from_run or exclude_judged or ledger:
             raise UserError(
                 "takes the run's own flows, target and settings; pass only the run directory",
                 "resume",
@@ -201,8 +244,8 @@ def run(
             raise UserError(
                 "plays again the flows of a run you resume: add --resume DIR", "retry_errors"
             )
-        if flows is None or target is None or out is None:
-            raise UserError("give FLOWS, --target and --out (or --resume DIR)")
+        if (flows is None and from_run is None) or target is None or out is None:
+            raise UserError("give FLOWS (or --from RUN), --target and --out (or --resume DIR)")
         done = api.simulate_run(
             flows,
             target=target,
@@ -212,6 +255,11 @@ def run(
             per_family=per_family,
             offset=offset,
             limit=limit,
+            from_run=from_run,
+            from_verdicts=verdict or (),
+            from_owners=owner or (),
+            exclude_judged=exclude_judged or (),
+            ledger=ledger,
             isolation=IsolationOptions(read_only_only, fixture_db, snapshot_cmd, restore_cmd),
             concurrency=concurrency or 4,
             agent_config=agent_config,
@@ -245,6 +293,13 @@ class _Progress(SimulateHooks):
         self.console.print(f"  {record.flow_id} ({record.family}): {what}", markup=False)
 
 
+_LEFT_OUT = {
+    "not_matching": "not matching --verdict/--owner",
+    "judged_pass": "judged pass before",
+    "judged_fail": "judged fail before",
+}
+
+
 def _summary(run: api.SimulateRun) -> None:
     manifest = run.manifest
     counts = manifest.counts
@@ -255,6 +310,10 @@ def _summary(run: api.SimulateRun) -> None:
         parts.append(f"{counts.isolated} isolated")
     if counts.skipped_may_change_state:
         parts.append(f"{counts.skipped_may_change_state} skipped as they may change state")
+    left_out = manifest.selection.left_out
+    if left_out:
+        why = ", ".join(f"{left_out[k]} {what}" for k, what in _LEFT_OUT.items() if k in left_out)
+        parts.append(f"left out: {why}")
     console = SafeConsole(highlight=False)
     console.print(f"{'; '.join(parts)}: {run.path} ({manifest.status})", markup=False)
     if run.judging is not None:

@@ -40,6 +40,7 @@ from agent_backtest.simulate.checks import (
     first_failure,
     transport_failure,
 )
+from agent_backtest.simulate.findings import Findings, write_findings
 from agent_backtest.simulate.judge import ConversationJudge, Decision, JudgeModel, judged_owner
 from agent_backtest.simulate.models import ConversationRecord, Flow, Verdict
 from agent_backtest.simulate.rubric import DEFAULT_TAXONOMY, Owners, load_owners, load_rubric
@@ -101,6 +102,8 @@ class JudgingOutcome:
     path: Path
     counts: Counter[str] = field(default_factory=Counter)
     reasons: Counter[str] = field(default_factory=Counter)
+    findings: Findings | None = None
+    """The ledger and coverage manifest written from the verdicts."""
 
 
 @dataclass(frozen=True)
@@ -227,6 +230,7 @@ def judge_locked(plan: JudgingPlan) -> JudgingOutcome:
     )
     outcome.counts.update(v.verdict for v in verdicts)
     outcome.reasons.update(v.reason for v in verdicts if v.reason)
+    outcome.findings = write_findings(plan.run, plan.flows, verdicts)
     return outcome
 
 

@@ -13,8 +13,8 @@ from agent_backtest.providers.config import ModelRole
 from agent_backtest.providers.roles import check_role
 from agent_backtest.redaction import redact
 from agent_backtest.runs.manifest import describe_input
-from agent_backtest.simulate.flows import read_flows
 from agent_backtest.simulate.isolation import Commands, FixtureDb, Isolation, check_fixture_db
+from agent_backtest.simulate.ledger import check_ledger
 from agent_backtest.simulate.log import CONVERSATIONS, read_conversations, rewrite
 from agent_backtest.simulate.manifest import (
     IsolationRecord,
@@ -30,7 +30,12 @@ from agent_backtest.simulate.run import (
     SimulatePlan,
     read_run_flows,
 )
-from agent_backtest.simulate.selection import FlowSelection, may_change_state, select_flows
+from agent_backtest.simulate.selection import (
+    FlowSelection,
+    may_change_state,
+    select_flows,
+    source_flows,
+)
 from agent_backtest.simulate.targets import load_target, prepare_agent
 from agent_backtest.simulate.targets.turns import DEFAULT_RESULT_CHARS
 from agent_backtest.units import AgentConfig, load_agent_config
@@ -70,7 +75,7 @@ class IsolationOptions:
 
 
 def plan_simulation(
-    flows_file: Path,
+    flows_file: Path | None,
     target_file: Path,
     out: Path,
     *,
@@ -82,32 +87,45 @@ def plan_simulation(
     agent_config_file: Path | None,
     concurrency: int,
     result_chars: int = DEFAULT_RESULT_CHARS,
+    ledger: Path | None = None,
 ) -> SimulatePlan:
-    """The plan of a new run into ``out``; nothing is written."""
+    """The plan of a new run into ``out`` (from ``flows_file``, or the earlier run of
+    ``selection.from_run``); nothing is written."""
     _check_counts(concurrency, result_chars, selection)
     kind = isolation.check()
     agent_config = load_agent_config(agent_config_file) if agent_config_file else AgentConfig()
-    flows = read_flows(flows_file)
+    target = load_target(target_file)
+    source = source_flows(flows_file, selection, target.name, describe_input(target_file).sha256)
     chosen = select_flows(
-        flows, selection, agent_config.read_only_tools, isolation.read_only_only, kind != "none"
+        source.flows,
+        selection,
+        agent_config.read_only_tools,
+        isolation.read_only_only,
+        kind != "none",
     )
     selected = [entry.flow for entry in chosen.flows]
-    target = load_target(target_file)
     factory = prepare_agent(target, target_file)
     check_user_role(selected, user_role, config)
     _check_out(out)
+    check_ledger(ledger)
     manifest = SimulateManifest.new(
-        flows=describe_input(flows_file),
+        flows=describe_input(source.path),
         target=TargetRecord(name=target.name, type=target.type, file=describe_input(target_file)),
         agent_config=str(agent_config_file) if agent_config_file else None,
         config_file=str(config_file) if config_file else None,
         roles={"user": user_role} if user_role else {},
+        ledger=str(ledger.resolve()) if ledger else None,
         selection=SelectionRecord(
             families=list(selection.families),
             per_family=selection.per_family,
             offset=selection.offset,
             limit=selection.limit,
             read_only_only=isolation.read_only_only,
+            from_run=str(selection.from_run) if selection.from_run else None,
+            verdicts=list(selection.from_verdicts),
+            owners=list(selection.from_owners),
+            exclude_judged=[str(run) for run in source.consulted],
+            left_out=dict(source.left_out),
         ),
         isolation=_isolation_record(kind, isolation),
         concurrency=concurrency,

@@ -1,0 +1,58 @@
+"""What the end of a judging leaves beside the verdicts: the run's findings ledger (and the
+team's, once per run) and its coverage manifest."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from agent_backtest.simulate.coverage import COVERAGE, JudgedRun, coverage
+from agent_backtest.simulate.ledger import RunFindings, append_once, write_run_ledger
+from agent_backtest.simulate.manifest import SimulateManifest
+from agent_backtest.simulate.models import Flow, Verdict
+from agent_backtest.simulate.run import FLOWS, MANIFEST
+from agent_backtest.simulate.sessions import CONVERSATIONS
+
+
+@dataclass(frozen=True)
+class Findings:
+    """Where the findings were written, and whether the team ledger got the run now."""
+
+    ledger: Path
+    coverage: Path
+    appended_to: Path | None
+
+
+def write_findings(run: Path, flows: list[Flow], verdicts: list[Verdict]) -> Findings:
+    """``ledger.md`` and ``coverage.json`` of the run's verdicts; when every flow has one and
+    run.json names a team ledger, the run's section appended to it (once per run)."""
+    manifest = SimulateManifest.load(run / MANIFEST) if (run / MANIFEST).is_file() else None
+    by_flow = {verdict.flow_id: verdict for verdict in verdicts}
+    findings = RunFindings(run, manifest, flows, by_flow, _lines(run / CONVERSATIONS))
+    ledger = write_run_ledger(findings)
+    target = manifest.target if manifest is not None else None
+    name = f"{target.name}@{target.file.sha256[:12]}" if target else None
+    judged = JudgedRun(run, name, flows, by_flow)
+    covered = coverage([run / FLOWS], flows, [judged])
+    covered.save(run / COVERAGE)
+    appended = None
+    complete = all(flow.id in by_flow for flow in flows)
+    if complete and manifest is not None and manifest.ledger is not None:
+        team = Path(manifest.ledger)
+        appended = team if append_once(findings, team) else None
+    return Findings(ledger, run / COVERAGE, appended)
+
+
+def _lines(path: Path) -> dict[str, int]:
+    """Each flow's line in conversations.jsonl (its last whole record, the one judged)."""
+    lines: dict[str, int] = {}
+    if not path.exists():
+        return lines
+    for number, line in enumerate(path.read_bytes().split(b"\n"), start=1):
+        try:
+            lines[orjson.loads(line)["flow_id"]] = number
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            continue  # a blank or torn line
+    return lines
