@@ -98,6 +98,8 @@ _KINDS = ("pass", "fail", "uncertain")
 
 def _heading(findings: RunFindings, links_from: Path) -> str:
     where = _relative(findings.run, links_from)
+    if where == ".":  # the run's own ledger
+        where = findings.run.resolve().name
     manifest = findings.manifest
     if manifest is None:
         return f"## Simulate run `{where}`"
