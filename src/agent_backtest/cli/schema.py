@@ -15,6 +15,7 @@ from agent_backtest.bench.run_manifest import BenchRunManifest
 from agent_backtest.patch import CoverageReport, Patch
 from agent_backtest.runs import Comparison, ResultRecord, RunManifest, ScoreRecord, Summary
 from agent_backtest.runs.profile import Profile
+from agent_backtest.simulate.coverage import CoverageManifest
 from agent_backtest.simulate.judging import JudgingSettings
 from agent_backtest.simulate.manifest import SimulateManifest
 from agent_backtest.simulate.models import ConversationRecord, Verdict
@@ -44,6 +45,7 @@ RECORDS: dict[str, type[BaseModel]] = {
     "conversation": ConversationRecord,
     "judging": JudgingSettings,
     "verdict": Verdict,
+    "simulate_coverage": CoverageManifest,
 }
 RecordName = StrEnum("RecordName", {name: name for name in RECORDS})
 

@@ -224,7 +224,7 @@ def run(
         config_file=config_file,
     )
     if resume is not None:
-        if flows or target or out or from_run or exclude_judged or ledger:
+        if flows or target or out or from_run or verdict or owner or exclude_judged or ledger:
             raise UserError(
                 "takes the run's own flows, target and settings; pass only the run directory",
                 "resume",
