@@ -51,10 +51,14 @@ def test_exclude_judged_leaves_out_the_judged_seeds_and_plays_the_uncertain(
         assert selection["left_out"] == {"judged_pass": 2, "judged_fail": 1}
         assert selection["exclude_judged"] == ["runs/first"]
 
-        before = len(played(agent))  # a folder of runs is every judged simulate run in it
+        # A folder of runs is every judged simulate run in it; one not judged adds nothing.
+        assert sim.run("runs/unjudged", LATER, "--skip-judge")[0] == 0
+        before = len(played(agent))
         code, output = sim.run("folder", LATER, "--exclude-judged", "runs", "--skip-judge")
         assert code == 0, output
         assert sorted(played(agent)[before:]) == ["b3", "b5"]
+        selection = json.loads((tmp_path / "folder" / "run.json").read_text())["selection"]
+        assert selection["exclude_judged"] == ["runs/first"]
 
 
 def test_seeds_judged_through_another_target_are_not_left_out(

@@ -88,13 +88,14 @@ def runs_under(paths: Sequence[Path], parameter: str) -> list[EarlierRun]:
 
 
 def _judged_simulate_run(path: Path) -> bool:
-    if not (path / MANIFEST).is_file() or not (path / VERDICTS_FILE).is_file():
+    """True for a simulate run with at least one verdict (a folder may hold other runs)."""
+    if not (path / MANIFEST).is_file() or not (path / FLOWS).is_file():
         return False
     try:
         SimulateManifest.load(path / MANIFEST)
     except ValueError:
         return False
-    return True
+    return bool(read_verdicts(path / VERDICTS_FILE))
 
 
 def _manifest(run: Path, parameter: str) -> SimulateManifest:

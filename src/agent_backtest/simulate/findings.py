@@ -8,6 +8,7 @@ from pathlib import Path
 
 import orjson
 
+from agent_backtest.errors import InputError
 from agent_backtest.simulate.coverage import COVERAGE, JudgedRun, coverage
 from agent_backtest.simulate.ledger import RunFindings, append_once, write_run_ledger
 from agent_backtest.simulate.manifest import SimulateManifest
@@ -28,7 +29,7 @@ class Findings:
 def write_findings(run: Path, flows: list[Flow], verdicts: list[Verdict]) -> Findings:
     """``ledger.md`` and ``coverage.json`` of the run's verdicts; when every flow has one and
     run.json names a team ledger, the run's section appended to it (once per run)."""
-    manifest = SimulateManifest.load(run / MANIFEST) if (run / MANIFEST).is_file() else None
+    manifest = _manifest(run / MANIFEST)
     by_flow = {verdict.flow_id: verdict for verdict in verdicts}
     findings = RunFindings(run, manifest, flows, by_flow, _lines(run / CONVERSATIONS))
     ledger = write_run_ledger(findings)
@@ -43,6 +44,16 @@ def write_findings(run: Path, flows: list[Flow], verdicts: list[Verdict]) -> Fin
         team = Path(manifest.ledger)
         appended = team if append_once(findings, team) else None
     return Findings(ledger, run / COVERAGE, appended)
+
+
+def _manifest(path: Path) -> SimulateManifest | None:
+    """run.json, or None for a run directory that has none (judged from its files alone)."""
+    if not path.is_file():
+        return None
+    try:
+        return SimulateManifest.load(path)
+    except ValueError:
+        raise InputError(path, None, "not the manifest of a simulate run") from None
 
 
 def _lines(path: Path) -> dict[str, int]:

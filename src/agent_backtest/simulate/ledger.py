@@ -57,13 +57,20 @@ class RunFindings:
 
 
 def check_ledger(path: Path | None) -> None:
-    """A team ledger must be a file that can be written (or made), not a folder."""
+    """A team ledger must be a file that can be written (or made in a folder that can be)."""
     if path is None:
         return
     if path.is_dir():
         raise UserError(f"{path} is a folder: name the ledger file (Markdown)", "ledger")
-    if path.exists() and not os.access(path, os.W_OK):
-        raise UserError(f"{path} cannot be written: name a ledger file you can write", "ledger")
+    if path.exists():
+        if not os.access(path, os.W_OK):
+            raise UserError(f"{path} cannot be written: name a ledger file you can write", "ledger")
+        return
+    folder = next(p for p in path.absolute().parents if p.exists())
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise UserError(
+            f"{path} cannot be made in {folder}: name a ledger file elsewhere", "ledger"
+        )
 
 
 def failure_groups(flows: list[Flow], verdicts: dict[str, Verdict]) -> list[FailureGroup]:
