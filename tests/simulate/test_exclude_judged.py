@@ -84,7 +84,7 @@ def test_nothing_left_to_play_is_one_line_and_nothing_is_written(
         before = len(played(agent))
         code, output = sim.run("again", EARLIER, "--exclude-judged", "first")
         assert code == 2 and output.count("\n") == 1
-        assert "FLOWS: no flow is left to play (4 judged pass left out)" in output
+        assert "--exclude-judged: no flow is left to play: 4 judged pass before" in output
         code, output = sim.run("again", EARLIER, "--exclude-judged", "nowhere")
         assert code == 2 and output.count("\n") == 1
         assert "--exclude-judged: nowhere is not a run directory" in output

@@ -42,7 +42,9 @@ def test_from_with_verdict_fail_plays_exactly_the_failed_flows(
         assert code == 0, output
         assert sorted(played(agent)[before:]) == ["c2", "n1", "n3"]
         assert run_ids(tmp_path / "again") == ["n1", "n3", "c2"]
-        assert "left out: 2 not matching --verdict/--owner" in " ".join(output.split())
+        assert "left out: 2 not matching the verdicts and owners asked for" in " ".join(
+            output.split()
+        )
         manifest = json.loads((tmp_path / "again" / "run.json").read_text())
         selection = manifest["selection"]
         assert selection["from_run"] == "first" and selection["verdicts"] == ["fail"]
@@ -88,6 +90,10 @@ def test_a_bad_from_is_one_line_and_nothing_is_written_or_sent(
             code, output = sim.run("out", flows, *args)
             assert code == 2, (args, output)
             assert output.count("\n") == 1 and message in output, (args, output)
+        code, output = sim.run("out", None, "--from", "first", "--owner", "agent_routing",
+                               "--verdict", "pass")  # fmt: skip
+        assert code == 2 and output.count("\n") == 1
+        assert "--verdict: no flow is left to play: 5 not matching the verdicts" in output
         code, output = sim.run("out", FLOWS, "--from", "first")
         assert code == 2 and output.count("\n") == 1
         assert "FLOWS: give FLOWS or --from RUN" in output

@@ -22,6 +22,7 @@ from agent_backtest.simulate.judging import JudgingOptions
 from agent_backtest.simulate.models import ConversationRecord
 from agent_backtest.simulate.plan import IsolationOptions
 from agent_backtest.simulate.run import SimulateHooks
+from agent_backtest.simulate.selection import describe_left_out
 
 FAILED = 1
 
@@ -293,13 +294,6 @@ class _Progress(SimulateHooks):
         self.console.print(f"  {record.flow_id} ({record.family}): {what}", markup=False)
 
 
-_LEFT_OUT = {
-    "not_matching": "not matching --verdict/--owner",
-    "judged_pass": "judged pass before",
-    "judged_fail": "judged fail before",
-}
-
-
 def _summary(run: api.SimulateRun) -> None:
     manifest = run.manifest
     counts = manifest.counts
@@ -310,10 +304,8 @@ def _summary(run: api.SimulateRun) -> None:
         parts.append(f"{counts.isolated} isolated")
     if counts.skipped_may_change_state:
         parts.append(f"{counts.skipped_may_change_state} skipped as they may change state")
-    left_out = manifest.selection.left_out
-    if left_out:
-        why = ", ".join(f"{left_out[k]} {what}" for k, what in _LEFT_OUT.items() if k in left_out)
-        parts.append(f"left out: {why}")
+    if manifest.selection.left_out:
+        parts.append(f"left out: {describe_left_out(manifest.selection.left_out)}")
     console = SafeConsole(highlight=False)
     console.print(f"{'; '.join(parts)}: {run.path} ({manifest.status})", markup=False)
     if run.judging is not None:

@@ -19,11 +19,17 @@ from pydantic import BaseModel, ConfigDict, Field
 from agent_backtest.errors import UserError
 from agent_backtest.runs.files import private_atomic_writer
 from agent_backtest.simulate.flows import YAML_SUFFIXES, read_flows
+from agent_backtest.simulate.manifest import TargetRecord
 from agent_backtest.simulate.models import Flow, Verdict
 
 COVERAGE = "coverage.json"
 COVERAGE_SCHEMA = "abt.simulate_coverage/1"
 FLOW_SUFFIXES = (".jsonl", ".json", *YAML_SUFFIXES)
+
+
+def target_label(target: TargetRecord) -> str:
+    """A target as the manifest names it: its name @ its file's sha256 (12 digits)."""
+    return f"{target.name}@{target.file.sha256[:12]}"
 
 
 def seed_of(flow: Flow) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from agent_backtest.errors import InputError, UserError
-from agent_backtest.simulate.coverage import JudgedRun, seed_of
+from agent_backtest.simulate.coverage import JudgedRun, seed_of, target_label
 from agent_backtest.simulate.flows import LocatedFlow, read_flows
 from agent_backtest.simulate.judging import VERDICTS_FILE, read_verdicts
 from agent_backtest.simulate.manifest import SimulateManifest
@@ -35,13 +35,8 @@ class EarlierRun:
 
     def judged(self) -> JudgedRun:
         """What the coverage manifest reads of the run."""
-        target = self.manifest.target
-        return JudgedRun(
-            self.path,
-            f"{target.name}@{target.file.sha256[:12]}",
-            [located.flow for located in self.flows],
-            self.verdicts,
-        )
+        flows = [located.flow for located in self.flows]
+        return JudgedRun(self.path, target_label(self.manifest.target), flows, self.verdicts)
 
     def decided(self) -> dict[str, Verdict]:
         """The pass and fail verdicts of the run, by seed (``seed_id``, else the flow's id)."""

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import orjson
 
-from agent_backtest.errors import InputError
-from agent_backtest.simulate.coverage import COVERAGE, JudgedRun, coverage
-from agent_backtest.simulate.ledger import RunFindings, append_once, write_run_ledger
+from agent_backtest.errors import InputError, UserError
+from agent_backtest.simulate.coverage import COVERAGE, JudgedRun, coverage, target_label
+from agent_backtest.simulate.ledger import LEDGER, RunFindings, append_once, write_run_ledger
 from agent_backtest.simulate.manifest import SimulateManifest
 from agent_backtest.simulate.models import Flow, Verdict
 from agent_backtest.simulate.run import FLOWS, MANIFEST
@@ -33,17 +33,27 @@ def write_findings(run: Path, flows: list[Flow], verdicts: list[Verdict]) -> Fin
     by_flow = {verdict.flow_id: verdict for verdict in verdicts}
     findings = RunFindings(run, manifest, flows, by_flow, _lines(run / CONVERSATIONS))
     ledger = write_run_ledger(findings)
-    target = manifest.target if manifest is not None else None
-    name = f"{target.name}@{target.file.sha256[:12]}" if target else None
+    name = target_label(manifest.target) if manifest is not None else None
     judged = JudgedRun(run, name, flows, by_flow)
     covered = coverage([run / FLOWS], flows, [judged])
     covered.save(run / COVERAGE)
     appended = None
     complete = all(flow.id in by_flow for flow in flows)
     if complete and manifest is not None and manifest.ledger is not None:
-        team = Path(manifest.ledger)
-        appended = team if append_once(findings, team) else None
+        appended = _append(findings, Path(manifest.ledger))
     return Findings(ledger, run / COVERAGE, appended)
+
+
+def _append(findings: RunFindings, team: Path) -> Path | None:
+    """The team ledger, if the run's section was appended to it now."""
+    try:
+        return team if append_once(findings, team) else None
+    except OSError as exc:  # checked before the run, but it may have changed since
+        raise UserError(
+            f"cannot append to {team} ({exc.strerror}); the verdicts and {LEDGER} are written, "
+            "and the next judging of the run appends it",
+            "ledger",
+        ) from None
 
 
 def _manifest(path: Path) -> SimulateManifest | None:

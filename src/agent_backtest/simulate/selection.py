@@ -5,7 +5,7 @@ and a limit, and what becomes of the flows that may change the agent's data."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import get_args
@@ -93,13 +93,22 @@ def source_flows(
     flows, judged = without_judged(flows, runs, target, sha256)
     left_out.update(judged)
     if not flows:
-        raise UserError(f"no flow is left to play ({_counts(left_out)} left out)", "flows")
+        parameter = "exclude_judged" if judged else "from_verdicts"
+        raise UserError(f"no flow is left to play: {describe_left_out(left_out)}", parameter)
     consulted = [run.path for run in runs if run.same_target(target, sha256)]
     return Source(path, flows, +left_out, consulted)
 
 
-def _counts(left_out: Counter[str]) -> str:
-    return ", ".join(f"{n} {why.replace('_', ' ')}" for why, n in sorted(left_out.items()) if n)
+_LEFT_OUT = {
+    "not_matching": "not matching the verdicts and owners asked for",
+    "judged_pass": "judged pass before",
+    "judged_fail": "judged fail before",
+}
+
+
+def describe_left_out(left_out: Mapping[str, int]) -> str:
+    """How many flows were left out and why, in words."""
+    return ", ".join(f"{left_out[k]} {why}" for k, why in _LEFT_OUT.items() if left_out.get(k))
 
 
 def from_earlier(
