@@ -71,7 +71,7 @@ def test_schema_prints_every_record_keyed_by_name() -> None:
     result = runner.invoke(app, ["schema"])
     assert result.exit_code == 0
     documents = json.loads(result.stdout)
-    assert sorted(documents) == sorted(RECORDS) and len(RECORDS) == 21
+    assert sorted(documents) == sorted(RECORDS) and len(RECORDS) == 22
     for name, document in documents.items():
         assert document["properties"]["schema"]["const"].startswith("abt."), name
     one = runner.invoke(app, ["schema", "summary"])

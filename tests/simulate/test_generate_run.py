@@ -97,4 +97,6 @@ def test_checks_that_cost_nothing_come_before_the_teacher(
         assert server.total == 0
     assert read_log(agent.log) == []
     code, output = abt("simulate", "run", tmp_path / "flows.jsonl", "--generate", "c.yaml")
-    assert code == 2 and "FLOWS: give FLOWS, or --generate CAPABILITIES" in output, output
+    assert code == 2 and "FLOWS: give FLOWS, --generate CAPABILITIES or --from RUN" in output, (
+        output
+    )

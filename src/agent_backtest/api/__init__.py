@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from agent_backtest.api.reports import compare, gate, report
     from agent_backtest.api.scoring import score
     from agent_backtest.api.simulate import simulate_generate, simulate_resume, simulate_run
+    from agent_backtest.api.simulate_coverage import simulate_coverage
     from agent_backtest.api.simulate_judge import simulate_judge
     from agent_backtest.api.units import build_units, read_sessions
 
@@ -52,6 +53,7 @@ _HOMES = {
     "report": "reports",
     "score": "scoring",
     "simulate_generate": "simulate",
+    "simulate_coverage": "simulate_coverage",
     "simulate_judge": "simulate_judge",
     "simulate_resume": "simulate",
     "simulate_run": "simulate",
@@ -79,6 +81,7 @@ __all__ = [
     "report",
     "resume",
     "score",
+    "simulate_coverage",
     "simulate_generate",
     "simulate_judge",
     "simulate_resume",

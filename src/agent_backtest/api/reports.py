@@ -29,7 +29,8 @@ from agent_backtest.simulate.compare import (
     write_comparison,
 )
 from agent_backtest.simulate.gate import at_least, gate_summary
-from agent_backtest.simulate.judging import FLOWS_FILE, VERDICTS_FILE, read_run, read_verdicts
+from agent_backtest.simulate.judging import read_run, read_verdicts
+from agent_backtest.simulate.layout import FLOWS, VERDICTS
 from agent_backtest.simulate.models import Flow, Verdict
 from agent_backtest.simulate.summary import SimulateSummary, summarise
 
@@ -40,7 +41,7 @@ def _path(run: PathLike | Run) -> Path:
 
 def is_simulate_run(path: Path) -> bool:
     """True for a simulate run's directory (it holds the flows it plays)."""
-    return (path / FLOWS_FILE).is_file()
+    return (path / FLOWS).is_file()
 
 
 def report(run: PathLike | Run) -> ReportOutcome | simulate_report.SimulateReport:
@@ -51,7 +52,7 @@ def report(run: PathLike | Run) -> ReportOutcome | simulate_report.SimulateRepor
         return write_report(path)
     with run_lock(path, "report on"):
         flows, conversations = read_run(path)
-        verdicts = read_verdicts(path / VERDICTS_FILE)
+        verdicts = read_verdicts(path / VERDICTS)
         return simulate_report.write_report(path, flows, conversations, verdicts.values())
 
 
@@ -59,7 +60,7 @@ def simulate_summary(run: PathLike | Run) -> SimulateSummary:
     """The summary of a simulate run, from its records as they are now (nothing written)."""
     path = _path(run)
     flows, conversations = read_run(path)
-    return summarise(flows, conversations, read_verdicts(path / VERDICTS_FILE).values())
+    return summarise(flows, conversations, read_verdicts(path / VERDICTS).values())
 
 
 def compare(
@@ -103,7 +104,7 @@ def compare(
 def _flows_and_verdicts(path: Path) -> tuple[Path, list[Flow], dict[str, Verdict]]:
     """A simulate run's flows and the verdict of each flow judged."""
     flows, _ = read_run(path)
-    return path, flows, read_verdicts(path / VERDICTS_FILE)
+    return path, flows, read_verdicts(path / VERDICTS)
 
 
 def gate(

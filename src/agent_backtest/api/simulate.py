@@ -38,7 +38,8 @@ from agent_backtest.simulate.judging import (
     plan_judging,
     record_judging,
 )
-from agent_backtest.simulate.log import CONVERSATIONS, read_conversations
+from agent_backtest.simulate.layout import CONVERSATIONS
+from agent_backtest.simulate.log import read_conversations
 from agent_backtest.simulate.manifest import SimulateManifest
 from agent_backtest.simulate.models import ConversationRecord
 from agent_backtest.simulate.plan import (
@@ -77,6 +78,11 @@ def simulate_run(
     per_family: int | None = None,
     offset: int = 0,
     limit: int | None = None,
+    from_run: PathLike | None = None,
+    from_verdicts: Sequence[str] = (),
+    from_owners: Sequence[str] = (),
+    exclude_judged: Sequence[PathLike] = (),
+    ledger: PathLike | None = None,
     isolation: IsolationOptions | None = None,
     concurrency: int = 4,
     agent_config: PathLike | None = None,
@@ -92,7 +98,12 @@ def simulate_run(
 
     With ``generate`` instead of ``flows``, the flows are written by the teacher model (as
     :func:`simulate_generate` writes them), after every other check, into the run's
-    ``flows.jsonl``, then played.
+    ``flows.jsonl``, then played. Instead of ``flows``, ``from_run`` plays the flows of an
+    earlier simulate run as it played them, kept by its ``from_verdicts`` (pass, fail,
+    uncertain) and ``from_owners``; ``exclude_judged`` (runs, or folders of runs) leaves out the
+    seeds they judged pass or fail through the same target (its name and file sha256).
+    ``ledger`` names a team ledger file (Markdown) the run's findings are appended to, once,
+    when every conversation has a verdict.
 
     ``user`` (provider/model) plays the flows with a simulated user; ``agent`` (provider/model)
     is the model of a ``model`` target, the built-in agent loop. Flows that may change the
@@ -102,16 +113,24 @@ def simulate_run(
     and nothing is sent until every check has passed; a failed check raises
     :class:`~agent_backtest.errors.UserError` naming the parameter at fault.
     """
-    source = _flows_source(flows, generate)
     judge = _judge_stage(skip_judge, judging, config_file, None)
     config = load_model_config(Path(config_file) if config_file else None)
     role = _user_role(config, user)
     generation = plan_generation(generate, config) if generate else None
     plan = plan_simulation(
-        source,
+        _flows_source(flows, generate, from_run),
         Path(target),
         Path(out),
-        selection=FlowSelection(tuple(families), per_family, offset, limit),
+        selection=FlowSelection(
+            tuple(families),
+            per_family,
+            offset,
+            limit,
+            from_verdicts=tuple(from_verdicts),
+            from_owners=tuple(from_owners),
+            from_run=Path(from_run) if from_run is not None else None,
+            exclude_judged=tuple(Path(run) for run in exclude_judged),
+        ),
         isolation=isolation or IsolationOptions(),
         user_role=role,
         config=config,
@@ -121,6 +140,7 @@ def simulate_run(
         concurrency=concurrency,
         result_chars=result_chars,
         generation=generation,
+        ledger=Path(ledger) if ledger is not None else None,
     )
     created = _make(plan.out)
     with run_lock(plan.out, "simulate"):
@@ -137,13 +157,19 @@ def simulate_run(
     return SimulateRun(plan.out, manifest, verdicts)
 
 
-def _flows_source(flows: PathLike | None, generate: GenerateOptions | None) -> Path:
-    """The flows file, or with ``generate`` the capability file the flows are written from."""
-    if flows is not None and generate is None:
-        return Path(flows)
-    if flows is None and generate is not None:
+def _flows_source(
+    flows: PathLike | None, generate: GenerateOptions | None, from_run: PathLike | None
+) -> Path | None:
+    """The flows file (None with ``from_run``), or with ``generate`` the capability file the
+    flows are written from."""
+    if generate is None:
+        return Path(flows) if flows is not None else None
+    if flows is None and from_run is None:
         return generate.capabilities
-    raise UserError("give a flows file, or the capabilities to generate flows from", "flows")
+    raise UserError(
+        "give a flows file, --from RUN, or the capabilities to generate flows from: one of them",
+        "flows",
+    )
 
 
 def simulate_generate(

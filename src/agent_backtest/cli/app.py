@@ -170,6 +170,13 @@ COMMANDS: Mapping[str, Entry] = {
                 "Judge a saved simulate run's conversations: checks, then the judge; never "
                 "replays.",
             ),
+            "coverage": Command(
+                "simulate_coverage",
+                "coverage",
+                "Per family of a corpus of flows: its seeds, those judged pass or fail in any of "
+                "the runs, those pending (never judged, or only uncertain), and the percent "
+                "covered.",
+            ),
         },
     ),
     "patch": Group(

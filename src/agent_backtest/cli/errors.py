@@ -35,6 +35,10 @@ FLAGS: dict[str, str] = {
     "flows": "FLOWS",
     "case_ids": "--case-id",
     "benchmark": "BENCHMARK",
+    "from_run": "--from",
+    "from_verdicts": "--verdict",
+    "from_owners": "--owner",
+    "corpus": "FLOWS",
 }
 
 

@@ -16,6 +16,7 @@ from agent_backtest.patch import CoverageReport, Patch
 from agent_backtest.runs import Comparison, ResultRecord, RunManifest, ScoreRecord, Summary
 from agent_backtest.runs.profile import Profile
 from agent_backtest.simulate.compare import SimulateComparison
+from agent_backtest.simulate.coverage import CoverageManifest
 from agent_backtest.simulate.judging import JudgingSettings
 from agent_backtest.simulate.manifest import SimulateManifest
 from agent_backtest.simulate.models import ConversationRecord, Verdict
@@ -48,6 +49,7 @@ RECORDS: dict[str, type[BaseModel]] = {
     "verdict": Verdict,
     "simulate_summary": SimulateSummary,
     "simulate_comparison": SimulateComparison,
+    "simulate_coverage": CoverageManifest,
 }
 RecordName = StrEnum("RecordName", {name: name for name in RECORDS})
 

@@ -10,6 +10,7 @@ import typer
 
 from agent_backtest import api
 from agent_backtest.cli.terminal import SafeConsole
+from agent_backtest.simulate.findings import Findings
 from agent_backtest.simulate.judging import JudgingOutcome
 from agent_backtest.simulate.summary import summary_lines
 
@@ -149,9 +150,19 @@ def print_outcome(console: SafeConsole, outcome: JudgingOutcome) -> None:
     report = outcome.report
     if report is None:
         console.print(f"wrote {outcome.path}", markup=False)
-        return
-    for line in summary_lines(report.summary):
-        console.print(line, markup=False, soft_wrap=True)
-    console.print(
-        f"wrote {outcome.path}, {report.summary_path} and {report.page_path}", markup=False
-    )
+    else:
+        for line in summary_lines(report.summary):
+            console.print(line, markup=False, soft_wrap=True)
+        console.print(
+            f"wrote {outcome.path}, {report.summary_path} and {report.page_path}", markup=False
+        )
+    if outcome.findings is not None:
+        print_findings(console, outcome.findings)
+
+
+def print_findings(console: SafeConsole, findings: Findings) -> None:
+    """Where the ledger and the coverage manifest were written, and the team ledger appended."""
+    line = f"wrote {findings.ledger} and {findings.coverage}"
+    if findings.appended_to is not None:
+        line += f"; appended the run's findings to {findings.appended_to}"
+    console.print(line, markup=False)

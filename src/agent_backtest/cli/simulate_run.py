@@ -24,6 +24,7 @@ from agent_backtest.simulate.judging import JudgingOptions
 from agent_backtest.simulate.models import ConversationRecord
 from agent_backtest.simulate.plan import IsolationOptions
 from agent_backtest.simulate.run import SimulateHooks
+from agent_backtest.simulate.selection import describe_left_out
 
 FAILED = 1
 
@@ -109,6 +110,49 @@ def run(
     ] = 0,
     limit: Annotated[
         int | None, typer.Option("--limit", metavar="N", min=1, help="Play at most N flows.")
+    ] = None,
+    from_run: Annotated[
+        Path | None,
+        typer.Option(
+            "--from",
+            metavar="RUN",
+            help="Play the flows of this earlier simulate run, as it played them (instead of "
+            "FLOWS), kept by --verdict and --owner.",
+        ),
+    ] = None,
+    verdict: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--verdict",
+            metavar="VERDICT",
+            help="With --from: only the flows it judged so: pass, fail or uncertain (repeatable).",
+        ),
+    ] = None,
+    owner: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--owner",
+            metavar="OWNER",
+            help="With --from: only the flows whose verdict names this owner (repeatable).",
+        ),
+    ] = None,
+    exclude_judged: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--exclude-judged",
+            metavar="RUN",
+            help="Leave out the flows whose seed this run (or each run in this folder) judged "
+            "pass or fail through the same target; uncertain ones play again (repeatable).",
+        ),
+    ] = None,
+    ledger: Annotated[
+        Path | None,
+        typer.Option(
+            "--ledger",
+            metavar="FILE",
+            help="A team ledger (Markdown) the run's failures are appended to, once, when "
+            "every conversation has a verdict.",
+        ),
     ] = None,
     read_only_only: Annotated[
         bool,
@@ -203,7 +247,8 @@ def run(
         config_file=config_file,
     )
     if resume is not None:
-        if flows or target or out or generate:
+        given = (flows, target, out, generate, from_run, verdict, owner, exclude_judged, ledger)
+        if any(given):
             raise UserError(
                 "takes the run's own flows, target and settings; pass only the run directory",
                 "resume",
@@ -223,8 +268,11 @@ def run(
             raise UserError(
                 "plays again the flows of a run you resume: add --resume DIR", "retry_errors"
             )
-        if (flows is None) == (generate is None):
-            raise UserError("give FLOWS, or --generate CAPABILITIES (one of the two)", "flows")
+        sources = [flows is not None, generate is not None, from_run is not None]
+        if sum(sources) != 1:
+            raise UserError(
+                "give FLOWS, --generate CAPABILITIES or --from RUN (one of the three)", "flows"
+            )
         if target is None or out is None:
             raise UserError("give FLOWS, --target and --out (or --resume DIR)")
         done = api.simulate_run(
@@ -237,6 +285,11 @@ def run(
             per_family=per_family,
             offset=offset,
             limit=limit,
+            from_run=from_run,
+            from_verdicts=verdict or (),
+            from_owners=owner or (),
+            exclude_judged=exclude_judged or (),
+            ledger=ledger,
             isolation=IsolationOptions(read_only_only, fixture_db, snapshot_cmd, restore_cmd),
             concurrency=concurrency or 4,
             agent_config=agent_config,
@@ -281,6 +334,8 @@ def _summary(run: api.SimulateRun) -> None:
         parts.append(f"{counts.isolated} isolated")
     if counts.skipped_may_change_state:
         parts.append(f"{counts.skipped_may_change_state} skipped as they may change state")
+    if manifest.selection.left_out:
+        parts.append(f"left out: {describe_left_out(manifest.selection.left_out)}")
     console = SafeConsole(highlight=False)
     console.print(f"{'; '.join(parts)}: {run.path} ({manifest.status})", markup=False)
     if run.judging is not None:

@@ -40,16 +40,14 @@ from agent_backtest.simulate.checks import (
     first_failure,
     transport_failure,
 )
+from agent_backtest.simulate.findings import Findings, write_findings
 from agent_backtest.simulate.judge import ConversationJudge, Decision, JudgeModel, judged_owner
+from agent_backtest.simulate.layout import CONVERSATIONS, FLOWS, JUDGING, VERDICTS
 from agent_backtest.simulate.models import ConversationRecord, Flow, Verdict
 from agent_backtest.simulate.report import SimulateReport, write_report
 from agent_backtest.simulate.rubric import DEFAULT_TAXONOMY, Owners, load_owners, load_rubric
 from agent_backtest.trace import ToolDef, dump_record, sha256_of
 
-FLOWS_FILE = "flows.jsonl"
-CONVERSATIONS_FILE = "conversations.jsonl"
-VERDICTS_FILE = "verdicts.jsonl"
-JUDGING_FILE = "judging.json"
 JUDGING_SCHEMA = "abt.judging/1"
 Rejudge = Literal["uncertain", "all"]
 Record = TypeVar("Record", bound=BaseModel)
@@ -103,6 +101,8 @@ class JudgingOutcome:
     counts: Counter[str] = field(default_factory=Counter)
     reasons: Counter[str] = field(default_factory=Counter)
     report: SimulateReport | None = None
+    findings: Findings | None = None
+    """The ledger and coverage manifest written from the verdicts."""
 
 
 @dataclass(frozen=True)
@@ -152,7 +152,7 @@ def plan_judging(run: Path, options: JudgingOptions) -> JudgingPlan:
     options = _with_recorded(options, recorded)
     config = load_model_config(options.config_file)
     settings, taxonomy, tools = _settings(options, config, recorded)
-    earlier = read_verdicts(run / VERDICTS_FILE)
+    earlier = read_verdicts(run / VERDICTS)
     if earlier and not options.resume and options.rejudge is None:
         raise UserError(
             f"{run} already has verdicts for {len(earlier)} of {len(flows)} flows: --resume "
@@ -220,7 +220,7 @@ def _settings(
 def judge_locked(plan: JudgingPlan) -> JudgingOutcome:
     """:func:`judge_run`, for a caller that already holds the run's lock."""
     _write_settings(plan.run, plan.settings)
-    path = plan.run / VERDICTS_FILE
+    path = plan.run / VERDICTS
     write_verdicts(path, _in_flow_order(plan.flows, plan.kept))
     counters = CallCounters()
     decided = asyncio.run(_judge_all(plan, counters))
@@ -237,6 +237,7 @@ def judge_locked(plan: JudgingPlan) -> JudgingOutcome:
     outcome.counts.update(v.verdict for v in verdicts)
     outcome.reasons.update(v.reason for v in verdicts if v.reason)
     outcome.report = write_report(plan.run, plan.flows, plan.conversations, verdicts)
+    outcome.findings = write_findings(plan.run, plan.flows, verdicts)
     return outcome
 
 
@@ -252,7 +253,7 @@ async def _judge_all(plan: JudgingPlan, counters: CallCounters) -> dict[str, Ver
     judge = ConversationJudge(judges, plan.owners, plan.tools, load_rubric())
     gate = asyncio.Semaphore(plan.settings.judge.concurrency)
     decided: dict[str, Verdict] = {}
-    writer = VerdictWriter(plan.run / VERDICTS_FILE)
+    writer = VerdictWriter(plan.run / VERDICTS)
 
     async def one(flow: Flow) -> None:
         async with gate:
@@ -384,24 +385,24 @@ def read_verdicts(path: Path) -> dict[str, Verdict]:
 
 def read_run(run: Path) -> tuple[list[Flow], dict[str, ConversationRecord]]:
     """The run's flows, and the conversation of each flow played (its last record)."""
-    if not (run / FLOWS_FILE).is_file():
-        raise InputError(run, None, f"no {FLOWS_FILE}: not a simulate run (abt simulate run)")
-    flows = list(read_records(run / FLOWS_FILE, Flow))
+    if not (run / FLOWS).is_file():
+        raise InputError(run, None, f"no {FLOWS}: not a simulate run (abt simulate run)")
+    flows = list(read_records(run / FLOWS, Flow))
     ids = Counter(flow.id for flow in flows)
     twice = sorted(flow_id for flow_id, n in ids.items() if n > 1)
     if twice:
-        raise InputError(run / FLOWS_FILE, None, f"flow id {twice[0]!r} is listed twice")
-    path = run / CONVERSATIONS_FILE
+        raise InputError(run / FLOWS, None, f"flow id {twice[0]!r} is listed twice")
+    path = run / CONVERSATIONS
     conversations = {c.flow_id: c for c in read_records(path, ConversationRecord)}
     unknown = sorted(set(conversations) - set(ids))
     if unknown:
-        raise InputError(path, None, f"a conversation of flow {unknown[0]!r}, not in {FLOWS_FILE}")
+        raise InputError(path, None, f"a conversation of flow {unknown[0]!r}, not in {FLOWS}")
     return flows, conversations
 
 
 def read_settings(run: Path) -> JudgingSettings | None:
     """``judging.json`` of an earlier judging, or None."""
-    path = run / JUDGING_FILE
+    path = run / JUDGING
     if not path.exists():
         return None
     try:
@@ -465,7 +466,7 @@ def _in_flow_order(flows: list[Flow], verdicts: dict[str, Verdict]) -> list[Verd
 
 def _write_settings(run: Path, settings: JudgingSettings) -> None:
     """``judging.json``, atomically."""
-    with private_atomic_writer(run / JUDGING_FILE) as handle:
+    with private_atomic_writer(run / JUDGING) as handle:
         handle.write(
             orjson.dumps(
                 settings.model_dump(mode="json", by_alias=True),

@@ -18,11 +18,10 @@ from pydantic import ValidationError
 
 from agent_backtest.errors import InputError
 from agent_backtest.runs.files import private_atomic_writer
+from agent_backtest.simulate.layout import CONVERSATIONS, SESSIONS
 from agent_backtest.simulate.models import ConversationRecord
-from agent_backtest.simulate.sessions import CONVERSATIONS, conversation_session
+from agent_backtest.simulate.sessions import conversation_session
 from agent_backtest.trace import dump_record
-
-SESSIONS = "sessions.jsonl"
 
 
 def read_conversations(path: Path) -> list[ConversationRecord]:

@@ -37,6 +37,17 @@ class SelectionRecord(BaseModel):
     offset: int = 0
     limit: int | None = None
     read_only_only: bool = False
+    from_run: str | None = Field(default=None, description="The earlier run the flows came from.")
+    verdicts: list[str] = Field(default_factory=list, description="Its verdicts kept (--verdict).")
+    owners: list[str] = Field(default_factory=list, description="Its owners kept (--owner).")
+    exclude_judged: list[str] = Field(
+        default_factory=list, description="The earlier runs whose judged seeds were left out."
+    )
+    left_out: dict[str, int] = Field(
+        default_factory=dict,
+        description="Flows left out and why: not_matching (--verdict, --owner), judged_pass, "
+        "judged_fail (--exclude-judged).",
+    )
 
 
 class IsolationRecord(BaseModel):
@@ -79,6 +90,9 @@ class SimulateManifest(BaseModel):
     agent_config: str | None = None
     config_file: str | None = None
     roles: dict[str, ModelRole] = Field(default_factory=dict)
+    ledger: str | None = Field(
+        default=None, description="The team's ledger file the run's findings are appended to."
+    )
     selection: SelectionRecord = Field(default_factory=SelectionRecord)
     isolation: IsolationRecord = Field(default_factory=IsolationRecord)
     concurrency: int = 4

@@ -13,10 +13,12 @@ from agent_backtest.providers.config import ModelRole
 from agent_backtest.providers.roles import check_role, resolve_role
 from agent_backtest.redaction import redact
 from agent_backtest.runs.manifest import describe_input
-from agent_backtest.simulate.flows import LocatedFlow, read_flows
+from agent_backtest.simulate.flows import LocatedFlow
 from agent_backtest.simulate.generation import GenerationPlan
 from agent_backtest.simulate.isolation import Commands, FixtureDb, Isolation, check_fixture_db
-from agent_backtest.simulate.log import CONVERSATIONS, read_conversations, rewrite
+from agent_backtest.simulate.layout import CONVERSATIONS, FIXTURE_COPY, MANIFEST
+from agent_backtest.simulate.ledger import check_ledger
+from agent_backtest.simulate.log import read_conversations, rewrite
 from agent_backtest.simulate.manifest import (
     IsolationRecord,
     SelectionRecord,
@@ -25,13 +27,14 @@ from agent_backtest.simulate.manifest import (
     TargetRecord,
 )
 from agent_backtest.simulate.models import Flow
-from agent_backtest.simulate.run import (
-    FIXTURE_COPY,
-    MANIFEST,
-    SimulatePlan,
-    read_run_flows,
+from agent_backtest.simulate.run import SimulatePlan, read_run_flows
+from agent_backtest.simulate.selection import (
+    FlowSelection,
+    generated_source,
+    may_change_state,
+    select_flows,
+    source_flows,
 )
-from agent_backtest.simulate.selection import FlowSelection, may_change_state, select_flows
 from agent_backtest.simulate.targets import AgentRole, load_target, prepare_agent
 from agent_backtest.simulate.targets.turns import DEFAULT_RESULT_CHARS
 from agent_backtest.units import AgentConfig, load_agent_config
@@ -71,7 +74,7 @@ class IsolationOptions:
 
 
 def plan_simulation(
-    flows_file: Path,
+    flows_file: Path | None,
     target_file: Path,
     out: Path,
     *,
@@ -85,19 +88,31 @@ def plan_simulation(
     concurrency: int,
     result_chars: int = DEFAULT_RESULT_CHARS,
     generation: GenerationPlan | None = None,
+    ledger: Path | None = None,
 ) -> SimulatePlan:
-    """The plan of a new run into ``out``; nothing is written. With ``generation`` the flows
-    are the teacher's (``flows_file`` is then the capability file), asked for last."""
+    """The plan of a new run into ``out`` (from ``flows_file``, the earlier run of
+    ``selection.from_run``, or with ``generation`` the teacher's flows, ``flows_file`` then
+    being the capability file, asked for last); nothing is written."""
     _check_counts(concurrency, result_chars, selection)
     kind = isolation.check()
     agent_config = load_agent_config(agent_config_file) if agent_config_file else AgentConfig()
     target = load_target(target_file)
     agent_role = agent_role_for(target.type, agent, config)
     factory = prepare_agent(target, target_file, AgentRole(agent_role, config))
-    # Generating is paid: it comes after the target and its agent are checked.
-    flows = read_flows(flows_file) if generation is None else _generated(generation, out)
+    check_ledger(ledger)
+    sha256 = describe_input(target_file).sha256
+    if generation is None:
+        source = source_flows(flows_file, selection, target.name, sha256)
+    else:  # generating is paid: it comes after the target and its agent are checked
+        assert flows_file is not None
+        generated = _generated(generation, out)
+        source = generated_source(flows_file, generated, selection, target.name, sha256)
     chosen = select_flows(
-        flows, selection, agent_config.read_only_tools, isolation.read_only_only, kind != "none"
+        source.flows,
+        selection,
+        agent_config.read_only_tools,
+        isolation.read_only_only,
+        kind != "none",
     )
     selected = [entry.flow for entry in chosen.flows]
     check_user_role(selected, user_role, config)
@@ -106,17 +121,23 @@ def plan_simulation(
     if generation is not None:
         roles["teacher"] = generation.role
     manifest = SimulateManifest.new(
-        flows=describe_input(flows_file),
+        flows=describe_input(source.path),
         target=TargetRecord(name=target.name, type=target.type, file=describe_input(target_file)),
         agent_config=str(agent_config_file) if agent_config_file else None,
         config_file=str(config_file) if config_file else None,
         roles={name: role for name, role in roles.items() if role is not None},
+        ledger=str(ledger.resolve()) if ledger else None,
         selection=SelectionRecord(
             families=list(selection.families),
             per_family=selection.per_family,
             offset=selection.offset,
             limit=selection.limit,
             read_only_only=isolation.read_only_only,
+            from_run=str(selection.from_run) if selection.from_run else None,
+            verdicts=list(selection.from_verdicts),
+            owners=list(selection.from_owners),
+            exclude_judged=[str(run) for run in source.consulted],
+            left_out=dict(source.left_out),
         ),
         isolation=_isolation_record(kind, isolation),
         concurrency=concurrency,

@@ -11,13 +11,11 @@ from pydantic import ValidationError
 
 from agent_backtest.errors import InputError
 from agent_backtest.runs.files import private_atomic_writer
+from agent_backtest.simulate.layout import MANIFEST, PAGE, SUMMARY
 from agent_backtest.simulate.manifest import SimulateManifest
 from agent_backtest.simulate.models import ConversationRecord, Flow, Verdict
 from agent_backtest.simulate.page import render_page
-from agent_backtest.simulate.summary import SUMMARY_FILE, SimulateSummary, summarise
-
-PAGE_FILE = "report.html"
-MANIFEST_FILE = "run.json"
+from agent_backtest.simulate.summary import SimulateSummary, summarise
 
 
 @dataclass
@@ -39,17 +37,17 @@ def write_report(
     decided = {verdict.flow_id: verdict for verdict in verdicts}
     summary = summarise(flows, conversations, decided.values())
     document = summary.model_dump(mode="json", by_alias=True)
-    with private_atomic_writer(run / SUMMARY_FILE) as handle:
+    with private_atomic_writer(run / SUMMARY) as handle:
         handle.write(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
     html = render_page(run.name, flows, conversations, decided, summary, _manifest(run))
-    with private_atomic_writer(run / PAGE_FILE) as handle:
+    with private_atomic_writer(run / PAGE) as handle:
         handle.write(html.encode("utf-8"))
-    return SimulateReport(summary, run / SUMMARY_FILE, run / PAGE_FILE)
+    return SimulateReport(summary, run / SUMMARY, run / PAGE)
 
 
 def _manifest(run: Path) -> SimulateManifest | None:
     """The run's manifest, for the page's facts; a run judged from bare records has none."""
-    path = run / MANIFEST_FILE
+    path = run / MANIFEST
     if not path.is_file():
         return None
     try:

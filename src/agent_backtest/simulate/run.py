@@ -26,15 +26,13 @@ from agent_backtest.runs.manifest import now
 from agent_backtest.simulate.conversation import Played, UserRole, play
 from agent_backtest.simulate.flows import read_flows
 from agent_backtest.simulate.isolation import Isolation, IsolationError
-from agent_backtest.simulate.log import CONVERSATIONS, SESSIONS, ConversationLog
+from agent_backtest.simulate.layout import CONVERSATIONS, FIXTURE_COPY, FLOWS, MANIFEST, SESSIONS
+from agent_backtest.simulate.log import ConversationLog
 from agent_backtest.simulate.manifest import SimulateManifest, SimulateStatus
 from agent_backtest.simulate.models import ConversationRecord, Flow
 from agent_backtest.simulate.targets import Agent, AgentFactory
 from agent_backtest.trace import dump_record
 
-MANIFEST = "run.json"
-FLOWS = "flows.jsonl"
-FIXTURE_COPY = "fixture.sqlite"
 RUN_FILES = (MANIFEST, FLOWS, CONVERSATIONS, SESSIONS, FIXTURE_COPY)
 
 

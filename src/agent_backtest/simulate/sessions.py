@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from agent_backtest.simulate.layout import CONVERSATIONS
 from agent_backtest.simulate.models import ConversationRecord, ModelCall, ToolActivity, TurnRecord
 from agent_backtest.trace import (
     AgentInfo,
@@ -25,7 +26,6 @@ from agent_backtest.trace import (
 )
 
 SESSION_FORMAT = "abt.simulate"
-CONVERSATIONS = "conversations.jsonl"
 
 
 def conversation_session(record: ConversationRecord, line: int) -> Session:

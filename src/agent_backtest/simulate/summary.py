@@ -21,7 +21,6 @@ from agent_backtest.simulate.models import ConversationRecord, Flow, Verdict
 from agent_backtest.statistics import Estimate, clustered_mean
 
 SUMMARY_SCHEMA = "abt.simulate_summary/1"
-SUMMARY_FILE = "summary.json"
 DECIDED = ("pass", "fail")
 FlowState = Literal["pass", "fail", "uncertain", "unjudged", "not_played"]
 
