@@ -60,6 +60,46 @@ Where the CPU time goes, by a profile of that run: validating units.jsonl and re
 the command's imports (scipy.special, needed for every Korn–Graubard interval; the trace
 formats, imported by the shared options module; the whole reporting package, imported for its
 figure formatting).
+
+Measured again after ``abt score`` stopped importing the trace formats (the shared options
+import them when traces are read) and the reporting package started importing each public name
+on first use (``abt score`` needs only its figure formatting). Whole process, each command run
+alternating with the previous version, medians (load average about 2; the ratio is the median
+of the per-pair ratios, its range in brackets):
+
+=============================================  ==========  ==========  ==================
+figure                                         before      after       ratio
+=============================================  ==========  ==========  ==================
+``abt score --help`` (its imports), CPU s, 15   1.05        0.83        0.82 (0.70–1.22)
+``abt score``, 10,000 answers, goldens, CPU, 7  4.60        4.21        1.02 (0.85–1.17)
+``abt score``, 10,000 answers, keys, CPU, 7     5.35        5.19        0.99 (0.93–1.05)
+=============================================  ==========  ==========  ==================
+
+The 0.2 s saved on imports is inside the spread of a 4 s run. The matcher was not changed;
+this script, run four times alternating the two versions (7 passes each), read 0.87 to 1.03
+of BFCL with answer keys and 0.79 to 0.96 against goldens: the same code, the load moving it.
+scores.jsonl and summary.json are byte for byte the same from both versions on both runs, and
+so is what the command prints but for the run's path. Where the CPU time goes now, measured
+in-process without a profiler (seconds): imports 0.8, of which scipy.special 0.45 with numpy,
+loaded for the first interval; units.jsonl 0.5; results.jsonl 0.4 to 0.7; scoring 1.1; the
+summary 0.3; writing 0.1.
+
+Tried and measured, not kept (slower, so left out):
+
+* units.jsonl read as JSON first, each distinct tools list (keyed by its JSON) validated once
+  and shared, the rest validated from the dict: 1.61 to 2.14 s against 1.35 to 1.58 s for
+  pydantic validating each line from JSON. Parsing to a dict and writing the tools back to key
+  them cost more than validating the tools from bytes.
+* A fast path for arguments identical to production's (``==`` and the same JSON, prose still
+  listed for the judge): 55% of the comparisons on the benchmark pairs are of identical
+  arguments, but one of three scalars took 2.56 µs against 2.03 µs through the per-parameter
+  loop, and the whole goldens pass ran at 0.80 of BFCL against 0.88 without it (in-process,
+  alternating, 9 rounds). On arguments this small, proving them identical costs what checking
+  them does.
+
+Neither target (the matcher at 1.0 of BFCL, ``abt score`` under 2 s) is reached. What is left
+is pydantic validating every line, the matcher's layers (pairing parallel calls is about 40%
+of a goldens pass), and scipy's import.
 """
 
 from __future__ import annotations

@@ -13,9 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from agent_backtest.errors import UserError
-from agent_backtest.formats import ReadOptions
-from agent_backtest.formats.registry import local_input
-from agent_backtest.formats.tools_file import load_tools_file
 from agent_backtest.providers.config import ModelConfig, ModelRole
 from agent_backtest.providers.roles import resolve_role
 from agent_backtest.runs.manifest import (
@@ -32,7 +29,12 @@ from agent_backtest.units import (
     load_agent_config,
     read_session_ids,
 )
-from agent_backtest.units.source import UnitSource
+
+if TYPE_CHECKING:
+    # The trace readers load only when traces are read: the commands that read run
+    # directories (score, report, gate) share these options but not their cost.
+    from agent_backtest.formats import ReadOptions
+    from agent_backtest.units.source import UnitSource
 
 if TYPE_CHECKING:
     from agent_backtest.replaying.executor import ExecutorKind
@@ -63,6 +65,9 @@ class ReadingOptions:
 
     def read_options(self) -> ReadOptions:
         """What the readers take (the tools file loaded)."""
+        from agent_backtest.formats import ReadOptions
+        from agent_backtest.formats.tools_file import load_tools_file
+
         tools = _path(self.tools)
         return ReadOptions(
             tools=load_tools_file(tools) if tools else None,
@@ -73,6 +78,9 @@ class ReadingOptions:
     def source(self, inputs: Sequence[Path], agent: AgentConfig) -> UnitSource:
         """The units of ``inputs`` read with these options; options for reading traces given
         with a units file are refused rather than ignored."""
+        from agent_backtest.formats.registry import local_input
+        from agent_backtest.units.source import UnitSource
+
         inputs = [local_input(path) for path in inputs]  # a pipe or FIFO is read once
         if len(inputs) == 1 and is_units_file(inputs[0]):
             given = (("format", self.format), ("tools", self.tools))

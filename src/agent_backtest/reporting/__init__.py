@@ -1,16 +1,44 @@
 """Reports of scored runs: results.csv, report.html, compare, CI gates and Markdown summaries.
 
-Reports read what scoring wrote (the run directory) and never score or call a model.
+Reports read what scoring wrote (the run directory) and never score or call a model. Each name
+is imported from its module on first use, so a command that needs one helper (``abt score``
+formats its figures with :mod:`agent_backtest.reporting.figures`) loads none of the pages.
 """
 
-from agent_backtest.reporting.compare import compare_runs, pair_records
-from agent_backtest.reporting.gate import BAR_NOT_MET, Check, gate_compare, gate_run
-from agent_backtest.reporting.loading import ScoredRun, load_run, scored_summary
-from agent_backtest.reporting.markdown import compare_markdown, gate_markdown, report_markdown
-from agent_backtest.reporting.run_compare import CompareOutcome, write_compare
-from agent_backtest.reporting.run_report import ReportOutcome, write_report
-from agent_backtest.runs.scores import read_scores
+from __future__ import annotations
 
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent_backtest.reporting.compare import compare_runs, pair_records
+    from agent_backtest.reporting.gate import BAR_NOT_MET, Check, gate_compare, gate_run
+    from agent_backtest.reporting.loading import ScoredRun, load_run, scored_summary
+    from agent_backtest.reporting.markdown import compare_markdown, gate_markdown, report_markdown
+    from agent_backtest.reporting.run_compare import CompareOutcome, write_compare
+    from agent_backtest.reporting.run_report import ReportOutcome, write_report
+    from agent_backtest.runs.scores import read_scores
+
+# Each public name and the module that defines it.
+_HOMES = {
+    "BAR_NOT_MET": "agent_backtest.reporting.gate",
+    "Check": "agent_backtest.reporting.gate",
+    "CompareOutcome": "agent_backtest.reporting.run_compare",
+    "ReportOutcome": "agent_backtest.reporting.run_report",
+    "ScoredRun": "agent_backtest.reporting.loading",
+    "compare_markdown": "agent_backtest.reporting.markdown",
+    "compare_runs": "agent_backtest.reporting.compare",
+    "gate_compare": "agent_backtest.reporting.gate",
+    "gate_markdown": "agent_backtest.reporting.markdown",
+    "gate_run": "agent_backtest.reporting.gate",
+    "load_run": "agent_backtest.reporting.loading",
+    "pair_records": "agent_backtest.reporting.compare",
+    "read_scores": "agent_backtest.runs.scores",
+    "report_markdown": "agent_backtest.reporting.markdown",
+    "scored_summary": "agent_backtest.reporting.loading",
+    "write_compare": "agent_backtest.reporting.run_compare",
+    "write_report": "agent_backtest.reporting.run_report",
+}
 __all__ = [
     "BAR_NOT_MET",
     "Check",
@@ -30,3 +58,13 @@ __all__ = [
     "write_compare",
     "write_report",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The public name ``name``, imported from its module on first use."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(home), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value

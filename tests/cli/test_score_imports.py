@@ -1,0 +1,38 @@
+"""``abt score`` loads what scoring needs: not the trace readers, not the report pages."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import agent_backtest.reporting
+
+# What ``abt score --help`` imports (the command's module and everything it imports at module
+# level), printed by a fresh interpreter: the test process has it all loaded.
+IMPORTS = """
+import json, sys
+from typer.testing import CliRunner
+from agent_backtest.cli.app import app
+result = CliRunner().invoke(app, ["score", "--help"])
+assert result.exit_code == 0, result.output
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def test_score_leaves_the_trace_readers_and_the_report_pages_unimported() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORTS], capture_output=True, text=True, check=True
+    )
+    modules = set(json.loads(done.stdout))
+    assert {"agent_backtest.cli.score", "agent_backtest.reporting.figures"} <= modules
+    assert not {name for name in modules if name.startswith("agent_backtest.formats")}
+    pages = {"run_report", "run_compare", "report_page", "compare_page", "gate", "markdown"}
+    assert not {f"agent_backtest.reporting.{page}" for page in pages} & modules
+
+
+def test_every_public_name_of_reporting_is_importable_from_the_package() -> None:
+    # Each is imported from its module on first use: a name whose module does not define it
+    # raises here.
+    for name in agent_backtest.reporting.__all__:
+        assert getattr(agent_backtest.reporting, name) is not None
