@@ -5,9 +5,11 @@ a scripted judge, and the app's SQLite database isolated as a fixture."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from agent_backtest.cli.app import app
@@ -15,6 +17,7 @@ from tests.conftest import ROOT
 from tests.fake_openai import FakeOpenAI
 from tests.simulate.demo_app import call, demo_agent
 from tests.simulate.judge_runs import PASS, flow_of, verdict_lines, write_config
+from tests.simulate.pages import open_page, visible
 
 DEMO = ROOT / "examples" / "demo_agent"
 DAYS = {"2 March": "2026-03-02", "the day after": "2026-03-03"}
@@ -66,11 +69,22 @@ def demo_target(tmp_path: Path, url: str) -> Path:
     return path
 
 
-def test_the_example_flows_through_the_demo_app_give_every_verdict_and_restore_its_data(
-    tmp_path: Path,
-) -> None:
-    db = tmp_path / "demo.db"
-    run = tmp_path / "run"
+@dataclass
+class DemoRun:
+    """The run of the example flows, and what the test saw while it ran."""
+
+    path: Path
+    exit_code: int
+    output: str
+    database_restored: bool
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
+    """``abt simulate run`` of the example flows through the app, judged; asked for before
+    ``chromium``, whose event loop would stop the run's own."""
+    tmp_path = tmp_path_factory.mktemp("demo")
+    db, run = tmp_path / "demo.db", tmp_path / "run"
     with FakeOpenAI(reply=demo_model) as model, demo_agent(db, model.base_url) as url:
         original = db.read_bytes()  # the app made its tables and sample rows on start
         with FakeOpenAI(reply=judge) as grader:
@@ -83,8 +97,16 @@ def test_the_example_flows_through_the_demo_app_give_every_verdict_and_restore_i
                 "--tools", str(DEMO / "tools.json"),
             ]  # fmt: skip
             result = CliRunner().invoke(app, arguments)
-        assert db.read_bytes() == original
-    assert result.exit_code == 0, result.output  # a finished run; abt gate sets the bar
+        restored = db.read_bytes() == original
+    return DemoRun(run, result.exit_code, result.output, restored)
+
+
+def test_the_example_flows_give_every_verdict_kind_and_the_database_back(
+    demo_run: DemoRun,
+) -> None:
+    run = demo_run.path
+    assert demo_run.exit_code == 0, demo_run.output  # a finished run; abt gate sets the bar
+    assert demo_run.database_restored
     verdicts = {line["flow_id"]: line for line in verdict_lines(run)}
     assert {flow: line["verdict"] for flow, line in verdicts.items()} == {
         "notes-list": "pass",
@@ -113,3 +135,40 @@ def test_the_example_flows_through_the_demo_app_give_every_verdict_and_restore_i
     assert "Dentist" in follow_up["turns"][0]["tool_calls"][0]["result"]
     isolated = {c["flow_id"] for c in conversations if c["isolated"]}
     assert isolated == {"notes-add", "notes-add-then-list", "notes-delete", "calendar-book"}
+
+
+def test_the_run_has_a_ledger_of_its_failures_and_a_coverage_manifest(demo_run: DemoRun) -> None:
+    ledger = (demo_run.path / "ledger.md").read_text(encoding="utf-8")
+    assert "9 flows: 6 pass · 2 fail · 1 uncertain." in ledger
+    assert (
+        "| notes | agent_execution | acted_without_lookup | 1 | "
+        "[notes-delete](report.html#flow-notes-delete)"
+    ) in ledger
+    assert "| calendar | model | tool_call_rejected_by_schema | 1 |" in ledger
+    assert "| help-capabilities | help | judge_invalid |" in ledger
+    coverage = json.loads((demo_run.path / "coverage.json").read_text(encoding="utf-8"))
+    assert {
+        family["family"]: (family["seeds"], family["judged"], family["pending"])
+        for family in coverage["families"]
+    } == {"notes": (4, 4, 0), "calendar": (3, 3, 0), "help": (2, 1, 1)}
+    result = CliRunner().invoke(
+        app, ["simulate", "coverage", str(DEMO / "flows.yaml"), "--runs", str(demo_run.path)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "help" in result.output and "88.9" in result.output
+
+
+def test_the_runs_page_opens_in_chromium_and_filters_its_conversations(
+    demo_run: DemoRun, chromium: Any
+) -> None:
+    problems: list[str] = []
+    page = open_page(chromium, demo_run.path / "report.html", problems, "#flow-notes-delete")
+    assert len(visible(page)) == 9
+    page.select_option("#filter-verdict", "fail")
+    assert sorted(visible(page)) == ["flow-calendar-book", "flow-notes-delete"]
+    page.select_option("#filter-verdict", "")
+    page.select_option("#filter-family", "help")
+    assert sorted(visible(page)) == ["flow-help-capabilities", "flow-help-out-of-scope"]
+    assert "Dentist" in page.inner_text("#flow-calendar-follow-up")
+    page.close()
+    assert problems == []

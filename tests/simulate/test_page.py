@@ -7,21 +7,20 @@ Screenshots go to the test's folder (and to $ABT_SCREENSHOT_DIR when set).
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.fake_openai import FakeOpenAI
-from tests.reporting.browser import CHROMIUM, CHROMIUM_ARGS, keep_screenshot, missing_reason
+from tests.reporting.browser import keep_screenshot
 from tests.simulate.conftest import flows_file, scripted, target_file
 from tests.simulate.judge_runs import FAIL, PASS, flow_of, replies, write_config
 from tests.simulate.judged_runs import Planned, judged_run
+from tests.simulate.pages import open_page, visible
 
 PLANTED = '<script>window.__planted = 1</script><img src=x onerror="window.__planted = 2">'
 PLANS = [
@@ -37,51 +36,10 @@ PLANS = [
 
 
 @pytest.fixture(scope="module")
-def chromium() -> Iterator[Any]:
-    """A launched Chromium; skipped when absent, except under CI where absence fails."""
-    reason = missing_reason()
-    if reason is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"browser tests cannot run under CI: {reason}")
-        pytest.skip(reason)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
-@pytest.fixture(scope="module")
 def page_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A run judged by the scripted judge: every verdict kind, one flow not played. Tests ask
     for it before ``chromium``, whose event loop would stop the judging's own."""
     return judged_run(tmp_path_factory.mktemp("page"), "run", PLANS)
-
-
-def open_page(chromium: Any, path: Path, problems: list[str], anchor: str = "") -> Any:
-    """A page showing ``path``; script and console errors and any request land in ``problems``."""
-    page = chromium.new_page(viewport={"width": 1300, "height": 900})
-    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
-    page.on(
-        "console",
-        lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None,
-    )
-    page.on(
-        "request",
-        lambda r: problems.append(f"request: {r.url}") if not r.url.startswith("file:") else None,
-    )
-    page.goto(path.as_uri() + anchor)
-    return page
-
-
-def visible(page: Any) -> list[str]:
-    """The ids of the conversations shown."""
-    return page.eval_on_selector_all(
-        "section.conversation", "items => items.filter(i => i.offsetParent !== null).map(i => i.id)"
-    )
 
 
 def test_the_page_opens_with_no_error_and_shows_each_flow_under_its_anchor(
