@@ -1,10 +1,15 @@
-"""Shared paths of the real data the tests read."""
+"""Shared paths of the real data the tests read, and a real headless Chromium for the pages."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from tests.reporting.browser import CHROMIUM, CHROMIUM_ARGS, missing_reason
 
 ROOT = Path(__file__).resolve().parent.parent
 TAU_DIR = ROOT / "examples" / "tau_airline"
@@ -46,3 +51,21 @@ def write_tau_units(path: Path, limit: int | None = None) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"".join(dump_record(unit) + b"\n" for unit in units))
     return path
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    """A launched Chromium; skipped when absent, except under CI where absence fails."""
+    reason = missing_reason()
+    if reason is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"browser tests cannot run under CI: {reason}")
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()

@@ -8,8 +8,6 @@ $ABT_SCREENSHOT_DIR when set).
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,25 +16,7 @@ import pytest
 from agent_backtest.bench.page import figure
 from agent_backtest.bench.results import CaseMean, write_results
 from tests.bench.results_runs import PLANTED, tau_episodes, write_run
-from tests.reporting.browser import CHROMIUM, CHROMIUM_ARGS, keep_screenshot, missing_reason
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Any]:
-    """A launched Chromium; skipped when absent, except under CI where absence fails."""
-    reason = missing_reason()
-    if reason is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"browser tests cannot run under CI: {reason}")
-        pytest.skip(reason)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
+from tests.reporting.browser import keep_screenshot
 
 
 @pytest.fixture(scope="module")

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,27 +10,7 @@ import pytest
 
 from agent_backtest.trace import LLMResponse, Message
 from agent_backtest.units import Unit
-from tests.reporting.browser import CHROMIUM, CHROMIUM_ARGS, missing_reason
 from tests.reporting.runs import PLANTED, Answer, build_run, golden, tau_units, timeout, wrong
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Any]:
-    """A launched Chromium; skipped when absent, except under CI where absence fails."""
-    reason = missing_reason()
-    if reason is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"browser tests cannot run under CI: {reason}")
-        pytest.skip(reason)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
 
 HOSTILE_NODE = '<img src=x onerror="window.__planted = 3">'
 

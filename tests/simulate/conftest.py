@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.reporting.browser import CHROMIUM, CHROMIUM_ARGS, missing_reason
 from tests.simulate.agent_server import AgentServer, create_notes_db
 
 JSON_ANSWER = """
@@ -82,21 +80,3 @@ def agent(tmp_path: Path, notes_db: Path) -> Iterator[AgentServer]:
     """The agent server on 127.0.0.1, logging to agent.log."""
     with AgentServer(tmp_path / "agent.log", notes_db, slow_seconds=2.0) as server:
         yield server
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Any]:
-    """A launched Chromium; skipped when absent, except under CI where absence fails."""
-    reason = missing_reason()
-    if reason is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"browser tests cannot run under CI: {reason}")
-        pytest.skip(reason)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()

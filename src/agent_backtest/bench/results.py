@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
@@ -24,6 +24,7 @@ from agent_backtest.bench.page import render_page
 from agent_backtest.bench.passk import over_cases
 from agent_backtest.bench.reading import BenchRun, RunFacts, error_kind, passed, read_run
 from agent_backtest.runs import private_atomic_writer
+from agent_backtest.runs.estimate import ClusteredMean
 from agent_backtest.statistics import Estimate, clustered_average, clustered_mean
 
 SUMMARY_SCHEMA = "abt.bench_summary/1"
@@ -42,28 +43,11 @@ COSTS: dict[str, Callable[[EpisodeRecord], float | None]] = {
 }
 
 
-class CaseMean(BaseModel):
-    """A mean over episodes or cases with its standard error clustered by case and interval."""
+class CaseMean(ClusteredMean):
+    """A mean over episodes or cases, clustered by case."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    mean: float | None = Field(description="None when there was nothing to average: not 0.")
-    se: float | None = Field(description="Clustered by case; None with fewer than two cases.")
-    ci95: tuple[float, float] | None = Field(description="None with fewer than two cases.")
-    n: int = Field(description="How many values the mean is over.")
+    CLUSTERS: ClassVar[str] = "cases"
     cases: int = Field(description="How many cases those values come from.")
-
-    @classmethod
-    def of(cls, estimate: Estimate) -> CaseMean:
-        """The record of a computed estimate."""
-        bounds = estimate.low, estimate.high
-        return cls(
-            mean=estimate.mean,
-            se=estimate.se,
-            ci95=None if None in bounds else bounds,
-            n=estimate.n,
-            cases=estimate.clusters,
-        )
 
 
 class ComponentFigure(BaseModel):

@@ -2,27 +2,35 @@
 
 from __future__ import annotations
 
+from typing import ClassVar, Self
+
 from pydantic import Field
 
 from agent_backtest.runs.documents import DocumentPart
 from agent_backtest.statistics import Estimate
 
 
-class MeanEstimate(DocumentPart):
-    """A mean with its standard error clustered by session, its 95% interval, and its counts."""
+class ClusteredMean(DocumentPart):
+    """A mean with its standard error clustered by the unit its values are independent in (a
+    session, a benchmark case, a flow's seed), its 95% interval, and its counts.
+
+    Each kind names its clusters in a field of its own (``CLUSTERS``), so a record says what
+    its interval is clustered by."""
+
+    CLUSTERS: ClassVar[str]
 
     mean: float | None = Field(description="The mean; None when there was nothing to average.")
     se: float | None = Field(
-        description="Standard error clustered by session; None with fewer than two sessions."
+        description="Standard error clustered as the count field says; None with fewer than two "
+        "clusters."
     )
     ci95: tuple[float, float] | None = Field(
-        description="The 95% interval [low, high]; None with fewer than two sessions."
+        description="The 95% interval [low, high]; None with fewer than two clusters."
     )
     n: int = Field(description="How many values the mean is over.")
-    sessions: int = Field(description="How many sessions those values come from.")
 
     @classmethod
-    def of(cls, estimate: Estimate) -> MeanEstimate:
+    def of(cls, estimate: Estimate) -> Self:
         """The record of a computed estimate."""
         bounds = estimate.low, estimate.high
         return cls(
@@ -30,7 +38,7 @@ class MeanEstimate(DocumentPart):
             se=estimate.se,
             ci95=None if None in bounds else bounds,
             n=estimate.n,
-            sessions=estimate.clusters,
+            **{cls.CLUSTERS: estimate.clusters},
         )
 
     @property
@@ -42,3 +50,10 @@ class MeanEstimate(DocumentPart):
     def high(self) -> float | None:
         """The upper end of the interval, or None."""
         return self.ci95[1] if self.ci95 else None
+
+
+class MeanEstimate(ClusteredMean):
+    """A replay rate, clustered by session."""
+
+    CLUSTERS: ClassVar[str] = "sessions"
+    sessions: int = Field(description="How many sessions those values come from.")

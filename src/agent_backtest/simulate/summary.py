@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent_backtest.runs.estimate import ClusteredMean
 from agent_backtest.simulate.models import ConversationRecord, Flow, Verdict
-from agent_backtest.statistics import Estimate, clustered_mean
+from agent_backtest.statistics import clustered_mean
 
 SUMMARY_SCHEMA = "abt.simulate_summary/1"
 DECIDED = ("pass", "fail")
@@ -30,33 +31,11 @@ def cluster_of(flow: Flow) -> str:
     return flow.seed_id or flow.id
 
 
-class SeedMean(BaseModel):
-    """A rate with its standard error clustered by seed and its 95% interval."""
+class SeedMean(ClusteredMean):
+    """A rate over flows, clustered by seed."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    mean: float | None = Field(description="None when there was nothing to average: not 0.")
-    se: float | None = Field(description="Clustered by seed; None with fewer than two seeds.")
-    ci95: tuple[float, float] | None = Field(description="None with fewer than two seeds.")
-    n: int = Field(description="How many values the mean is over.")
+    CLUSTERS: ClassVar[str] = "seeds"
     seeds: int = Field(description="How many seeds those values come from.")
-
-    @classmethod
-    def of(cls, estimate: Estimate) -> SeedMean:
-        """The record of a computed estimate."""
-        bounds = estimate.low, estimate.high
-        return cls(
-            mean=estimate.mean,
-            se=estimate.se,
-            ci95=None if None in bounds else bounds,
-            n=estimate.n,
-            seeds=estimate.clusters,
-        )
-
-    @property
-    def low(self) -> float | None:
-        """The lower end of the interval, or None."""
-        return self.ci95[0] if self.ci95 else None
 
 
 class PassRate(BaseModel):
