@@ -59,7 +59,8 @@ def _table(console: SafeConsole, manifest: CoverageManifest) -> None:
     )
     for family in [*manifest.families, manifest.total]:
         console.print(_row(family, width), markup=False)
-    runs = f"{len(manifest.runs)} runs" if manifest.runs else "no runs"
+    count = len(manifest.runs)
+    runs = f"{count} run{'s' if count != 1 else ''}" if count else "no runs"
     targets = f" through {', '.join(manifest.targets)}" if manifest.targets else ""
     console.print(f"{runs}{targets}", markup=False)
     if manifest.judged_outside_corpus:
