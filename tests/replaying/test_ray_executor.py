@@ -20,6 +20,7 @@ from agent_backtest.cli.app import app
 from agent_backtest.replaying.executor import ExecutorStatus
 from agent_backtest.runs.run import Run
 from tests.fake_openai import FakeOpenAI
+from tests.ray_cluster import local_cluster
 
 KEY = "sk-test-RAYRAYRAYRAY0123456789"
 MODEL = "openai/candidate-1"
@@ -28,29 +29,10 @@ LAG = 2.0  # seconds between the rate limiter's grant and the server's arrival, 
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Any]:
-    """A head node with no CPU (the driver's) and two worker nodes of one CPU each, all on
-    127.0.0.1; skipped without Ray, except under CI where its absence fails."""
-    try:
-        from ray.cluster_utils import Cluster
-    except ImportError as exc:
-        if os.environ.get("CI"):
-            pytest.fail(f"the Ray tests cannot run under CI: {exc}")
-        pytest.skip(f"Ray is not installed ({exc}): pip install -e '.[ray]'")
-    with pytest.MonkeyPatch.context() as patch:
-        # The nodes' processes inherit the key, as on a cluster where ray start ran with it.
-        patch.setenv("OPENAI_API_KEY", KEY)
-        patch.setenv("RAY_USAGE_STATS_ENABLED", "0")
-        made = Cluster(
-            initialize_head=True,
-            head_node_args={"num_cpus": 0, "include_dashboard": False},
-        )
-        try:
-            for _ in range(2):
-                made.add_node(num_cpus=1)
-            made.wait_for_nodes()
-            yield made
-        finally:
-            made.shutdown()
+    """Two worker nodes whose processes hold the key, as on a cluster where ray start ran
+    with it."""
+    with local_cluster([{"OPENAI_API_KEY": KEY}] * 2) as made:
+        yield made
 
 
 @pytest.fixture(autouse=True)

@@ -7,15 +7,25 @@ the run's lock is held from the first write to the last, grading included.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
-from agent_backtest.api.options import CallOptions, CaseOptions, PathLike, RolloutOptions
+from agent_backtest.api.options import (
+    CallOptions,
+    CaseOptions,
+    ExecutorOptions,
+    PathLike,
+    RolloutOptions,
+)
 from agent_backtest.bench.benchmark import benchmark_path
 from agent_backtest.bench.models import EpisodeRecord
 from agent_backtest.bench.run import (
     BenchOutcome,
+    BenchPlan,
     CaseChoice,
+    RoleCalls,
     RolloutChoice,
     execute,
     load_manifest,
@@ -23,12 +33,14 @@ from agent_backtest.bench.run import (
     prepare_resume,
     start_run,
 )
-from agent_backtest.bench.users import SCRIPTED
+from agent_backtest.bench.users import SCRIPTED, CallsLost, ModelCaller
 from agent_backtest.errors import UserError
-from agent_backtest.providers import load_model_config
+from agent_backtest.providers import CallOutcome, ModelClient, ModelRef, load_model_config
 from agent_backtest.providers.config import ModelConfig, ModelRole
+from agent_backtest.replaying.executor import Call, Executor, WorkersLost, open_executor
 from agent_backtest.runs.files import private_mkdir
 from agent_backtest.runs.lock import run_lock
+from agent_backtest.trace import LLMRequest
 
 
 def bench_run(
@@ -41,6 +53,7 @@ def bench_run(
     cases: CaseOptions | None = None,
     rollouts: RolloutOptions | None = None,
     calls: CallOptions | None = None,
+    execution: ExecutorOptions | None = None,
     config_file: PathLike | None = None,
     on_episode: Callable[[EpisodeRecord], None] = lambda record: None,
 ) -> BenchOutcome:
@@ -50,11 +63,15 @@ def bench_run(
     ``benchmark`` is a benchmark directory, or a shipped benchmark's name (``tau_airline``).
     ``agent`` and ``judge`` are ``provider/model``; ``user`` is a model too, or ``scripted`` for
     a user that plays each case's ``metadata.user_turns`` (else its instruction) and then the
-    stop marker. ``calls`` sets how every role's calls are made (timeouts, retries, cache).
-    Nothing is written and nothing is sent until every check has passed; a failed check raises
-    :class:`~agent_backtest.errors.UserError` naming the parameter at fault.
+    stop marker. ``calls`` sets how every role's calls are made (timeouts, retries, cache);
+    ``execution`` where the agent's and the user's are made (here, or on Ray workers: the
+    episodes, their environments and the gold stay in this process; a ``local/...`` model is
+    loaded by every worker, from the same path). Nothing is written and nothing is sent until
+    every check has passed; a failed check raises :class:`~agent_backtest.errors.UserError`
+    naming the parameter at fault.
     """
-    calls = calls or CallOptions()
+    calls, execution = calls or CallOptions(), execution or ExecutorOptions()
+    execution.check()
     config = load_model_config(Path(config_file) if config_file else None)
     roles = _roles(agent, user, judge, calls, config)
     plan = plan_run(
@@ -76,23 +93,62 @@ def bench_run(
         ) from None
     with run_lock(directory, "bench run"):
         start_run(plan)
-        return execute(plan, set(), on_episode)
+        return execute(plan, set(), _calls_on(execution, plan), on_episode)
 
 
 def bench_resume(
     run: PathLike,
     *,
+    execution: ExecutorOptions | None = None,
     config_file: PathLike | None = None,
     on_episode: Callable[[EpisodeRecord], None] = lambda record: None,
 ) -> BenchOutcome:
     """Finish a bench run: run only the episodes with no record, then grade the run (again,
-    with the gold as it is now)."""
+    with the gold as it is now); by either executor, whichever started it."""
+    execution = execution or ExecutorOptions()
+    execution.check()
     directory = Path(run)
     with run_lock(_existing(directory), "resume"):
         config_file = config_file or load_manifest(directory).config_file
         config = load_model_config(Path(config_file) if config_file else None)
         plan, done = prepare_resume(directory, config)
-        return execute(plan, done, on_episode)
+        return execute(plan, done, _calls_on(execution, plan), on_episode)
+
+
+def _calls_on(execution: ExecutorOptions, plan: BenchPlan) -> RoleCalls:
+    """Each rollout role's calls made by its own executor of ``execution``'s kind; on Ray the
+    roles share the cluster's CPUs, each worker holding its part of one."""
+    rolling = [name for name in plan.manifest.roles if name != "judge"]
+
+    @contextmanager
+    def calls(
+        role: ModelRole, clients: dict[ModelRef, ModelClient]
+    ) -> Iterator[Mapping[ModelRef, ModelCaller]]:
+        executor = open_executor(
+            execution.executor, execution.ray_address, role, clients, plan.config,
+            worker_cpus=1 / len(rolling),
+        )  # fmt: skip
+        try:
+            yield {ref: _ExecutorCaller(executor, ref) for ref in clients}
+        finally:
+            executor.close()
+
+    return calls
+
+
+@dataclass(frozen=True)
+class _ExecutorCaller:
+    """One model's calls made by an executor, asked for as its client is."""
+
+    executor: Executor
+    ref: ModelRef
+
+    async def generate(self, request: LLMRequest, model: str, seed: int | None) -> CallOutcome:
+        """The executor's outcome of ``request`` on this model (``model`` is its name)."""
+        try:
+            return await self.executor.answer(Call(self.ref, request, seed))
+        except WorkersLost as exc:
+            raise CallsLost(str(exc)) from None
 
 
 def _roles(

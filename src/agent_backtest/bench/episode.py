@@ -22,9 +22,8 @@ from typing import Any
 from agent_backtest.bench.environment import Environment
 from agent_backtest.bench.models import EpisodeError, EpisodeRules
 from agent_backtest.bench.rollouts import Rollout
-from agent_backtest.bench.users import User
+from agent_backtest.bench.users import CallsLost, ModelCaller, User
 from agent_backtest.errors import bounded
-from agent_backtest.providers.client import ModelClient
 from agent_backtest.redaction import redact
 from agent_backtest.trace import (
     LLMCall,
@@ -44,9 +43,9 @@ AGENT_NODE = "agent"
 
 @dataclass(frozen=True)
 class Agent:
-    """The agent side: the model client of the ``agent`` role and the model it asks."""
+    """The agent side: how the ``agent`` role's model is asked, and the model."""
 
-    client: ModelClient
+    client: ModelCaller
     model: str
     provider: str
     params: dict[str, Any] = field(default_factory=dict)
@@ -114,6 +113,8 @@ async def run_episode(
         episode.state_hash = environment.state_hash()
     except TimeoutError:
         episode.end("error", EpisodeError(kind="episode_timeout", detail=f"past {timeout:g} s"))
+    except CallsLost:  # the machines calling are gone, not this episode: the run stops
+        raise
     except Exception as exc:  # the environment's own code failed: an engineering error
         episode.end("error", EpisodeError(kind="environment_error", detail=_describe(exc)))
     episode.seconds = round(time.monotonic() - started, 3)
@@ -172,6 +173,8 @@ async def _agent_turn(episode: Episode, agent: Agent, tools: list[ToolDef]) -> M
     started = datetime.now(UTC)
     try:
         outcome = await agent.client.generate(request, agent.model, episode.rollout.seed)
+    except CallsLost:
+        raise
     except Exception as exc:  # a provider failing outside its classified errors (a local model
         # refusing a prompt longer than its context, say): the model's failure, not the tools'
         episode.end("error", EpisodeError(kind="model_error", detail=_describe(exc)))

@@ -15,7 +15,8 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,7 +57,7 @@ from agent_backtest.bench.run_manifest import (
     RolloutSettings,
 )
 from agent_backtest.bench.traces import episode_session, read_transcript, session_bytes, trace_name
-from agent_backtest.bench.users import ModelUser, ScriptedUser, User
+from agent_backtest.bench.users import CallsLost, ModelCaller, ModelUser, ScriptedUser, User
 from agent_backtest.errors import TERMINATION, InputError, Terminated, UserError
 from agent_backtest.providers import CallCounters, ModelClient, ModelConfig, ModelRef
 from agent_backtest.providers.config import ModelRole
@@ -65,6 +66,13 @@ from agent_backtest.runs.files import private_atomic_writer, private_mkdir
 from agent_backtest.runs.manifest import RunCounts, RunStatus, code_version, describe_input, now
 
 GRADING_CONCURRENCY = 8
+
+RoleCalls = Callable[
+    [ModelRole, dict[ModelRef, ModelClient]], AbstractContextManager[Mapping[ModelRef, ModelCaller]]
+]
+"""Where a rollout role's model calls are made: given the role and its clients (this process's,
+with the cache and the counters), the way each model is asked while the context is open (an
+executor's calls: here, or on Ray workers)."""
 
 
 @dataclass(frozen=True)
@@ -267,21 +275,29 @@ def load_manifest(directory: Path) -> BenchRunManifest:
 def execute(
     plan: BenchPlan,
     done: set[tuple[str, int]],
+    calls: RoleCalls,
     on_episode: Callable[[EpisodeRecord], None] = lambda record: None,
 ) -> BenchOutcome:
     """Run every planned episode not in ``done`` (``on_episode`` hears of each as it is saved),
-    then grade the run once none is missing."""
+    the agent's and the user's model calls made by ``calls``, then grade the run once none is
+    missing."""
     manifest, directory = plan.manifest, plan.directory
     todo = [rollout for rollout in plan.rollouts if rollout.key not in done]
     counters = {name: CallCounters() for name in manifest.roles}
     try:
-        asyncio.run(_roll_out(plan, todo, counters, on_episode))
+        asyncio.run(_roll_out(plan, todo, counters, calls, on_episode))
         if TERMINATION.is_set():  # SIGTERM's exception lost on the way (see errors.Terminated)
             raise Terminated
     except BaseException as exc:
         _add_counts(manifest, counters)
         stop = _stop_in(exc)
         _settle(plan, "interrupted" if stop is not None else "failed")
+        if isinstance(stop, CallsLost):
+            raise UserError(
+                f"{stop}: the episodes ended so far are saved; finish the run with "
+                f"abt bench run --resume {directory}",
+                "executor",
+            ) from None
         if stop is not None:  # raised inside an episode: the group around it is not the news
             raise stop from None
         raise
@@ -295,8 +311,9 @@ def execute(
 
 
 def _stop_in(exc: BaseException) -> BaseException | None:
-    """The Ctrl-C or SIGTERM that ``exc`` is, or that a task group wrapped in it."""
-    if isinstance(exc, KeyboardInterrupt | Terminated):
+    """The Ctrl-C, SIGTERM, lost callers or unusable executor that ``exc`` is, or that a task
+    group wrapped in it: the run stops as it is, to be resumed."""
+    if isinstance(exc, KeyboardInterrupt | Terminated | CallsLost | UserError):
         return exc
     if isinstance(exc, BaseExceptionGroup):
         for inner in exc.exceptions:
@@ -340,6 +357,7 @@ async def _roll_out(
     plan: BenchPlan,
     todo: list[Rollout],
     counters: dict[str, CallCounters],
+    calls: RoleCalls,
     on_episode: Callable[[EpisodeRecord], None],
 ) -> None:
     """Every episode of ``todo``, ``concurrency`` at once, each saved as it ends."""
@@ -350,21 +368,24 @@ async def _roll_out(
     user_clients = (
         open_clients(user_role, [user_role.ref], plan.config, counters["user"]) if user_role else {}
     )
-    ref = agent_role.ref
-    agent = Agent(agent_clients[ref], ref.model, ref.provider)
     episodes = EpisodeFile(plan.directory / EPISODES_FILE)
-
-    async def run_one(rollout: Rollout) -> None:
-        case = rollout.case
-        make = plan.environments[plan.benchmark.environment_of(case)]
-        user = _user(case, rollout, manifest, user_clients)
-        episode = await run_episode(
-            rollout, make, agent, user, manifest.rules, manifest.rollout.episode_timeout
-        )
-        on_episode(_save(plan, episode, episodes))
-
     try:
-        await run_all(todo, run_one, manifest.rollout.concurrency)
+        with ExitStack() as opened:  # the user's executor closed before the agent's
+            agent_calls = opened.enter_context(calls(agent_role, agent_clients))
+            user_calls = opened.enter_context(calls(user_role, user_clients)) if user_role else {}
+            ref = agent_role.ref
+            agent = Agent(agent_calls[ref], ref.model, ref.provider)
+
+            async def run_one(rollout: Rollout) -> None:
+                case = rollout.case
+                make = plan.environments[plan.benchmark.environment_of(case)]
+                user = _user(case, rollout, manifest, user_calls)
+                episode = await run_episode(
+                    rollout, make, agent, user, manifest.rules, manifest.rollout.episode_timeout
+                )
+                on_episode(_save(plan, episode, episodes))
+
+            await run_all(todo, run_one, manifest.rollout.concurrency)
     finally:
         episodes.close()
         await close_clients(agent_clients)
@@ -375,7 +396,7 @@ def _user(
     case: Case,
     rollout: Rollout,
     manifest: BenchRunManifest,
-    clients: dict[ModelRef, ModelClient],
+    callers: Mapping[ModelRef, ModelCaller],
 ) -> User | None:
     """The user of one episode: none for a case of opening messages, else the script or the
     user role's model."""
@@ -386,7 +407,7 @@ def _user(
     if role is None:
         return ScriptedUser.of(case, stop)
     ref = role.ref
-    return ModelUser(clients[ref], ref.model, case.instruction, stop, rollout.seed)
+    return ModelUser(callers[ref], ref.model, case.instruction, stop, rollout.seed)
 
 
 def _save(plan: BenchPlan, episode: Episode, episodes: EpisodeFile) -> EpisodeRecord:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from agent_backtest.bench.models import Case
-from agent_backtest.providers.client import ModelClient
+from agent_backtest.providers import CallOutcome
 from agent_backtest.redaction import redact
 from agent_backtest.trace import LLMRequest, Message
 
@@ -33,6 +33,19 @@ How to talk:
 goal at once, and do not make up anything that is not in your goal.
 - You are the customer, never the agent: do not offer help, do not describe tools.
 - When your goal is met, or the agent cannot meet it, write only {stop} and nothing else."""
+
+
+class ModelCaller(Protocol):
+    """How an episode's side asks its model: a ModelClient, or an executor's calls of it."""
+
+    async def generate(self, request: LLMRequest, model: str, seed: int | None) -> CallOutcome:
+        """The outcome of ``request`` on ``model`` (an answer, or a classified error)."""
+        ...
+
+
+class CallsLost(Exception):
+    """No one is left to make the model calls (every Ray worker lost): the run stops, its
+    episodes so far saved, to be resumed; never an episode's error."""
 
 
 @dataclass(frozen=True)
@@ -56,7 +69,7 @@ class User(Protocol):
 class ModelUser:
     """A simulated user played by a model."""
 
-    client: ModelClient
+    client: ModelCaller
     model: str
     instruction: str
     stop_marker: str
@@ -75,6 +88,8 @@ class ModelUser:
         request = LLMRequest(messages=messages, tools=None, params=dict(self.params))
         try:
             outcome = await self.client.generate(request, self.model, self.seed)
+        except CallsLost:
+            raise
         except Exception as exc:  # a provider failing outside its classified errors
             return UserTurn(None, "error", redact(f"{type(exc).__name__}: {exc}")[:300])
         if outcome.error is not None:

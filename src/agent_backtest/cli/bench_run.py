@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from agent_backtest.api import CallOptions, CaseOptions, RolloutOptions
+from agent_backtest.api import CallOptions, CaseOptions, ExecutorOptions, RolloutOptions
 from agent_backtest.api import bench as api
 from agent_backtest.bench.models import EpisodeRecord
 from agent_backtest.bench.results import CSV_FILE, PAGE_FILE, SUMMARY_FILE
@@ -21,10 +21,11 @@ from agent_backtest.errors import UserError
 FAILED = 1
 
 
-@with_groups(cases=CaseOptions, rollouts=RolloutOptions)
+@with_groups(cases=CaseOptions, rollouts=RolloutOptions, execution=ExecutorOptions)
 def run(
     cases: CaseOptions,
     rollouts: RolloutOptions,
+    execution: ExecutorOptions,
     benchmark: Annotated[
         str | None,
         typer.Argument(
@@ -115,7 +116,9 @@ def run(
                 "takes the run's own benchmark, roles and settings; pass only the run directory",
                 "resume",
             )
-        outcome = api.bench_resume(resume, config_file=config_file, on_episode=episode_ended)
+        outcome = api.bench_resume(
+            resume, execution=execution, config_file=config_file, on_episode=episode_ended
+        )
     else:
         if benchmark is None or not agent or not user or out is None:
             raise UserError("give BENCHMARK, --agent, --user and --out (or --resume DIR)")
@@ -130,6 +133,7 @@ def run(
             calls=CallOptions(
                 timeout=timeout, max_retries=max_retries, cache=cache, cache_dir=cache_dir
             ),
+            execution=execution,
             config_file=config_file,
             on_episode=episode_ended,
         )

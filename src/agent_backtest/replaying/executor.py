@@ -1,9 +1,10 @@
-"""Where a job's call is made: the seam between the engine and the machines that call.
+"""Where a model call is made: the seam between an engine and the machines that call.
 
-The engine takes a job, asks an :class:`Executor` for its outcome and writes the record; an
-executor only makes calls. The local one calls from this process through the job model's
-client; :mod:`agent_backtest.replaying.ray_executor` makes the same calls on a Ray cluster. The
-run directory and the cache are written by the driver alone, whichever executor calls.
+An engine (a replay's jobs, a bench run's episodes) hands each (model, request, seed) call to
+an :class:`Executor` for its outcome and writes the record; an executor only makes calls. The
+local one calls from this process through the model's client;
+:mod:`agent_backtest.replaying.ray_executor` makes the same calls on a Ray cluster. The run
+directory and the cache are written by the driver alone, whichever executor calls.
 """
 
 from __future__ import annotations
@@ -16,14 +17,35 @@ from typing import Literal, Protocol
 from agent_backtest.errors import UserError
 from agent_backtest.providers import CallOutcome, ModelClient, ModelConfig, ModelRef
 from agent_backtest.providers.config import ModelRole
-from agent_backtest.replaying.jobs import Job
 from agent_backtest.trace import LLMRequest, LLMResponse
 
 ExecutorKind = Literal["local", "ray"]
 
 
+class ModelCall(Protocol):
+    """One call to make: the model that answers, the request, its seed (a replay job is one)."""
+
+    @property
+    def model(self) -> ModelRef: ...
+
+    @property
+    def request(self) -> LLMRequest: ...
+
+    @property
+    def seed(self) -> int | None: ...
+
+
+@dataclass(frozen=True)
+class Call:
+    """A model call made outside a replay (an agent's or a simulated user's turn)."""
+
+    model: ModelRef
+    request: LLMRequest
+    seed: int | None
+
+
 class WorkersLost(Exception):
-    """No worker is left to take a job: the run stops with what it has, to be resumed."""
+    """No worker is left to make a call: the run stops with what it has, to be resumed."""
 
 
 @dataclass
@@ -40,12 +62,12 @@ class ExecutorStatus:
 
 
 class Executor(Protocol):
-    """Makes each job's call and gives back its outcome; never writes the run."""
+    """Makes each call and gives back its outcome; never writes the run."""
 
     status: ExecutorStatus
 
-    async def answer(self, job: Job) -> CallOutcome:
-        """The outcome of the job's call (an answer, or a classified error); raises
+    async def answer(self, call: ModelCall) -> CallOutcome:
+        """The outcome of the call (an answer, or a classified error); raises
         :class:`WorkersLost` when no worker is left to make it."""
         ...
 
@@ -55,17 +77,19 @@ class Executor(Protocol):
 
 
 class LocalExecutor:
-    """Calls from this process: each job through its model's client, on the running loop."""
+    """Calls from this process: each call through its model's client, on the running loop."""
 
     def __init__(self, clients: Mapping[ModelRef, ModelClient]) -> None:
         self.clients = clients
         self.status = ExecutorStatus()
 
-    async def answer(self, job: Job) -> CallOutcome:
-        """The job's call through its model's client (cache, limits, retries)."""
+    async def answer(self, call: ModelCall) -> CallOutcome:
+        """The call through its model's client (cache, limits, retries)."""
         self.status.in_flight += 1
         try:
-            outcome = await self.clients[job.model].generate(job.request, job.model.model, job.seed)
+            outcome = await self.clients[call.model].generate(
+                call.request, call.model.model, call.seed
+            )
         finally:
             self.status.in_flight -= 1
         self.status.answered["local"] += 1
@@ -83,15 +107,19 @@ def open_executor(
     config: ModelConfig,
     credential_command: str | None = None,
     golden: Callable[[], Iterable[tuple[LLMRequest, LLMResponse]]] = tuple,
+    worker_cpus: float = 1.0,
 ) -> Executor:
     """The executor ``kind`` for a role's calls through ``clients``; ``address`` is the Ray
-    cluster to join (None: start one on this machine). The caller closes it."""
+    cluster to join (None: start one on this machine), ``worker_cpus`` what each Ray worker
+    holds (a fraction when several roles share the cluster). The caller closes it."""
     check_executor(kind, address)
     if kind == "local":
         return LocalExecutor(clients)
     from agent_backtest.replaying.ray_executor import RayExecutor
 
-    return RayExecutor.start(address, role, clients, config, credential_command, golden)
+    return RayExecutor.start(
+        address, role, clients, config, credential_command, golden, worker_cpus
+    )
 
 
 def check_executor(kind: ExecutorKind, address: str | None) -> None:

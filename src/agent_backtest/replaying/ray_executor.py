@@ -1,4 +1,4 @@
-"""The Ray executor: each job's call made by a worker actor on a Ray cluster.
+"""The Ray executor: each model call made by a worker actor on a Ray cluster.
 
 The driver plans the run and stays its single writer: it answers what it can from the response
 cache, sends the rest to the least busy of its worker actors (one per CPU of the cluster, each
@@ -42,8 +42,7 @@ from agent_backtest.providers import (
 from agent_backtest.providers.client import Limiter, prompt_tokens_estimate
 from agent_backtest.providers.config import ModelRole
 from agent_backtest.providers.roles import call_policy
-from agent_backtest.replaying.executor import ExecutorStatus, WorkersLost
-from agent_backtest.replaying.jobs import Job
+from agent_backtest.replaying.executor import ExecutorStatus, ModelCall, WorkersLost
 from agent_backtest.trace import LLMRequest, LLMResponse
 
 # What losing a worker looks like from the driver: the actor, its process or its result gone.
@@ -54,7 +53,7 @@ Golden = Callable[[], Iterable[tuple[LLMRequest, LLMResponse]]]
 
 
 class RayExecutor:
-    """Jobs' calls made by worker actors on a Ray cluster; the cache read and filled here."""
+    """Model calls made by worker actors on a Ray cluster; the cache read and filled here."""
 
     def __init__(
         self,
@@ -78,9 +77,11 @@ class RayExecutor:
         config: ModelConfig,
         credential_command: str | None = None,
         golden: Golden = tuple,
+        worker_cpus: float = 1.0,
     ) -> RayExecutor:
         """Join the cluster at ``address`` (or start a local one), and start one worker per CPU
-        of the cluster, each able to call every model of ``clients``."""
+        of the cluster, each holding ``worker_cpus`` and able to call every model of
+        ``clients``."""
         owns = _connect(address)
         started: list[Any] = []
         try:
@@ -97,6 +98,7 @@ class RayExecutor:
                 credential_command=credential_command,
                 golden=golden,
                 limiter=limiter,
+                cpus=worker_cpus,
             )
             actors = [_start_worker(spec) for _ in range(count)]
             started += actors
@@ -109,11 +111,11 @@ class RayExecutor:
             raise
         return cls(clients, workers, [limiter] if limiter is not None else [], owns)
 
-    async def answer(self, job: Job) -> CallOutcome:
-        """The job's answer from the cache, else from the least busy worker, sent again to
+    async def answer(self, call: ModelCall) -> CallOutcome:
+        """The call's answer from the cache, else from the least busy worker, sent again to
         another when the worker is lost; raises :class:`WorkersLost` when none is left."""
-        client = self.clients[job.model]
-        cached = _from_cache(client, job)
+        client = self.clients[call.model]
+        cached = _from_cache(client, call)
         if cached is not None:
             return cached
         while True:
@@ -121,7 +123,7 @@ class RayExecutor:
             worker.in_flight += 1
             self.status.in_flight += 1
             try:
-                sent, counts = await worker.actor.answer.remote(job.model, job.request, job.seed)
+                sent, counts = await worker.actor.answer.remote(call.model, call.request, call.seed)
             except LOST:
                 self._lose(worker)
                 self.status.requeued += 1
@@ -176,6 +178,7 @@ class _WorkerSpec:
     credential_command: str | None
     golden: Golden
     limiter: Any | None = None
+    cpus: float = 1.0
 
 
 @dataclass
@@ -244,9 +247,9 @@ class ReplayWorker:
         return self.name, self.error
 
     async def answer(
-        self, ref: ModelRef, request: LLMRequest, seed: int
+        self, ref: ModelRef, request: LLMRequest, seed: int | None
     ) -> tuple[_SentOutcome, CallCounters]:
-        """One job's call through the shared call path, and the counts of that call alone."""
+        """One call through the shared call path, and the counts of that call alone."""
         counters = CallCounters()
         client = ModelClient(
             self.providers[ref], self.policy, None, self.limits, self.credentials, counters
@@ -313,10 +316,10 @@ def _limiter(role: ModelRole) -> Any | None:
 
 
 def _start_worker(spec: _WorkerSpec) -> Any:
-    # One CPU each, spread over the nodes; a lost worker is not restarted (its calls move).
-    return _RemoteWorker.options(num_cpus=1, scheduling_strategy="SPREAD", max_restarts=0).remote(
-        spec
-    )
+    # Its CPUs each, spread over the nodes; a lost worker is not restarted (its calls move).
+    return _RemoteWorker.options(
+        num_cpus=spec.cpus, scheduling_strategy="SPREAD", max_restarts=0
+    ).remote(spec)
 
 
 def _ready(actors: list[Any]) -> list[_Handle]:
@@ -334,11 +337,11 @@ def _ready(actors: list[Any]) -> list[_Handle]:
     return [_Handle(actor, name) for actor, (name, _) in zip(actors, answers, strict=True)]
 
 
-def _from_cache(client: ModelClient, job: Job) -> CallOutcome | None:
-    """The job's answer from the driver's cache, counted as a hit; None when not there."""
+def _from_cache(client: ModelClient, call: ModelCall) -> CallOutcome | None:
+    """The call's answer from the driver's cache, counted as a hit; None when not there."""
     if client.cache is None:
         return None
-    _, adjustments, request_sha = client.prepare(job.request, job.model.model, job.seed)
+    _, adjustments, request_sha = client.prepare(call.request, call.model.model, call.seed)
     key = cache_key(client.provider.name, client.provider.endpoint, request_sha)
     cached = client.cache.get(key)
     if cached is None:

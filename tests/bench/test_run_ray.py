@@ -1,0 +1,163 @@
+"""``abt bench run --executor ray`` on a real local cluster (a head and two one-CPU worker nodes):
+τ-bench airline episodes played on the driver, every agent call made by a Ray worker, and the
+same episodes, state hashes and rewards as the local executor.
+
+Each node's processes hold their own key (as each machine of a cluster runs ``ray start`` with
+its own environment) and this process another, so the server's log of keys says which
+process made each call.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_backtest.bench.models import Case, Gold
+from agent_backtest.bench.tau_airline import benchmark_directory
+from agent_backtest.bench.users import DEFAULT_STOP, ScriptedUser
+from tests.bench.conftest import abt, lines, scripted, write_benchmark
+from tests.fake_openai import FakeOpenAI
+from tests.ray_cluster import local_cluster
+
+KEY_ENV = "ABT_BENCH_RAY_KEY"
+NODE_KEYS = ("sk-test-NODEONE0123456789", "sk-test-NODETWO0123456789")
+DRIVER_KEY = "sk-test-DRIVER0123456789"
+CASES = ("0", "1", "2")
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    with local_cluster([{KEY_ENV: key} for key in NODE_KEYS]) as made:
+        yield made
+
+
+@pytest.fixture(autouse=True)
+def driver_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, DRIVER_KEY)
+
+
+def gold_agent() -> Any:
+    """A scripted agent that makes each case's gold actions in order, then says its outputs;
+    it knows the case by the scripted user's first message."""
+    directory = benchmark_directory()
+    golds = {
+        gold.case_id: gold
+        for gold in map(Gold.model_validate_json, (directory / "gold.jsonl").open())
+    }
+    by_opening = {}
+    for line in (directory / "cases.jsonl").open():
+        case = Case.model_validate_json(line)
+        if case.id in CASES:
+            by_opening[ScriptedUser.of(case, DEFAULT_STOP).turns[0]] = golds[case.id]
+
+    def reply(body: dict[str, Any]) -> str | dict[str, Any]:
+        messages = body["messages"]
+        opening = next(m["content"] for m in messages if m["role"] == "user")
+        gold = by_opening[opening]
+        done = sum(m["role"] == "tool" for m in messages)
+        if done == len(gold.actions):
+            return "All done. " + " ".join(gold.outputs)
+        action = gold.actions[done]
+        function = {"name": action.name, "arguments": json.dumps(action.arguments)}
+        call = {"id": f"call-{done}", "type": "function", "function": function}
+        return {"role": "assistant", "content": None, "tool_calls": [call]}
+
+    return reply
+
+
+def bench(config: Path, out: Path, *extra: object) -> tuple[int, str]:
+    case_ids = [arg for case in CASES for arg in ("--case-id", case)]
+    return abt(
+        "bench", "run", "tau_airline", "--agent", "fake/agent-1", "--user", "scripted",
+        "--out", out, "--config", config, "--no-cache", "--max-retries", "0",
+        "--rollouts", "2", "--concurrency", "4", *case_ids, *extra,
+    )  # fmt: skip
+
+
+def keyed_config(path: Path, base_url: str) -> Path:
+    """An abt.toml whose provider fake at ``base_url`` takes its key from KEY_ENV."""
+    path.write_text(
+        f'[providers.fake]\ntype = "openai"\nbase_url = "{base_url}"\napi_key_env = "{KEY_ENV}"\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+def episodes(out: Path) -> list[tuple[Any, ...]]:
+    """What each episode did and where it left the environment, with its grades' components
+    and its reward."""
+    grades = {grade["episode_id"]: grade for grade in lines(out / "grades.jsonl")}
+    fields = ("case_id", "rollout", "seed", "ended_by", "error", "steps", "tool_calls")
+    return sorted(
+        (
+            *(e[name] for name in fields),
+            e["model_calls"],
+            e["state_hash"],
+            grades[e["episode_id"]]["components"],
+            grades[e["episode_id"]]["reward"],
+        )
+        for e in lines(out / "episodes.jsonl")
+    )
+
+
+def test_bench_rollouts_on_ray_match_the_local_executor(cluster: Any, tmp_path: Path) -> None:
+    with FakeOpenAI(reply=gold_agent()) as server:
+        config = keyed_config(tmp_path / "abt.toml", server.base_url)
+        code, output = bench(config, tmp_path / "local")
+        assert code == 0, output
+        local_keys = [h["authorization"] for h in server.headers]
+        server.headers.clear()
+        code, output = bench(
+            config, tmp_path / "ray", "--executor", "ray", "--ray-address", cluster.address
+        )
+        assert code == 0, output
+        ray_keys = [h["authorization"] for h in server.headers]
+    local, on_ray = episodes(tmp_path / "local"), episodes(tmp_path / "ray")
+    assert on_ray == local
+    assert len(local) == 6 and all(row[-2]["final_state"] == 1.0 for row in local), local
+    assert all(row[3] == "stop_marker" and row[5] > 0 for row in local), local
+    calls = sum(row[7] for row in local)
+    # The local run's calls came from this process; every call of the Ray run from a worker,
+    # and both nodes' workers answered.
+    assert local_keys == [f"Bearer {DRIVER_KEY}"] * calls
+    assert len(ray_keys) == calls and set(ray_keys) == {f"Bearer {key}" for key in NODE_KEYS}
+    manifest = json.loads((tmp_path / "ray" / "run.json").read_text())
+    assert manifest["status"] == "completed" and manifest["counts"]["agent"]["calls"] == calls
+
+
+def test_a_ray_address_without_executor_ray_is_refused(tmp_path: Path) -> None:
+    code, output = abt(
+        "bench", "run", "tau_airline", "--agent", "fake/agent-1", "--user", "scripted",
+        "--out", tmp_path / "run", "--ray-address", "auto",
+    )  # fmt: skip
+    assert code == 2 and "--executor ray" in output
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_simulated_users_calls_are_made_on_ray_too(cluster: Any, tmp_path: Path) -> None:
+    benchmark = write_benchmark(tmp_path / "shop")
+    runs = {}
+    with FakeOpenAI(reply=scripted) as server:
+        config = keyed_config(tmp_path / "abt.toml", server.base_url)
+        for name, extra in {"local": (), "ray": ("--executor", "ray")}.items():
+            server.headers.clear()
+            code, output = abt(
+                "bench", "run", benchmark, "--agent", "fake/agent-1", "--user", "fake/user-1",
+                "--out", tmp_path / name, "--config", config, "--no-cache", "--rollouts", "2",
+                "--concurrency", "4", *extra,
+                *(("--ray-address", cluster.address) if extra else ()),
+            )  # fmt: skip
+            assert code == 0, output
+            runs[name] = [h["authorization"] for h in server.headers]
+    local, on_ray = episodes(tmp_path / "local"), episodes(tmp_path / "ray")
+    assert on_ray == local and len(local) == 6
+    assert all(row[3] == "stop_marker" and row[-1] == 1.0 for row in local), local
+    # 3 agent calls and 2 user calls per episode, all from the workers on Ray
+    counts = json.loads((tmp_path / "ray" / "run.json").read_text())["counts"]
+    assert counts["agent"]["calls"] == 18 and counts["user"]["calls"] == 12
+    assert runs["local"] == [f"Bearer {DRIVER_KEY}"] * 30
+    assert len(runs["ray"]) == 30 and set(runs["ray"]) <= {f"Bearer {key}" for key in NODE_KEYS}
