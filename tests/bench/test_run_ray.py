@@ -1,6 +1,7 @@
 """``abt bench run --executor ray`` on a real local cluster (a head and two one-CPU worker nodes):
 τ-bench airline episodes played on the driver, every agent call made by a Ray worker, and the
-same episodes, state hashes and rewards as the local executor.
+same episodes, state hashes and rewards as the local executor; a simulated user's calls made
+there too; and every worker lost stopping the run, to be finished by a resume.
 
 Each node's processes hold their own key (as each machine of a cluster runs ``ray start`` with
 its own environment) and this process another, so the server's log of keys says which
@@ -10,6 +11,8 @@ process made each call.
 from __future__ import annotations
 
 import json
+import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -161,3 +164,66 @@ def test_a_simulated_users_calls_are_made_on_ray_too(cluster: Any, tmp_path: Pat
     assert counts["agent"]["calls"] == 18 and counts["user"]["calls"] == 12
     assert runs["local"] == [f"Bearer {DRIVER_KEY}"] * 30
     assert len(runs["ray"]) == 30 and set(runs["ray"]) <= {f"Bearer {key}" for key in NODE_KEYS}
+
+
+def test_every_worker_lost_stops_the_run_to_be_resumed(cluster: Any, tmp_path: Path) -> None:
+    killed: list[int] = []
+
+    def kill_the_workers(body: dict[str, Any]) -> str | dict[str, Any]:
+        if not killed and len(server.bodies) >= 4:  # a few episodes under way
+            killed.extend(_descendants_named("ray::ReplayWorker"))
+            for pid in killed:
+                os.kill(pid, signal.SIGKILL)
+        return scripted(body)
+
+    benchmark = write_benchmark(tmp_path / "shop")
+    out = tmp_path / "run"
+    with FakeOpenAI(reply=kill_the_workers) as server:
+        config = keyed_config(tmp_path / "abt.toml", server.base_url)
+        code, output = abt(
+            "bench", "run", benchmark, "--agent", "fake/agent-1", "--user", "scripted",
+            "--out", out, "--config", config, "--no-cache", "--rollouts", "2",
+            "--concurrency", "2", "--executor", "ray", "--ray-address", cluster.address,
+        )  # fmt: skip
+        assert len(killed) == 2, killed
+        # one line, last (the server's and Ray's own noise about the killed calls come first)
+        said = output.rstrip().splitlines()[-1]
+        assert code == 2 and "Ray workers were lost" in said and f"--resume {out}" in said, said
+        assert json.loads((out / "run.json").read_text())["status"] == "interrupted"
+        assert not (out / "grades.jsonl").exists()
+        first = {e["episode_id"] for e in lines(out / "episodes.jsonl")}
+        assert len(first) < 6
+        code, output = abt(
+            "bench", "run", "--resume", out, "--executor", "ray", "--ray-address", cluster.address
+        )
+        assert code == 0, output
+    ended = [e["episode_id"] for e in lines(out / "episodes.jsonl")]
+    assert len(ended) == len(set(ended)) == 6 and first <= set(ended)
+    assert all(e["error"] is None for e in lines(out / "episodes.jsonl"))
+    assert json.loads((out / "run.json").read_text())["status"] == "completed"
+
+
+def _descendants_named(title: str) -> list[int]:
+    """The pids of this process's descendants whose command line starts with ``title`` (the
+    cluster's Ray workers, never another process's)."""
+    parents: dict[int, int] = {}
+    titles: dict[int, str] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            titles[int(entry.name)] = (entry / "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    me = os.getpid()
+
+    def descends(pid: int) -> bool:
+        while pid > 1:
+            pid = parents.get(pid, 0)
+            if pid == me:
+                return True
+        return False
+
+    return [pid for pid, text in titles.items() if text.startswith(title) and descends(pid)]
