@@ -183,3 +183,20 @@ def test_the_simulated_user_plays_the_instruction_and_sees_no_tool_call(tmp_path
     }
     (episode,) = lines(tmp_path / "run" / "episodes.jsonl")
     assert episode["ended_by"] == "stop_marker" and episode["model_calls"] == 3
+
+
+def test_the_agents_text_answer_stays_in_the_conversation_it_is_asked_next(
+    tmp_path: Path,
+) -> None:
+    benchmark = write_benchmark(tmp_path / "shop", cases=1)
+    case = json.loads((benchmark / "cases.jsonl").read_text())
+    case["metadata"]["user_turns"] = ["Buy 2 apples.", "And when will they arrive?"]
+    (benchmark / "cases.jsonl").write_text(json.dumps(case) + "\n")
+    code, output, episodes, _, fake = bench(tmp_path, scripted, benchmark=benchmark)
+    assert code == 0, output
+    agent = [b for b in fake.bodies if b.get("tools")]
+    assert agent[-1]["messages"][-2:] == [
+        {"role": "assistant", "content": "Your order of 2 apples is placed."},
+        {"role": "user", "content": "And when will they arrive?"},
+    ]
+    assert episodes[0]["ended_by"] == "stop_marker"

@@ -158,6 +158,7 @@ async def _play(
                 return
             continue
         agent_said.append(answer.text())
+        episode.messages.append(Message(role="assistant", content=answer.content))
         if user is None:
             return episode.end("answer")
         if not await _user_turn(episode, user, agent_said, user_said, rules.stop_marker):
