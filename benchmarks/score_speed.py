@@ -225,7 +225,7 @@ def write_run(path: Path, pairs: list[Pair], answers: int, keyed: bool) -> None:
     writer.close()
 
 
-def score_command_seconds(path: Path) -> tuple[float, float]:
+def score_command_seconds(path: Path, workers: int | None = None) -> tuple[float, float]:
     """Wall and CPU seconds of ``abt score`` on a run directory, process start to exit.
 
     The CPU seconds (user and system) leave out the time spent waiting for a core, which wall
@@ -236,8 +236,9 @@ def score_command_seconds(path: Path) -> tuple[float, float]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
+    extra = [] if workers is None else ["--workers", str(workers)]
     subprocess.run(
-        [sys.executable, "-m", "agent_backtest.cli", "score", str(path)],
+        [sys.executable, "-m", "agent_backtest.cli", "score", str(path), *extra],
         check=True,
         stdout=subprocess.DEVNULL,
         env=env,
@@ -267,6 +268,7 @@ def main() -> None:
     parser.add_argument("--passes", type=int, default=7)
     parser.add_argument("--cpu", type=int, default=0)
     parser.add_argument("--answers", type=int, default=10_000)
+    parser.add_argument("--rounds", type=int, default=5, help="abt score runs of each kind")
     args = parser.parse_args()
     checker = load_checker()
     if checker is None:
@@ -305,14 +307,18 @@ def main() -> None:
                 path = Path(scratch) / ("keyed" if keyed else "golden")
                 write_run(path, pairs, args.answers, keyed)
                 score_command_seconds(path)  # warm-up: bytecode cached, files in the page cache
-                runs = [score_command_seconds(path) for _ in range(3)]
-                wall = sorted(w for w, _ in runs)
-                cpu = sorted(c for _, c in runs)
-                print(
-                    f"abt score, {args.answers:,} answers, no judge, "
-                    f"{'answer keys' if keyed else 'goldens'}: median {wall[1]:.2f} s wall, "
-                    f"{cpu[1]:.2f} s CPU (of 3: {', '.join(f'{t:.2f}' for t in wall)} s wall)"
-                )
+                for workers in (None, 1):
+                    runs = [score_command_seconds(path, workers) for _ in range(args.rounds)]
+                    wall = sorted(w for w, _ in runs)
+                    cpu = sorted(c for _, c in runs)
+                    print(
+                        f"abt score, {args.answers:,} answers, no judge, "
+                        f"{'answer keys' if keyed else 'goldens'}, "
+                        f"{'--workers 1' if workers else 'default workers'}: "
+                        f"median {statistics.median(wall):.2f} s wall "
+                        f"({wall[0]:.2f} to {wall[-1]:.2f}), "
+                        f"{statistics.median(cpu):.2f} s CPU, {len(runs)} runs"
+                    )
 
 
 if __name__ == "__main__":

@@ -199,3 +199,27 @@ def test_means_built_a_value_at_a_time_are_clustered_mean_to_the_bit(
     estimates = means.estimates()
     assert [estimates[i] for i in ids] == [clustered_mean(v, c) for v, c in lists]
     assert estimates[empty] == clustered_mean([], [])
+
+
+def test_a_value_added_to_a_combination_counts_in_each_of_its_means(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # One value in several means at once (overall, its tool, its node…), stored once: each
+    # mean is still what clustered_mean makes of its own values, to the bit.
+    monkeypatch.setattr(ClusteredMeans, "BUFFERED", 11)
+    rng = random.Random(9)
+    means = ClusteredMeans()
+    ids = [means.mean() for _ in range(5)]
+    lists: list[tuple[list[float], list[str]]] = [([], []) for _ in ids]
+    groups = [(0, 1), (0, 2, 3), (4,), (0, 1, 2, 3, 4)]
+    numbers = [means.combination(ids[i] for i in group) for group in groups]
+    for _ in range(1500):
+        which = rng.randrange(len(groups))
+        value = rng.choice([0.0, 1.0, 2 / 3, 0.3, rng.random()])
+        cluster = f"s{rng.randrange(4)}"
+        for i in groups[which]:
+            lists[i][0].append(value)
+            lists[i][1].append(cluster)
+        means.add_to(numbers[which], value, means.cluster(cluster))
+    estimates = means.estimates()
+    assert [estimates[i] for i in ids] == [clustered_mean(v, c) for v, c in lists]

@@ -41,6 +41,19 @@ class UserError(Exception):
         subject = self.subject()
         return f"{subject}: {self.message}" if subject else self.message
 
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickled with its fields, whatever its class's arguments: an error raised in a
+        worker process reaches the command line as it was raised."""
+        return _rebuilt, (type(self), dict(self.__dict__))
+
+
+def _rebuilt(kind: type[UserError], fields: dict[str, object]) -> UserError:
+    """A :class:`UserError` of class ``kind`` with ``fields``, as it was pickled."""
+    error = kind.__new__(kind)
+    error.__dict__.update(fields)
+    Exception.__init__(error, str(error))
+    return error
+
 
 class InputError(UserError):
     """A file that cannot be used; the message names the file, the location and the fix."""

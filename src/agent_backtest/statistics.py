@@ -41,6 +41,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO
 
+from agent_backtest.distributions import beta_quantile, normal_quantile, t_sf, t_two_sided_quantile
+
 ALPHA = 0.05
 
 
@@ -106,29 +108,48 @@ class ClusteredMeans:
     The clustered SE needs each cluster's sum of (x_i − x̄), which needs the mean before the
     first value; summed in another order it would differ in the last digits. So the values
     wait, in the order they came, in an unnamed temporary file (24 bytes each), and
-    :meth:`estimates` reads them back once: memory holds each mean's exact running sum, not
-    its values. Most values are 0 or 1 (a verdict, a strict match): those are counted, not
-    summed, as they add nothing inexact.
+    :meth:`estimates` reads them back once: memory holds exact running sums, not values.
+
+    One value often belongs to several means at once (a verdict counts overall, for its tool,
+    its node, its kind…): :meth:`combination` names such a set of means, and one
+    :meth:`add_to` adds the value to all of them, stored once. The running sums are kept per
+    combination: a count, the values equal to 1 (most values are 0 or 1, which add nothing
+    inexact), and an exact sum of the rest (Shewchuk's partials); a mean's sum is the exact
+    sum of its combinations' sums.
     """
 
     BUFFERED = 1 << 16  # values held before they are written out
 
     def __init__(self) -> None:
-        self._partials: list[list[float]] = []  # each mean's exact sum (Shewchuk's partials)
-        self._ones: list[int] = []  # each mean's values equal to 1, outside its partials
+        self._means = 0
+        self._combinations: list[tuple[int, ...]] = []  # the means of each combination
+        self._numbers: dict[tuple[int, ...], int] = {}
+        self._partials: list[list[float]] = []  # per combination
+        self._ones: list[int] = []
         self._counts: list[int] = []
         self._clusters: dict[str, int] = {}
         self._values = array("d")
-        self._keys = array("q")  # (mean, cluster) of each value, in pairs
+        self._keys = array("q")  # (combination, cluster) of each value, in pairs
         self._spool: IO[bytes] | None = None
         self._spooled = 0
 
     def mean(self) -> int:
         """A new mean; values are added to it by the number returned."""
-        self._partials.append([])
-        self._ones.append(0)
-        self._counts.append(0)
-        return len(self._counts) - 1
+        self._means += 1
+        self.combination((self._means - 1,))  # its own, numbered like it while none is shared
+        return self._means - 1
+
+    def combination(self, means: Iterable[int]) -> int:
+        """The number that adds a value to each of ``means`` at once (see :meth:`add_to`)."""
+        members = tuple(means)
+        number = self._numbers.get(members)
+        if number is None:
+            number = self._numbers[members] = len(self._combinations)
+            self._combinations.append(members)
+            self._partials.append([])
+            self._ones.append(0)
+            self._counts.append(0)
+        return number
 
     def cluster(self, name: str) -> int:
         """The number values of cluster ``name`` are added with."""
@@ -136,14 +157,18 @@ class ClusteredMeans:
 
     def add(self, mean: int, value: float, cluster: int) -> None:
         """Add one value of ``cluster`` (a number from :meth:`cluster`) to ``mean``."""
+        self.add_to(self._numbers[(mean,)], value, cluster)
+
+    def add_to(self, combination: int, value: float, cluster: int) -> None:
+        """Add one value of ``cluster`` to every mean of ``combination``."""
         value = float(value)
         if value == 1.0:
-            self._ones[mean] += 1
+            self._ones[combination] += 1
         elif value != 0.0:  # a zero leaves an exact sum as it is
-            _add_exactly(self._partials[mean], value)
-        self._counts[mean] += 1
+            _add_exactly(self._partials[combination], value)
+        self._counts[combination] += 1
         self._values.append(value)
-        self._keys.extend((mean, cluster))
+        self._keys.extend((combination, cluster))
         if len(self._values) >= self.BUFFERED:
             self._write_out()
 
@@ -170,20 +195,27 @@ class ClusteredMeans:
 
     def estimates(self) -> list[Estimate]:
         """Every mean's estimate, in the order the means were made; call once."""
-        # fsum rounds the exact sum of what it is given once: the partials and the count of
+        counts = [0] * self._means
+        exact: list[list[float]] = [[] for _ in range(self._means)]
+        for members, partials, ones, count in zip(
+            self._combinations, self._partials, self._ones, self._counts, strict=True
+        ):
+            for mean in members:
+                counts[mean] += count
+                exact[mean] += (*partials, float(ones))
+        # fsum rounds the exact sum of what it is given once: the partials and the counts of
         # ones sum exactly to the values, so this is fsum of the values themselves.
-        means = [
-            math.fsum((*partials, ones)) / count if count else 0.0
-            for partials, ones, count in zip(self._partials, self._ones, self._counts, strict=True)
-        ]
+        means = [math.fsum(e) / n if n else 0.0 for e, n in zip(exact, counts, strict=True)]
         sums: list[defaultdict[int, float]] = [defaultdict(float) for _ in means]
+        combinations = self._combinations
         for values, keys in self._chunks():
             for index, value in enumerate(values):
-                mean = keys[2 * index]
-                sums[mean][keys[2 * index + 1]] += value - means[mean]
+                cluster = keys[2 * index + 1]
+                for mean in combinations[keys[2 * index]]:
+                    sums[mean][cluster] += value - means[mean]
         return [
             _estimate(_of_sums(mean, list(residuals.values()), count))
-            for mean, residuals, count in zip(means, sums, self._counts, strict=True)
+            for mean, residuals, count in zip(means, sums, counts, strict=True)
         ]
 
 
@@ -322,16 +354,12 @@ def _clip(low: float, high: float) -> tuple[float, float]:
 
 def t_quantile(df: int) -> float:
     """The two-sided 95% quantile of Student's t with ``df`` degrees of freedom."""
-    from scipy.special import stdtrit  # imported here: scipy costs ~0.5 s to load
-
-    return float(stdtrit(df, 1 - ALPHA / 2))
+    return t_two_sided_quantile(df, ALPHA)
 
 
 def _t_test(statistic: float, df: int) -> float:
     """Two-sided p-value of a t statistic with ``df`` degrees of freedom."""
-    from scipy.special import stdtr
-
-    return float(min(1.0, 2 * stdtr(df, -abs(statistic))))
+    return min(1.0, 2 * t_sf(abs(statistic), df))
 
 
 def _rate_interval(base: _Clustered) -> tuple[float, float]:
@@ -348,12 +376,10 @@ def _rate_interval(base: _Clustered) -> tuple[float, float]:
 
 def _korn_graubard(rate: float, size: float, df: int) -> tuple[float, float]:
     """The Clopper–Pearson interval of ``rate`` on ``size`` draws, with the t correction."""
-    from scipy.special import betaincinv, ndtri  # imported here: scipy is slow to load
-
-    n = size * (float(ndtri(1 - ALPHA / 2)) / t_quantile(df)) ** 2
+    n = size * (normal_quantile(1 - ALPHA / 2) / t_quantile(df)) ** 2
     x = rate * n
-    low = 0.0 if rate == 0.0 else float(betaincinv(x, n - x + 1, ALPHA / 2))
-    high = 1.0 if rate == 1.0 else float(betaincinv(x + 1, n - x, 1 - ALPHA / 2))
+    low = 0.0 if rate == 0.0 else beta_quantile(ALPHA / 2, x, n - x + 1)
+    high = 1.0 if rate == 1.0 else beta_quantile(1 - ALPHA / 2, x + 1, n - x)
     return low, high
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import agent_backtest.reporting
+from tests.scoring.builders import no_judge_run
 
 # What ``abt score --help`` imports (the command's module and everything it imports at module
 # level), printed by a fresh interpreter: the test process has it all loaded.
@@ -36,3 +38,27 @@ def test_every_public_name_of_reporting_is_importable_from_the_package() -> None
     # raises here.
     for name in agent_backtest.reporting.__all__:
         assert getattr(agent_backtest.reporting, name) is not None
+
+
+SCORES_WITHOUT_SCIPY = """
+import sys
+from pathlib import Path
+from agent_backtest import api
+api.score(Path(sys.argv[1]))
+print(sorted(name for name in sys.modules if name.split(".")[0] in ("scipy", "numpy")))
+"""
+
+
+def test_scoring_computes_its_intervals_without_loading_scipy(tmp_path: Path) -> None:
+    # scipy with numpy takes about half a second to load, a quarter of what scoring 10,000
+    # answers may take: the intervals' beta and t functions are the package's own.
+    run = no_judge_run(tmp_path / "run", 40)
+    done = subprocess.run(
+        [sys.executable, "-c", SCORES_WITHOUT_SCIPY, str(run)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(done.stdout.replace("'", '"')) == []
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["overall"]["agreement"]["ci95"][0] is not None

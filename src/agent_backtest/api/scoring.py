@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from agent_backtest.api.options import AgentOptions, JudgeOptions, PathLike
+from agent_backtest.errors import UserError
 from agent_backtest.providers import load_model_config
 from agent_backtest.providers.config import ModelRole
 from agent_backtest.runs import RunDirectory
@@ -23,18 +24,27 @@ def score(
     judging: JudgeOptions | None = None,
     agent: AgentOptions | None = None,
     config_file: PathLike | None = None,
+    workers: int | None = None,
 ) -> ScoreOutcome:
     """Score every result of ``run``: scores.jsonl and summary.json (an earlier scoring with
     other settings is kept beside them under its scoring id).
 
-    Without a judge, text answers get a labelled token-overlap similarity, never a verdict.
+    Without a judge, text answers get a labelled token-overlap similarity, never a verdict,
+    and ``workers`` processes share the answers (default: one per core, on runs of thousands
+    of answers; the files are the same whatever the number).
     The agent rules default to the ones the run was made with; the model config to the run's.
     """
+    if workers is not None and workers < 1:
+        raise UserError(f"needs at least one worker, not {workers}", "workers")
     directory = RunDirectory(run.path if isinstance(run, Run) else Path(run))
     directory.load_manifest()  # a folder that is not a run fails before the lock is made
     with run_lock(directory.path, "score"):
         return score_locked(
-            directory, judging or JudgeOptions(), agent or AgentOptions(), config_file
+            directory,
+            judging or JudgeOptions(),
+            agent or AgentOptions(),
+            config_file,
+            workers=workers,
         )
 
 
@@ -44,6 +54,7 @@ def score_locked(
     agent: AgentOptions,
     config_file: PathLike | None,
     recorded_judges: Mapping[str, ModelRole] | None = None,
+    workers: int | None = None,
 ) -> ScoreOutcome:
     """:func:`score`, for a caller that already holds the run's lock; ``recorded_judges`` are
     used when ``judging`` names no judge."""
@@ -54,7 +65,7 @@ def score_locked(
     agent_config = agent.config() if agent.given else manifest.config.agent
     if agent_config.answer_keys:
         check_gold(directory, manifest, Path(agent_config.answer_keys))
-    return score_run(directory, score_settings(judging, agent_config, roles), config)
+    return score_run(directory, score_settings(judging, agent_config, roles), config, workers)
 
 
 def check_gold(directory: RunDirectory, manifest: RunManifest, gold: Path) -> None:

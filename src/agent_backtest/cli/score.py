@@ -33,9 +33,18 @@ def score(
             help="Model config (abt.toml) the judges are reached through [default: the run's].",
         ),
     ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            metavar="N",
+            help="Processes to score with when no judge is set [default: one per core, on "
+            "runs of 2,500 answers or more a core].",
+        ),
+    ] = None,
 ) -> None:
     """Score a run's results against production's answers; never calls the candidate."""
-    outcome = api.score(run, judging=judging, agent=agent, config_file=config_file)
+    outcome = api.score(run, judging=judging, agent=agent, config_file=config_file, workers=workers)
     print_outcome(SafeConsole(highlight=False), run, outcome)
 
 

@@ -13,6 +13,7 @@ warning says how many were left out, so nothing is scored twice.
 
 from __future__ import annotations
 
+import copy
 import os
 import warnings
 from collections.abc import Iterator
@@ -128,6 +129,7 @@ class ResultIndex:
         self.path = path
         self.offsets = UnitOffsets()
         self.models: set[str] = set()  # the models that answered
+        self.records = 0  # the (unit, repeat) pairs with a record
         self._handle: BinaryIO | None = None
         if path.exists():
             self._scan()
@@ -142,9 +144,11 @@ class ResultIndex:
                 if key is None:
                     continue
                 try:
-                    duplicates += not self.offsets.add(*key, start)
+                    added = self.offsets.add(*key, start)
                 except ValueError:  # a repeat no run has
                     raise _not_a_record(self.path, number) from None
+                self.records += added
+                duplicates += not added
         _warn_of_duplicates(self.path, duplicates)
 
     def _key(self, number: int, line: bytes) -> tuple[str, int] | None:
@@ -188,6 +192,13 @@ class ResultIndex:
     def _line_number(self, offset: int) -> int:
         with self.path.open("rb") as handle:
             return handle.read(offset).count(b"\n") + 1
+
+    def detached(self) -> ResultIndex:
+        """The same index for another process: it opens the file for itself (a handle shared
+        across a fork shares its position, so two readers would move each other's)."""
+        twin = copy.copy(self)
+        twin._handle = None
+        return twin
 
     def close(self) -> None:
         """Close the file, if a record was read."""

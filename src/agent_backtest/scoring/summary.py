@@ -88,6 +88,7 @@ class SummaryBuilder:
         self.coverage = _Coverage()
         self.units = _RepeatFigures(self.means)
         self._open: dict[str, _Unit] = {}
+        self._profiles: dict[tuple[str | None, ...], _Profile] = {}
 
     def add(self, record: ScoreRecord) -> None:
         """Count one score record."""
@@ -107,21 +108,47 @@ class SummaryBuilder:
         self._add_repeat(record, session)
 
     def _add_decided(self, record: ScoreRecord, session: int) -> None:
-        score, strict = record.score or 0.0, float(bool(record.strict))
-        self.overall.add(record.bucket, score, strict, session)
+        labels = (
+            record.kind,
+            record.node,
+            record.golden_tool,
+            record.split,
+            record.model,
+            record.agent_version,
+        )
+        profile = self._profiles.get(labels)
+        if profile is None:
+            profile = self._profiles[labels] = self._profile(record)
+        self.means.add_to(profile.agreement, record.score or 0.0, session)
+        self.means.add_to(profile.strict, float(bool(record.strict)), session)
+        if record.bucket:
+            profile.buckets[record.bucket] += 1
         if record.method:
             self.methods[record.method] += 1
+        if record.topic_match is not None:
+            self.means.add(self.topic_agreement, float(record.topic_match), session)
+
+    def _profile(self, record: ScoreRecord) -> _Profile:
+        """The groups a decided record like ``record`` counts in: overall and one of each
+        grouping (the same for every record with its labels)."""
+        groups = [self.overall]
         for name, key in GROUPINGS.items():
             label = key(record)
             if label is not None:
                 group = self.groups[name].get(label)
                 if group is None:
                     group = self.groups[name][label] = _Group(self.means)
-                group.add(record.bucket, score, strict, session)
-        if record.topic_match is not None:
-            self.means.add(self.topic_agreement, float(record.topic_match), session)
+                groups.append(group)
+        return _Profile(
+            groups,
+            self.means.combination(group.agreement for group in groups),
+            self.means.combination(group.strict for group in groups),
+        )
 
     def _add_repeat(self, record: ScoreRecord, session: int) -> None:
+        if self.repeats == 1:  # one answer a unit: no repeat figures to keep, only the count
+            self.units.units += 1
+            return
         unit = self._open.get(record.unit_id)
         if unit is None:
             unit = self._open[record.unit_id] = _Unit(session)
@@ -140,6 +167,9 @@ class SummaryBuilder:
         for unit in self._open.values():
             self.units.add(unit)
         self._open.clear()
+        for profile in self._profiles.values():
+            for group in profile.groups:
+                group.buckets.update(profile.buckets)
         estimates = [MeanEstimate.of(e) for e in self.means.estimates()]
         statuses = self.statuses
         return Summary(
@@ -176,17 +206,8 @@ class _Group:
     """Agreement (mean lenient score) and strict agreement of a set of decided records."""
 
     def __init__(self, means: ClusteredMeans) -> None:
-        self.means = means
         self.agreement, self.strict = means.mean(), means.mean()
         self.buckets: Counter[str] = Counter()
-
-    def add(self, bucket: str | None, score: float, strict: float, session: int) -> None:
-        """Count one decided record: its bucket, score and strict verdict (1 or 0), and the
-        number of its session in the builder's means."""
-        self.means.add(self.agreement, score, session)
-        self.means.add(self.strict, strict, session)
-        if bucket:
-            self.buckets[bucket] += 1
 
     def figures(self, estimates: list[MeanEstimate]) -> GroupFigures:
         """The group's figures, with intervals, from the builder's ``estimates``."""
@@ -195,6 +216,19 @@ class _Group:
             strict=estimates[self.strict],
             buckets=_sorted(self.buckets),
         )
+
+
+@dataclass
+class _Profile:
+    """The groups of decided records with the same labels, and what they add up."""
+
+    groups: list[_Group]
+    agreement: int
+    """The combination of the groups' agreement means (a value is added to all at once)."""
+    strict: int
+    """The combination of their strict means."""
+    buckets: Counter[str] = field(default_factory=Counter)
+    """The buckets of these records, counted in each group by :meth:`SummaryBuilder.summary`."""
 
 
 @dataclass

@@ -9,7 +9,9 @@ for every reader.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
+from typing import BinaryIO
 
 from pydantic import ValidationError
 
@@ -28,17 +30,84 @@ def is_units_file(path: Path) -> bool:
         raise InputError(path, None, f"cannot open: {exc.strerror}") from None
 
 
-def read_units_file(path: Path) -> Iterator[Unit]:
+def read_units_file(path: Path, start: int = 0, end: int | None = None) -> Iterator[Unit]:
     """The units of a units JSONL, in order, read one line at a time; a line that is not a
-    unit is an error."""
+    unit is an error.
+
+    ``start`` and ``end`` (byte offsets, ``start`` at the beginning of a line) read only the
+    lines that begin in between, numbered as in the whole file.
+    """
     try:
         handle = path.open("rb")
     except OSError as exc:
         raise InputError(path, None, f"cannot open: {exc.strerror}") from None
     with handle:
-        for number, line in enumerate(handle, start=1):
+        first = 1 + _newlines_before(handle, start)
+        position = start
+        for number, line in enumerate(handle, start=first):
+            if end is not None and position >= end:
+                return
+            position += len(line)
             if not line.isspace():
                 yield _unit(path, number, line)
+
+
+def _newlines_before(handle: BinaryIO, offset: int) -> int:
+    """The lines ending before ``offset``, counted a megabyte at a time; leaves the handle at
+    ``offset``."""
+    count = 0
+    while handle.tell() < offset:
+        chunk = handle.read(min(1 << 20, offset - handle.tell()))
+        if not chunk:
+            break
+        count += chunk.count(b"\n")
+    return count
+
+
+def stretches(path: Path, shares: list[float]) -> list[tuple[int, int]]:
+    """Byte ranges cutting the file into stretches of whole lines, one per share, holding
+    about that share of its lines each (``shares`` sum to 1)."""
+    lines = _count_lines(path)
+    wanted, total = [], 0.0
+    for share in shares[:-1]:
+        total += share
+        wanted.append(round(lines * total))
+    cuts = [0, *_line_offsets(path, wanted), path.stat().st_size]
+    return list(pairwise(cuts))
+
+
+CHUNK = 1 << 20  # bytes read at a time when counting lines
+
+
+def _count_lines(path: Path) -> int:
+    """The lines of a file (a last line without a newline counted too)."""
+    count, last = 0, b"\n"
+    with path.open("rb") as handle:
+        while chunk := handle.read(CHUNK):
+            count += chunk.count(b"\n")
+            last = chunk[-1:]
+    return count + (last != b"\n")
+
+
+def _line_offsets(path: Path, lines: list[int]) -> list[int]:
+    """Where each of ``lines`` (0-based line numbers, in order) starts; the file's size for
+    a line past its end."""
+    offsets: list[int] = []
+    seen = 0  # newlines before the chunk
+    position = 0
+    with path.open("rb") as handle:
+        while len(offsets) < len(lines) and (chunk := handle.read(CHUNK)):
+            in_chunk = chunk.count(b"\n")
+            while len(offsets) < len(lines) and lines[len(offsets)] <= seen + in_chunk:
+                target = lines[len(offsets)]
+                at = -1
+                for _ in range(target - seen):  # the newline ending line target − 1
+                    at = chunk.index(b"\n", at + 1)
+                offsets.append(position + at + 1)
+            seen += in_chunk
+            position += len(chunk)
+    size = path.stat().st_size
+    return offsets + [size] * (len(lines) - len(offsets))
 
 
 def _unit(path: Path, number: int, line: bytes) -> Unit:
