@@ -237,6 +237,9 @@ _COMBINATORS = ("anyOf", "oneOf", "allOf")
 # The reference: acceptable values per parameter
 
 
+NO_PROSE: frozenset[str] = frozenset()
+
+
 class ArgumentsKey(dict):
     """What a candidate's arguments are compared with: per parameter, a tuple of acceptable
     values.
@@ -250,9 +253,11 @@ class ArgumentsKey(dict):
 
     __slots__ = ("prose",)
 
-    def __init__(self, options: Mapping[str, tuple[Any, ...]], prose: frozenset[str]) -> None:
-        """A key of ``options`` per parameter."""
-        super().__init__(options)
+    def __init__(
+        self, options: Mapping[str, tuple[Any, ...]] | None = None, prose: frozenset[str] = NO_PROSE
+    ) -> None:
+        """A key of ``options`` per parameter (none yet, when not given)."""
+        super().__init__(options or ())
         self.prose = prose
 
 
@@ -285,9 +290,19 @@ class Items:
 
 
 def golden_key(arguments: Mapping[str, Any]) -> ArgumentsKey:
-    """Production's recorded arguments as a reference: each parameter's one value."""
-    prose = frozenset(name for name, value in arguments.items() if is_prose(value))
-    return ArgumentsKey({name: (value,) for name, value in arguments.items()}, prose)
+    """Production's recorded arguments as a reference: each parameter's one value.
+
+    Filled in one loop: every golden call of every unit becomes one, so it counts.
+    """
+    key = ArgumentsKey()
+    prose = []
+    for name, value in arguments.items():
+        key[name] = (value,)
+        if type(value) is str and is_prose(value):
+            prose.append(name)
+    if prose:
+        key.prose = frozenset(prose)
+    return key
 
 
 def compile_key(arguments: Mapping[str, ArgumentKey]) -> ArgumentsKey:
