@@ -119,7 +119,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.manifests import replay_manifest  # noqa: E402
 from tests.scoring.bfcl_cases import (  # noqa: E402
     AGENT,
     MODEL,
@@ -129,8 +128,9 @@ from tests.scoring.bfcl_cases import (  # noqa: E402
     load_entries,
     python_language,
 )
+from tests.scoring.builders import answered_run  # noqa: E402
 
-from agent_backtest.runs import ResultRecord, ResultWriter, RunDirectory  # noqa: E402
+from agent_backtest.runs import ResultRecord  # noqa: E402
 from agent_backtest.scoring.calls import clear_memos, match_calls  # noqa: E402
 from agent_backtest.trace import LLMRequest, LLMResponse, Message  # noqa: E402
 from agent_backtest.units import Unit, make_unit_id  # noqa: E402
@@ -185,8 +185,6 @@ def golden_pass(pairs: list[Pair]) -> Callable[[], None]:
 
 def write_run(path: Path, pairs: list[Pair], answers: int, keyed: bool) -> None:
     """A run directory of ``answers`` units made of the pairs (cycled), each answered."""
-    directory = RunDirectory(path)
-    directory.create(overwrite=True)
     units, results = [], []
     for index in range(answers):
         pair = pairs[index % len(pairs)]
@@ -217,12 +215,7 @@ def write_run(path: Path, pairs: list[Pair], answers: int, keyed: bool) -> None:
                 response=LLMResponse(message=Message(role="assistant", tool_calls=pair.calls)),
             )
         )
-    directory.write_units(units)
-    replay_manifest("openai/candidate").save(directory.manifest_path)
-    writer = ResultWriter(directory.results_path)
-    for record in results:
-        writer.append(record)
-    writer.close()
+    answered_run(path, units, results, overwrite=True)
 
 
 def score_command_seconds(path: Path, workers: int | None = None) -> tuple[float, float]:

@@ -100,8 +100,6 @@ NO_JUDGE_CASES: list[tuple[Message, Message | None]] = [
 def no_judge_run(path: Path, units: int) -> Path:
     """A run of ``units`` answered units cycling through every outcome scoring without a judge
     gives, over 7 sessions."""
-    directory = RunDirectory(path)
-    directory.create(overwrite=False)
     built, results = [], []
     for index in range(units):
         golden, candidate = NO_JUDGE_CASES[index % len(NO_JUDGE_CASES)]
@@ -109,10 +107,20 @@ def no_judge_run(path: Path, units: int) -> Path:
         built.append(unit)
         kind = ERROR_KINDS[index % len(ERROR_KINDS)] if candidate is None else None
         results.append(answer_to(unit, candidate, kind))
-    directory.write_units(built)
+    return answered_run(path, built, results).path
+
+
+def answered_run(
+    path: Path, units: list[Unit], results: list[ResultRecord], overwrite: bool = False
+) -> RunDirectory:
+    """A run directory at ``path`` holding ``units`` and their ``results``, as a replay by
+    ``openai/candidate`` leaves it before scoring."""
+    directory = RunDirectory(path)
+    directory.create(overwrite=overwrite)
+    directory.write_units(units)
     replay_manifest("openai/candidate").save(directory.manifest_path)
     writer = ResultWriter(directory.results_path)
     for result in results:
         writer.append(result)
     writer.close()
-    return directory.path
+    return directory

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from agent_backtest.cli.app import app
 from agent_backtest.providers import MockProvider, ModelClient, ProviderError
 from agent_backtest.providers.errors import ERROR_KINDS
-from agent_backtest.runs import ResultRecord, ResultWriter, RunDirectory
+from agent_backtest.runs import ResultRecord
 from agent_backtest.runs.scores import ScoreRecord, read_scores
 from agent_backtest.runs.summary import RunFacts, ScoringSettings
 from agent_backtest.scoring.buckets import Scorer
@@ -27,8 +27,7 @@ from agent_backtest.scoring.run import ScoreSettings
 from agent_backtest.scoring.summary import summarise
 from agent_backtest.trace import LLMResponse, Message, ToolCall, ToolDef
 from agent_backtest.units import AgentConfig, Unit
-from tests.manifests import replay_manifest
-from tests.scoring.builders import answer_to, step_unit
+from tests.scoring.builders import answer_to, answered_run, step_unit
 
 runner = CliRunner()
 TOOLS = [
@@ -69,20 +68,13 @@ CASES: list[tuple[Message, Message | None, bool]] = [
 
 
 def build(tmp_path: Path) -> Path:
-    directory = RunDirectory(tmp_path / "run")
-    directory.create(overwrite=False)
     units, results = [], []
     kinds = iter(ERROR_KINDS)
     for index, (golden, candidate, _) in enumerate(CASES):
         unit = step_unit(index, golden, session=f"s{index % 4}", tools=TOOLS)
         units.append(unit)
         results.append(answer_to(unit, candidate, None if candidate else next(kinds)))
-    directory.write_units(units)
-    replay_manifest("openai/candidate").save(directory.manifest_path)
-    writer = ResultWriter(directory.results_path)
-    for result in results:
-        writer.append(result)
-    writer.close()
+    directory = answered_run(tmp_path / "run", units, results)
     records = asyncio.run(score_all(units, results))
     settings = ScoreSettings()
     summary = summarise(
