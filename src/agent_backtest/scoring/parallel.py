@@ -16,6 +16,7 @@ parent, which stops the workers; nothing is written, and scoring again costs not
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import signal
@@ -75,6 +76,7 @@ def score_in_order(
     """Score every chunk, each by the process ``owner`` names, and ``write`` every record in
     chunk order."""
     count = max(owner) + 1
+    gc.freeze()  # the collector leaves what exists now alone: fewer pages copied in each worker
     started = [
         _Worker.start(p, [(i, *chunks[i]) for i in range(len(chunks)) if owner[i] == p], score)
         for p in range(1, count)
@@ -90,6 +92,7 @@ def score_in_order(
     finally:
         for worker in started:
             worker.stop()
+        gc.unfreeze()
 
 
 @dataclass
