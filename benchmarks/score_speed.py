@@ -96,6 +96,12 @@ Tried and measured, not kept (slower, so left out):
   loop, and the whole goldens pass ran at 0.80 of BFCL against 0.88 without it (in-process,
   alternating, 9 rounds). On arguments this small, proving them identical costs what checking
   them does.
+* Pairing parallel calls first by identical content (a canonical JSON of name and arguments per
+  call): 1,417 of the 7,153 answers with several calls are the same calls in another order, but
+  the goldens pass took 1.03 times as long with it; the quick pairing already settles them.
+* Score records built with pydantic's ``model_construct`` (no validation): slower than
+  validating, as it walks every field in Python (0.87 s against 0.14 s for 15,000 records under
+  the profiler).
 
 Measured again after five changes: the intervals' beta and t functions written in the package
 (``agent_backtest.distributions``, held to scipy's values within 1e-10 by the tests: scipy with
