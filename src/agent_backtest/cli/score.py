@@ -38,8 +38,8 @@ def score(
         typer.Option(
             "--workers",
             metavar="N",
-            help="Processes to score with when no judge is set [default: one per core, on "
-            "runs of 2,500 answers or more a core].",
+            help="Processes sharing the answers when no judge is set (Linux) [default: one "
+            "per core, at most one per 2,500 answers].",
         ),
     ] = None,
 ) -> None:
