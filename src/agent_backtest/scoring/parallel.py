@@ -33,13 +33,14 @@ from typing import IO
 from agent_backtest.errors import UserError
 from agent_backtest.runs.scores import ScoreRecord
 from agent_backtest.trace import dump_record
+from agent_backtest.units.io import Stretch
 
 MIN_ANSWERS_PER_WORKER = 2_500  # below this a worker costs more to start and merge than it saves
 MAX_WORKERS = 8  # past this the parent's copying of their records is what takes the time
 CHUNKS_PER_PROCESS = 16  # enough for each to get its share of a file whose units vary in cost
 
-ScoreChunk = Callable[[int, int], Iterator[ScoreRecord]]
-"""The score records of the units whose lines start between two byte offsets of units.jsonl."""
+ScoreChunk = Callable[[Stretch], Iterator[ScoreRecord]]
+"""The score records of the units of one stretch of units.jsonl."""
 Write = Callable[[ScoreRecord, bytes | None], None]
 """Takes each record in unit order (with its JSON line, when it has one already)."""
 
@@ -71,20 +72,20 @@ def owners(chunks: int, count: int) -> list[int]:
 
 
 def score_in_order(
-    chunks: list[tuple[int, int]], owner: list[int], score: ScoreChunk, write: Write
+    chunks: list[Stretch], owner: list[int], score: ScoreChunk, write: Write
 ) -> None:
     """Score every chunk, each by the process ``owner`` names, and ``write`` every record in
     chunk order."""
     count = max(owner) + 1
     gc.freeze()  # the collector leaves what exists now alone: fewer pages copied in each worker
     started = [
-        _Worker.start(p, [(i, *chunks[i]) for i in range(len(chunks)) if owner[i] == p], score)
+        _Worker.start(p, [(i, chunks[i]) for i in range(len(chunks)) if owner[i] == p], score)
         for p in range(1, count)
     ]
     try:
-        for index, (start, end) in enumerate(chunks):
+        for index, chunk in enumerate(chunks):
             if owner[index] == 0:
-                for record in score(start, end):
+                for record in score(chunk):
                     write(record, None)
             else:
                 for record, line in started[owner[index] - 1].chunk(index):
@@ -105,8 +106,8 @@ class _Worker:
     read: int = 0  # bytes of its records copied so far
 
     @classmethod
-    def start(cls, number: int, chunks: list[tuple[int, int, int]], score: ScoreChunk) -> _Worker:
-        """A worker scoring ``chunks`` (index, start, end), started."""
+    def start(cls, number: int, chunks: list[tuple[int, Stretch]], score: ScoreChunk) -> _Worker:
+        """A worker scoring ``chunks`` (each with its index), started."""
         context = multiprocessing.get_context("fork")
         receiver, sender = context.Pipe(duplex=False)
         records = tempfile.TemporaryFile()  # noqa: SIM115 -- closed by stop()
@@ -151,7 +152,7 @@ class _Worker:
 
 
 def _work(
-    score: ScoreChunk, chunks: list[tuple[int, int, int]], records: int, report: Connection
+    score: ScoreChunk, chunks: list[tuple[int, Stretch]], records: int, report: Connection
 ) -> None:
     """A worker's whole life: score each chunk, append its records to the file, say so.
 
@@ -161,8 +162,8 @@ def _work(
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent stops a worker it no longer needs
     try:
-        for index, start, end in chunks:
-            data = b"".join(dump_record(record) + b"\n" for record in score(start, end))
+        for index, chunk in chunks:
+            data = b"".join(dump_record(record) + b"\n" for record in score(chunk))
             view = memoryview(data)
             while view:
                 view = view[os.write(records, view) :]

@@ -39,7 +39,7 @@ from agent_backtest.scoring.parallel import (
 from agent_backtest.scoring.summary import SummaryBuilder
 from agent_backtest.trace import dump_record, sha256_of
 from agent_backtest.units import AgentConfig, Unit
-from agent_backtest.units.io import read_units_file
+from agent_backtest.units.io import Stretch, read_units_file
 from agent_backtest.units.io import stretches as units_stretches
 
 
@@ -148,8 +148,8 @@ def _score_on_cores(
     stretches = units_stretches(directory.units_path, [1 / chunks] * chunks)
     index = results.detached()  # the workers' copy opens the file in each of them
 
-    def score(start: int, end: int) -> Iterator[ScoreRecord]:
-        for unit in read_units_file(directory.units_path, start, end):
+    def score(stretch: Stretch) -> Iterator[ScoreRecord]:
+        for unit in read_units_file(directory.units_path, stretch):
             for result in index.of_unit(unit.unit_id):
                 yield _at_once(scorer.score(unit, result))
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from itertools import pairwise
 from pathlib import Path
-from typing import BinaryIO
+from typing import NamedTuple
 
 from pydantic import ValidationError
 
@@ -30,20 +30,25 @@ def is_units_file(path: Path) -> bool:
         raise InputError(path, None, f"cannot open: {exc.strerror}") from None
 
 
-def read_units_file(path: Path, start: int = 0, end: int | None = None) -> Iterator[Unit]:
-    """The units of a units JSONL, in order, read one line at a time; a line that is not a
-    unit is an error.
+class Stretch(NamedTuple):
+    """Lines of a file: those starting at byte ``start`` up to byte ``end``, the first of them
+    numbered ``first_line`` (from 1, as in the whole file)."""
 
-    ``start`` and ``end`` (byte offsets, ``start`` at the beginning of a line) read only the
-    lines that begin in between, numbered as in the whole file.
-    """
+    start: int
+    end: int
+    first_line: int
+
+
+def read_units_file(path: Path, stretch: Stretch | None = None) -> Iterator[Unit]:
+    """The units of a units JSONL (or of one ``stretch`` of it), in order, read one line at a
+    time; a line that is not a unit is an error naming its line in the file."""
     try:
         handle = path.open("rb")
     except OSError as exc:
         raise InputError(path, None, f"cannot open: {exc.strerror}") from None
     with handle:
-        first = 1 + _newlines_before(handle, start)
-        position = start
+        position, end, first = stretch or (0, None, 1)
+        handle.seek(position)
         for number, line in enumerate(handle, start=first):
             if end is not None and position >= end:
                 return
@@ -52,28 +57,20 @@ def read_units_file(path: Path, start: int = 0, end: int | None = None) -> Itera
                 yield _unit(path, number, line)
 
 
-def _newlines_before(handle: BinaryIO, offset: int) -> int:
-    """The lines ending before ``offset``, counted a megabyte at a time; leaves the handle at
-    ``offset``."""
-    count = 0
-    while handle.tell() < offset:
-        chunk = handle.read(min(1 << 20, offset - handle.tell()))
-        if not chunk:
-            break
-        count += chunk.count(b"\n")
-    return count
-
-
-def stretches(path: Path, shares: list[float]) -> list[tuple[int, int]]:
-    """Byte ranges cutting the file into stretches of whole lines, one per share, holding
-    about that share of its lines each (``shares`` sum to 1)."""
+def stretches(path: Path, shares: list[float]) -> list[Stretch]:
+    """The file cut into stretches of whole lines, one per share, each holding about that
+    share of its lines (``shares`` sum to 1)."""
     lines = _count_lines(path)
     wanted, total = [], 0.0
     for share in shares[:-1]:
         total += share
         wanted.append(round(lines * total))
     cuts = [0, *_line_offsets(path, wanted), path.stat().st_size]
-    return list(pairwise(cuts))
+    firsts = [1, *(line + 1 for line in wanted)]
+    return [
+        Stretch(start, end, first)
+        for (start, end), first in zip(pairwise(cuts), firsts, strict=True)
+    ]
 
 
 CHUNK = 1 << 20  # bytes read at a time when counting lines
