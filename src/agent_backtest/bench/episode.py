@@ -35,6 +35,7 @@ from agent_backtest.trace import (
     ToolDef,
     ToolExecution,
     Turn,
+    add_usage,
 )
 from agent_backtest.trace.openai_wire import message_from_openai, tool_def_from_openai
 
@@ -85,13 +86,8 @@ class Episode:
 
     def count_usage(self, response: LLMResponse) -> None:
         """The agent call's tokens, when it reports them (missing stays None, never 0)."""
-        usage = response.usage
-        if usage is None:
-            return
-        if usage.input_tokens is not None:
-            self.input_tokens = (self.input_tokens or 0) + usage.input_tokens
-        if usage.output_tokens is not None:
-            self.output_tokens = (self.output_tokens or 0) + usage.output_tokens
+        totals = (self.input_tokens, self.output_tokens)
+        self.input_tokens, self.output_tokens = add_usage(totals, response.usage)
 
 
 async def run_episode(

@@ -18,6 +18,7 @@ from agent_backtest.trace.models import (
     Turn,
     Unusable,
     Usage,
+    add_usage,
     common_agent_version,
 )
 from agent_backtest.trace.serialize import canonical_json, dump_record, sha256_of
@@ -39,6 +40,7 @@ __all__ = [
     "Turn",
     "Unusable",
     "Usage",
+    "add_usage",
     "canonical_json",
     "common_agent_version",
     "dump_record",

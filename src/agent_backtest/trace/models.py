@@ -125,6 +125,21 @@ class Usage(Record):
     )
 
 
+def add_usage(
+    totals: tuple[int | None, int | None], usage: Usage | None
+) -> tuple[int | None, int | None]:
+    """Running (input, output) token totals with one more call's ``usage`` added: a count no
+    call reported stays None, never 0."""
+    if usage is None:
+        return totals
+    spent_in, spent_out = totals
+    if usage.input_tokens is not None:
+        spent_in = (spent_in or 0) + usage.input_tokens
+    if usage.output_tokens is not None:
+        spent_out = (spent_out or 0) + usage.output_tokens
+    return spent_in, spent_out
+
+
 class LLMResponse(Record):
     """The answer that came back."""
 

@@ -42,7 +42,7 @@ from agent_backtest.simulate.targets.tools import (
     offered_tools,
 )
 from agent_backtest.simulate.targets.turns import TargetAnswer
-from agent_backtest.trace import LLMRequest, LLMResponse, Message, ToolCall, ToolDef
+from agent_backtest.trace import LLMRequest, LLMResponse, Message, ToolCall, ToolDef, add_usage
 
 SEED = 0
 """The seed of every agent call: a turn asked again is the same request."""
@@ -90,13 +90,8 @@ class _Turn:
 
     def count(self, response: LLMResponse) -> None:
         """The call's tokens, when reported (missing stays None, never 0)."""
-        usage = response.usage
-        if usage is None:
-            return
-        if usage.input_tokens is not None:
-            self.input_tokens = (self.input_tokens or 0) + usage.input_tokens
-        if usage.output_tokens is not None:
-            self.output_tokens = (self.output_tokens or 0) + usage.output_tokens
+        totals = (self.input_tokens, self.output_tokens)
+        self.input_tokens, self.output_tokens = add_usage(totals, response.usage)
 
 
 class ModelAgent:
