@@ -35,19 +35,19 @@ def write(path: Path, count: int, last_newline: bool = True) -> list[str]:
 def test_stretches_read_every_unit_once_in_order(tmp_path: Path, count: int, parts: int) -> None:
     path = tmp_path / "units.jsonl"
     ids = write(path, count)
-    cuts = stretches(path, [1 / parts] * parts)
+    cuts = stretches(path, parts)
     assert len(cuts) == parts
     assert cuts[0].start == 0 and cuts[-1].end == path.stat().st_size
     read = [[u.unit_id for u in read_units_file(path, cut)] for cut in cuts]
     assert [i for part in read for i in part] == ids
-    if count >= parts:  # as many lines each as shares ask, give or take one
+    if count >= parts:  # as many lines in each, give or take one
         assert max(map(len, read)) - min(map(len, read)) <= 1
 
 
 def test_a_last_line_without_newline_is_read(tmp_path: Path) -> None:
     path = tmp_path / "units.jsonl"
     ids = write(path, 9, last_newline=False)
-    cuts = stretches(path, [0.5, 0.5])
+    cuts = stretches(path, 2)
     assert [u.unit_id for cut in cuts for u in read_units_file(path, cut)] == ids
 
 
@@ -57,7 +57,7 @@ def test_a_bad_line_in_a_later_stretch_is_named_by_its_line_in_the_file(tmp_path
     lines = path.read_bytes().splitlines(keepends=True)
     lines[16] = b'{"schema": "abt.unit/1"}\n'
     path.write_bytes(b"".join(lines))
-    later = stretches(path, [0.5, 0.5])[1]
+    later = stretches(path, 2)[1]
     assert later.first_line == 11
     with pytest.raises(InputError) as caught:
         list(read_units_file(path, later))

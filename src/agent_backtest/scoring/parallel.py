@@ -71,12 +71,10 @@ def owners(chunks: int, count: int) -> list[int]:
     return [chunk % count for chunk in range(chunks)]
 
 
-def score_in_order(
-    chunks: list[Stretch], owner: list[int], score: ScoreChunk, write: Write
-) -> None:
-    """Score every chunk, each by the process ``owner`` names, and ``write`` every record in
-    chunk order."""
-    count = max(owner) + 1
+def score_in_order(chunks: list[Stretch], count: int, score: ScoreChunk, write: Write) -> None:
+    """Score every chunk in ``count`` processes, each chunk by its :func:`owners`, and
+    ``write`` every record in chunk order."""
+    owner = owners(len(chunks), count)
     gc.freeze()  # the collector leaves what exists now alone: fewer pages copied in each worker
     started = [
         _Worker.start(p, [(i, chunks[i]) for i in range(len(chunks)) if owner[i] == p], score)

@@ -32,7 +32,6 @@ from agent_backtest.scoring.buckets import SCORER, Scorer
 from agent_backtest.scoring.judge import Judge
 from agent_backtest.scoring.parallel import (
     CHUNKS_PER_PROCESS,
-    owners,
     score_in_order,
     worker_count,
 )
@@ -144,8 +143,7 @@ def _score_on_cores(
     """Score without a judge in ``count`` processes sharing units.jsonl's chunks, writing
     every score to ``scores`` in unit order."""
     scorer = Scorer(settings.agent, None, settings.exact_strings, settings.scoring_id())
-    chunks = CHUNKS_PER_PROCESS * count
-    stretches = units_stretches(directory.units_path, [1 / chunks] * chunks)
+    stretches = units_stretches(directory.units_path, CHUNKS_PER_PROCESS * count)
     index = results.detached()  # the workers' copy opens the file in each of them
 
     def score(stretch: Stretch) -> Iterator[ScoreRecord]:
@@ -154,7 +152,7 @@ def _score_on_cores(
                 yield _at_once(scorer.score(unit, result))
 
     try:
-        score_in_order(stretches, owners(chunks, count), score, scores.write)
+        score_in_order(stretches, count, score, scores.write)
     finally:
         index.close()
 

@@ -57,14 +57,11 @@ def read_units_file(path: Path, stretch: Stretch | None = None) -> Iterator[Unit
                 yield _unit(path, number, line)
 
 
-def stretches(path: Path, shares: list[float]) -> list[Stretch]:
-    """The file cut into stretches of whole lines, one per share, each holding about that
-    share of its lines (``shares`` sum to 1)."""
+def stretches(path: Path, parts: int) -> list[Stretch]:
+    """The file cut into ``parts`` stretches of whole lines, as many lines in each as can be
+    (give or take one)."""
     lines = _count_lines(path)
-    wanted, total = [], 0.0
-    for share in shares[:-1]:
-        total += share
-        wanted.append(round(lines * total))
+    wanted = [lines * part // parts for part in range(1, parts)]
     cuts = [0, *_line_offsets(path, wanted), path.stat().st_size]
     firsts = [1, *(line + 1 for line in wanted)]
     return [
