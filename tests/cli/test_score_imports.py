@@ -7,7 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import agent_backtest.providers
 import agent_backtest.reporting
+import agent_backtest.runs
 from tests.scoring.builders import no_judge_run
 
 # What ``abt score --help`` imports (the command's module and everything it imports at module
@@ -34,11 +36,12 @@ def test_score_leaves_the_trace_readers_and_the_report_pages_unimported() -> Non
     assert not {f"agent_backtest.reporting.{page}" for page in pages} & modules
 
 
-def test_every_public_name_of_reporting_is_importable_from_the_package() -> None:
+def test_every_public_name_of_the_lazy_packages_is_importable_from_the_package() -> None:
     # Each is imported from its module on first use: a name whose module does not define it
     # raises here.
-    for name in agent_backtest.reporting.__all__:
-        assert getattr(agent_backtest.reporting, name) is not None
+    for package in (agent_backtest.reporting, agent_backtest.providers, agent_backtest.runs):
+        for name in package.__all__:
+            assert getattr(package, name) is not None, (package.__name__, name)
 
 
 SCORES_WITHOUT_SCIPY = """
@@ -46,13 +49,18 @@ import sys
 from pathlib import Path
 from agent_backtest import api
 api.score(Path(sys.argv[1]))
-print(sorted(name for name in sys.modules if name.split(".")[0] in ("scipy", "numpy")))
+unwanted = ("scipy", "numpy", "asyncio", "tenacity", "sqlite3")
+clients = ("agent_backtest.providers.client", "agent_backtest.runs.comparison")
+print(sorted(name for name in sys.modules if name.split(".")[0] in unwanted or name in clients))
 """
 
 
-def test_scoring_computes_its_intervals_without_loading_scipy(tmp_path: Path) -> None:
+def test_scoring_without_a_judge_loads_neither_scipy_nor_the_model_clients(
+    tmp_path: Path,
+) -> None:
     # scipy with numpy takes about half a second to load, a quarter of what scoring 10,000
-    # answers may take: the intervals' beta and t functions are the package's own.
+    # answers may take: the intervals' beta and t functions are the package's own. Without a
+    # judge nothing waits on a call: no event loop, no client, no response cache.
     run = no_judge_run(tmp_path / "run", 40)
     done = subprocess.run(
         [sys.executable, "-c", SCORES_WITHOUT_SCIPY, str(run)],

@@ -66,9 +66,14 @@ def test_too_few_workers_is_a_user_error(tmp_path: Path) -> None:
     assert "--workers: needs at least one worker, not 0" in done.stderr
 
 
-def test_processes_take_chunks_in_turn_the_parent_first() -> None:
-    assert owners(7, 3) == [0, 1, 2, 0, 1, 2, 0]
+def test_the_parent_takes_the_first_chunk_and_fewer_than_a_worker() -> None:
+    # The parent also copies every worker's records, so it scores a smaller share of them.
+    assert owners(12, 2) == [0, 1, 1, 0, 1, 0, 1, 0, 1, 0, 1, 1]
     assert owners(4, 1) == [0, 0, 0, 0]
+    three = owners(32, 3)
+    assert three[:3] == [0, 1, 2]
+    assert three.count(1) == three.count(2) > three.count(0) > 0
+    assert owners(16, 8).count(0) == 1  # copying seven workers' records is its whole job
 
 
 COUNTS = """

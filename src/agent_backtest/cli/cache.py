@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from agent_backtest.providers.cache import ResponseCache, default_cache_dir
+from agent_backtest.providers.cache import ResponseCache
+from agent_backtest.providers.config import default_cache_dir
 
 CacheDirOption = Annotated[
     Path | None,

@@ -21,7 +21,6 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-import platformdirs
 from pydantic import ValidationError
 
 from agent_backtest.errors import UserError
@@ -34,11 +33,6 @@ BUSY_TIMEOUT = 1.0  # seconds a write waits for another process's write to the s
 class CacheWarning(UserWarning):
     """The response cache cannot do all of its job; the run goes on, and the message says what
     to do. Silence it with ``warnings.simplefilter("ignore", CacheWarning)``."""
-
-
-def default_cache_dir() -> Path:
-    """The user cache dir of the tool."""
-    return Path(platformdirs.user_cache_dir("agent-backtest"))
 
 
 def cache_key(provider: str, endpoint: str, payload_sha: str) -> str:

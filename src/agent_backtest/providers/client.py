@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tenacity import (
@@ -23,8 +22,9 @@ from tenacity import (
 
 from agent_backtest.providers.base import Provider
 from agent_backtest.providers.cache import ResponseCache, cache_key
+from agent_backtest.providers.counters import CallCounters
 from agent_backtest.providers.errors import ErrorKind, ProviderError
-from agent_backtest.trace import LLMRequest, LLMResponse, Usage, sha256_of
+from agent_backtest.trace import LLMRequest, LLMResponse, sha256_of
 
 if TYPE_CHECKING:
     from aiolimiter import AsyncLimiter
@@ -57,103 +57,6 @@ class CallOutcome:
     cache_hit: bool
     request_sha: str
     adjustments: list[str]
-
-
-@dataclass
-class CallCounters:
-    """Calls paid for, answers reused, errors and tokens, for the run manifest.
-
-    ``calls`` counts every HTTP attempt: retries, and the call sent again after a credential
-    refresh, included. ``changes`` goes up with every count, so a driver that persists the counts
-    while the run goes can skip writing when nothing moved since its last :meth:`snapshot`.
-    """
-
-    calls: int = 0
-    cache_hits: int = 0
-    retries: int = 0
-    credential_refreshes: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    errors: Counter[str] = field(default_factory=Counter)
-    cache_write_errors: int = 0
-    """Answers the response cache could not store (a rerun will pay for them again)."""
-    model_load_seconds: float = 0.0
-    """Time an in-process model took to load before its first answer (not in any latency)."""
-    changes: int = 0
-
-    def count_call(self) -> None:
-        """One request sent."""
-        self.calls += 1
-        self.changes += 1
-
-    def count_retry(self) -> None:
-        """One more try of a call after a retried error."""
-        self.retries += 1
-        self.changes += 1
-
-    def count_cache_hit(self) -> None:
-        """One answer taken from the cache instead of a call."""
-        self.cache_hits += 1
-        self.changes += 1
-
-    def count_credential_refresh(self) -> None:
-        """One fresh key from the credential command."""
-        self.credential_refreshes += 1
-        self.changes += 1
-
-    def count_error(self, kind: str) -> None:
-        """One call that ended in an infrastructure error of ``kind``."""
-        self.errors[kind] += 1
-        self.changes += 1
-
-    def count_cache_write_error(self) -> None:
-        """One answer the cache could not store."""
-        self.cache_write_errors += 1
-        self.changes += 1
-
-    def count_model_load(self, seconds: float) -> None:
-        """An in-process model loaded, taking ``seconds``."""
-        if seconds:
-            self.model_load_seconds += seconds
-            self.changes += 1
-
-    def count_usage(self, usage: Usage | None) -> None:
-        """The tokens of one answer, when it says."""
-        if usage is not None:
-            self.input_tokens += usage.input_tokens or 0
-            self.output_tokens += usage.output_tokens or 0
-            self.changes += 1
-
-    def add(self, other: CallCounters) -> None:
-        """Count ``other``'s calls here too (the counts of calls made in another process)."""
-        self.calls += other.calls
-        self.cache_hits += other.cache_hits
-        self.retries += other.retries
-        self.credential_refreshes += other.credential_refreshes
-        self.input_tokens += other.input_tokens
-        self.output_tokens += other.output_tokens
-        self.errors.update(other.errors)
-        self.cache_write_errors += other.cache_write_errors
-        self.model_load_seconds += other.model_load_seconds
-        self.changes += 1
-
-    def snapshot(self) -> CallCounters:
-        """A copy of the counts now, that later calls do not change (to persist, or compare)."""
-        return replace(self, errors=Counter(self.errors))
-
-    def as_dict(self) -> dict[str, Any]:
-        """Plain data for run.json."""
-        return {
-            "calls": self.calls,
-            "cache_hits": self.cache_hits,
-            "retries": self.retries,
-            "credential_refreshes": self.credential_refreshes,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "errors": dict(sorted(self.errors.items())),
-            "cache_write_errors": self.cache_write_errors,
-            "model_load_seconds": round(self.model_load_seconds, 3),
-        }
 
 
 class RateLimits:

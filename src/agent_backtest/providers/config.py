@@ -200,6 +200,11 @@ class ModelConfig(BaseModel):
         return key
 
 
+def default_cache_dir() -> Path:
+    """The user cache dir of the tool (the response cache, downloaded benchmark data)."""
+    return Path(platformdirs.user_cache_dir("agent-backtest"))
+
+
 def user_config_path() -> Path:
     """Where the user's own abt.toml lives (whether or not it exists)."""
     return Path(platformdirs.user_config_dir("agent-backtest")) / "abt.toml"

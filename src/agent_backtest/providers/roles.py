@@ -6,35 +6,36 @@ fallback, and for the coming jobs the agent, the simulated user and the teacher.
 settings come from its defaults, then ``[roles.NAME]`` in ``abt.toml``, then what the caller set
 (flags or keyword arguments), each overriding the one before. The result is recorded in
 ``run.json``.
+
+The client and the response cache (and asyncio, tenacity and sqlite with them) are imported
+where clients are opened: resolving and checking a role needs neither, so a command that only
+reads roles (``abt score`` without a judge) starts without them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from agent_backtest.errors import UserError
-from agent_backtest.providers.cache import ResponseCache, default_cache_dir
-from agent_backtest.providers.client import (
-    CallCounters,
-    CallPolicy,
-    CredentialCommand,
-    ModelClient,
-    RateLimits,
-)
 from agent_backtest.providers.config import (
     ROLE_PARAMETER,
     ModelConfig,
     ModelRole,
     RoleName,
     RoleSettings,
+    default_cache_dir,
 )
+from agent_backtest.providers.counters import CallCounters
 from agent_backtest.providers.factory import build_provider, check_provider
 from agent_backtest.providers.refs import TRACE, ModelRef, parse_model_ref
 from agent_backtest.trace import LLMRequest, LLMResponse
+
+if TYPE_CHECKING:
+    from agent_backtest.providers.client import CallPolicy, CredentialCommand, ModelClient
 
 # Judges grade many short items at once; the candidate's default is gentler on a rate limit.
 DEFAULT_CONCURRENCY: dict[str, int] = {"judge": 16, "fallback_judge": 16}
@@ -75,6 +76,8 @@ def resolve_role(
 
 def call_policy(role: ModelRole) -> CallPolicy:
     """Timeouts and retries of the role's calls."""
+    from agent_backtest.providers.client import CallPolicy
+
     return CallPolicy(
         timeout=role.timeout, max_retries=role.max_retries, backoff_initial=role.backoff_initial
     )
@@ -99,6 +102,9 @@ def open_clients(
 
     The caller closes them with :func:`close_clients`.
     """
+    from agent_backtest.providers.cache import ResponseCache
+    from agent_backtest.providers.client import ModelClient, RateLimits
+
     limits = RateLimits(role.rpm, role.tpm)
     clients = {}
     for ref in sorted(set(refs)):

@@ -1,15 +1,46 @@
-"""The run directory, the files the tool writes into it, and the records they hold."""
+"""The run directory, the files the tool writes into it, and the records they hold.
 
-from agent_backtest.runs.comparison import Comparison
-from agent_backtest.runs.directory import RunDirectory
-from agent_backtest.runs.estimate import MeanEstimate
-from agent_backtest.runs.files import private_atomic_writer
-from agent_backtest.runs.layout import LAYOUT, RUN_FILES, RunFile
-from agent_backtest.runs.manifest import RunManifest, code_version, describe_input, now
-from agent_backtest.runs.records import CallError, ResultRecord, ResultWriter, read_results
-from agent_backtest.runs.scores import ScoreRecord, read_scores
-from agent_backtest.runs.summary import Summary
+Each public name is imported from its module on first use, so a command loads only the records
+it reads (``abt score`` needs no comparison).
+"""
 
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agent_backtest.runs.comparison import Comparison
+    from agent_backtest.runs.directory import RunDirectory
+    from agent_backtest.runs.estimate import MeanEstimate
+    from agent_backtest.runs.files import private_atomic_writer
+    from agent_backtest.runs.layout import LAYOUT, RUN_FILES, RunFile
+    from agent_backtest.runs.manifest import RunManifest, code_version, describe_input, now
+    from agent_backtest.runs.records import CallError, ResultRecord, ResultWriter, read_results
+    from agent_backtest.runs.scores import ScoreRecord, read_scores
+    from agent_backtest.runs.summary import Summary
+
+# Each public name and the module that defines it.
+_HOMES = {
+    "CallError": "agent_backtest.runs.records",
+    "Comparison": "agent_backtest.runs.comparison",
+    "LAYOUT": "agent_backtest.runs.layout",
+    "MeanEstimate": "agent_backtest.runs.estimate",
+    "RUN_FILES": "agent_backtest.runs.layout",
+    "ResultRecord": "agent_backtest.runs.records",
+    "ResultWriter": "agent_backtest.runs.records",
+    "RunDirectory": "agent_backtest.runs.directory",
+    "RunFile": "agent_backtest.runs.layout",
+    "RunManifest": "agent_backtest.runs.manifest",
+    "ScoreRecord": "agent_backtest.runs.scores",
+    "Summary": "agent_backtest.runs.summary",
+    "code_version": "agent_backtest.runs.manifest",
+    "describe_input": "agent_backtest.runs.manifest",
+    "now": "agent_backtest.runs.manifest",
+    "private_atomic_writer": "agent_backtest.runs.files",
+    "read_results": "agent_backtest.runs.records",
+    "read_scores": "agent_backtest.runs.scores",
+}
 __all__ = [
     "LAYOUT",
     "RUN_FILES",
@@ -30,3 +61,13 @@ __all__ = [
     "read_results",
     "read_scores",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The public name ``name``, imported from its module on first use."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(home), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value

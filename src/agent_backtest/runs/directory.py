@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 from pydantic import ValidationError
 
 from agent_backtest.errors import InputError, UserError
 from agent_backtest.runs import layout
-from agent_backtest.runs.comparison import Comparison
 from agent_backtest.runs.documents import read_document, write_document
 from agent_backtest.runs.files import private_atomic_writer, private_mkdir
 from agent_backtest.runs.layout import KEPT_BY_SCORING, LAYOUT, RunFile
@@ -21,6 +21,9 @@ from agent_backtest.runs.scores import ScoreRecord, read_scores
 from agent_backtest.runs.summary import Summary
 from agent_backtest.trace import dump_record
 from agent_backtest.units import Unit, read_units_file
+
+if TYPE_CHECKING:
+    from agent_backtest.runs.comparison import Comparison
 
 
 class RunDirectory:
@@ -226,6 +229,8 @@ class RunDirectory:
 
     def read_comparison(self) -> Comparison:
         """The comparison written here; one this version cannot read sends the user back."""
+        from agent_backtest.runs.comparison import Comparison  # its models only where read
+
         return read_document(
             self.comparison_path,
             Comparison,

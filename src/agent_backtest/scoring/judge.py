@@ -15,9 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agent_backtest.providers.client import CallOutcome, ModelClient
 from agent_backtest.providers.families import check_judge
 from agent_backtest.providers.refs import ModelRef, parse_model_ref
 from agent_backtest.scoring.prompts import (
@@ -39,6 +38,9 @@ from agent_backtest.scoring.verdict import (
     parse_verdict,
 )
 from agent_backtest.trace import LLMRequest, Message, ToolDef
+
+if TYPE_CHECKING:  # the scorer holds a judge without loading the clients it asks through
+    from agent_backtest.providers.client import CallOutcome, ModelClient
 
 JUDGE_PARAMS: dict[str, Any] = {"temperature": 0}
 

@@ -38,6 +38,7 @@ from agent_backtest.units.io import Stretch
 MIN_ANSWERS_PER_WORKER = 2_500  # below this a worker costs more to start and merge than it saves
 MAX_WORKERS = 8  # past this the parent's copying of their records is what takes the time
 CHUNKS_PER_PROCESS = 16  # enough for each to get its share of a file whose units vary in cost
+COPY_COST = 0.2  # copying a worker's record (reading, validating, counting it) against scoring one
 
 ScoreChunk = Callable[[Stretch], Iterator[ScoreRecord]]
 """The score records of the units of one stretch of units.jsonl."""
@@ -67,8 +68,33 @@ def can_fork() -> bool:
 
 def owners(chunks: int, count: int) -> list[int]:
     """Which process scores each of ``chunks`` (0: the parent), dealt in turn from the
-    parent: while it copies one worker's chunk the others score theirs, so none waits."""
-    return [chunk % count for chunk in range(chunks)]
+    parent: while it copies one worker's chunk the others score theirs, so none waits.
+
+    The parent takes fewer than a worker (:func:`parent_share`): it copies every other chunk
+    too. Its chunks are spread evenly, the first always among them (it scores while the
+    workers start).
+    """
+    share = parent_share(count)
+    owner: list[int] = []
+    taken = dealt = 0
+    for index in range(chunks):
+        if taken <= index * share:  # the parent is behind its share: this one is its
+            owner.append(0)
+            taken += 1
+        else:
+            owner.append(1 + dealt % (count - 1))
+            dealt += 1
+    return owner
+
+
+def parent_share(count: int) -> float:
+    """The share of the chunks the parent scores so that it finishes with the workers: its
+    own chunks and copying all the others (at :data:`COPY_COST` each) take it as long as a
+    worker's share takes the worker; none once copying alone keeps it busy."""
+    if count == 1:
+        return 1.0
+    worker = 1 / (count - 1)  # a worker's share of what the parent does not score
+    return max(0.0, (worker - COPY_COST) / (1 - COPY_COST + worker))
 
 
 def score_in_order(chunks: list[Stretch], count: int, score: ScoreChunk, write: Write) -> None:

@@ -7,29 +7,26 @@ or matcher mode never erases a previous verdict.
 
 from __future__ import annotations
 
-import asyncio
 import gc
-import heapq
 import tempfile
 from array import array
-from collections.abc import Coroutine, Iterable, Iterator
+from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from agent_backtest.errors import InputError, UserError
-from agent_backtest.providers import CallCounters, ModelClient, ModelConfig, load_model_config
+from agent_backtest.providers import CallCounters, ModelConfig, load_model_config
 from agent_backtest.providers.config import ModelRole
 from agent_backtest.providers.families import JudgeError, check_judge
-from agent_backtest.providers.roles import check_role, close_clients, open_clients
+from agent_backtest.providers.roles import check_role
 from agent_backtest.runs import ResultRecord, RunDirectory, RunManifest, private_atomic_writer
 from agent_backtest.runs.documents import write_document
 from agent_backtest.runs.records import ResultIndex
 from agent_backtest.runs.scores import ScoreRecord
 from agent_backtest.runs.summary import RunFacts, ScoringSettings, Summary
 from agent_backtest.scoring.buckets import SCORER, Scorer
-from agent_backtest.scoring.judge import Judge
 from agent_backtest.scoring.parallel import (
     CHUNKS_PER_PROCESS,
     score_in_order,
@@ -105,11 +102,15 @@ def score_run(
     count = 1 if settings.judge else worker_count(workers, results.records)
     try:
         with scores.writing(), _rare_collections():
-            if count > 1:
-                _score_on_cores(directory, results, settings, scores, count)
+            if settings.judge is None:
+                _score_without_judge(directory, results, settings, scores, count)
             else:
+                from agent_backtest.scoring.judged import (
+                    score_with_judge,  # the event loop, clients
+                )
+
                 units = directory.read_units()
-                asyncio.run(_score_all(units, results, settings, config, counters, scores))
+                score_with_judge(units, results, settings, config, counters, scores.write)
     finally:
         results.close()
     return scores.outcome(warnings, counters)
@@ -133,17 +134,18 @@ def _rare_collections() -> Iterator[None]:
         gc.set_threshold(*before)
 
 
-def _score_on_cores(
+def _score_without_judge(
     directory: RunDirectory,
     results: ResultIndex,
     settings: ScoreSettings,
     scores: _ScoresFile,
     count: int,
 ) -> None:
-    """Score without a judge in ``count`` processes sharing units.jsonl's chunks, writing
-    every score to ``scores`` in unit order."""
+    """Score without a judge in ``count`` processes sharing units.jsonl's chunks (one
+    process: the whole file), writing every score to ``scores`` in unit order."""
     scorer = Scorer(settings.agent, None, settings.exact_strings, settings.scoring_id())
-    stretches = units_stretches(directory.units_path, CHUNKS_PER_PROCESS * count)
+    chunks = CHUNKS_PER_PROCESS * count if count > 1 else 1
+    stretches = units_stretches(directory.units_path, chunks)
     index = results.detached()  # the workers' copy opens the file in each of them
 
     def score(stretch: Stretch) -> Iterator[ScoreRecord]:
@@ -276,72 +278,3 @@ def _judge_warnings(
             raise UserError(str(exc), judge.parameter) from None
         check_role(judge, [judge.ref], config)
     return warnings
-
-
-async def _score_all(
-    units: Iterable[Unit],
-    results: ResultIndex,
-    settings: ScoreSettings,
-    config: ModelConfig,
-    counters: CallCounters,
-    scores: _ScoresFile,
-) -> None:
-    """Score each unit's results, writing each score to ``scores`` in unit then repeat order."""
-    judge, clients = _judge(settings, config, counters)
-    scorer = Scorer(settings.agent, judge, settings.exact_strings, settings.scoring_id())
-    width = settings.judge.concurrency if settings.judge else 1
-    done: list[tuple[int, int, ScoreRecord]] = []  # a heap: scored ahead of one still scoring
-    in_flight: dict[asyncio.Task[tuple[int, int, ScoreRecord]], tuple[int, int]] = {}
-
-    async def one(index: int, unit: Unit, result: ResultRecord) -> tuple[int, int, ScoreRecord]:
-        return index, result.repeat, await scorer.score(unit, result)
-
-    async def settle(return_when: str) -> None:
-        finished, _ = await asyncio.wait(in_flight, return_when=return_when)
-        for task in finished:
-            del in_flight[task]
-            heapq.heappush(done, task.result())
-        first = min(in_flight.values(), default=None)
-        while done and (first is None or done[0][:2] < first):
-            scores.write(heapq.heappop(done)[2])
-
-    try:
-        # Units stream from disk: at most `width` answers are being scored at once, so a unit
-        # (which carries its whole request) is released as soon as its answers are scored.
-        for index, unit in enumerate(units):
-            for result in results.of_unit(unit.unit_id):
-                if width == 1:  # nothing to overlap without a judge: no task per answer
-                    scores.write(await scorer.score(unit, result))
-                    continue
-                if len(in_flight) >= width:
-                    await settle(asyncio.FIRST_COMPLETED)
-                task = asyncio.create_task(one(index, unit, result))
-                in_flight[task] = (index, result.repeat)
-        if in_flight:
-            await settle(asyncio.ALL_COMPLETED)
-    finally:
-        for task in in_flight:
-            task.cancel()
-        await close_clients(clients)
-
-
-def _judge(
-    settings: ScoreSettings, config: ModelConfig, counters: CallCounters
-) -> tuple[Judge | None, list[ModelClient]]:
-    """The judge, asking through one client per judge role, and the clients to close."""
-    if settings.judge is None:
-        return None, []
-    main_role, fallback_role = settings.judge, settings.fallback_judge
-    main = open_clients(main_role, [main_role.ref], config, counters)[main_role.ref]
-    fallback = None
-    if fallback_role is not None:
-        fallback = open_clients(fallback_role, [fallback_role.ref], config, counters)[
-            fallback_role.ref
-        ]
-    judge = Judge(
-        main,
-        main_role.model,
-        (fallback, fallback_role.model) if fallback and fallback_role else None,
-        repeats=settings.judge_repeats,
-    )
-    return judge, [main, *([fallback] if fallback else [])]

@@ -60,6 +60,8 @@ def read_units_file(path: Path, stretch: Stretch | None = None) -> Iterator[Unit
 def stretches(path: Path, parts: int) -> list[Stretch]:
     """The file cut into ``parts`` stretches of whole lines, as many lines in each as can be
     (give or take one)."""
+    if parts == 1:  # the whole file: nothing to count
+        return [Stretch(0, path.stat().st_size, 1)]
     lines = _count_lines(path)
     wanted = [lines * part // parts for part in range(1, parts)]
     cuts = [0, *_line_offsets(path, wanted), path.stat().st_size]

@@ -20,7 +20,7 @@ from agent_backtest.bench.models import (
     GoldAction,
 )
 from agent_backtest.errors import UserError
-from agent_backtest.providers.cache import default_cache_dir
+from agent_backtest.providers.config import default_cache_dir
 from agent_backtest.runs.files import private_atomic_writer, private_mkdir
 from agent_backtest.trace import dump_record
 from agent_backtest.units.answer_key import ArgumentKey, CallKey
