@@ -7,6 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+import agent_backtest.api
 import agent_backtest.providers
 import agent_backtest.reporting
 import agent_backtest.runs
@@ -39,7 +42,8 @@ def test_score_leaves_the_trace_readers_and_the_report_pages_unimported() -> Non
 def test_every_public_name_of_the_lazy_packages_is_importable_from_the_package() -> None:
     # Each is imported from its module on first use: a name whose module does not define it
     # raises here.
-    for package in (agent_backtest.reporting, agent_backtest.providers, agent_backtest.runs):
+    packages = agent_backtest.api, agent_backtest.providers, agent_backtest.reporting
+    for package in (*packages, agent_backtest.runs):
         for name in package.__all__:
             assert getattr(package, name) is not None, (package.__name__, name)
 
@@ -71,3 +75,9 @@ def test_scoring_without_a_judge_loads_neither_scipy_nor_the_model_clients(
     assert json.loads(done.stdout.replace("'", '"')) == []
     summary = json.loads((run / "summary.json").read_text())
     assert summary["overall"]["agreement"]["ci95"][0] is not None
+
+
+def test_a_name_no_module_defines_is_an_attribute_error() -> None:
+    message = r"module 'agent_backtest\.runs' has no attribute 'NoSuchName'"
+    with pytest.raises(AttributeError, match=message):
+        _ = agent_backtest.runs.NoSuchName  # type: ignore[attr-defined]

@@ -7,8 +7,9 @@ is imported from its module on first use, so a command loads only the jobs it ru
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agent_backtest.exports import lazy_exports
 
 if TYPE_CHECKING:
     from agent_backtest.api.bench import bench_resume, bench_run
@@ -34,31 +35,31 @@ if TYPE_CHECKING:
 
 # Each public name and the module of this package that defines it.
 _HOMES = {
-    "AgentOptions": "options",
-    "BatchOptions": "options",
-    "CallOptions": "options",
-    "CaseOptions": "options",
-    "ExecutorOptions": "options",
-    "JudgeOptions": "options",
-    "ReadingOptions": "options",
-    "RolloutOptions": "options",
-    "SelectionOptions": "options",
-    "bench_run": "bench",
-    "bench_resume": "bench",
-    "profile": "profiles",
-    "replay": "replays",
-    "resume": "replays",
-    "compare": "reports",
-    "gate": "reports",
-    "report": "reports",
-    "score": "scoring",
-    "simulate_generate": "simulate",
-    "simulate_coverage": "simulate_coverage",
-    "simulate_judge": "simulate_judge",
-    "simulate_resume": "simulate",
-    "simulate_run": "simulate",
-    "build_units": "units",
-    "read_sessions": "units",
+    "AgentOptions": "agent_backtest.api.options",
+    "BatchOptions": "agent_backtest.api.options",
+    "CallOptions": "agent_backtest.api.options",
+    "CaseOptions": "agent_backtest.api.options",
+    "ExecutorOptions": "agent_backtest.api.options",
+    "JudgeOptions": "agent_backtest.api.options",
+    "ReadingOptions": "agent_backtest.api.options",
+    "RolloutOptions": "agent_backtest.api.options",
+    "SelectionOptions": "agent_backtest.api.options",
+    "bench_run": "agent_backtest.api.bench",
+    "bench_resume": "agent_backtest.api.bench",
+    "profile": "agent_backtest.api.profiles",
+    "replay": "agent_backtest.api.replays",
+    "resume": "agent_backtest.api.replays",
+    "compare": "agent_backtest.api.reports",
+    "gate": "agent_backtest.api.reports",
+    "report": "agent_backtest.api.reports",
+    "score": "agent_backtest.api.scoring",
+    "simulate_generate": "agent_backtest.api.simulate",
+    "simulate_coverage": "agent_backtest.api.simulate_coverage",
+    "simulate_judge": "agent_backtest.api.simulate_judge",
+    "simulate_resume": "agent_backtest.api.simulate",
+    "simulate_run": "agent_backtest.api.simulate",
+    "build_units": "agent_backtest.api.units",
+    "read_sessions": "agent_backtest.api.units",
 }
 __all__ = [
     "AgentOptions",
@@ -88,11 +89,4 @@ __all__ = [
     "simulate_run",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'agent_backtest.api' has no attribute {name!r}")
-    value = getattr(import_module(f"agent_backtest.api.{home}"), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
+__getattr__ = lazy_exports(_HOMES, globals())

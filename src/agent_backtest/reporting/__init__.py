@@ -7,8 +7,9 @@ formats its figures with :mod:`agent_backtest.reporting.figures`) loads none of 
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agent_backtest.exports import lazy_exports
 
 if TYPE_CHECKING:
     from agent_backtest.reporting.compare import compare_runs, pair_records
@@ -59,12 +60,4 @@ __all__ = [
     "write_report",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """The public name ``name``, imported from its module on first use."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(home), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
+__getattr__ = lazy_exports(_HOMES, globals())

@@ -476,8 +476,7 @@ def _tally(
 def _score_bound(key: ArgumentsKey, candidate: dict) -> float:
     """The best score of arguments with a parameter wrong: every parameter either side names
     counted, and only one of them wrong."""
-    most = len(key) + sum(1 for name in candidate if name not in key)
-    return 1.0 - 1.0 / most
+    return 1.0 - 1.0 / len(key.keys() | candidate.keys())
 
 
 def _match_whole(golden: Any, candidate: Any, rules: MatchRules) -> ArgumentsMatch:

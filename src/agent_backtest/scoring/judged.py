@@ -36,22 +36,30 @@ def score_with_judge(
 ) -> None:
     """Score each unit's results, asking the judge of ``settings`` through clients of
     ``config`` (their calls counted in ``counters``), and ``write`` each score in order."""
-    asyncio.run(_score_all(units, results, settings, config, counters, write))
+    role = settings.judge
+    if role is None:
+        raise ValueError("scoring with a judge needs one")
+
+    async def score_all() -> None:
+        judge, clients = _judge(role, settings, config, counters)
+        scorer = Scorer(settings.agent, judge, settings.exact_strings, settings.scoring_id())
+        try:
+            await _score_in_order(units, results, scorer, role.concurrency, write)
+        finally:
+            await close_clients(clients)
+
+    asyncio.run(score_all())
 
 
-async def _score_all(
+async def _score_in_order(
     units: Iterable[Unit],
     results: ResultIndex,
-    settings: ScoreSettings,
-    config: ModelConfig,
-    counters: CallCounters,
+    scorer: Scorer,
+    width: int,
     write: Callable[[ScoreRecord], None],
 ) -> None:
-    if settings.judge is None:
-        raise ValueError("scoring with a judge needs one")
-    judge, clients = _judge(settings.judge, settings, config, counters)
-    scorer = Scorer(settings.agent, judge, settings.exact_strings, settings.scoring_id())
-    width = settings.judge.concurrency
+    """Score up to ``width`` answers at once, writing each score once every answer before it
+    is written."""
     done: list[tuple[int, int, ScoreRecord]] = []  # a heap: scored ahead of one still scoring
     in_flight: dict[asyncio.Task[tuple[int, int, ScoreRecord]], tuple[int, int]] = {}
 
@@ -84,7 +92,6 @@ async def _score_all(
     finally:
         for task in in_flight:
             task.cancel()
-        await close_clients(clients)
 
 
 def _judge(
