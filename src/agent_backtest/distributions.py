@@ -42,8 +42,10 @@ def _beta_cdf(x: float, a: float, b: float, log_beta: float) -> float:
     return 1.0 - front * _fraction(1.0 - x, b, a) / b
 
 
+@lru_cache(maxsize=1 << 14)
 def beta_quantile(p: float, a: float, b: float) -> float:
-    """The x with I_x(a, b) = ``p``: the p-th quantile of Beta(a, b)."""
+    """The x with I_x(a, b) = ``p``: the p-th quantile of Beta(a, b) (cached: groups with the
+    same counts ask for the same bounds, 42% of a summary's on BFCL's tools)."""
     if p <= 0.0:
         return 0.0
     if p >= 1.0:
