@@ -55,6 +55,8 @@ class ArgumentKey(BaseModel):
     @model_validator(mode="after")
     def _one_form(self) -> ArgumentKey:
         """Exactly one of values, fields and items (or none, when only omission is right)."""
+        if self.fields is None and self.items is None and self.values:
+            return self  # the usual key: values only (one check, as every argument has a key)
         forms = sum((bool(self.values), self.fields is not None, self.items is not None))
         if forms > 1:
             raise ValueError("give one of values, fields and items")
