@@ -133,6 +133,34 @@ the matcher is within a few percent of BFCL's speed, and ``abt score`` spends ab
 starting and importing before its first answer. What is left is pydantic validating every line,
 the matcher's layers (pairing parallel calls is about 40% of a goldens pass) and the command's
 imports (pydantic models built at import, typer).
+
+Measured again after ``abt score`` stopped loading the event loop and the model clients without
+a judge (asyncio, tenacity, sqlite and the comparison models: the providers and runs packages
+import each name on first use), the parent took a smaller share of the chunks (it also copies
+every worker's records, at about a ninth of the cost of scoring one: 37 µs against 330 µs),
+Beta quantiles were cached (501 distinct among a summary's 863), records were written from
+their serialiser's bytes and a values-only argument key was accepted at its first check. Each
+figure is ``farm-bench`` alternating with the previous version (medians of 9 runs):
+
+==============================================  ==========  ==========  ===============
+figure                                          before      after       ratio
+==============================================  ==========  ==========  ===============
+``abt score --help`` (its start-up), wall, 15   0.82 s      0.68 s      0.84 (0.70–0.88)
+``abt score``, 10,000 answers, goldens, wall    2.98 s      2.61 s      0.90 (0.81–0.95)
+``abt score``, 10,000 answers, keys, wall       3.17 s      3.03 s      0.94 (0.86–1.10)
+``abt score``, 10,000 τ-bench answers, wall, 5  4.55 s      4.45 s      0.98 (0.92–1.02)
+==============================================  ==========  ==========  ===============
+
+This script at two moments: ``abt score`` against goldens 2.46 s and 2.82 s wall (median of 5;
+the machine's speed moved by that much between them), with answer keys 2.92 s and 3.10 s; in
+one process 3.84 s and 4.01 s. The matcher against BFCL at five moments: 1.09, 0.95, 0.86, 1.04
+and 0.91 with answer keys; 0.90, 0.96, 0.84, 0.99 and 0.92 against goldens. Where the time of
+the goldens run goes now (in the process, after start-up): starting and importing 0.41 to 0.55
+s, indexing results.jsonl 0.09 s, scoring on two cores 1.6 to 1.9 s, the summary 0.12 s. Per
+answer the parent spends about 330 µs (units.jsonl 17% of it, results.jsonl 12%, the matcher
+24%, the rest of the score record 14%, writing and counting it 16%), where scoring the same
+answers again, their units and results already in memory, takes 50 to 70 µs. Neither target is
+reached here: under 2 s would need a third less work per answer as well as a faster start.
 """
 
 from __future__ import annotations
