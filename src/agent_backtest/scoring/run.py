@@ -105,9 +105,8 @@ def score_run(
             if settings.judge is None:
                 _score_without_judge(directory, results, settings, scores, count)
             else:
-                from agent_backtest.scoring.judged import (
-                    score_with_judge,  # the event loop, clients
-                )
+                # Imported only here: it loads the event loop and the model clients.
+                from agent_backtest.scoring.judged import score_with_judge
 
                 units = directory.read_units()
                 score_with_judge(units, results, settings, config, counters, scores.write)
