@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from agent_backtest.api import CallOptions, ExecutorOptions, replay, resume
 from agent_backtest.api.replays import RunEvents
 from agent_backtest.cli.app import app
-from agent_backtest.replaying.executor import ExecutorStatus
+from agent_backtest.executors import ExecutorStatus
 from agent_backtest.runs.run import Run
 from tests.fake_openai import FakeOpenAI
 from tests.ray_cluster import local_cluster

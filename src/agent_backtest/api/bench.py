@@ -7,9 +7,7 @@ the run's lock is held from the first write to the last, grading included.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
 from agent_backtest.api.options import (
@@ -25,7 +23,6 @@ from agent_backtest.bench.run import (
     BenchOutcome,
     BenchPlan,
     CaseChoice,
-    RoleCalls,
     RolloutChoice,
     execute,
     load_manifest,
@@ -33,14 +30,13 @@ from agent_backtest.bench.run import (
     prepare_resume,
     start_run,
 )
-from agent_backtest.bench.users import SCRIPTED, CallsLost, ModelCaller
+from agent_backtest.bench.users import SCRIPTED
 from agent_backtest.errors import UserError
-from agent_backtest.providers import CallOutcome, ModelClient, ModelRef, load_model_config
+from agent_backtest.executors import RoleCalls, role_calls
+from agent_backtest.providers import load_model_config
 from agent_backtest.providers.config import ModelConfig, ModelRole
-from agent_backtest.replaying.executor import Call, Executor, WorkersLost, open_executor
 from agent_backtest.runs.files import private_mkdir
 from agent_backtest.runs.lock import run_lock
-from agent_backtest.trace import LLMRequest
 
 
 def bench_run(
@@ -119,36 +115,7 @@ def _calls_on(execution: ExecutorOptions, plan: BenchPlan) -> RoleCalls:
     """Each rollout role's calls made by its own executor of ``execution``'s kind; on Ray the
     roles share the cluster's CPUs, each worker holding its part of one."""
     rolling = [name for name in plan.manifest.roles if name != "judge"]
-
-    @contextmanager
-    def calls(
-        role: ModelRole, clients: dict[ModelRef, ModelClient]
-    ) -> Iterator[Mapping[ModelRef, ModelCaller]]:
-        executor = open_executor(
-            execution.executor, execution.ray_address, role, clients, plan.config,
-            worker_cpus=1 / len(rolling),
-        )  # fmt: skip
-        try:
-            yield {ref: _ExecutorCaller(executor, ref) for ref in clients}
-        finally:
-            executor.close()
-
-    return calls
-
-
-@dataclass(frozen=True)
-class _ExecutorCaller:
-    """One model's calls made by an executor, asked for as its client is."""
-
-    executor: Executor
-    ref: ModelRef
-
-    async def generate(self, request: LLMRequest, model: str, seed: int | None) -> CallOutcome:
-        """The executor's outcome of ``request`` on this model (``model`` is its name)."""
-        try:
-            return await self.executor.answer(Call(self.ref, request, seed))
-        except WorkersLost as exc:
-            raise CallsLost(str(exc)) from None
+    return role_calls(execution.executor, execution.ray_address, plan.config, len(rolling))
 
 
 def _roles(

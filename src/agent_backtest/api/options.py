@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from agent_backtest.units.source import UnitSource
 
 if TYPE_CHECKING:
-    from agent_backtest.replaying.executor import ExecutorKind
+    from agent_backtest.executors import ExecutorKind
 
 PathLike = str | Path
 
@@ -279,7 +279,7 @@ class ExecutorOptions:
     def check(self) -> None:
         """The choice can be used (Ray installed; an address only with Ray)."""
         # Imported here: every command reads these groups, and the replay engine is not light.
-        from agent_backtest.replaying.executor import check_executor
+        from agent_backtest.executors import check_executor
 
         check_executor(self.executor, self.ray_address)
 

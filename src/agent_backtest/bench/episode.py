@@ -16,30 +16,21 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from agent_backtest.bench.environment import Environment
 from agent_backtest.bench.models import EpisodeError, EpisodeRules
 from agent_backtest.bench.rollouts import Rollout
-from agent_backtest.bench.users import CallsLost, ModelCaller, User
-from agent_backtest.errors import bounded
-from agent_backtest.redaction import redact
-from agent_backtest.trace import (
-    LLMCall,
-    LLMRequest,
-    LLMResponse,
-    Message,
-    Step,
-    ToolCall,
-    ToolDef,
-    ToolExecution,
-    Turn,
-    add_usage,
+from agent_backtest.bench.users import User
+from agent_backtest.episodes.agent_loop import (
+    AgentModel,
+    LoopState,
+    ToolResult,
+    run_turn,
 )
+from agent_backtest.episodes.calls import CallsLost, ModelCaller, describe_failure
+from agent_backtest.trace import Message, Step, Turn
 from agent_backtest.trace.openai_wire import message_from_openai, tool_def_from_openai
-
-AGENT_NODE = "agent"
 
 
 @dataclass(frozen=True)
@@ -57,17 +48,32 @@ class Episode:
     """An episode as it went: what the record says, the conversation, and the trace's turns."""
 
     rollout: Rollout
-    messages: list[Message] = field(default_factory=list)
     turns: list[Turn] = field(default_factory=list)
+    loop: LoopState = field(default_factory=LoopState)
     ended_by: str = "step_limit"
     error: EpisodeError | None = None
-    steps: int = 0
-    tool_calls: int = 0
-    model_calls: int = 0
-    input_tokens: int | None = None
-    output_tokens: int | None = None
     seconds: float = 0.0
     state_hash: str | None = None
+
+    @property
+    def messages(self) -> list[Message]:
+        """The conversation as the agent last saw it."""
+        return self.loop.messages
+
+    @property
+    def steps(self) -> int:
+        """The agent's model calls (each a step of the episode's budget)."""
+        return self.loop.model_calls
+
+    @property
+    def model_calls(self) -> int:
+        """The agent's model calls."""
+        return self.loop.model_calls
+
+    @property
+    def tool_calls(self) -> int:
+        """Tool calls that reached the environment."""
+        return self.loop.tool_calls
 
     def end(self, how: str, error: EpisodeError | None = None) -> None:
         """Say how the episode ended."""
@@ -84,10 +90,15 @@ class Episode:
             self.turns.append(Turn(index=0))
         self.turns[-1].steps.append(step)
 
-    def count_usage(self, response: LLMResponse) -> None:
-        """The agent call's tokens, when it reports them (missing stays None, never 0)."""
-        totals = (self.input_tokens, self.output_tokens)
-        self.input_tokens, self.output_tokens = add_usage(totals, response.usage)
+    @property
+    def input_tokens(self) -> int | None:
+        """The agent's input tokens, when its calls report them."""
+        return self.loop.tokens.input
+
+    @property
+    def output_tokens(self) -> int | None:
+        """The agent's output tokens, when its calls report them."""
+        return self.loop.tokens.output
 
 
 async def run_episode(
@@ -112,7 +123,7 @@ async def run_episode(
     except CallsLost:  # the machines calling are gone, not this episode: the run stops
         raise
     except Exception as exc:  # the environment's own code failed: an engineering error
-        episode.end("error", EpisodeError(kind="environment_error", detail=_describe(exc)))
+        episode.end("error", EpisodeError(kind="environment_error", detail=describe_failure(exc)))
     episode.seconds = round(time.monotonic() - started, 3)
     return episode
 
@@ -127,7 +138,7 @@ async def _play(
     """The turns of the episode (see the module docstring)."""
     case = episode.rollout.case
     environment.reset(case)
-    tools = [tool_def_from_openai(tool) for tool in environment.tools()]
+    episode.loop.tools = [tool_def_from_openai(tool) for tool in environment.tools()]
     policy = environment.policy()
     if policy:
         episode.messages.append(Message(role="system", content=policy))
@@ -145,16 +156,26 @@ async def _play(
         episode, user, agent_said, user_said, rules.stop_marker
     ):
         return
+    model = AgentModel(
+        agent.client,
+        agent.model,
+        agent.provider,
+        agent.params,
+        episode.rollout.seed,
+        rules.first_tool_call_only,
+    )
+    tools = EnvironmentTools(environment)
     while episode.steps < rules.max_steps:
-        answer = await _agent_turn(episode, agent, tools)
-        if answer is None:
-            return
-        if answer.tool_calls:
-            if _run_calls(episode, environment, answer, rules):
-                return
-            continue
-        agent_said.append(answer.text())
-        episode.messages.append(Message(role="assistant", content=answer.content))
+        budget = rules.max_steps - episode.steps
+        turn = await run_turn(episode.loop, model, tools, budget, episode.add_step)
+        if turn.ending == "error":
+            detail = turn.error_detail or "the model gave no answer"
+            return episode.end("error", EpisodeError(kind=turn.error_kind, detail=detail))
+        if turn.ending == "terminal_tool":
+            return episode.end("terminal_tool")
+        if turn.answer is None:  # the budget is spent
+            break
+        agent_said.append(turn.answer.text())
         if user is None:
             return episode.end("answer")
         if not await _user_turn(episode, user, agent_said, user_said, rules.stop_marker):
@@ -162,93 +183,21 @@ async def _play(
     episode.end("step_limit")
 
 
-async def _agent_turn(episode: Episode, agent: Agent, tools: list[ToolDef]) -> Message | None:
-    """One call of the agent's model; its answer, or None when the call failed."""
-    request = LLMRequest(
-        model=agent.model, messages=list(episode.messages), tools=tools, params=dict(agent.params)
-    )
-    started = datetime.now(UTC)
-    try:
-        outcome = await agent.client.generate(request, agent.model, episode.rollout.seed)
-    except CallsLost:
-        raise
-    except Exception as exc:  # a provider failing outside its classified errors (a local model
-        # refusing a prompt longer than its context, say): the model's failure, not the tools'
-        episode.end("error", EpisodeError(kind="model_error", detail=_describe(exc)))
-        return None
-    episode.steps += 1
-    episode.model_calls += 1
-    step = Step(
-        id=f"llm-{episode.steps}",
-        kind="llm",
-        name=AGENT_NODE,
-        started_at=started,
-        ended_at=datetime.now(UTC),
-        status="ok" if outcome.error is None else "error",
-        llm=LLMCall(request=request, response=outcome.response, provider=agent.provider),
-    )
-    if outcome.error is not None:
-        step.error = redact(outcome.error.detail)
-        episode.add_step(step)
-        episode.end("error", EpisodeError(kind=f"model_{outcome.error.kind}", detail=step.error))
-        return None
-    assert outcome.response is not None
-    episode.add_step(step)
-    episode.count_usage(outcome.response)
-    return outcome.response.message
+@dataclass(frozen=True)
+class EnvironmentTools:
+    """An environment as the agent loop runs its tools: a refusal is the tool's error."""
 
+    environment: Environment
 
-def _run_calls(
-    episode: Episode, environment: Environment, answer: Message, rules: EpisodeRules
-) -> bool:
-    """Run the answer's tool calls the rules let through; True when a call ended the episode."""
-    calls = answer.tool_calls or []
-    if rules.first_tool_call_only:
-        calls = calls[:1]
-    calls = [
-        call if call.id else call.model_copy(update={"id": f"call-{episode.steps}-{i}"})
-        for i, call in enumerate(calls)
-    ]
-    episode.messages.append(Message(role="assistant", content=answer.content, tool_calls=calls))
-    for call in calls:
-        started = datetime.now(UTC)
-        output, error = _call_tool(episode, environment, call)
-        episode.messages.append(Message(role="tool", content=output, tool_call_id=call.id))
-        episode.add_step(
-            Step(
-                id=f"tool-{episode.steps}-{call.id}",
-                kind="tool",
-                name=call.name,
-                started_at=started,
-                ended_at=datetime.now(UTC),
-                status="error" if error else "ok",
-                error=output if error else None,
-                tool=ToolExecution(
-                    name=call.name,
-                    call_id=call.id,
-                    arguments=call.arguments,
-                    arguments_raw=call.arguments_raw,
-                    arguments_error=call.arguments_error,
-                    result=output,
-                    error=output if error else None,
-                ),
-            )
-        )
-        if environment.done:
-            episode.end("terminal_tool")
-            return True
-    return False
+    async def run(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        """The call run on the environment's current state."""
+        outcome = self.environment.call(name, arguments)
+        return ToolResult(outcome.output, outcome.output if outcome.error else None)
 
-
-def _call_tool(episode: Episode, environment: Environment, call: ToolCall) -> tuple[str, bool]:
-    """(what the agent sees, whether it is a refusal); arguments that are not a JSON object
-    are refused to the agent without reaching the environment."""
-    if not isinstance(call.arguments, dict):
-        why = call.arguments_error or "they are not a JSON object"
-        return f"Error: the arguments of {call.name} cannot be read ({why})", True
-    outcome = environment.call(call.name, call.arguments)
-    episode.tool_calls += 1
-    return outcome.output, outcome.error
+    @property
+    def done(self) -> bool:
+        """Whether a tool call ended the episode."""
+        return self.environment.done
 
 
 async def _user_turn(
@@ -270,8 +219,3 @@ async def _user_turn(
         episode.end("stop_marker")
         return False
     return True
-
-
-def _describe(exc: BaseException) -> str:
-    """An exception as one redacted, bounded line."""
-    return bounded(redact(f"{type(exc).__name__}: {exc}"), 300)

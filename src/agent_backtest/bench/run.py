@@ -16,7 +16,7 @@ import asyncio
 import secrets
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager, ExitStack
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,22 +57,17 @@ from agent_backtest.bench.run_manifest import (
     RolloutSettings,
 )
 from agent_backtest.bench.traces import episode_session, read_transcript, session_bytes, trace_name
-from agent_backtest.bench.users import CallsLost, ModelCaller, ModelUser, ScriptedUser, User
+from agent_backtest.bench.users import ScriptedUser, User, model_user
+from agent_backtest.episodes.calls import CallsLost, ModelCaller
 from agent_backtest.errors import TERMINATION, InputError, Terminated, UserError
-from agent_backtest.providers import CallCounters, ModelClient, ModelConfig, ModelRef
+from agent_backtest.executors import RoleCalls
+from agent_backtest.providers import CallCounters, ModelConfig, ModelRef
 from agent_backtest.providers.config import ModelRole
 from agent_backtest.providers.roles import check_role, close_clients, open_clients
 from agent_backtest.runs.files import private_atomic_writer, private_mkdir
 from agent_backtest.runs.manifest import RunCounts, RunStatus, code_version, describe_input, now
 
 GRADING_CONCURRENCY = 8
-
-RoleCalls = Callable[
-    [ModelRole, dict[ModelRef, ModelClient]], AbstractContextManager[Mapping[ModelRef, ModelCaller]]
-]
-"""Where a rollout role's model calls are made: given the role and its clients (this process's,
-with the cache and the counters), the way each model is asked while the context is open (an
-executor's calls: here, or on Ray workers)."""
 
 
 @dataclass(frozen=True)
@@ -407,7 +402,7 @@ def _user(
     if role is None:
         return ScriptedUser.of(case, stop)
     ref = role.ref
-    return ModelUser(callers[ref], ref.model, case.instruction, stop, rollout.seed)
+    return model_user(callers[ref], ref.model, case.instruction, stop, rollout.seed)
 
 
 def _save(plan: BenchPlan, episode: Episode, episodes: EpisodeFile) -> EpisodeRecord:

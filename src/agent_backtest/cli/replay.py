@@ -34,7 +34,7 @@ from agent_backtest.cli.patch import print_coverage
 from agent_backtest.cli.score import print_outcome
 from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.errors import UserError
-from agent_backtest.replaying.executor import ExecutorStatus
+from agent_backtest.executors import ExecutorStatus
 from agent_backtest.replaying.plan import ReplayPlan
 from agent_backtest.replaying.run import ReplayResult
 from agent_backtest.runs import ResultRecord

@@ -11,8 +11,8 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
+from agent_backtest.executors import Executor, LocalExecutor, WorkersLost
 from agent_backtest.providers import CallOutcome, ModelClient, ModelRef
-from agent_backtest.replaying.executor import Executor, LocalExecutor, WorkersLost
 from agent_backtest.replaying.jobs import Job
 from agent_backtest.runs import CallError, ResultRecord, ResultWriter
 

@@ -18,6 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from agent_backtest.errors import TERMINATION, InputError, Terminated
+from agent_backtest.executors import (
+    Executor,
+    ExecutorKind,
+    ExecutorStatus,
+    open_executor,
+)
 from agent_backtest.patch import Patch, load_patch
 from agent_backtest.providers import (
     CallCounters,
@@ -31,12 +37,6 @@ from agent_backtest.providers.roles import check_role, close_clients, open_clien
 from agent_backtest.redaction import redact
 from agent_backtest.replaying.batch import send_batches
 from agent_backtest.replaying.engine import ReplayOutcome, run_jobs
-from agent_backtest.replaying.executor import (
-    Executor,
-    ExecutorKind,
-    ExecutorStatus,
-    open_executor,
-)
 from agent_backtest.replaying.jobs import Job, iter_jobs, model_of
 from agent_backtest.replaying.plan import ReplayPlan, move_units_into
 from agent_backtest.runs import (

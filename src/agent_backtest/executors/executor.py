@@ -1,10 +1,10 @@
 """Where a model call is made: the seam between an engine and the machines that call.
 
-An engine (a replay's jobs, a bench run's episodes) hands each (model, request, seed) call to
-an :class:`Executor` for its outcome and writes the record; an executor only makes calls. The
-local one calls from this process through the model's client;
-:mod:`agent_backtest.replaying.ray_executor` makes the same calls on a Ray cluster. The run
-directory and the cache are written by the driver alone, whichever executor calls.
+An engine (a replay's jobs, a bench run's episodes, a simulate run's conversations) hands
+each (model, request, seed) call to an :class:`Executor` for its outcome and writes the record;
+an executor only makes calls. The local one calls from this process through the model's
+client; :mod:`agent_backtest.executors.ray_workers` makes the same calls on a Ray cluster. The
+run directory and the cache are written by the driver alone, whichever executor calls.
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ def open_executor(
     check_executor(kind, address)
     if kind == "local":
         return LocalExecutor(clients)
-    from agent_backtest.replaying.ray_executor import RayExecutor
+    from agent_backtest.executors.ray_workers import RayExecutor
 
     return RayExecutor.start(
         address, role, clients, config, credential_command, golden, worker_cpus

@@ -26,6 +26,7 @@ from ray.exceptions import GetTimeoutError, ObjectLostError, RayActorError, Work
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from agent_backtest.errors import UserError
+from agent_backtest.executors.executor import ExecutorStatus, ModelCall, WorkersLost
 from agent_backtest.providers import (
     CallCounters,
     CallOutcome,
@@ -42,7 +43,6 @@ from agent_backtest.providers import (
 from agent_backtest.providers.client import Limiter, prompt_tokens_estimate
 from agent_backtest.providers.config import ModelRole
 from agent_backtest.providers.roles import call_policy
-from agent_backtest.replaying.executor import ExecutorStatus, ModelCall, WorkersLost
 from agent_backtest.trace import LLMRequest, LLMResponse
 
 # What losing a worker looks like from the driver: the actor, its process or its result gone.
