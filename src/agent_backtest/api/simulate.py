@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from agent_backtest.api.options import PathLike
+from agent_backtest.api.options import ExecutorOptions, PathLike
 from agent_backtest.errors import UserError
 from agent_backtest.providers import ModelConfig, load_model_config
 from agent_backtest.providers.config import ModelRole
@@ -91,6 +91,7 @@ def simulate_run(
     skip_judge: bool = False,
     judging: JudgingOptions | None = None,
     hooks: SimulateHooks | None = None,
+    execution: ExecutorOptions | None = None,
     generate: GenerateOptions | None = None,
 ) -> SimulateRun:
     """Play the selected flows of ``flows`` through the agent of the ``target`` file into the
@@ -109,10 +110,13 @@ def simulate_run(
     is the model of a ``model`` target, the built-in agent loop. Flows that may change the
     agent's data are refused unless ``isolation`` skips or isolates them. Then every
     conversation is judged (``judging``: the judges, owners, tools and checks, as
-    :func:`~agent_backtest.simulate_judge` takes them), unless ``skip_judge``. Nothing is written
+    :func:`~agent_backtest.simulate_judge` takes them), unless ``skip_judge``. ``execution``
+    says where the agent's and the user's model calls are made (here, or on a Ray cluster);
+    the conversations and the run directory are the same either way. Nothing is written
     and nothing is sent until every check has passed; a failed check raises
     :class:`~agent_backtest.errors.UserError` naming the parameter at fault.
     """
+    execution = _checked(execution)
     judge = _judge_stage(skip_judge, judging, config_file, None)
     config = load_model_config(Path(config_file) if config_file else None)
     role = _user_role(config, user)
@@ -142,6 +146,7 @@ def simulate_run(
         generation=generation,
         ledger=Path(ledger) if ledger is not None else None,
     )
+    plan.executor, plan.ray_address = execution.executor, execution.ray_address
     created = _make(plan.out)
     with run_lock(plan.out, "simulate"):
         try:
@@ -208,10 +213,13 @@ def simulate_resume(
     skip_judge: bool = False,
     judging: JudgingOptions | None = None,
     hooks: SimulateHooks | None = None,
+    execution: ExecutorOptions | None = None,
 ) -> SimulateRun:
     """Finish a run: play only the flows with no recorded conversation (and, with
     ``retry_errors``, those whose conversation ended in a transport error), then judge every
-    conversation without a verdict (``judging`` filled from the run's earlier judging)."""
+    conversation without a verdict (``judging`` filled from the run's earlier judging); by
+    either executor, whichever started the run."""
+    execution = _checked(execution)
     path = Path(run)
     if not path.is_dir():
         raise UserError(f"{path} is not a run directory", "resume")
@@ -220,10 +228,18 @@ def simulate_resume(
         plan = plan_resume(
             path, concurrency=concurrency, snapshot_cmd=snapshot_cmd, restore_cmd=restore_cmd
         )
+        plan.executor, plan.ray_address = execution.executor, execution.ray_address
         begin_resume(plan, retry_errors)
         manifest = play_run(plan, hooks)
         verdicts = judge_locked(plan_judging(path, judge[0])) if judge else None
     return SimulateRun(plan.out, manifest, verdicts)
+
+
+def _checked(execution: ExecutorOptions | None) -> ExecutorOptions:
+    """Where the calls are made, checked (Ray installed when asked for)."""
+    execution = execution or ExecutorOptions()
+    execution.check()
+    return execution
 
 
 def _user_role(config: ModelConfig, user: str | None) -> ModelRole | None:

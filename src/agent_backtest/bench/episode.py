@@ -189,7 +189,7 @@ class EnvironmentTools:
 
     environment: Environment
 
-    async def run(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+    async def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         """The call run on the environment's current state."""
         outcome = self.environment.call(name, arguments)
         return ToolResult(outcome.output, outcome.output if outcome.error else None)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
+from agent_backtest.api import ExecutorOptions
 from agent_backtest.api import simulate as api
 from agent_backtest.cli.simulate_generate import TeacherOption, teacher_failures_exit_1
 from agent_backtest.cli.simulate_judge import (
@@ -229,6 +230,24 @@ def run(
             "--skip-judge", help="Record the conversations only; abt simulate judge RUN later."
         ),
     ] = False,
+    executor: Annotated[
+        Literal["local", "ray"],
+        typer.Option(
+            "--executor",
+            metavar="local|ray",
+            help="Make the agent's and the simulated user's model calls here (local) or on Ray "
+            "workers (ray: needs the ray extra); the run directory is the same either way.",
+        ),
+    ] = "local",
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address",
+            metavar="ADDR",
+            help="With --executor ray: the cluster to join (auto, or ray://HOST:PORT) "
+            "[default: start one on this machine].",
+        ),
+    ] = None,
     judge_model: JudgeOption = None,
     fallback_judge: FallbackJudgeOption = None,
     owners: OwnersOption = None,
@@ -238,6 +257,7 @@ def run(
     """Play test conversations through a live agent and record every turn; conversations are
     appended as they end, and --resume finishes an interrupted run."""
     hooks = _Progress(SafeConsole(stderr=True, highlight=False))
+    execution = ExecutorOptions(executor, ray_address)
     judging = JudgingOptions(
         judge=judge_model,
         fallback_judge=fallback_judge,
@@ -262,6 +282,7 @@ def run(
             skip_judge=skip_judge,
             judging=judging,
             hooks=hooks,
+            execution=execution,
         )
     else:
         if retry_errors:
@@ -298,6 +319,7 @@ def run(
             skip_judge=skip_judge,
             judging=judging,
             hooks=hooks,
+            execution=execution,
             generate=GenerateOptions(generate, tools, per_family, teacher) if generate else None,
         )
     _summary(done)

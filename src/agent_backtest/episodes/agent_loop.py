@@ -60,7 +60,7 @@ def tool_failed(error: str) -> ToolResult:
 class ToolRunner(Protocol):
     """The code behind the agent's tools, for one conversation."""
 
-    async def run(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+    async def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         """Run one tool call."""
         ...
 
@@ -224,7 +224,7 @@ async def _run_one(state: LoopState, tools: ToolRunner, call: ToolCall) -> ToolR
         why = call.arguments_error or "they are not a JSON object"
         return tool_failed(f"the arguments of {call.name} cannot be read ({why})")
     state.tool_calls += 1
-    return await tools.run(call.name, call.arguments)
+    return await tools.call(call.name, call.arguments)
 
 
 def _tool_step(state: LoopState, call: ToolCall, result: ToolResult, started: datetime) -> Step:

@@ -1,9 +1,8 @@
 """Playing one flow through the target: its scripted turns, or a simulated user's.
 
-A simulated user is the ``user`` role given the flow's instructions, what it knows and what it
-does not; it writes each next message from the conversation so far (its own messages as the
-assistant's, the agent's answers as the user's, as a user simulator sees them) and ends the
-conversation by saying the stop marker, as in τ-bench, or at ``max_turns``.
+A simulated user is :class:`~agent_backtest.episodes.simulated_user.SimulatedUser` (the one a
+bench episode uses) given the flow's instructions, what it knows and what it does not; it ends
+the conversation by saying the stop marker, as in τ-bench, or at ``max_turns``.
 
 A turn that gets no answer (a refused connection, a timeout, an HTTP error, a user role that
 cannot answer) ends the conversation with ``transport_error`` set: such a conversation is never
@@ -16,7 +15,8 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from agent_backtest.providers import ModelClient
+from agent_backtest.episodes import simulated_user
+from agent_backtest.episodes.calls import ModelCaller
 from agent_backtest.simulate.models import (
     STOP_MARKER,
     ConversationRecord,
@@ -25,17 +25,15 @@ from agent_backtest.simulate.models import (
     TurnRecord,
 )
 from agent_backtest.simulate.targets import Agent, Conversation, TargetError, assemble_turn
-from agent_backtest.trace import LLMRequest, Message
-
-OPENING = "(The conversation starts: write your first message to the assistant.)"
 
 
 @dataclass(frozen=True)
 class UserRole:
-    """The model that plays simulated users, behind the one call path."""
+    """The model that plays simulated users: the run's calls of the ``user`` role."""
 
-    client: ModelClient
+    caller: ModelCaller
     model: str
+    """The model's name at its provider, as sent."""
 
 
 @dataclass
@@ -107,17 +105,31 @@ async def _scripted(
 
 async def _simulated(
     conversation: Conversation,
-    user: SimulatedUser,
+    flow_user: SimulatedUser,
     role: UserRole,
     turns: list[TurnRecord],
     result_chars: int,
 ) -> None:
+    brief = simulated_user.UserBrief(
+        instructions=flow_user.instructions,
+        known_info=flow_user.known_info,
+        unknown_info=flow_user.unknown_info,
+        stop_marker=STOP_MARKER,
+    )
+    user = simulated_user.SimulatedUser(role.caller, role.model, brief)
     history: list[dict[str, str]] = []
-    for index in range(1, user.max_turns + 1):
-        message = await _user_says(role, user, history)
-        if message is None:
+    for index in range(1, flow_user.max_turns + 1):
+        said = await user.speak(_said(history, "assistant"), _said(history, "user"))
+        if said.text is None:
+            raise _Stopped(f"user role: {said.error_kind}: {said.error_detail}")
+        if not said.text or user.stops(said.text):
             return
-        await _turn(conversation, index, message, history, turns, result_chars)
+        await _turn(conversation, index, said.text, history, turns, result_chars)
+
+
+def _said(history: list[dict[str, str]], role: str) -> list[str]:
+    """What one side said so far, in order."""
+    return [entry["content"] for entry in history if entry["role"] == role]
 
 
 async def _turn(
@@ -140,41 +152,3 @@ async def _turn(
     turns.append(record)
     history.append({"role": "user", "content": message})
     history.append({"role": "assistant", "content": record.final_text or ""})
-
-
-async def _user_says(
-    role: UserRole, user: SimulatedUser, history: list[dict[str, str]]
-) -> str | None:
-    """The simulated user's next message, or None once it said the stop marker."""
-    # The simulator speaks as the assistant of its own chat; the agent's answers are its user.
-    flipped = [
-        Message(role="assistant" if turn["role"] == "user" else "user", content=turn["content"])
-        for turn in history
-    ]
-    messages = [Message(role="system", content=user_instructions(user))]
-    messages += flipped if flipped else [Message(role="user", content=OPENING)]
-    outcome = await role.client.generate(LLMRequest(messages=messages), role.model, 0)
-    if outcome.response is None:
-        error = outcome.error
-        raise _Stopped(f"user role: {error.kind}: {error.detail}" if error else "user role failed")
-    text = outcome.response.message.text().strip()
-    if STOP_MARKER in text or not text:
-        return None
-    return text
-
-
-def user_instructions(user: SimulatedUser) -> str:
-    """The system prompt of the simulated user."""
-    parts = [
-        "You play a user talking to an AI assistant. Write only your next message to it, as "
-        "the user would, one message at a time; never play the assistant.",
-        f"Your task: {user.instructions}",
-    ]
-    if user.known_info:
-        parts.append(f"What you know and may tell when asked: {user.known_info}")
-    if user.unknown_info:
-        parts.append(f"What you do not know (say so; never invent it): {user.unknown_info}")
-    parts.append(
-        f"When your task is done, or cannot go any further, reply with {STOP_MARKER} alone."
-    )
-    return "\n\n".join(parts)

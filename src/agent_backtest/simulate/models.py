@@ -107,6 +107,7 @@ class ToolActivity(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str
+    call_id: str | None = Field(default=None, description="The call's id, when the agent gave one.")
     arguments: dict | str | None = Field(
         default=None, description="Parsed arguments; the raw string when they were not JSON."
     )

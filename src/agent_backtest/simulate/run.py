@@ -13,12 +13,16 @@ import asyncio
 import contextlib
 import re
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agent_backtest.episodes.calls import ModelCaller
 from agent_backtest.errors import TERMINATION, InputError, Terminated, UserError
-from agent_backtest.providers import CallCounters, ModelConfig
+from agent_backtest.executors import ExecutorKind, role_calls
+from agent_backtest.providers import CallCounters, ModelClient, ModelConfig, ModelRef
+from agent_backtest.providers.config import ModelRole
 from agent_backtest.providers.roles import close_clients, open_clients
 from agent_backtest.redaction import redact
 from agent_backtest.runs.files import private_atomic_writer
@@ -34,6 +38,8 @@ from agent_backtest.simulate.targets import Agent, AgentFactory
 from agent_backtest.trace import dump_record
 
 RUN_FILES = (MANIFEST, FLOWS, CONVERSATIONS, SESSIONS, FIXTURE_COPY)
+PLAYING_ROLES = ("agent", "user")
+"""The roles whose calls a conversation makes (the judge and the teacher work apart)."""
 
 
 @dataclass
@@ -56,6 +62,11 @@ class SimulatePlan:
     config: ModelConfig
     isolation: Isolation | None = None
     done: set[str] = field(default_factory=set)
+    executor: ExecutorKind = "local"
+    ray_address: str | None = None
+    """The Ray cluster the executor joins (None: one started on this machine)."""
+    calls: dict[str, CallCounters] = field(default_factory=dict)
+    """The calls each playing role made in this start of the run."""
 
 
 def write_start(plan: SimulatePlan) -> None:
@@ -80,7 +91,8 @@ def play_run(plan: SimulatePlan, hooks: SimulateHooks | None = None) -> Simulate
     todo = [flow for flow in plan.flows if flow.id not in plan.done]
     hooks.on_start(len(todo), len(plan.done))
     log = ConversationLog(plan.out, len(plan.done))
-    counters = CallCounters()
+    counters = {name: CallCounters() for name in PLAYING_ROLES}
+    plan.calls = counters
     try:
         asyncio.run(_play_all(plan, todo, log, counters, hooks))
     except IsolationError as exc:
@@ -101,7 +113,7 @@ async def _play_all(
     plan: SimulatePlan,
     todo: list[Flow],
     log: ConversationLog,
-    counters: CallCounters,
+    counters: dict[str, CallCounters],
     hooks: SimulateHooks,
 ) -> None:
     task = asyncio.current_task()
@@ -115,29 +127,50 @@ async def _play_all(
     with contextlib.suppress(NotImplementedError, RuntimeError):
         loop.add_signal_handler(signal.SIGTERM, end)
     agent = plan.agent()
-    role = plan.manifest.roles.get("user")
-    clients = open_clients(role, [role.ref], plan.config, counters) if role else {}
-    user = UserRole(next(iter(clients.values())), role.ref.model) if role else None
+    roles = {name: role for name, role in plan.manifest.roles.items() if name in PLAYING_ROLES}
+    clients = {
+        name: open_clients(role, [role.ref], plan.config, counters[name])
+        for name, role in roles.items()
+    }
     try:
-        await agent.start()
-        parallel = [flow for flow in todo if flow.id not in plan.changing]
-        isolated = [flow for flow in todo if flow.id in plan.changing]
-        if plan.isolation is not None:
-            await asyncio.to_thread(plan.isolation.snapshot)
-            plan.manifest.isolation.snapshot_taken = True
-            plan.manifest.save(plan.out / MANIFEST)
-        await _side_by_side(plan, parallel, agent, user, log, hooks)
-        if isolated:
-            await _one_at_a_time(plan, isolated, agent, user, log, hooks)
+        with _role_callers(plan, roles, clients) as callers:
+            user_role = roles.get("user")
+            user = UserRole(callers["user"], user_role.ref.model) if user_role else None
+            await agent.start(callers)
+            parallel = [flow for flow in todo if flow.id not in plan.changing]
+            isolated = [flow for flow in todo if flow.id in plan.changing]
+            if plan.isolation is not None:
+                await asyncio.to_thread(plan.isolation.snapshot)
+                plan.manifest.isolation.snapshot_taken = True
+                plan.manifest.save(plan.out / MANIFEST)
+            await _side_by_side(plan, parallel, agent, user, log, hooks)
+            if isolated:
+                await _one_at_a_time(plan, isolated, agent, user, log, hooks)
     except asyncio.CancelledError:
         if TERMINATION.is_set():
             raise Terminated from None
         raise KeyboardInterrupt from None
     finally:
         await agent.aclose()
-        await close_clients(clients)
+        for opened in clients.values():
+            await close_clients(opened)
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGTERM)
+
+
+@contextmanager
+def _role_callers(
+    plan: SimulatePlan,
+    roles: dict[str, ModelRole],
+    clients: dict[str, dict[ModelRef, ModelClient]],
+) -> Iterator[dict[str, ModelCaller]]:
+    """Each playing role's model as its executor calls it, while the context is open."""
+    calls = role_calls(plan.executor, plan.ray_address, plan.config, len(roles))
+    with ExitStack() as opened:
+        yield {
+            name: opened.enter_context(calls(role, clients[name]))[role.ref]
+            for name, role in roles.items()
+        }
 
 
 async def _side_by_side(

@@ -119,6 +119,7 @@ def _tool(activity: ToolActivity, step_id: str, parent: str) -> Step:
         error=activity.error,
         tool=ToolExecution(
             name=activity.name,
+            call_id=activity.call_id,
             arguments=arguments if isinstance(arguments, dict) else None,
             arguments_raw=arguments if isinstance(arguments, str) else None,
             result=activity.result,

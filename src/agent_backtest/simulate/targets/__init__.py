@@ -10,11 +10,12 @@ can refuse before it writes anything.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from agent_backtest.episodes.calls import ModelCaller
 from agent_backtest.providers import ModelConfig
 from agent_backtest.providers.config import ModelRole
 from agent_backtest.simulate.targets.config import (
@@ -48,8 +49,9 @@ class Agent(Protocol):
 
     secrets: tuple[str, ...]
 
-    async def start(self) -> None:
-        """Set up before the first conversation (fetch a credential)."""
+    async def start(self, models: Mapping[str, ModelCaller]) -> None:
+        """Set up before the first conversation (fetch a credential); ``models`` are the run's
+        calls of each role it plays through (``agent`` for the built-in agent loop)."""
         ...
 
     async def open(self, flow_id: str) -> Conversation:

@@ -11,12 +11,13 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import httpx
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_fixed
 
+from agent_backtest.episodes.calls import ModelCaller
 from agent_backtest.errors import UserError
 from agent_backtest.simulate.targets.config import (
     HttpTarget,
@@ -68,8 +69,9 @@ class HttpAgent:
         """Every value that must not be shown (keys from the environment, the credential)."""
         return tuple(value for value in self.values.values() if value)
 
-    async def start(self) -> None:
-        """Fetch the credential, when the target has a command for it."""
+    async def start(self, models: Mapping[str, ModelCaller]) -> None:
+        """Fetch the credential, when the target has a command for it (the agent runs its
+        own models: ``models`` is not used)."""
         if self.target.credential_command:
             await self._refresh_credential(self._credential_generation)
 

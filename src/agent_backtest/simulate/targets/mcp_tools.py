@@ -15,9 +15,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from agent_backtest.episodes.agent_loop import ToolResult, tool_failed
 from agent_backtest.errors import InputError
 from agent_backtest.simulate.targets.config import McpServer
-from agent_backtest.simulate.targets.tools import ToolOutcome, as_text, failed
+from agent_backtest.simulate.targets.tools import as_text
 from agent_backtest.trace import ToolDef
 
 KEY = "tools.mcp"
@@ -108,18 +109,18 @@ class McpTools:
             for tool in listed.tools
         ]
 
-    async def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+    async def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         """One ``tools/call``; a result the server marks as an error is the tool's error."""
         try:
             result = await self._session.call_tool(name, arguments)
         except Exception as exc:  # a protocol error (unknown tool, server gone): the call's
-            return failed(f"{type(exc).__name__}: {exc}")
+            return tool_failed(f"{type(exc).__name__}: {exc}")
         text = "\n".join(_part_text(part) for part in result.content)
         if not text and result.structuredContent is not None:
             text = as_text(result.structuredContent)
         if result.isError:
-            return failed(text or "the MCP tool reported an error")
-        return ToolOutcome(text)
+            return tool_failed(text or "the MCP tool reported an error")
+        return ToolResult(text)
 
     async def aclose(self) -> None:
         """Close the session and stop the server."""

@@ -18,10 +18,11 @@ import importlib
 import inspect
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from agent_backtest.episodes.calls import ModelCaller
 from agent_backtest.errors import InputError
 from agent_backtest.simulate.targets.config import PythonTarget
 from agent_backtest.simulate.targets.errors import TargetError
@@ -58,8 +59,8 @@ class PythonAgent:
         self.target = target
         self.function = function
 
-    async def start(self) -> None:
-        """Nothing to set up."""
+    async def start(self, models: Mapping[str, ModelCaller]) -> None:
+        """Nothing to set up (the callable runs its own models)."""
 
     async def open(self, flow_id: str) -> PythonConversation:
         """A conversation (the callable keeps no session of its own)."""

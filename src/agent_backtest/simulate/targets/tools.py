@@ -13,24 +13,16 @@ import inspect
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from agent_backtest.errors import InputError, RecordError, UserError, bounded
+from agent_backtest.episodes.agent_loop import ToolResult, tool_failed
+from agent_backtest.errors import InputError, RecordError, UserError
 from agent_backtest.formats.tools_file import load_tools_file
 from agent_backtest.plugins import load_object
 from agent_backtest.simulate.targets.config import ModelTools
 from agent_backtest.trace import ToolDef
 from agent_backtest.trace.openai_wire import tool_def_from_openai
-
-
-@dataclass(frozen=True)
-class ToolOutcome:
-    """What a tool call gave: the text the model reads, and the tool's error when it failed."""
-
-    output: str
-    error: str | None = None
 
 
 class ToolEnvironment(Protocol):
@@ -40,19 +32,13 @@ class ToolEnvironment(Protocol):
         """Set up; the tools it has, with their definitions where it knows them."""
         ...
 
-    async def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+    async def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         """Run one tool call."""
         ...
 
     async def aclose(self) -> None:
         """Release what ``start`` set up."""
         ...
-
-
-def failed(error: str) -> ToolOutcome:
-    """A failed call: the model reads the error as the tool's answer."""
-    error = bounded(error, 500)
-    return ToolOutcome(f"Error: {error}", error)
 
 
 def as_text(value: Any) -> str:
@@ -126,11 +112,11 @@ class PythonTools:
         """Nothing to start; the tools are the ones the file defines."""
         return self.offered
 
-    async def call(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
+    async def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         """Call the function with the arguments as keywords; what it raises is its error."""
         function = self.functions.get(name)
         if function is None:
-            return failed(f"no tool named {name!r}")
+            return tool_failed(f"no tool named {name!r}")
         try:
             if inspect.iscoroutinefunction(function):
                 value = await function(**arguments)
@@ -139,8 +125,8 @@ class PythonTools:
                 if inspect.isawaitable(value):
                     value = await value
         except Exception as exc:  # the tool's own failure, shown to the model with its type
-            return failed(f"{type(exc).__name__}: {exc}")
-        return ToolOutcome(as_text(value))
+            return tool_failed(f"{type(exc).__name__}: {exc}")
+        return ToolResult(as_text(value))
 
     async def aclose(self) -> None:
         """Nothing to release."""

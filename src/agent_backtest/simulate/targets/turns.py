@@ -47,7 +47,11 @@ def assemble_turn(
         elif event.kind == "final_text" and event.text is not None:
             final = event.text
         elif event.kind == "tool_start":
-            activity = ToolActivity(name=event.name or "?", arguments=_arguments(event.arguments))
+            activity = ToolActivity(
+                name=event.name or "?",
+                call_id=event.call_id,
+                arguments=_arguments(event.arguments),
+            )
             calls.append(activity)
             if event.call_id is not None:
                 by_id[event.call_id] = activity
