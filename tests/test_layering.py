@@ -17,12 +17,20 @@ ALLOWED: dict[str, set[str]] = {
     "patch": {"units", "providers", "runs"},
     "providers": set(),
     "runs": {"units", "providers"},
-    "replaying": {"formats", "units", "patch", "providers", "runs"},
-    "scoring": {"units", "providers", "runs"},
+    "episodes": {"providers"},
+    "executors": {"episodes", "providers"},
+    "replaying": {"formats", "units", "patch", "providers", "runs", "executors"},
+    "scoring": {"units", "providers", "runs", "episodes"},
     "reporting": {"units", "runs"},
     "profiling": {"formats", "runs"},
-    "bench": {"formats", "units", "providers", "runs", "scoring", "reporting"},
-    "simulate": {"formats", "units", "providers", "runs", "scoring", "reporting"},
+    "bench": {
+        *("formats", "units", "providers", "runs", "scoring", "reporting"),
+        *("episodes", "executors"),
+    },
+    "simulate": {
+        *("formats", "units", "providers", "runs", "scoring", "reporting"),
+        *("episodes", "executors"),
+    },
 }
 
 

@@ -158,7 +158,7 @@ def simulate_run(
                 shutil.rmtree(plan.out, ignore_errors=True)
             raise
         manifest = play_run(plan, hooks)
-        verdicts = judge_locked(plan_judging(plan.out, judge[0])) if judge else None
+        verdicts = _judged(plan.out, judge[0], execution) if judge else None
     return SimulateRun(plan.out, manifest, verdicts)
 
 
@@ -231,8 +231,16 @@ def simulate_resume(
         plan.executor, plan.ray_address = execution.executor, execution.ray_address
         begin_resume(plan, retry_errors)
         manifest = play_run(plan, hooks)
-        verdicts = judge_locked(plan_judging(path, judge[0])) if judge else None
+        verdicts = _judged(path, judge[0], execution) if judge else None
     return SimulateRun(plan.out, manifest, verdicts)
+
+
+def _judged(run: Path, judging: JudgingOptions, execution: ExecutorOptions) -> JudgingOutcome:
+    """The run's conversations judged (the caller holds its lock), the judges' calls made by
+    ``execution`` as the conversations' were."""
+    plan = plan_judging(run, judging)
+    plan.executor, plan.ray_address = execution.executor, execution.ray_address
+    return judge_locked(plan)
 
 
 def _checked(execution: ExecutorOptions | None) -> ExecutorOptions:

@@ -1,8 +1,9 @@
 """The LLM judge: grades a candidate's text answer or free-text tool argument against production's.
 
 Every judge call goes through a :class:`ModelClient` (cached, retried, counted) like replay calls.
-One verdict is sought in up to four questions: the judge; the judge once more, quoting its
-invalid answer and what was wrong with it; then the fallback judge the same way. A judge that
+One verdict is sought through the judge chain (:mod:`agent_backtest.episodes.judge_chain`) in
+up to four questions: the judge; the judge once more, quoting its invalid answer and what was
+wrong with it; then the fallback judge the same way. A judge that
 cannot be reached or never gives a valid verdict leaves the item **unscored**, with the reason
 and the error kind: never a score of 0.
 
@@ -14,9 +15,9 @@ serve both, and a near miss (a query with an extra qualifier) is told apart from
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from agent_backtest.episodes.judge_chain import JudgeSeat, Question, SeatAnswer, ask_chain
 from agent_backtest.providers.families import check_judge
 from agent_backtest.providers.refs import ModelRef, parse_model_ref
 from agent_backtest.scoring.prompts import (
@@ -30,30 +31,16 @@ from agent_backtest.scoring.prompts import (
     value_text,
 )
 from agent_backtest.scoring.verdict import (
-    INVALID_VERDICT,
     JudgeResult,
     Unscored,
     Verdict,
     VerdictAnswer,
     parse_verdict,
 )
-from agent_backtest.trace import LLMRequest, Message, ToolDef
+from agent_backtest.trace import Message, ToolDef
 
 if TYPE_CHECKING:  # the scorer holds a judge without loading the clients it asks through
-    from agent_backtest.providers.client import CallOutcome, ModelClient
-
-JUDGE_PARAMS: dict[str, Any] = {"temperature": 0}
-
-
-@dataclass
-class _Answer:
-    """What one judge gave for one question chain: a verdict, or why not."""
-
-    verdict: VerdictAnswer | None
-    outcome: CallOutcome | None
-    asked: int
-    problem: str | None = None
-    error_kind: str | None = None
+    from agent_backtest.providers.client import ModelClient
 
 
 class Judge:
@@ -76,6 +63,10 @@ class Judge:
         self.fallback_ref = parse_model_ref(fallback[1], "fallback_judge") if fallback else None
         self.repeats = repeats
         self.seed = seed
+        self.seats = [JudgeSeat("judge", client, str(self.ref), self.ref.model)]
+        if fallback is not None and self.fallback_ref is not None:
+            ref = self.fallback_ref
+            self.seats.append(JudgeSeat("fallback_judge", fallback[0], str(ref), ref.model))
 
     def check(self, candidates: Iterable[str]) -> list[str]:
         """:func:`check_judge` for the judge and the fallback judge."""
@@ -121,79 +112,45 @@ class Judge:
 
     async def _one(self, prompt: RenderedPrompt, candidate: str, seed: int) -> Verdict | Unscored:
         """One verdict from the judge, else from the fallback, else why there is none."""
-        judges = [(self.client, self.ref, False)]
-        if self.fallback is not None and self.fallback_ref is not None:
-            judges.append((self.fallback[0], self.fallback_ref, True))
-        asked = 0
-        reasons = []
-        answer: _Answer | None = None
-        for client, ref, is_fallback in judges:
-            answer = await self._ask(client, ref, prompt, candidate, seed)
-            asked += answer.asked
-            if answer.verdict is not None and answer.outcome is not None:
-                return Verdict(
-                    score=answer.verdict.score,
-                    reason=answer.verdict.reason,
-                    judge=str(ref),
-                    prompt=prompt.template.id,
-                    prompt_sha256=prompt.template.sha256,
-                    attempts=asked,
-                    fallback_used=is_fallback,
-                    cache_hit=answer.outcome.cache_hit,
-                    seed=seed,
-                    request_sha=answer.outcome.request_sha,
-                )
-            reasons.append(f"{ref}: {answer.problem}")
-        assert answer is not None
+        question = Question(
+            [
+                Message(role="system", content=prompt.system),
+                Message(role="user", content=prompt.user),
+            ],
+            lambda text: parse_verdict(text, candidate),
+            lambda first, text, problem: [
+                *first,
+                Message(role="assistant", content=text or "(no text)"),
+                Message(role="user", content=prompt.correction(text, problem)),
+            ],
+        )
+        answers = await ask_chain(self.seats, question, seed)
+        last = answers[-1]
+        if last.answer is not None and last.outcome is not None:
+            return Verdict(
+                score=last.answer.score,
+                reason=last.answer.reason,
+                judge=last.seat.ref,
+                prompt=prompt.template.id,
+                prompt_sha256=prompt.template.sha256,
+                attempts=sum(answer.asked for answer in answers),
+                fallback_used=last.seat.role == "fallback_judge",
+                cache_hit=last.outcome.cache_hit,
+                seed=seed,
+                request_sha=last.outcome.request_sha,
+            )
+        reasons = [f"{answer.seat.ref}: {_problem(answer)}" for answer in answers]
         return Unscored(
-            reason="; then ".join(reasons), judge=str(judges[-1][1]), error_kind=answer.error_kind
+            reason="; then ".join(reasons), judge=last.seat.ref, error_kind=last.error_kind
         )
 
-    async def _ask(
-        self, client: ModelClient, ref: ModelRef, prompt: RenderedPrompt, candidate: str, seed: int
-    ) -> _Answer:
-        """Ask one judge, and once more with its answer quoted when that was not a verdict.
 
-        ``candidate`` is the answer judged: an object the reply copies from it is no verdict.
-        """
-        messages = [
-            Message(role="system", content=prompt.system),
-            Message(role="user", content=prompt.user),
-        ]
-        first = await self._call(client, ref, messages, candidate, seed)
-        if first.error_kind != INVALID_VERDICT:  # a verdict, or an error a retry will not fix
-            return first
-        text = _text(first.outcome)
-        messages += [
-            Message(role="assistant", content=text or "(no text)"),
-            Message(role="user", content=prompt.correction(text, first.problem or "")),
-        ]
-        second = await self._call(client, ref, messages, candidate, seed)
-        second.asked += first.asked
-        if second.verdict is None and second.error_kind == INVALID_VERDICT:
-            second.problem = (
-                f"no valid verdict in two answers (first: {first.problem}; then: {second.problem})"
-            )
-        return second
-
-    async def _call(
-        self, client: ModelClient, ref: ModelRef, messages: list[Message], candidate: str, seed: int
-    ) -> _Answer:
-        """One question to one judge: its verdict, an invalid answer, or an infrastructure error."""
-        request = LLMRequest(messages=messages, tools=None, params=dict(JUDGE_PARAMS))
-        outcome = await client.generate(request, ref.model, seed)
-        if outcome.error is not None:
-            return _Answer(
-                None, outcome, 1, f"judge call failed ({outcome.error})", outcome.error.kind
-            )
-        verdict, problem = parse_verdict(_text(outcome), candidate)
-        if verdict is None:
-            return _Answer(None, outcome, 1, problem, INVALID_VERDICT)
-        return _Answer(verdict, outcome, 1)
-
-
-def _text(outcome: CallOutcome | None) -> str:
-    """The text of a judge's answer ('' when it has none)."""
-    if outcome is None or outcome.response is None:
-        return ""
-    return outcome.response.message.text()
+def _problem(answer: SeatAnswer[VerdictAnswer]) -> str:
+    """Why one judge gave no verdict, in the words scores.jsonl has always used."""
+    if answer.failure == "call_failed":
+        return f"judge call failed ({answer.problem})"
+    if answer.failure == "correction_failed":
+        return f"judge call failed ({answer.second_problem})"
+    return (
+        f"no valid verdict in two answers (first: {answer.problem}; then: {answer.second_problem})"
+    )

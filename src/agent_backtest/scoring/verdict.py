@@ -21,7 +21,6 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 SCALE: tuple[float, ...] = (1.0, 0.66, 0.33, 0.0)
 # A judge that writes 0.67 or 0.34 means the level next to it; anything farther is not a level.
 SCALE_TOLERANCE = 0.015
-INVALID_VERDICT = "invalid_verdict"
 
 _DECODER = json.JSONDecoder()
 

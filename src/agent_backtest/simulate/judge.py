@@ -1,8 +1,9 @@
 """The conversation judge: one recorded conversation in, the judge's decision out.
 
-Every question goes through a :class:`ModelClient` (cached, retried, counted). A decision is
-sought in up to four questions: the judge; the judge once more with the correction request
-(its invalid answer quoted, the tool catalogue left out); then the fallback judge the same way.
+Every question goes through the run's calls of the judge roles (cached, retried, counted). A
+decision is sought through the judge chain (:mod:`agent_backtest.episodes.judge_chain`) in up
+to four questions: the judge; the judge once more with the correction request (its invalid
+answer quoted, the tool catalogue left out); then the fallback judge the same way.
 An answer is read strictly (:func:`parse_answer`): one JSON verdict object of the judge's own
 (an object copied from the conversation is a quotation, not its verdict), and a fail must name
 an owner of the taxonomy, a category, the turns that failed and evidence; placeholder text is
@@ -18,15 +19,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from agent_backtest.episodes.judge_chain import JudgeSeat, Question, SeatAnswer, ask_chain
 from agent_backtest.errors import bounded
-from agent_backtest.providers.client import ModelClient
 from agent_backtest.scoring.prompts import PromptTemplate
 from agent_backtest.scoring.verdict import json_objects
 from agent_backtest.simulate.models import ConversationRecord, Flow
-from agent_backtest.simulate.rubric import NOBODY, Owners, RenderedRubric, render
-from agent_backtest.trace import LLMRequest, Message, ToolDef
+from agent_backtest.simulate.rubric import NOBODY, Owners, render
+from agent_backtest.trace import Message, ToolDef
 
-JUDGE_PARAMS: dict[str, Any] = {"temperature": 0}
 JUDGE_SEED = 0
 MAX_CATEGORY = 64
 _PLACEHOLDERS = frozenset(
@@ -162,18 +162,6 @@ def _problems(error: ValidationError) -> str:
     return "; ".join(lines)
 
 
-@dataclass(frozen=True)
-class JudgeModel:
-    """One judge the conversation judge asks: its role, its client and its model."""
-
-    role: Literal["judge", "fallback_judge"]
-    client: ModelClient
-    model: str
-    """provider/model, as recorded."""
-    name: str
-    """The model's name at its provider, as sent."""
-
-
 @dataclass
 class Decision:
     """What the judges gave for one conversation: an answer and who gave it, or why none."""
@@ -185,21 +173,12 @@ class Decision:
     detail: str | None
 
 
-@dataclass
-class _Asked:
-    """One judge's part: its answer, whether it answered at all, and what went wrong."""
-
-    answer: JudgeAnswer | None
-    answered: bool
-    problem: str | None
-
-
 class ConversationJudge:
     """Asks the judge, then the fallback judge, for the verdict on one conversation."""
 
     def __init__(
         self,
-        judges: list[JudgeModel],
+        judges: list[JudgeSeat],
         owners: Owners,
         tools: list[ToolDef] | None,
         rubric: PromptTemplate,
@@ -216,51 +195,35 @@ class ConversationJudge:
         prompt = render(flow, conversation, self.tools, self.owners, self.rubric)
         quoted = json_objects(prompt.blocks["flow"] + prompt.blocks["conversation"])
         turns = len(conversation.turns)
-        answered, problems = False, []
-        for judge in self.judges:
-            result = await self._ask(judge, prompt, quoted, turns)
-            answered = answered or result.answered
-            if result.answer is not None:
-                return Decision(result.answer, judge.role, judge.model, None, None)
-            problems.append(f"{judge.model}: {result.problem}")
+        question = Question(
+            [
+                Message(role="system", content=prompt.system),
+                Message(role="user", content=prompt.user),
+            ],
+            lambda text: parse_answer(text, quoted, self.owners, turns),
+            lambda first, text, problem: [
+                Message(role="system", content=prompt.system),
+                Message(role="user", content=prompt.correction(text or "(no text)", problem)),
+            ],
+        )
+        answers = await ask_chain(self.judges, question, JUDGE_SEED)
+        last = answers[-1]
+        if last.answer is not None:
+            return Decision(last.answer, last.seat.role, last.seat.ref, None, None)  # type: ignore[arg-type]
+        problems = [f"{answer.seat.ref}: {_problem(answer)}" for answer in answers]
+        answered = any(answer.answered for answer in answers)
         reason = "judge_invalid" if answered else "judge_unavailable"
         return Decision(None, None, None, reason, bounded("; then ".join(problems)))
 
-    async def _ask(
-        self, judge: JudgeModel, prompt: RenderedRubric, quoted: list[dict[str, Any]], turns: int
-    ) -> _Asked:
-        """The first question, and the correction request when its answer was not valid."""
-        first = [
-            Message(role="system", content=prompt.system),
-            Message(role="user", content=prompt.user),
-        ]
-        text, error = await self._call(judge, first)
-        if error is not None:
-            return _Asked(None, False, error)
-        answer, problem = parse_answer(text, quoted, self.owners, turns)
-        if answer is not None:
-            return _Asked(answer, True, None)
-        correction = prompt.correction(text or "(no text)", problem or "")
-        again = [
-            Message(role="system", content=prompt.system),
-            Message(role="user", content=correction),
-        ]
-        second_text, error = await self._call(judge, again)
-        if error is not None:
-            return _Asked(None, True, f"{problem}; then the correction failed ({error})")
-        answer, second = parse_answer(second_text, quoted, self.owners, turns)
-        if answer is not None:
-            return _Asked(answer, True, None)
-        return _Asked(None, True, f"no valid verdict in two answers ({problem}; then {second})")
 
-    async def _call(self, judge: JudgeModel, messages: list[Message]) -> tuple[str, str | None]:
-        """One question: (the answer's text, None), or ('', the infrastructure error)."""
-        request = LLMRequest(messages=messages, tools=None, params=dict(JUDGE_PARAMS))
-        outcome = await judge.client.generate(request, judge.name, JUDGE_SEED)
-        if outcome.error is not None:
-            return "", f"the call failed ({outcome.error})"
-        message = outcome.response.message if outcome.response is not None else None
-        return (message.text() if message is not None else ""), None
+def _problem(answer: SeatAnswer[JudgeAnswer]) -> str:
+    """Why one judge gave no decision, in the words verdicts.jsonl has always used."""
+    if answer.failure == "call_failed":
+        return f"the call failed ({answer.problem})"
+    if answer.failure == "correction_failed":
+        failed = f"the call failed ({answer.second_problem})"
+        return f"{answer.problem}; then the correction failed ({failed})"
+    return f"no valid verdict in two answers ({answer.problem}; then {answer.second_problem})"
 
 
 def judged_owner(decision: Decision) -> str | None:

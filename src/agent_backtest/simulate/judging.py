@@ -19,6 +19,7 @@ import asyncio
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, TypeVar
@@ -26,7 +27,9 @@ from typing import Any, BinaryIO, Literal, TypeVar
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agent_backtest.episodes.judge_chain import JudgeSeat
 from agent_backtest.errors import InputError, UserError, bounded
+from agent_backtest.executors import ExecutorKind, role_calls
 from agent_backtest.formats.tools_file import load_tools_file
 from agent_backtest.providers import CallCounters, ModelConfig, load_model_config
 from agent_backtest.providers.config import ModelRole
@@ -41,7 +44,7 @@ from agent_backtest.simulate.checks import (
     transport_failure,
 )
 from agent_backtest.simulate.findings import Findings, write_findings
-from agent_backtest.simulate.judge import ConversationJudge, Decision, JudgeModel, judged_owner
+from agent_backtest.simulate.judge import ConversationJudge, Decision, judged_owner
 from agent_backtest.simulate.layout import CONVERSATIONS, FLOWS, JUDGING, VERDICTS
 from agent_backtest.simulate.models import ConversationRecord, Flow, Verdict
 from agent_backtest.simulate.report import SimulateReport, write_report
@@ -87,6 +90,9 @@ class JudgingPlan:
     kept: dict[str, Verdict]
     """The verdicts that stand: the earlier ones of flows not judged again."""
     to_judge: list[Flow]
+    executor: ExecutorKind = "local"
+    """Where the judges' calls are made (here, or on Ray workers)."""
+    ray_address: str | None = None
 
 
 @dataclass
@@ -245,11 +251,27 @@ async def _judge_all(plan: JudgingPlan, counters: CallCounters) -> dict[str, Ver
     """Every chosen conversation judged, at most the judge's concurrency at once, each verdict
     appended the moment it is decided."""
     roles = [plan.settings.judge, *filter(None, [plan.settings.fallback_judge])]
-    clients = [open_clients(role, [role.ref], plan.config, counters)[role.ref] for role in roles]
-    judges = [
-        JudgeModel(role.name, client, role.model, role.ref.model)  # type: ignore[arg-type]
-        for role, client in zip(roles, clients, strict=True)
-    ]
+    clients = [open_clients(role, [role.ref], plan.config, counters) for role in roles]
+    calls = role_calls(plan.executor, plan.ray_address, plan.config, len(roles))
+    try:
+        with ExitStack() as opened:  # each judge's executor closed after its last call
+            judges = [
+                JudgeSeat(
+                    role.name,  # type: ignore[arg-type]
+                    opened.enter_context(calls(role, found))[role.ref],
+                    role.model,
+                    role.ref.model,
+                )
+                for role, found in zip(roles, clients, strict=True)
+            ]
+            return await _judge_with(plan, judges)
+    finally:
+        for found in clients:
+            await close_clients(found)
+
+
+async def _judge_with(plan: JudgingPlan, judges: list[JudgeSeat]) -> dict[str, Verdict]:
+    """Every chosen conversation judged by ``judges`` in turn (the judge, then the fallback)."""
     judge = ConversationJudge(judges, plan.owners, plan.tools, load_rubric())
     gate = asyncio.Semaphore(plan.settings.judge.concurrency)
     decided: dict[str, Verdict] = {}
@@ -265,7 +287,6 @@ async def _judge_all(plan: JudgingPlan, counters: CallCounters) -> dict[str, Ver
         await asyncio.gather(*(one(flow) for flow in plan.to_judge))
     finally:
         writer.close()
-        await close_clients(clients)
     return decided
 
 
