@@ -1,0 +1,1 @@
+"""An abt plugin: the ``echo`` provider type and the ``memo`` trace format."""
