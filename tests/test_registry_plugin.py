@@ -1,9 +1,11 @@
 """A plugin distribution, installed with pip, adds a provider type and a trace format that
-``abt replay`` uses by name, with no change to the package.
+``abt replay`` uses by name, and a target type ``abt simulate`` plays flows through, with no
+change to the package.
 
-The distribution (``tests/plugin_dist``) declares the ``echo`` provider type and the ``memo``
-format as entry points. Echo answers from the request alone: a call of the tool the user's
-message starts with (``key=value`` words as its arguments), else the message said back.
+The distribution (``tests/plugin_dist``) declares the ``echo`` provider type, the ``memo``
+format and the ``echo`` target type as entry points. The echo provider answers from the request
+alone: a call of the tool the user's message starts with (``key=value`` words as its
+arguments), else the message said back.
 """
 
 from __future__ import annotations
@@ -148,3 +150,28 @@ def test_an_unknown_provider_names_the_installed_plugin_types(
         done.stderr
     )
     assert "cassette, memo, or install a package" in done.stderr
+
+
+def test_simulate_plays_flows_through_a_plugin_target_type(site: Path, tmp_path: Path) -> None:
+    flows = tmp_path / "flows.jsonl"
+    turns = [{"user": "hi"}, {"user": "bye"}]
+    flows.write_text(json.dumps({"id": "f1", "family": "chat", "turns": turns}) + "\n")
+    target = tmp_path / "parrot.toml"
+    target.write_text('name = "parrot"\ntype = "echo"\nprefix = "you said: "\n')
+    run = tmp_path / "run"
+    done = abt(site, tmp_path, "simulate", "run", flows, "--target", target, "--out", run,
+               "--skip-judge")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    [conversation] = lines(run / "conversations.jsonl")
+    assert [turn["final_text"] for turn in conversation["turns"]] == [
+        "you said: hi",
+        "you said: bye",
+    ]
+    assert conversation["target"] == "parrot"
+    target.write_text('name = "parrot"\ntype = "echo"\nprefx = "you said: "\n')
+    done = abt(site, tmp_path, "simulate", "run", flows, "--target", target, "--out", run / "b",
+               "--skip-judge")  # fmt: skip
+    assert (done.returncode, done.stderr) == (
+        2,
+        f"abt: error: {target}: prefx: unknown key: remove it or check its spelling\n",
+    )

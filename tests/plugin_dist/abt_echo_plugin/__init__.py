@@ -1,1 +1,2 @@
-"""An abt plugin: the ``echo`` provider type and the ``memo`` trace format."""
+"""An abt plugin: the ``echo`` provider type, the ``memo`` trace format and the ``echo``
+simulate target type."""

@@ -30,6 +30,7 @@ from agent_backtest.simulate.targets.config import (
     load_target,
 )
 from agent_backtest.simulate.targets.errors import TargetError
+from agent_backtest.simulate.targets.events import TurnEvent
 from agent_backtest.simulate.targets.http import HttpAgent, http_secrets
 from agent_backtest.simulate.targets.model import prepare_model
 from agent_backtest.simulate.targets.python import PythonAgent, load_callable
@@ -142,6 +143,7 @@ __all__ = [
     "TargetBase",
     "TargetError",
     "TargetType",
+    "TurnEvent",
     "assemble_turn",
     "load_target",
     "prepare_agent",
