@@ -14,7 +14,7 @@ A built-in name always wins over an installed one: a package cannot replace ``op
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,8 +58,8 @@ class Registry:
     ) -> None:
         """``what`` names one part in messages (``provider type``); ``how_to_add`` ends the
         message about an unknown name; ``contract`` lists the attributes every part must have
-        (``__call__`` for a callable);
-        with ``references``, a name holding ``:`` is a user's own ``module:attr``."""
+        (``__call__`` for a callable); with ``references``, a name holding ``:`` is a user's
+        own ``module:attr``."""
         self.group = group
         self.what = what
         self.how_to_add = how_to_add
@@ -82,12 +82,10 @@ class Registry:
         return [*self.built_in_names(), *self.installed_names()]
 
     def __contains__(self, name: object) -> bool:
+        """True for a built-in or installed name (entry points read only for the latter)."""
         if not isinstance(name, str):
             return False
         return name in self._built_in or name in self._read_installed()
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.names())
 
     def load(self, name: str, parameter: str | None = None) -> Any:
         """The part ``name`` refers to, imported now (once); a :class:`UserError` naming
@@ -103,7 +101,7 @@ class Registry:
         self._loaded[name] = found
         return found
 
-    def unknown(self, name: str, parameter: str | None = None) -> UserError:
+    def _unknown(self, name: str, parameter: str | None = None) -> UserError:
         """The error for a name that is not in the table: the known names and how to add one."""
         return UserError(
             f"unknown {self.what} {name!r}: name one of {', '.join(self.names())}, "
@@ -115,7 +113,7 @@ class Registry:
         """The installed entry of ``name``; an error when none, or several packages, add it."""
         entries = self._read_installed().get(name)
         if not entries:
-            raise self.unknown(name, parameter)
+            raise self._unknown(name, parameter)
         if len(entries) > 1:
             packages = " and ".join(sorted(str(entry.distribution) for entry in entries))
             raise UserError(
@@ -163,13 +161,12 @@ class Registry:
             from importlib.metadata import entry_points
 
             installed: dict[str, list[Entry]] = {}
+            # One distribution per name, the first on the path, as importlib gives them: a
+            # package both on PYTHONPATH and in site-packages is not a conflict with itself.
             for point in entry_points(group=self.group):
                 distribution = point.dist.name if point.dist is not None else "?"
-                entry = Entry(point.name, point.value, distribution)
-                same = installed.setdefault(point.name, [])
-                # A package found twice on the path (a folder on PYTHONPATH and site-packages)
-                # declares the same entry twice: one entry, not a conflict.
-                if entry not in same:
-                    same.append(entry)
+                installed.setdefault(point.name, []).append(
+                    Entry(point.name, point.value, distribution)
+                )
             self._installed = installed
         return self._installed
