@@ -8,7 +8,16 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "agent_backtest"
-GROUND = {"distributions", "errors", "exports", "plugins", "redaction", "statistics", "trace"}
+GROUND = {
+    "distributions",
+    "errors",
+    "exports",
+    "plugins",
+    "redaction",
+    "registry",
+    "statistics",
+    "trace",
+}
 # What each part may import from the rest of the package (besides itself and the ground floor).
 ALLOWED: dict[str, set[str]] = {
     "trace": set(),
@@ -62,4 +71,5 @@ def test_the_ground_floor_imports_nothing_above_it() -> None:
         assert imports_of(part) == set(), part
     assert imports_of("statistics") == {"distributions"}
     assert imports_of("plugins") == {"errors"}
+    assert imports_of("registry") == {"errors", "plugins"}
     assert imports_of("trace") <= {"errors", "redaction"}  # the floor: nothing above it

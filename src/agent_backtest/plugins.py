@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+from functools import reduce
 from importlib import import_module
 from typing import Any
 
 from agent_backtest.errors import UserError
 
-__all__ = ["load_object"]
+__all__ = ["import_reference", "load_object"]
+
+
+def import_reference(reference: str) -> Any:
+    """The object ``module`` or ``module:attr`` names (an entry point's syntax; ``attr`` may
+    be dotted), imported now; ImportError or AttributeError when there is none."""
+    module_name, _, attribute = reference.partition(":")
+    found = import_module(module_name.strip())
+    if attribute:
+        found = reduce(getattr, attribute.strip().split("."), found)
+    return found
 
 
 def load_object(reference: str, what: str, parameter: str) -> Any:
@@ -17,7 +28,7 @@ def load_object(reference: str, what: str, parameter: str) -> Any:
     if not module_name or not attribute:
         raise UserError(f"{what}: give it as module:name", parameter)
     try:
-        found = getattr(import_module(module_name), attribute)
+        found = import_reference(reference)
     except ImportError as exc:
         raise UserError(f"{what}: cannot import {module_name}: {exc}", parameter) from None
     except AttributeError:

@@ -244,7 +244,8 @@ def test_bad_target_files_name_the_key_and_the_fix(tmp_path: Path) -> None:
         'type: missing: say type = "http", "python" or "model"'
     )
     assert bad_target(tmp_path, 'name = "m"\ntype = "grpc"\n') == (
-        'type: unknown type: use "http", "python" or "model"'
+        "type: unknown target type 'grpc': name one of http, python, model, or install a "
+        "package that adds one (entry point group agent_backtest.targets)"
     )
     assert bad_target(tmp_path, HTTP.replace("http://", "ftp://") + TURN).startswith("base_url:")
     assert bad_target(tmp_path, HTTP + "[turn\n").startswith("not valid TOML")

@@ -1,29 +1,31 @@
-"""Which class an environment name stands for: the shipped ones, or ``module:Class``."""
+"""Which class an environment name stands for: a shipped one, an installed package's, or
+``module:Class``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from agent_backtest.bench.environment import Environment
-from agent_backtest.errors import UserError
-from agent_backtest.plugins import load_object
+from agent_backtest.registry import Registry
 
-__all__ = ["SHIPPED", "environment_factory"]
+__all__ = ["ENVIRONMENTS", "environment_factory"]
 
-# The environments that come with abt, each imported only when a run names it.
-SHIPPED: dict[str, str] = {
-    "bfcl": "agent_backtest.bench.bfcl:BfclEnvironment",
-    "tau_airline": "agent_backtest.bench.tau_airline:AirlineEnvironment",
-}
+# The environments that come with abt, each imported only when a run names it; installed
+# packages add theirs under the entry point group agent_backtest.environments.
+ENVIRONMENTS = Registry(
+    "agent_backtest.environments",
+    "environment",
+    {
+        "bfcl": "agent_backtest.bench.bfcl:BfclEnvironment",
+        "tau_airline": "agent_backtest.bench.tau_airline:AirlineEnvironment",
+    },
+    "give your own as module:Class",
+    contract=("__call__",),
+    references=True,
+)
 
 
 def environment_factory(name: str, parameter: str = "environment") -> Callable[[], Environment]:
-    """A function making fresh environments of ``name``: a shipped name or ``module:Class``."""
-    target = SHIPPED.get(name, name)
-    if ":" not in target:
-        raise UserError(
-            f"unknown environment {name!r}: name one of {', '.join(sorted(SHIPPED))}, "
-            "or give your own as module:Class",
-            parameter,
-        )
-    return load_object(target, f"environment {name!r}", parameter)
+    """A function making fresh environments of ``name``: a shipped or installed name, or
+    ``module:Class``."""
+    return ENVIRONMENTS.load(name, parameter)

@@ -1,8 +1,8 @@
 """Grading a run's episodes: the graders a benchmark names, each episode's total, grades.jsonl.
 
-A benchmark's manifest names its graders in order. A built-in name (``final_state``,
-``outputs``, ``tool_calls``, ``rubric``) is ``agent_backtest.bench.graders.NAME:grade``; any
-other is ``module:function`` of a user's own grader, found the same way.
+A benchmark's manifest names its graders in order: a built-in name (``final_state``,
+``outputs``, ``tool_calls``, ``rubric``), a name an installed package adds, or
+``module:function`` of a user's own grader (see :data:`~agent_backtest.bench.graders.GRADERS`).
 
 **The total** of an episode is the product of the components that graded (a component that
 could not grade, None, is left out): τ-bench's reading that every requirement must hold, so one
@@ -23,16 +23,20 @@ from collections.abc import Callable, Sequence
 from math import prod
 from pathlib import Path
 
-from agent_backtest.bench.graders import Component, Grader, GradingInput, JudgeUnavailable
+from agent_backtest.bench.graders import (
+    GRADERS,
+    Component,
+    Grader,
+    GradingInput,
+    JudgeUnavailable,
+)
 from agent_backtest.bench.models import EpisodeRules, GradeRecord
-from agent_backtest.errors import UserError, bounded
-from agent_backtest.plugins import load_object
+from agent_backtest.errors import bounded
 from agent_backtest.providers.client import ModelClient
 from agent_backtest.redaction import redact
 from agent_backtest.runs.files import private_atomic_writer
 from agent_backtest.trace import LLMRequest, Message
 
-BUILT_IN = ("final_state", "outputs", "tool_calls", "rubric")
 JUDGED = frozenset({"rubric"})
 JUDGE_PARAMS = {"temperature": 0}
 
@@ -40,18 +44,7 @@ JUDGE_PARAMS = {"temperature": 0}
 def resolve_graders(names: Sequence[str], parameter: str = "benchmark") -> list[tuple[str, Grader]]:
     """Each named grader's function, imported now so a wrong name stops the run before it
     starts."""
-    graders = []
-    for name in names:
-        target = f"agent_backtest.bench.graders.{name}:grade" if name in BUILT_IN else name
-        if ":" not in target:
-            raise UserError(
-                f"unknown grader {name!r}: name one of {', '.join(BUILT_IN)}, or give your "
-                "own as module:function",
-                parameter,
-            )
-        found = load_object(target, f"grader {name!r}", parameter)
-        graders.append((name, found))
-    return graders
+    return [(name, GRADERS.load(name, parameter)) for name in names]
 
 
 def total(components: dict[str, float | None]) -> float | None:

@@ -17,29 +17,30 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 
-from agent_backtest.errors import InputError, UserError
-from agent_backtest.formats import (
-    canonical,
-    cassette,
-    chat_log,
-    langfuse,
-    otlp,
-    session_steps,
-    tau_bench,
-)
+from agent_backtest.errors import InputError
+from agent_backtest.formats.base import Reader
 from agent_backtest.formats.limits import check_size
+from agent_backtest.registry import Registry
 
-# Sniff order matters: the most specific markers first.
-READERS: tuple[ModuleType, ...] = (
-    canonical,
-    otlp,
-    langfuse,
-    tau_bench,
-    session_steps,
-    chat_log,
-    cassette,
+READER_GROUP = "agent_backtest.readers"
+# Each format and its reader (a module or object with FORMAT, sniff and read: see
+# formats.base.Reader). Sniff order matters: the most specific markers first; the readers that
+# installed packages add are sniffed after these, in the order of their names.
+READERS = Registry(
+    READER_GROUP,
+    "format",
+    {
+        "canonical": "agent_backtest.formats.canonical",
+        "otlp": "agent_backtest.formats.otlp",
+        "langfuse": "agent_backtest.formats.langfuse",
+        "tau_bench": "agent_backtest.formats.tau_bench",
+        "session_steps": "agent_backtest.formats.session_steps",
+        "chat_log": "agent_backtest.formats.chat_log",
+        "cassette": "agent_backtest.formats.cassette",
+    },
+    f"install a package that adds one (entry point group {READER_GROUP})",
+    contract=("FORMAT", "sniff", "read"),
 )
 HEAD_BYTES = 64 * 1024
 STDIN = Path("-")
@@ -48,28 +49,28 @@ CHUNK = 1 << 20
 
 
 def format_names() -> list[str]:
-    """The names ``--format`` accepts."""
-    return [reader.FORMAT for reader in READERS]
+    """The names ``--format`` accepts: the built-in formats, then the installed ones."""
+    return READERS.names()
 
 
-def reader_for(name: str) -> ModuleType:
+def reader_for(name: str) -> Reader:
     """The reader of a named format."""
-    for reader in READERS:
-        if reader.FORMAT == name:
-            return reader
-    raise UserError(f"unknown format {name!r}; one of: " + ", ".join(format_names()), "format")
+    return READERS.load(name, "format")
 
 
-def detect(path: Path) -> ModuleType:
-    """The reader whose sniff recognises the start of the file."""
+def detect(path: Path) -> Reader:
+    """The reader whose sniff recognises the start of the file: the built-in readers first,
+    then those of installed packages (read only when no built-in claims the file)."""
     try:
         with path.open("rb") as handle:
             head = handle.read(HEAD_BYTES).decode("utf-8", errors="replace")
     except OSError as exc:
         raise InputError(path, None, f"cannot open: {exc.strerror}") from None
-    for reader in READERS:
-        if reader.sniff(head, path):
-            return reader
+    for names in (READERS.built_in_names, READERS.installed_names):
+        for name in names():
+            reader = reader_for(name)
+            if reader.sniff(head, path):
+                return reader
     raise InputError(
         path,
         None,

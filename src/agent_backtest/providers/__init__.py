@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         RateLimits,
     )
     from agent_backtest.providers.config import (
+        PROVIDER_TYPES,
         ModelConfig,
         ProviderSettings,
         default_cache_dir,
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     )
     from agent_backtest.providers.counters import CallCounters
     from agent_backtest.providers.errors import ERROR_KINDS, ErrorKind, ProviderError, redact
-    from agent_backtest.providers.factory import build_provider
+    from agent_backtest.providers.factory import ProviderSpec, build_provider
     from agent_backtest.providers.mock import MockProvider, golden_provider, payload_key
     from agent_backtest.providers.refs import TRACE, ModelRef, parse_model_ref
 
@@ -48,7 +49,9 @@ _HOMES = {
     "ModelRef": "agent_backtest.providers.refs",
     "Provider": "agent_backtest.providers.base",
     "ProviderError": "agent_backtest.providers.errors",
+    "PROVIDER_TYPES": "agent_backtest.providers.config",
     "ProviderSettings": "agent_backtest.providers.config",
+    "ProviderSpec": "agent_backtest.providers.factory",
     "RateLimits": "agent_backtest.providers.client",
     "ResponseCache": "agent_backtest.providers.cache",
     "TRACE": "agent_backtest.providers.refs",
@@ -63,6 +66,7 @@ _HOMES = {
 }
 __all__ = [
     "ERROR_KINDS",
+    "PROVIDER_TYPES",
     "TRACE",
     "CacheWarning",
     "CallCounters",
@@ -77,6 +81,7 @@ __all__ = [
     "Provider",
     "ProviderError",
     "ProviderSettings",
+    "ProviderSpec",
     "RateLimits",
     "ResponseCache",
     "build_provider",

@@ -8,7 +8,7 @@ and the drop is recorded.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -16,6 +16,9 @@ from agent_backtest.providers.config import ProviderSettings
 from agent_backtest.providers.errors import ProviderError, require_answer
 from agent_backtest.providers.openai import json_endpoint
 from agent_backtest.trace import LLMRequest, LLMResponse, Message, ToolCall, Usage
+
+if TYPE_CHECKING:
+    from agent_backtest.providers.factory import ProviderSpec
 
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
@@ -30,6 +33,13 @@ STOP_REASONS = {
 
 class AnthropicProvider:
     """POSTs ``/v1/messages`` over the provider's own connections."""
+
+    needs_base_url = True
+
+    @classmethod
+    def open(cls, spec: ProviderSpec) -> AnthropicProvider:
+        """The provider of one model reference (the provider type ``anthropic``)."""
+        return cls(spec.ref.provider, spec.settings, spec.api_key, spec.max_connections)
 
     def __init__(
         self, name: str, settings: ProviderSettings, api_key: str | None, max_connections: int = 64

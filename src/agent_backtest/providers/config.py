@@ -29,10 +29,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 
 from agent_backtest.errors import InputError, UserError
 from agent_backtest.providers.refs import TRACE, ModelRef, parse_model_ref
+from agent_backtest.registry import Registry
 
 RoleName = Literal["candidate", "judge", "fallback_judge", "agent", "user", "teacher"]
 # The parameter (keyword argument, and through cli/errors.py the flag) that names each role's
@@ -45,7 +47,21 @@ ROLE_PARAMETER: dict[str, str] = {
     "user": "user",
     "teacher": "teacher",
 }
-ProviderType = Literal["openai", "anthropic", "local", "mock"]
+PROVIDER_GROUP = "agent_backtest.providers"
+# Each provider type (the wire protocol of [providers.NAME] type = …) and the class that speaks
+# it; see providers/factory.py for what such a class provides.
+PROVIDER_TYPES = Registry(
+    PROVIDER_GROUP,
+    "provider type",
+    {
+        "openai": "agent_backtest.providers.openai:OpenAIProvider",
+        "anthropic": "agent_backtest.providers.anthropic:AnthropicProvider",
+        "local": "agent_backtest.providers.local:LocalProvider",
+        "mock": "agent_backtest.providers.mock:MockProvider",
+    },
+    f"install a package that adds one (entry point group {PROVIDER_GROUP})",
+    contract=("open",),
+)
 
 BUILT_IN: dict[str, dict[str, str]] = {
     "openai": {
@@ -68,7 +84,10 @@ class ProviderSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    type: ProviderType = Field(description="The wire protocol: openai, anthropic, local or mock.")
+    type: str = Field(
+        description="The wire protocol: openai, anthropic, local, mock, or a type an installed "
+        "package adds."
+    )
     base_url: str | None = Field(default=None, description="Endpoint root, e.g. .../v1.")
     api_key_env: str | None = Field(
         default=None, description="Environment variable holding the key; empty for none."
@@ -82,6 +101,20 @@ class ProviderSettings(BaseModel):
     drop_params: list[str] = Field(
         default_factory=list, description="Request parameters the target does not accept."
     )
+
+    @field_validator("type")
+    @classmethod
+    def _known_type(cls, value: str) -> str:
+        """A type no built-in and no installed package provides is refused when the file is
+        read, whether or not a run uses that provider."""
+        if value not in PROVIDER_TYPES:
+            raise PydanticCustomError(
+                "provider_type",
+                "Input should be a provider type: {known}; a package adds others through the "
+                "entry point group {group}",
+                {"known": ", ".join(PROVIDER_TYPES.names()), "group": PROVIDER_GROUP},
+            )
+        return value
 
 
 class RoleSettings(BaseModel):
@@ -166,18 +199,24 @@ class ModelConfig(BaseModel):
     def provider(
         self, name: str, base_url: str | None = None, parameter: str = "model"
     ) -> ProviderSettings:
-        """Settings of a named provider: the file's, else the built-in default."""
+        """Settings of a named provider: the file's, else the built-in default, else those of
+        an installed provider type of that name (``echo/x`` with a package adding ``echo``)."""
         settings = self.providers.get(name)
         if settings is None:
-            if name not in BUILT_IN:
+            if name in BUILT_IN:
+                settings = ProviderSettings.model_validate(BUILT_IN[name])
+            elif name in PROVIDER_TYPES:
+                settings = ProviderSettings(type=name)
+            else:
                 known = ", ".join(sorted({*BUILT_IN, *self.providers}))
+                installed = ", ".join(PROVIDER_TYPES.installed_names()) or "none"
                 where = self.source or "abt.toml"
                 raise UserError(
-                    f"unknown provider {name!r} (known: {known}); "
-                    f"add [providers.{name}] with type and base_url to {where}",
+                    f"unknown provider {name!r} (known: {known}; installed provider types: "
+                    f"{installed}); add [providers.{name}] with type and base_url to {where}, "
+                    f"or install a package that adds it (entry point group {PROVIDER_GROUP})",
                     parameter,
                 )
-            settings = ProviderSettings.model_validate(BUILT_IN[name])
         if base_url:
             settings = settings.model_copy(update={"base_url": base_url})
         return settings

@@ -3,18 +3,47 @@
 :func:`check_provider` finds every mistake that can be found without a call (an unknown
 provider, a missing endpoint or key, a local model that is not installed), so a run can refuse
 before it writes anything; :func:`build_provider` makes the same checks and opens the provider.
+
+The ``type`` of a provider's settings names a class in
+:data:`~agent_backtest.providers.config.PROVIDER_TYPES` (a built-in, or one an installed package
+adds under the entry point group ``agent_backtest.providers``). What such a class provides:
+
+* ``open(spec: ProviderSpec) -> Provider`` (a class method): the provider of one model
+  reference, ready to call (see :class:`~agent_backtest.providers.base.Provider`);
+* ``check(spec: ProviderSpec) -> None`` (optional): raises :class:`UserError` for a mistake
+  found without a call; the key is not looked up yet, so ``spec.api_key`` is None;
+* ``needs_base_url = True`` (optional): the settings must name an ``http(s)://`` endpoint.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from agent_backtest.errors import UserError
 from agent_backtest.providers.base import Provider
-from agent_backtest.providers.config import ModelConfig, ProviderSettings
+from agent_backtest.providers.config import PROVIDER_TYPES, ModelConfig, ProviderSettings
 from agent_backtest.providers.refs import ModelRef
 from agent_backtest.trace import LLMRequest, LLMResponse
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    """What a provider type's class checks and opens a provider with, for one model."""
+
+    ref: ModelRef
+    """The model reference: ``ref.provider`` names the provider, ``ref.model`` the model."""
+    settings: ProviderSettings
+    """The provider's settings as resolved (file, built-in default, role overrides)."""
+    api_key: str | None = None
+    """The key from the settings' ``api_key_env``; None when there is none (or in ``check``)."""
+    max_connections: int = 64
+    """Connections the provider may keep open (the role's concurrency)."""
+    golden: Callable[[], Iterable[tuple[LLMRequest, LLMResponse]]] = tuple
+    """The (request, production answer) pairs of the run, for providers that answer with them."""
+    parameter: str = "model"
+    """The setting that chose the model: what a :class:`UserError` about it names."""
 
 
 def check_provider(
@@ -29,24 +58,18 @@ def check_provider(
     settings = config.provider(ref.provider, base_url, parameter)
     if api_key_env is not None:
         settings = settings.model_copy(update={"api_key_env": api_key_env})
-    if settings.type in ("openai", "anthropic") and not settings.base_url:
-        raise UserError(
-            f"{ref}: provider {ref.provider!r} has no base_url: set base_url in "
-            f"[providers.{ref.provider}] of {config.source or 'abt.toml'}",
-            parameter,
-        )
-    if settings.type in ("openai", "anthropic"):
-        check_base_url(settings.base_url or "", "base_url" if base_url else parameter)
-    if settings.type == "local":
-        from agent_backtest.providers.local import model_path
-
-        model_path(ref.model, parameter)
-    if settings.type == "mock" and ref.model != "golden":
-        raise UserError(
-            f"{ref}: the command line knows mock/golden (answers with production's own "
-            "answer); other mocks are scripted in code",
-            parameter,
-        )
+    provider_type = PROVIDER_TYPES.load(settings.type, parameter)
+    if getattr(provider_type, "needs_base_url", False):
+        if not settings.base_url:
+            raise UserError(
+                f"{ref}: provider {ref.provider!r} has no base_url: set base_url in "
+                f"[providers.{ref.provider}] of {config.source or 'abt.toml'}",
+                parameter,
+            )
+        check_base_url(settings.base_url, "base_url" if base_url else parameter)
+    check = getattr(provider_type, "check", None)
+    if check is not None:
+        check(ProviderSpec(ref, settings, parameter=parameter))
     return settings, config.api_key(ref.provider, settings, parameter)
 
 
@@ -79,23 +102,10 @@ def build_provider(
     api_key_env: str | None = None,
     parameter: str = "model",
 ) -> Provider:
-    """The provider for ``ref``, after :func:`check_provider`.
+    """The provider for ``ref``, after :func:`check_provider`, opened by its type's class.
 
     ``golden`` gives the (request, production answer) pairs, read only for ``mock/golden``.
     """
     settings, key = check_provider(ref, config, base_url, api_key_env, parameter)
-    if settings.type == "openai":
-        from agent_backtest.providers.openai import OpenAIProvider
-
-        return OpenAIProvider(ref.provider, settings, key, max_connections)
-    if settings.type == "anthropic":
-        from agent_backtest.providers.anthropic import AnthropicProvider
-
-        return AnthropicProvider(ref.provider, settings, key, max_connections)
-    if settings.type == "local":
-        from agent_backtest.providers.local import LocalProvider
-
-        return LocalProvider(ref.provider, ref.model)
-    from agent_backtest.providers.mock import golden_provider
-
-    return golden_provider(golden())
+    spec = ProviderSpec(ref, settings, key, max_connections, golden, parameter)
+    return PROVIDER_TYPES.load(settings.type, parameter).open(spec)

@@ -15,7 +15,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -31,6 +31,9 @@ from agent_backtest.providers.local_chat import (
 )
 from agent_backtest.trace import LLMRequest, LLMResponse
 from agent_backtest.trace.openai_wire import chat_payload, response_from_openai
+
+if TYPE_CHECKING:
+    from agent_backtest.providers.factory import ProviderSpec
 
 DECISION_TOKENS = 32  # "functions.NAME:" and the newline after it, with room to spare
 
@@ -92,6 +95,16 @@ def model_path(name: str, parameter: str = "model") -> Path:
 
 class LocalProvider:
     """llama.cpp in this process, one call at a time in a worker thread."""
+
+    @classmethod
+    def check(cls, spec: ProviderSpec) -> None:
+        """The model is one this package knows, and it is installed."""
+        model_path(spec.ref.model, spec.parameter)
+
+    @classmethod
+    def open(cls, spec: ProviderSpec) -> LocalProvider:
+        """The provider of one model reference (the provider type ``local``)."""
+        return cls(spec.ref.provider, spec.ref.model)
 
     def __init__(
         self, name: str, model: str, threads: int = DEFAULT_THREADS, context: int = DEFAULT_CONTEXT

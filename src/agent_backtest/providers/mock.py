@@ -10,11 +10,15 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from agent_backtest.errors import UserError
 from agent_backtest.providers.errors import ProviderError
 from agent_backtest.trace import LLMRequest, LLMResponse, dump_record, sha256_of
 from agent_backtest.trace.openai_wire import chat_payload
+
+if TYPE_CHECKING:
+    from agent_backtest.providers.factory import ProviderSpec
 
 Answer = LLMResponse | ProviderError
 Script = Iterable[Answer] | Mapping[str, Answer] | Callable[[dict[str, Any]], Answer]
@@ -22,6 +26,21 @@ Script = Iterable[Answer] | Mapping[str, Answer] | Callable[[dict[str, Any]], An
 
 class MockProvider:
     """Answers from a script; payloads are the OpenAI wire form, so hashes match real runs."""
+
+    @classmethod
+    def check(cls, spec: ProviderSpec) -> None:
+        """By name, only ``mock/golden`` can be asked for: a script is code."""
+        if spec.ref.model != "golden":
+            raise UserError(
+                f"{spec.ref}: the command line knows mock/golden (answers with production's "
+                "own answer); other mocks are scripted in code",
+                spec.parameter,
+            )
+
+    @classmethod
+    def open(cls, spec: ProviderSpec) -> MockProvider:
+        """``mock/golden``, answering from the run's production answers."""
+        return golden_provider(spec.golden())
 
     def __init__(
         self, name: str, script: Script, delay: float = 0.0, keep_sent: bool = True

@@ -14,6 +14,7 @@ from agent_backtest.trace import LLMRequest, LLMResponse
 from agent_backtest.trace.openai_wire import chat_payload, response_from_openai
 
 if TYPE_CHECKING:
+    from agent_backtest.providers.factory import ProviderSpec
     from agent_backtest.providers.http import JsonEndpoint
 
 # What the body holds besides the recorded request's parameters.
@@ -22,6 +23,13 @@ WIRE_KEYS = frozenset({"model", "messages", "tools", "tool_choice", "seed"})
 
 class OpenAIProvider:
     """POSTs ``/chat/completions`` over the provider's own connections."""
+
+    needs_base_url = True
+
+    @classmethod
+    def open(cls, spec: ProviderSpec) -> OpenAIProvider:
+        """The provider of one model reference (the provider type ``openai``)."""
+        return cls(spec.ref.provider, spec.settings, spec.api_key, spec.max_connections)
 
     def __init__(
         self, name: str, settings: ProviderSettings, api_key: str | None, max_connections: int = 64

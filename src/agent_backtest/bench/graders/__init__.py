@@ -14,8 +14,9 @@ from typing import Any
 
 from agent_backtest.bench.environment import Environment
 from agent_backtest.bench.models import Case, EpisodeRecord, Gold
+from agent_backtest.registry import Registry
 
-__all__ = ["Component", "Grader", "GradingInput", "JudgeCall", "JudgeUnavailable"]
+__all__ = ["GRADERS", "Component", "Grader", "GradingInput", "JudgeCall", "JudgeUnavailable"]
 
 
 class JudgeUnavailable(Exception):
@@ -52,3 +53,18 @@ class Component:
 
 
 Grader = Callable[[GradingInput], Component]
+
+
+# The graders that come with abt, each imported only when a benchmark names it; installed
+# packages add theirs under the entry point group agent_backtest.graders.
+GRADERS = Registry(
+    "agent_backtest.graders",
+    "grader",
+    {
+        name: f"agent_backtest.bench.graders.{name}:grade"
+        for name in ("final_state", "outputs", "tool_calls", "rubric")
+    },
+    "give your own as module:function",
+    contract=("__call__",),
+    references=True,
+)

@@ -1,6 +1,7 @@
 """Targets: the live agent a simulate run plays its flows through.
 
-One registry, by the ``type`` of the target file, that every kind of target goes through:
+One registry, by the ``type`` of the target file, that every kind of target goes through
+(:data:`TARGET_TYPES`, which installed packages add to):
 ``http`` (an agent over HTTP, answering in JSON or server-sent events), ``python`` (a
 callable) and ``model`` (the built-in agent loop: the ``agent`` role's model with Python or MCP
 tools). ``prepare_agent`` does every check that needs no call (keys in the environment, the
@@ -15,17 +16,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from pydantic import BaseModel
+
 from agent_backtest.episodes.calls import ModelCaller
 from agent_backtest.providers import ModelConfig
 from agent_backtest.providers.config import ModelRole
+from agent_backtest.registry import Registry
 from agent_backtest.simulate.targets.config import (
     HttpTarget,
     ModelTarget,
     PythonTarget,
     Target,
+    TargetBase,
     load_target,
 )
 from agent_backtest.simulate.targets.errors import TargetError
+from agent_backtest.simulate.targets.events import TurnEvent
 from agent_backtest.simulate.targets.http import HttpAgent, http_secrets
 from agent_backtest.simulate.targets.model import prepare_model
 from agent_backtest.simulate.targets.python import PythonAgent, load_callable
@@ -76,7 +82,20 @@ class AgentRole:
 
 def prepare_agent(target: Target, file: Path, agent: AgentRole) -> AgentFactory:
     """What opens the target's agent, after every check that needs no call."""
-    return TARGET_TYPES[target.type](target, file, agent)
+    return TARGET_TYPES.load(target.type, "target").prepare(target, file, agent)
+
+
+@dataclass(frozen=True)
+class TargetType:
+    """One ``type`` of target file: the model its file is read with, and what opens it.
+
+    ``settings`` is a pydantic model of the whole file (``name``, ``type``, ``timeout`` and the
+    type's own keys; subclass :class:`TargetBase`); ``prepare(target, file, agent)`` makes every
+    check that needs no call and returns what opens an :class:`Agent` for the run.
+    """
+
+    settings: type[BaseModel]
+    prepare: Callable[[Any, Path, AgentRole], AgentFactory]
 
 
 def _http(target: Any, file: Path, agent: AgentRole) -> AgentFactory:
@@ -93,11 +112,24 @@ def _model(target: Any, file: Path, agent: AgentRole) -> AgentFactory:
     return prepare_model(target, file, agent.role, agent.config)
 
 
-TARGET_TYPES: dict[str, Callable[[Any, Path, AgentRole], AgentFactory]] = {
-    "http": _http,
-    "python": _python,
-    "model": _model,
-}
+HTTP = TargetType(HttpTarget, _http)
+PYTHON = TargetType(PythonTarget, _python)
+MODEL = TargetType(ModelTarget, _model)
+
+TARGET_GROUP = "agent_backtest.targets"
+# The target types by name; installed packages add theirs (a TargetType, or any object with
+# settings and prepare) under the entry point group agent_backtest.targets.
+TARGET_TYPES = Registry(
+    TARGET_GROUP,
+    "target type",
+    {
+        "http": "agent_backtest.simulate.targets:HTTP",
+        "python": "agent_backtest.simulate.targets:PYTHON",
+        "model": "agent_backtest.simulate.targets:MODEL",
+    },
+    f"install a package that adds one (entry point group {TARGET_GROUP})",
+    contract=("settings", "prepare"),
+)
 
 __all__ = [
     "TARGET_TYPES",
@@ -110,7 +142,10 @@ __all__ = [
     "PythonTarget",
     "Target",
     "TargetAnswer",
+    "TargetBase",
     "TargetError",
+    "TargetType",
+    "TurnEvent",
     "assemble_turn",
     "load_target",
     "prepare_agent",

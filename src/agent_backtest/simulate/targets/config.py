@@ -1,7 +1,7 @@
 """The target file (TOML): which live agent the flows are played through, and how to talk to it.
 
     name = "support-agent"
-    type = "http"                      # http | python | model (the built-in loop with tools)
+    type = "http"                      # http | python | model (the built-in loop) | installed
     base_url = "http://127.0.0.1:8000"
     timeout = 60                       # seconds per turn
     connect_retries = 3                # a refused connection is tried again (nothing was sent)
@@ -50,7 +50,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from agent_backtest.errors import InputError
+from agent_backtest.errors import InputError, UserError
 from agent_backtest.simulate.targets.events import EventKind, EventPaths
 
 TURN_VALUES = ("message", "session_id", "flow_id", "turn")
@@ -278,6 +278,8 @@ def load_target(path: Path) -> Target:
         raise InputError(path, None, f"not valid TOML: {exc}") from None
     if "type" not in data:
         raise InputError(path, "type", 'missing: say type = "http", "python" or "model"')
+    if data["type"] not in ("http", "python", "model"):
+        return _installed_target(path, data)
     try:
         target = TargetFile.model_validate({"target": data}).target
     except ValidationError as exc:
@@ -285,14 +287,27 @@ def load_target(path: Path) -> Target:
     return target
 
 
-def _file_error(path: Path, exc: ValidationError) -> InputError:
+def _installed_target(path: Path, data: dict[str, Any]) -> Any:
+    """A target file of a type an installed package adds, read with that type's settings."""
+    from agent_backtest.simulate.targets import TARGET_TYPES
+
+    try:
+        settings = TARGET_TYPES.load(str(data["type"])).settings
+    except UserError as exc:
+        raise InputError(path, "type", exc.message) from None
+    try:
+        return settings.model_validate(data)
+    except ValidationError as exc:
+        raise _file_error(path, exc, prefix=0) from None
+
+
+def _file_error(path: Path, exc: ValidationError, prefix: int = 2) -> InputError:
     """The first problem, as the key of the file at fault and its fix."""
     error = exc.errors()[0]
-    if error["type"] == "union_tag_invalid":
-        return InputError(path, "type", 'unknown type: use "http", "python" or "model"')
-    # The first two parts are the wrapper and the union member's tag (target.http.…); a check
-    # of the whole file (no key of its own) names the key in its message.
-    key = ".".join(str(part) for part in error["loc"][2:]) or None
+    # The first two parts of a built-in type's are the wrapper and the union member's tag
+    # (target.http.…); a check of the whole file (no key of its own) names the key in its
+    # message.
+    key = ".".join(str(part) for part in error["loc"][prefix:]) or None
     if error["type"] == "extra_forbidden":
         return InputError(path, key, "unknown key: remove it or check its spelling")
     return InputError(path, key, error["msg"].removeprefix("Value error, "))
