@@ -116,3 +116,13 @@ def test_a_folder_without_a_run_has_no_kind(tmp_path: Path) -> None:
     with pytest.raises(InputError) as caught:
         run_kind(tmp_path)
     assert caught.value.location == "kind" and "not a run manifest" in str(caught.value)
+
+
+def test_a_replay_command_on_another_jobs_run_names_its_kind(runs: dict[RunKind, Path]) -> None:
+    for kind in ("simulate", "bench"):
+        result = CliRunner().invoke(app, ["score", str(runs[kind])])
+        assert result.exit_code == 2, result.output
+        assert result.stderr.strip() == (
+            f"abt: error: {runs[kind] / 'run.json'}: kind: a {kind} run, not a replay run: "
+            f"use abt {kind} on it"
+        )
