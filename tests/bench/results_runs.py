@@ -12,11 +12,19 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from agent_backtest.bench.models import EpisodeError, EpisodeRecord, GradeRecord
+from agent_backtest.bench.models import EpisodeError, EpisodeRecord, EpisodeRules, GradeRecord
+from agent_backtest.bench.run_manifest import (
+    BenchmarkDescriptor,
+    BenchRunManifest,
+    CaseSelectionSettings,
+    RolloutSettings,
+)
+from agent_backtest.providers.config import ModelRole
 from agent_backtest.trace import LLMCall, LLMRequest, LLMResponse, Session, Step, Turn, dump_record
 from agent_backtest.trace.openai_wire import message_from_openai, tools_from_openai
 from tests.conftest import TAU_TOOLS, TAU_TRAJECTORIES
@@ -135,21 +143,46 @@ def _grade(item: dict[str, Any], record: EpisodeRecord) -> GradeRecord:
 
 
 def manifest(**changes: Any) -> dict[str, Any]:
-    """A run.json of a finished run of the airline benchmark; ``changes`` replace its keys."""
-    document: dict[str, Any] = {
-        "schema": "abt.bench_run/1",
-        "run_id": "bench-20261201-airline",
-        "status": "completed",
-        "git_commit": "0123456789abcdef0123456789abcdef01234567",
-        "benchmark": {
-            "name": "tau_airline",
-            "version": "2024.06",
-            "release": "test",
-            "training_prohibited": False,
+    """The run.json of a finished run of the airline benchmark, as abt bench run writes it
+    (four rollouts of the 25 recorded tasks); ``changes`` replace its keys."""
+    moment = datetime(2026, 12, 1, tzinfo=UTC)
+    written = BenchRunManifest(
+        run_id="bench-20261201-airline",
+        status="completed",
+        code_version="git:0123456789abcdef0123456789abcdef01234567",
+        git_commit="0123456789abcdef0123456789abcdef01234567",
+        benchmark=BenchmarkDescriptor(
+            path="tau_airline",  # no such folder: the recorded descriptor is all there is
+            name="tau_airline",
+            version="2024.06",
+            release="test",
+            training_prohibited=False,
+            sha256="0" * 64,
+        ),
+        environment="tau_airline",
+        policy_revisions={"tau_airline": "0" * 64},
+        roles={
+            "agent": ModelRole(name="agent", model="openai/gpt-4o"),
+            "user": ModelRole(name="user", model="openai/gpt-4o"),
         },
-        "roles": {"agent": {"model": "openai/gpt-4o"}, "user": {"model": "openai/gpt-4o"}},
-        "base_seed": 0,
-    }
+        scripted_user=False,
+        rules=EpisodeRules(),
+        graders=["tau_airline.final_state", "tau_airline.outputs"],
+        selection=CaseSelectionSettings(selected=[str(task) for task in range(25)]),
+        rollout=RolloutSettings(
+            rollouts=4,
+            base_seed=0,
+            seed_derivation="1000 * task + trial",
+            prompt_group_derivation="pg-task<task>",
+            concurrency=1,
+            episode_timeout=600.0,
+        ),
+        episodes=100,
+        created_at=moment,
+        updated_at=moment,
+        finished_at=moment,
+    )
+    document: dict[str, Any] = json.loads(written.model_dump_json(by_alias=True))
     document.update(changes)
     return document
 

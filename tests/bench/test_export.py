@@ -16,6 +16,7 @@ from agent_backtest.bench.export import export_training
 from agent_backtest.bench.models import BenchmarkManifest
 from agent_backtest.bench.reading import EpisodeTrace, read_run
 from agent_backtest.cli.app import app
+from agent_backtest.errors import InputError
 from tests.bench.results_runs import Episode, manifest, tau_episodes, trajectories, write_run
 
 runner = CliRunner()
@@ -169,14 +170,19 @@ def test_the_prohibition_is_read_from_the_benchmark_directory_and_never_assumed_
         environment="tau_airline",
     )
     (folder / "manifest.json").write_text(own.model_dump_json(by_alias=True))
-    named = manifest(benchmark={"path": str(folder)})
+    # the run recorded the benchmark as it was then, free to train on; its folder says otherwise
+    recorded = {**own.model_dump(include={"name", "version", "release"}), "path": str(folder)}
+    named = manifest(benchmark={**manifest()["benchmark"], **recorded})
     run = write_run(tmp_path / "named", tau_episodes([12]), named)
     outcome = export_training(run, sft=tmp_path / "a.jsonl")
     assert outcome.sft.excluded == {"training_prohibited": 4}
     assert "airline-private 3 private prohibits" in outcome.eligibility[0].sft[0].detail
+    # a run.json that does not say whether training is allowed is no bench run's: refused
     silent = write_run(tmp_path / "silent", tau_episodes([12]), manifest(benchmark={}))
-    outcome = export_training(silent, sft=tmp_path / "b.jsonl")
-    assert outcome.sft.excluded == {"training_permission_unknown": 4}
+    with pytest.raises(InputError) as caught:
+        export_training(silent, sft=tmp_path / "b.jsonl")
+    assert caught.value.location is not None and caught.value.location.startswith("benchmark")
+    assert not (tmp_path / "b.jsonl").exists()
 
 
 def test_rl_groups_carry_rewards_and_advantages_over_their_eligible_members(

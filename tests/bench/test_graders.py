@@ -13,8 +13,9 @@ from agent_backtest.bench.graders import (
     rubric,
     tool_calls,
 )
-from agent_backtest.bench.grading import grade_episode, passed, resolve_graders, total
+from agent_backtest.bench.grading import grade_episode, resolve_graders, total
 from agent_backtest.bench.models import Case, EpisodeError, EpisodeRecord, EpisodeRules, Gold
+from agent_backtest.bench.reading import passed
 from agent_backtest.errors import UserError
 from tests.bench.conftest import call
 from tests.bench.shop import ShopEnvironment
@@ -122,6 +123,7 @@ def test_the_reward_is_the_product_of_the_components_that_graded() -> None:
     assert total({"a": 1.0, "b": None, "c": 0.5}) == 0.5
     assert total({"a": None}) is None
     assert passed(1.0) and not passed(0.99) and not passed(None)
+    assert passed(0.3 / (0.1 + 0.2))  # 1 within rounding (0.9999999999999998): a pass
 
 
 def test_an_engineering_error_has_no_reward_and_a_failing_grader_cannot_grade() -> None:

@@ -18,6 +18,7 @@ from agent_backtest.cli.app import app
 from agent_backtest.errors import InputError, UserError
 from agent_backtest.statistics import clustered_average, t_quantile
 from tests.bench.results_runs import manifest, tau_episodes, trajectories, write_run
+from tests.manifests import replay_manifest
 
 runner = CliRunner()
 
@@ -220,7 +221,7 @@ def test_the_command_writes_the_files_and_prints_every_k(tau_run: Path) -> None:
 @pytest.mark.parametrize(
     ("run_json", "message"),
     [
-        ({"schema": "abt.run/2", "status": "completed"}, "is not a bench run"),
+        (json.loads(replay_manifest("openai/m").model_dump_json(by_alias=True)), "'replay' is not"),
         (manifest(status="running"), "--allow-partial: "),
     ],
 )
@@ -244,24 +245,14 @@ def test_a_folder_that_is_no_run_ends_with_one_line(tmp_path: Path) -> None:
 
 
 def test_the_manifest_is_read_in_the_shape_abt_bench_run_writes(tmp_path: Path) -> None:
-    written = {
-        "schema": "abt.bench_run/1",
-        "run_id": "bench-1",
-        "status": "completed_with_errors",
-        "code_version": "git:abc123",
-        "git_commit": None,
-        "benchmark": {
-            "path": str(tmp_path / "gone"),
-            "name": "tau_airline",
-            "version": "1",
-            "release": "test",
-            "training_prohibited": False,
-            "sha256": "00",
-        },
-        "roles": {"agent": {"name": "agent", "model": "local/smollm2", "timeout": 30}},
-        "rollout": {"rollouts": 4, "base_seed": 7},
-        "future_field": {"ignored": True},
-    }
+    written = manifest(
+        status="completed_with_errors",
+        code_version="git:abc123",
+        git_commit=None,
+        benchmark={**manifest()["benchmark"], "path": str(tmp_path / "gone"), "version": "1"},
+        roles={"agent": {"name": "agent", "model": "local/smollm2", "timeout": 30}},
+        rollout={**manifest()["rollout"], "base_seed": 7},
+    )
     facts = read_run(write_run(tmp_path / "run", tau_episodes([0]), written)).facts
     assert facts.commit == "git:abc123"
     assert facts.base_seed == 7
@@ -270,4 +261,14 @@ def test_the_manifest_is_read_in_the_shape_abt_bench_run_writes(tmp_path: Path) 
         "tau_airline",
         "test",
         False,
+    )
+
+
+def test_a_manifest_no_bench_run_wrote_is_refused_naming_its_field(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "run", tau_episodes([0]), manifest(future_field={"x": 1}))
+    result = runner.invoke(app, ["bench", "report", str(run)], terminal_width=300)
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        f"abt: error: {run / 'run.json'}: future_field: not a bench run manifest: "
+        "Extra inputs are not permitted"
     )

@@ -22,7 +22,8 @@ def bench_process(*args: object) -> subprocess.Popen[bytes]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         cwd=ROOT,  # tests.bench.shop is importable from the repository's root
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        # the checkout's code, and tests.bench.shop importable from the repository's root
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])},
     )
 
 

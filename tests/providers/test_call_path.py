@@ -240,5 +240,5 @@ def test_replay_with_a_locked_cache_records_every_answer(
     assert len(warned) == 1 and "could not be stored" in warned[0]
     results = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert len(results) == 6 and all("response" in r for r in results)
-    counts = json.loads((out / "run.json").read_text())["counts"]
+    counts = json.loads((out / "run.json").read_text())["counts"]["candidate"]
     assert counts["cache_write_errors"] == 6 and counts["calls"] == 6

@@ -100,7 +100,7 @@ def test_a_batch_replay_gives_what_live_calls_give(
     assert run["status"] == "completed" and run["config"]["batch"]["poll_seconds"] == 0.01
     [job] = run["batches"]["jobs"]
     assert job["collected"] and (job["requests"], job["answered"], job["left"]) == (48, 48, 0)
-    assert run["counts"]["calls"] == 48
+    assert run["counts"]["candidate"]["calls"] == 48
     for path in batched.iterdir():
         assert SECRET.encode() not in path.read_bytes(), path
     assert SECRET not in output

@@ -260,7 +260,7 @@ def test_a_killed_run_keeps_the_call_counts_it_had_saved(units_file: Path, tmp_p
         wait_for_lines(run / "results.jsonl", 8, process)  # well past the first save
         process.kill()
         process.wait()
-    counts = json.loads((run / "run.json").read_text())["counts"]
+    counts = json.loads((run / "run.json").read_text())["counts"]["candidate"]
     assert 1 <= counts["calls"] <= len(records(run)) + 1
 
 

@@ -95,7 +95,7 @@ def test_ray_gives_the_local_executors_results(
     assert server.total - sent_locally == 48  # every call made once, by the workers
     assert watch.status is not None and len(watch.status.answered) == 2  # both nodes answered
     assert sum(watch.status.answered.values()) == 48 and watch.status.in_flight == 0
-    assert ray_run.manifest.counts.calls == local.manifest.counts.calls == 48
+    assert ray_run.manifest.candidate_counts.calls == local.manifest.candidate_counts.calls == 48
 
 
 def test_a_local_run_is_finished_on_ray_from_the_drivers_cache(

@@ -80,7 +80,7 @@ def test_replay_records_every_unit_privately(
     assert not any("error" in r for r in results)
     assert all(r["seed"] == 0 and r["attempts"] == 1 and not r["cache_hit"] for r in results)
     manifest = json.loads((run / "run.json").read_text())
-    assert manifest["status"] == "completed" and manifest["counts"]["calls"] == 24
+    assert manifest["status"] == "completed" and manifest["counts"]["candidate"]["calls"] == 24
     assert manifest["inputs"][0]["sha256"] and manifest["units"] == 24
     assert stat.S_IMODE(run.stat().st_mode) == 0o700
     for path in [*run.iterdir(), *(tmp_path / "runs" / "cache").iterdir()]:
@@ -154,7 +154,7 @@ def test_infrastructure_errors_are_recorded_and_retried_on_resume(
     assert len(errors) == 3 and {r["error"]["kind"] for r in errors} == {"http_5xx"}
     assert all("response" not in r and r["attempts"] == 3 for r in errors)
     manifest = json.loads((run / "run.json").read_text())
-    assert manifest["counts"]["errors"] == {"http_5xx": 3}
+    assert manifest["counts"]["candidate"]["errors"] == {"http_5xx": 3}
 
     code, _ = abt("replay", "--resume", run)  # nothing missing: nothing sent
     assert code == 0 and server.total == 21 + 9

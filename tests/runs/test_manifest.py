@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_backtest.runs import manifest
-from agent_backtest.runs.manifest import code_version
+from agent_backtest.runs import manifest_base
+from agent_backtest.runs.manifest_base import code_version
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 
@@ -24,7 +24,7 @@ def test_a_run_from_a_checkout_names_its_commit() -> None:
 def test_an_installed_package_is_named_by_version_and_a_hash_of_its_files(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(manifest, "_git_commit", lambda package: None)
+    monkeypatch.setattr(manifest_base, "_git_commit", lambda package: None)
     first = code_version()
     assert re.fullmatch(r"\d+\.\d+\.\d+\+sha256:[0-9a-f]{16}", first)
     assert code_version() == first  # the same files give the same fingerprint

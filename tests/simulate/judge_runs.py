@@ -10,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from agent_backtest.runs.manifest import describe_input
+from agent_backtest.simulate.manifest import SimulateManifest, TargetRecord
 from agent_backtest.simulate.models import (
     ConversationRecord,
     Flow,
@@ -17,6 +19,7 @@ from agent_backtest.simulate.models import (
     ToolActivity,
     TurnRecord,
 )
+from agent_backtest.simulate.targets.turns import DEFAULT_RESULT_CHARS
 from agent_backtest.trace import dump_record
 
 NOTES_TOOLS = [
@@ -103,12 +106,24 @@ def conversation(
 
 
 def write_run(path: Path, flows: list[Flow], conversations: list[ConversationRecord]) -> Path:
-    """A run directory holding these flows and conversations."""
+    """A run directory holding these flows and conversations, with the run.json of a finished
+    run of them through the ``demo`` HTTP target (a target file written beside the run)."""
     path.mkdir(parents=True, mode=0o700)
     (path / "flows.jsonl").write_bytes(b"".join(dump_record(f) + b"\n" for f in flows))
     (path / "conversations.jsonl").write_bytes(
         b"".join(dump_record(c) + b"\n" for c in conversations)
     )
+    target = path.parent / f"{path.name}-target.toml"
+    target.write_text('name = "demo"\ntype = "http"\nbase_url = "http://127.0.0.1:9"\n')
+    manifest = SimulateManifest.new(
+        flows=describe_input(path / "flows.jsonl"),
+        target=TargetRecord(name="demo", type="http", file=describe_input(target)),
+        result_chars=DEFAULT_RESULT_CHARS,
+        status="completed",
+    )
+    manifest.played.flows = len(flows)
+    manifest.played.conversations = len(conversations)
+    manifest.save(path / "run.json")
     return path
 
 

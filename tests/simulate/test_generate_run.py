@@ -65,6 +65,7 @@ def test_generated_flows_are_written_into_the_run_and_played(
     manifest = json.loads((run / "run.json").read_text())
     assert manifest["roles"]["teacher"]["model"] == "main/teacher"
     assert manifest["flows"]["path"].endswith("capabilities.yaml")
+    assert manifest["counts"]["teacher"]["calls"] == 2  # one ask per family
 
 
 def test_a_teacher_that_fails_leaves_no_run_and_sends_no_turn(

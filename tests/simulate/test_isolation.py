@@ -37,7 +37,7 @@ def test_a_fixture_db_is_restored_byte_identical_after_mutating_flows(
     assert by_id["add-1"].turns[1].tool_calls[0].result == '["buy milk", "call Ana", "ring Bo"]'
     assert by_id["add-2"].turns[1].tool_calls[0].result == '["buy milk", "call Ana", "pay rent"]'
     assert (by_id["add-1"].isolated, by_id["chat"].isolated) == (True, False)
-    assert done.manifest.counts.isolated == 2
+    assert done.manifest.played.isolated == 2
     assert done.manifest.isolation.kind == "fixture_db"
 
 

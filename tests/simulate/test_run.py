@@ -84,7 +84,7 @@ def test_read_only_tools_and_read_only_only_skip_and_count_the_rest(
     assert sorted(c["flow_id"] for c in recorded) == ["chat-1", "chat-2", "read-1"]
     assert "note: ring Bo" not in [entry.get("message") for entry in read_log(agent.log)]
     manifest = json.loads((tmp_path / "run" / "run.json").read_text())
-    assert manifest["counts"]["skipped_may_change_state"] == 1
+    assert manifest["played"]["skipped_may_change_state"] == 1
     assert manifest["status"] == "completed"
 
 
@@ -223,7 +223,7 @@ def test_sigkill_then_resume_plays_each_flow_once_and_no_finished_one_again(
         ]
     manifest = json.loads((run / "run.json").read_text())
     assert (manifest["status"], manifest["attempts_of_run"]) == ("completed", 2)
-    assert manifest["counts"]["conversations"] == 8
+    assert manifest["played"]["conversations"] == 8
 
 
 def test_resume_with_retry_errors_plays_again_only_the_failed_conversations(
@@ -234,7 +234,7 @@ def test_resume_with_retry_errors_plays_again_only_the_failed_conversations(
     done = simulate_run(flows, target=target, out=tmp_path / "r", skip_judge=True)
     assert done.manifest.status == "completed_with_errors"
     again = simulate_resume(done.path, skip_judge=True)
-    assert again.manifest.counts.conversations == 2  # nothing left to play
+    assert again.manifest.played.conversations == 2  # nothing left to play
     again = simulate_resume(done.path, skip_judge=True, retry_errors=True)
     sent = [entry.get("message") for entry in read_log(agent.log)]
     assert (sent.count("hi"), sent.count("boom")) == (1, 2)

@@ -56,6 +56,9 @@ def test_every_played_conversation_is_judged_then_a_resume_asks_no_judge_again(
         assert judge.total == asked  # nothing new to judge: no judge asked again
     judging = json.loads((tmp_path / "run" / "judging.json").read_text())
     assert judging["status"] == "complete" and judging["judge"]["model"] == "main/grader"
+    # the judge's calls are the run's, over both starts (the resume asked none)
+    counts = json.loads((tmp_path / "run" / "run.json").read_text())["counts"]
+    assert counts["judge"]["calls"] == 2
 
 
 def test_a_judge_that_cannot_be_reached_by_config_is_refused_before_any_turn(

@@ -101,7 +101,7 @@ def test_a_slow_turn_times_out_and_is_not_sent_again(tmp_path: Path, agent: Agen
     assert by_id["slow"].transport_error == "turn 1: timeout: no complete answer within 1 s"
     assert by_id["ok"].transport_error is None
     assert done.manifest.status == "completed_with_errors"
-    assert done.manifest.counts.transport_errors == 1
+    assert done.manifest.played.transport_errors == 1
     assert "timeout" in done.manifest.error_examples
     sent = [entry.get("message") for entry in read_log(agent.log)]
     assert sent.count("slow answer") == 1

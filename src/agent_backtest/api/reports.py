@@ -1,7 +1,7 @@
 """``report()``, ``compare()`` and ``gate()``: what a run says, for people and for CI.
 
-Each takes a scored replay run or a simulate run (a folder holding ``flows.jsonl``) and does
-what fits its kind; a pair of runs must be of one kind, and a bar must be one its run has.
+Each takes a scored replay run or a simulate run and does what fits its kind (as its run.json
+says); a pair of runs must be of one kind, and a bar must be one its run has.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from agent_backtest.reporting import (
     write_report,
 )
 from agent_backtest.runs.lock import run_lock
+from agent_backtest.runs.manifest_base import run_kind
 from agent_backtest.runs.run import Run
 from agent_backtest.simulate import report as simulate_report
 from agent_backtest.simulate.compare import (
@@ -30,7 +31,7 @@ from agent_backtest.simulate.compare import (
 )
 from agent_backtest.simulate.gate import at_least, gate_summary
 from agent_backtest.simulate.judging import read_run, read_verdicts
-from agent_backtest.simulate.layout import FLOWS, VERDICTS
+from agent_backtest.simulate.layout import VERDICTS
 from agent_backtest.simulate.models import Flow, Verdict
 from agent_backtest.simulate.summary import SimulateSummary, summarise
 
@@ -40,8 +41,9 @@ def _path(run: PathLike | Run) -> Path:
 
 
 def is_simulate_run(path: Path) -> bool:
-    """True for a simulate run's directory (it holds the flows it plays)."""
-    return (path / FLOWS).is_file()
+    """True for a simulate run's directory, as its run.json says; a folder that holds no run
+    fails with what it is."""
+    return run_kind(path) == "simulate"
 
 
 def report(run: PathLike | Run) -> ReportOutcome | simulate_report.SimulateReport:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from math import prod
-from pathlib import Path
 
 from agent_backtest.bench.graders import (
     GRADERS,
@@ -34,7 +33,6 @@ from agent_backtest.bench.models import EpisodeRules, GradeRecord
 from agent_backtest.errors import bounded
 from agent_backtest.providers.client import ModelClient
 from agent_backtest.redaction import redact
-from agent_backtest.runs.files import private_atomic_writer
 from agent_backtest.trace import LLMRequest, Message
 
 JUDGED = frozenset({"rubric"})
@@ -51,11 +49,6 @@ def total(components: dict[str, float | None]) -> float | None:
     """The product of the components that graded; None when none did."""
     graded = [value for value in components.values() if value is not None]
     return round(prod(graded), 6) if graded else None
-
-
-def passed(reward: float | None) -> bool:
-    """An episode passes when its reward is 1."""
-    return reward is not None and reward >= 1.0
 
 
 def grade_episode(
@@ -125,14 +118,6 @@ class JudgeBridge:
         if outcome.error is not None or outcome.response is None:
             raise JudgeUnavailable(f"the judge call failed ({outcome.error})")
         return outcome.response.message.text()
-
-
-def write_grades(path: Path, grades: Sequence[GradeRecord]) -> None:
-    """Write grades.jsonl atomically (mode 0600), one grade a line."""
-    with private_atomic_writer(path) as handle:
-        for grade in grades:
-            # every field, None too: a grade without a reward says so
-            handle.write(grade.model_dump_json(by_alias=True).encode() + b"\n")
 
 
 def _run(grader: Grader, given: GradingInput) -> Component:

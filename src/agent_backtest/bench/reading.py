@@ -1,36 +1,29 @@
 """A bench run directory read back: what the run was, its episodes, their grades and traces.
 
 ``abt bench run`` writes the directory; the results and the training exports only read it. The
-manifest is read defensively (a field this reader does not know is ignored, one it misses stays
-``None``), the record files tolerantly: a torn last line (a writer killed mid-line) is left out,
-and of two records of one (case, rollout) the first is kept, as ``runs/records.py`` does for
-results.
+manifest is read typed, as the :class:`BenchRunManifest` the run wrote; the episodes and grades
+as the record logs they are (``bench.run_files``): a torn last line (a writer killed mid-line)
+is left out, and of two records of one (case, rollout) the first is kept.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
 
 import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agent_backtest.bench.models import BenchmarkManifest, EpisodeRecord, GradeRecord
-from agent_backtest.bench.run_manifest import BENCH_RUN_SCHEMA
+from agent_backtest.bench.run_files import episodes_log, grades_log
+from agent_backtest.bench.run_manifest import MANIFEST_FILE, BenchRunManifest
 from agent_backtest.errors import InputError, RecordError, UserError
+from agent_backtest.runs.manifest_base import FINAL_STATUSES, run_kind
 from agent_backtest.trace import LLMCall, Message, ToolDef
 from agent_backtest.trace.openai_wire import message_from_openai
 
-MANIFEST = "run.json"
-EPISODES = "episodes.jsonl"
-GRADES = "grades.jsonl"
-FINISHED = ("completed", "completed_with_errors", "failed", "interrupted")
 PASSED = 1.0 - 1e-9  # rewards are products of components: 1 within rounding is a pass
 GRADING_ERROR = "grading_error"
-
-Keyed = TypeVar("Keyed", EpisodeRecord, GradeRecord)
 
 
 class RunFacts(BaseModel):
@@ -83,126 +76,74 @@ def passed(reward: float | None) -> bool | None:
 
 def read_run(path: Path, allow_partial: bool = False) -> BenchRun:
     """Read the bench run at ``path``; a run still ``running`` only with ``allow_partial``."""
-    manifest = _manifest(path)
-    facts = run_facts(manifest, path)
-    if facts.status not in FINISHED and not allow_partial:
+    facts = run_facts(read_manifest(path))
+    if facts.status not in FINAL_STATUSES and not allow_partial:
         raise UserError(
             f"{path} is still {facts.status or 'without a status'}: its episodes are not all "
             "in; wait for abt bench run to end, or pass --allow-partial to use what is there",
             "allow_partial",
         )
-    episodes = list(_records(path / EPISODES, EpisodeRecord))
-    grades = {record_key(grade): grade for grade in _records(path / GRADES, GradeRecord)}
+    episodes = list(episodes_log(path).read())
+    grades = {record_key(grade): grade for grade in grades_log(path).read()}
     return BenchRun(path, facts, episodes, grades)
 
 
-def _manifest(path: Path) -> dict[str, Any]:
-    file = path / MANIFEST
+def read_manifest(path: Path) -> BenchRunManifest:
+    """The run.json of the bench run at ``path``; a folder that holds no bench run fails with
+    what it holds."""
     if not path.is_dir():
         raise InputError(path, None, "not a folder: name a bench run directory (abt bench run)")
+    if not (path / MANIFEST_FILE).is_file():
+        raise InputError(
+            path, None, f"no {MANIFEST_FILE}: not a bench run directory (abt bench run makes one)"
+        )
+    kind = run_kind(path)
+    if kind != "bench":
+        raise InputError(
+            path / MANIFEST_FILE,
+            "kind",
+            f"{kind!r} is not a bench run: for a {kind} run use abt report",
+        )
     try:
-        manifest = orjson.loads(file.read_bytes())
-    except OSError:
+        return BenchRunManifest.load(path / MANIFEST_FILE)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"]) or None
         raise InputError(
-            path, None, f"no {MANIFEST}: not a bench run directory (abt bench run makes one)"
+            path / MANIFEST_FILE, where, f"not a bench run manifest: {error['msg']}"
         ) from None
-    except orjson.JSONDecodeError as exc:
-        raise InputError(file, None, f"not JSON ({exc})") from None
-    schema = manifest.get("schema") if isinstance(manifest, dict) else None
-    if schema != BENCH_RUN_SCHEMA:
-        raise InputError(
-            file,
-            "schema",
-            f"{schema!r} is not a bench run ({BENCH_RUN_SCHEMA}): for a replay run use abt report",
-        )
-    return manifest
 
 
-def run_facts(manifest: Mapping[str, Any], path: Path) -> RunFacts:
-    """The facts of a manifest, each looked for where a bench run may keep it."""
-    benchmark = _mapping(manifest.get("benchmark"))
-    local = _benchmark_manifest(benchmark, path)
-    prohibited = [
-        value
-        for value in (
-            manifest.get("training_prohibited"),
-            benchmark.get("training_prohibited"),
-            local.training_prohibited if local else None,
-        )
-        if isinstance(value, bool)
-    ]
+def run_facts(manifest: BenchRunManifest) -> RunFacts:
+    """The facts of a run's manifest that its results name. Training is prohibited when the
+    run recorded so or the benchmark's own manifest, where the run found it, says so now."""
+    benchmark = manifest.benchmark
+    local = _benchmark_manifest(Path(benchmark.path))  # abt bench run records it resolved
     return RunFacts(
-        run_id=_text(manifest.get("run_id")),
-        status=_text(manifest.get("status")),
-        benchmark=_text(benchmark.get("name")) or (local.name if local else None),
-        benchmark_version=_text(benchmark.get("version")) or (local.version if local else None),
-        release=_text(benchmark.get("release")) or (local.release if local else None),
-        training_prohibited=any(prohibited) if prohibited else None,
-        commit=_text(manifest.get("git_commit")) or _text(manifest.get("code_version")),
-        models=_models(manifest.get("roles")),
-        base_seed=_integer(
-            manifest.get("base_seed", _mapping(manifest.get("rollout")).get("base_seed"))
-        ),
+        run_id=manifest.run_id,
+        status=manifest.status,
+        benchmark=benchmark.name or None,
+        benchmark_version=benchmark.version or None,
+        release=benchmark.release or None,
+        training_prohibited=benchmark.training_prohibited
+        or (local is not None and local.training_prohibited),
+        commit=manifest.git_commit or manifest.code_version or None,
+        models={role: settings.model for role, settings in manifest.roles.items()},
+        base_seed=manifest.rollout.base_seed,
     )
 
 
-def _benchmark_manifest(benchmark: Mapping[str, Any], run: Path) -> BenchmarkManifest | None:
-    """The benchmark's own manifest, when the run names a directory that still holds it."""
-    where = _text(benchmark.get("path"))
-    if where is None:
-        return None
-    folder = Path(where) if Path(where).is_absolute() else run / where
+def _benchmark_manifest(folder: Path) -> BenchmarkManifest | None:
+    """The benchmark's own manifest, when the folder the run names still holds it."""
     try:
         return BenchmarkManifest.model_validate_json((folder / "manifest.json").read_bytes())
     except (OSError, ValidationError, ValueError):
         return None
 
 
-def _models(roles: Any) -> dict[str, str]:
-    """Each role's model reference, from ``{role: {model: …}}`` or ``{role: "ref"}``."""
-    found = {}
-    for role, settings in _mapping(roles).items():
-        model = settings.get("model") if isinstance(settings, Mapping) else settings
-        if isinstance(model, str):
-            found[str(role)] = model
-    return found
-
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def _integer(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def record_key(record: EpisodeRecord | GradeRecord) -> tuple[str, int]:
     """(case_id, rollout): what an episode and its grade share."""
     return record.case_id, record.rollout
-
-
-def _records(path: Path, model: type[Keyed]) -> Iterator[Keyed]:
-    """The whole records of a JSONL file, the first of each (case, rollout) only."""
-    if not path.exists():
-        return
-    lines = path.read_bytes().split(b"\n")
-    seen: set[tuple[str, int]] = set()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = model.model_validate(orjson.loads(line))
-        except (orjson.JSONDecodeError, ValidationError) as exc:
-            if number == len(lines):  # the last line, with no newline after it: torn
-                continue
-            raise InputError(path, f"line {number}", f"not a {model.__name__}: {exc}") from None
-        if record_key(record) not in seen:
-            seen.add(record_key(record))
-            yield record
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from agent_backtest.bench.environment import Environment
 from agent_backtest.bench.episode import Agent, Episode, run_episode
 from agent_backtest.bench.gold import check_gold_file, read_gold
 from agent_backtest.bench.graders import Grader, GradingInput
-from agent_backtest.bench.grading import JudgeBridge, grade_all, resolve_graders, write_grades
+from agent_backtest.bench.grading import JudgeBridge, grade_all, resolve_graders
 from agent_backtest.bench.models import Case, EpisodeRecord, GradeRecord
 from agent_backtest.bench.plan_checks import (
     check_git_commit,
@@ -45,10 +45,13 @@ from agent_backtest.bench.rollouts import (
     plan_rollouts,
     run_all,
 )
-from agent_backtest.bench.run_files import EpisodeFile, read_episodes, settle_episodes
+from agent_backtest.bench.run_files import (
+    episodes_log,
+    grades_log,
+    read_episodes,
+    settle_episodes,
+)
 from agent_backtest.bench.run_manifest import (
-    EPISODES_FILE,
-    GRADES_FILE,
     MANIFEST_FILE,
     BenchmarkDescriptor,
     BenchRunManifest,
@@ -59,13 +62,16 @@ from agent_backtest.bench.run_manifest import (
 from agent_backtest.bench.traces import episode_session, read_transcript, session_bytes, trace_name
 from agent_backtest.bench.users import ScriptedUser, User, model_user
 from agent_backtest.episodes.calls import CallsLost, ModelCaller
-from agent_backtest.errors import TERMINATION, InputError, Terminated, UserError
+from agent_backtest.errors import InputError, Terminated, UserError
 from agent_backtest.executors import RoleCalls
 from agent_backtest.providers import CallCounters, ModelConfig, ModelRef
 from agent_backtest.providers.config import ModelRole
 from agent_backtest.providers.roles import check_role, close_clients, open_clients
 from agent_backtest.runs.files import private_atomic_writer, private_mkdir
-from agent_backtest.runs.manifest import RunCounts, RunStatus, code_version, describe_input, now
+from agent_backtest.runs.manifest import RunStatus, code_version, describe_input, now
+from agent_backtest.runs.record_log import LogWriter
+from agent_backtest.runs.settle import settle
+from agent_backtest.runs.signals import StopRequest, stop_on_signals
 
 GRADING_CONCURRENCY = 8
 
@@ -211,7 +217,7 @@ def _new_manifest(
 def start_run(plan: BenchPlan) -> None:
     """Write the planned run's run.json into its directory (made and locked by the caller)."""
     private_mkdir(plan.directory / "traces")
-    plan.manifest.save(plan.directory)
+    plan.manifest.save(plan.directory / MANIFEST_FILE)
 
 
 def prepare_resume(directory: Path, config: ModelConfig) -> tuple[BenchPlan, set[tuple[str, int]]]:
@@ -251,7 +257,7 @@ def prepare_resume(directory: Path, config: ModelConfig) -> tuple[BenchPlan, set
     records = settle_episodes(directory)
     manifest.attempts_of_run += 1
     manifest.status, manifest.finished_at = "running", None
-    manifest.save(directory)
+    manifest.save(directory / MANIFEST_FILE)
     return plan, {record.key for record in records}
 
 
@@ -260,7 +266,7 @@ def load_manifest(directory: Path) -> BenchRunManifest:
     if not (directory / MANIFEST_FILE).is_file():
         raise UserError(f"{directory} holds no bench run (no run.json) to resume", "resume")
     try:
-        return BenchRunManifest.load(directory)
+        return BenchRunManifest.load(directory / MANIFEST_FILE)
     except ValidationError as exc:
         raise InputError(
             directory / MANIFEST_FILE, None, f"not a bench run: {exc.errors()[0]['msg']}"
@@ -280,23 +286,24 @@ def execute(
     todo = [rollout for rollout in plan.rollouts if rollout.key not in done]
     counters = {name: CallCounters() for name in manifest.roles}
     try:
-        asyncio.run(_roll_out(plan, todo, counters, calls, on_episode))
-        if TERMINATION.is_set():  # SIGTERM's exception lost on the way (see errors.Terminated)
-            raise Terminated
+        stop = asyncio.run(_roll_out(plan, todo, counters, calls, on_episode))
     except BaseException as exc:
         _add_counts(manifest, counters)
-        stop = _stop_in(exc)
-        _settle(plan, "interrupted" if stop is not None else "failed")
-        if isinstance(stop, CallsLost):
+        stopped = _stop_in(exc)
+        _settle(plan, "interrupted" if stopped is not None else "failed")
+        if isinstance(stopped, CallsLost):
             raise UserError(
-                f"{stop}: the episodes ended so far are saved; finish the run with "
+                f"{stopped}: the episodes ended so far are saved; finish the run with "
                 f"abt bench run --resume {directory}",
                 "executor",
             ) from None
-        if stop is not None:  # raised inside an episode: the group around it is not the news
-            raise stop from None
+        if stopped is not None:  # raised inside an episode: the group around it is not the news
+            raise stopped from None
         raise
     _add_counts(manifest, counters)
+    if stop:  # asked to stop: the run is saved as it is, to be resumed
+        _settle(plan, "interrupted")
+        stop.end_if_asked()
     records = read_episodes(directory)
     outcome = BenchOutcome(directory, manifest, len(todo), len(done), records)
     _settle(plan, "running")
@@ -340,7 +347,7 @@ def grade_run(plan: BenchPlan, records: list[EpisodeRecord]) -> list[GradeRecord
 
     inputs = [grading_input(record) for record in records]
     grades = asyncio.run(_grade(plan, inputs))
-    write_grades(plan.directory / GRADES_FILE, grades)
+    grades_log(plan.directory).rewrite(grades)
     described = describe_input(benchmark.gold_path)
     manifest.gold = GoldDescriptor(path=described.path, sha256=described.sha256)
     manifest.grading_error = None
@@ -354,8 +361,9 @@ async def _roll_out(
     counters: dict[str, CallCounters],
     calls: RoleCalls,
     on_episode: Callable[[EpisodeRecord], None],
-) -> None:
-    """Every episode of ``todo``, ``concurrency`` at once, each saved as it ends."""
+) -> StopRequest:
+    """Every episode of ``todo``, ``concurrency`` at once, each saved as it ends, until done or
+    asked to stop (see ``runs.signals``); how it was asked."""
     manifest = plan.manifest
     agent_role = manifest.roles["agent"]
     agent_clients = open_clients(agent_role, [agent_role.ref], plan.config, counters["agent"])
@@ -363,15 +371,18 @@ async def _roll_out(
     user_clients = (
         open_clients(user_role, [user_role.ref], plan.config, counters["user"]) if user_role else {}
     )
-    episodes = EpisodeFile(plan.directory / EPISODES_FILE)
+    episodes = episodes_log(plan.directory).open()
     try:
-        with ExitStack() as opened:  # the user's executor closed before the agent's
+        # the user's executor closed before the agent's
+        with ExitStack() as opened, stop_on_signals() as stop:
             agent_calls = opened.enter_context(calls(agent_role, agent_clients))
             user_calls = opened.enter_context(calls(user_role, user_clients)) if user_role else {}
             ref = agent_role.ref
             agent = Agent(agent_calls[ref], ref.model, ref.provider)
 
             async def run_one(rollout: Rollout) -> None:
+                if stop:  # asked to stop: no new episode
+                    return
                 case = rollout.case
                 make = plan.environments[plan.benchmark.environment_of(case)]
                 user = _user(case, rollout, manifest, user_calls)
@@ -381,6 +392,7 @@ async def _roll_out(
                 on_episode(_save(plan, episode, episodes))
 
             await run_all(todo, run_one, manifest.rollout.concurrency)
+        return stop
     finally:
         episodes.close()
         await close_clients(agent_clients)
@@ -405,7 +417,7 @@ def _user(
     return model_user(callers[ref], ref.model, case.instruction, stop, rollout.seed)
 
 
-def _save(plan: BenchPlan, episode: Episode, episodes: EpisodeFile) -> EpisodeRecord:
+def _save(plan: BenchPlan, episode: Episode, episodes: LogWriter[EpisodeRecord]) -> EpisodeRecord:
     """The episode's trace (atomically), then its record appended: a record always has its
     trace, and an episode killed before its record is run again by a resume."""
     rollout = episode.rollout
@@ -454,7 +466,7 @@ async def _grade(
 def _add_counts(manifest: BenchRunManifest, counters: dict[str, CallCounters]) -> None:
     """Add this start's calls of each role to the run's counts."""
     for name, counted in counters.items():
-        manifest.counts[name] = manifest.counts.get(name, RunCounts()).plus(counted.as_dict())
+        manifest.add_counts(name, counted.as_dict())
 
 
 def _settle(plan: BenchPlan, ended: RunStatus | None) -> None:
@@ -463,13 +475,4 @@ def _settle(plan: BenchPlan, ended: RunStatus | None) -> None:
     records = read_episodes(plan.directory)
     errors = Counter(record.error.kind for record in records if record.error is not None)
     manifest.errors = dict(sorted(errors.items()))
-    if ended is not None:
-        manifest.status = ended
-    elif records and len(errors) and sum(errors.values()) == len(records):
-        manifest.status = "failed"
-    elif errors:
-        manifest.status = "completed_with_errors"
-    else:
-        manifest.status = "completed"
-    manifest.finished_at = None if manifest.status == "running" else now()
-    manifest.save(plan.directory)
+    settle(manifest, plan.directory / MANIFEST_FILE, ended, len(records), errors.total())

@@ -13,16 +13,13 @@ the episodes the first start planned and runs only those without a record.
 
 from __future__ import annotations
 
-from datetime import datetime
-from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_backtest.bench.models import EpisodeRules
 from agent_backtest.providers.config import ModelRole
-from agent_backtest.runs.files import private_atomic_writer
-from agent_backtest.runs.manifest import RunCounts, RunStatus, now
+from agent_backtest.runs.manifest_base import ManifestBase
 
 BENCH_RUN_SCHEMA = "abt.bench_run/1"
 MANIFEST_FILE = "run.json"
@@ -77,16 +74,15 @@ class RolloutSettings(BaseModel):
     episode_timeout: float = Field(gt=0, description="Seconds an episode may take at most.")
 
 
-class BenchRunManifest(BaseModel):
+class BenchRunManifest(ManifestBase):
     """The bench run's manifest."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
+    kind: Literal["bench"] = "bench"
     schema_: Literal["abt.bench_run/1"] = Field(default=BENCH_RUN_SCHEMA, alias="schema")
     run_id: str
-    status: RunStatus = "running"
     command: Literal["bench run"] = "bench run"
-    code_version: str
     git_commit: str | None = Field(default=None, description="GIT_COMMIT as given, if set.")
     benchmark: BenchmarkDescriptor
     gold: GoldDescriptor | None = None
@@ -102,27 +98,9 @@ class BenchRunManifest(BaseModel):
     rollout: RolloutSettings
     config_file: str | None = None
     episodes: int = Field(description="Episodes the run has: cases × rollouts.")
-    counts: dict[str, RunCounts] = Field(
-        default_factory=dict, description="Each role's calls, tokens and errors, over every start."
-    )
     errors: dict[str, int] = Field(
         default_factory=dict, description="Episodes that ended in an engineering error, by kind."
     )
     grading_error: str | None = Field(
         default=None, description="Why grading could not run (the gold, a judge); resume retries."
     )
-    created_at: datetime
-    updated_at: datetime
-    finished_at: datetime | None = None
-    attempts_of_run: int = Field(default=1, description="1 + the number of resumes.")
-
-    def save(self, directory: Path) -> None:
-        """Write run.json atomically (mode 0600)."""
-        self.updated_at = now()
-        with private_atomic_writer(directory / MANIFEST_FILE) as handle:
-            handle.write(self.model_dump_json(by_alias=True, indent=2).encode() + b"\n")
-
-    @classmethod
-    def load(cls, directory: Path) -> BenchRunManifest:
-        """Read run.json."""
-        return cls.model_validate_json((directory / MANIFEST_FILE).read_bytes())

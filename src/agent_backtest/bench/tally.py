@@ -12,9 +12,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent_backtest.bench.grading import passed
 from agent_backtest.bench.models import EpisodeRecord, GradeRecord
 from agent_backtest.bench.passk import over_cases
+from agent_backtest.bench.reading import passed
 from agent_backtest.statistics import Estimate, clustered_mean
 
 
@@ -38,7 +38,7 @@ def tally(records: Sequence[EpisodeRecord], grades: Sequence[GradeRecord]) -> Ta
     counts: dict[str, tuple[int, int]] = {}
     for grade in rewarded:
         successes, rollouts = counts.get(grade.case_id, (0, 0))
-        counts[grade.case_id] = (successes + passed(grade.reward), rollouts + 1)
+        counts[grade.case_id] = (successes + bool(passed(grade.reward)), rollouts + 1)
     rewards = [grade.reward for grade in rewarded if grade.reward is not None]
     return Tally(
         episodes=len(records),

@@ -348,7 +348,7 @@ class ReplayEvents(api.RunEvents):
             self.console.print(
                 "every Ray worker was lost: the pairs left were not sent", markup=False
             )
-        manifest, counts = result.manifest, result.manifest.counts
+        manifest, counts = result.manifest, result.manifest.candidate_counts
         errors = ", ".join(f"{k} {v}" for k, v in counts.errors.items()) or "none"
         refreshes = counts.credential_refreshes
         self.console.print(

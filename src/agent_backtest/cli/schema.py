@@ -14,6 +14,7 @@ from agent_backtest.bench.results import BenchSummary
 from agent_backtest.bench.run_manifest import BenchRunManifest
 from agent_backtest.patch import CoverageReport, Patch
 from agent_backtest.runs import Comparison, ResultRecord, RunManifest, ScoreRecord, Summary
+from agent_backtest.runs.manifest_base import ManifestBase
 from agent_backtest.runs.profile import Profile
 from agent_backtest.simulate.compare import SimulateComparison
 from agent_backtest.simulate.coverage import CoverageManifest
@@ -24,12 +25,13 @@ from agent_backtest.simulate.summary import SimulateSummary
 from agent_backtest.trace import Session
 from agent_backtest.units import Unit
 
-# Every persisted record by name: sessions JSONL (abt ingest -o), what a replay run directory
-# holds (runs.layout names each file's record), then a benchmark's manifest, a bench run's and a
-# simulate run's records.
+# Every persisted record by name: sessions JSONL (abt ingest -o), the manifest base that every
+# job's run.json meets, what a replay run directory holds (runs.layout names each file's record),
+# then a benchmark's manifest, a bench run's and a simulate run's records.
 RECORDS: dict[str, type[BaseModel]] = {
     "session": Session,
     "unit": Unit,
+    "run_base": ManifestBase,
     "run": RunManifest,
     "result": ResultRecord,
     "score": ScoreRecord,

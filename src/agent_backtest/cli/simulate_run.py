@@ -348,7 +348,7 @@ class _Progress(SimulateHooks):
 
 def _summary(run: api.SimulateRun) -> None:
     manifest = run.manifest
-    counts = manifest.counts
+    counts = manifest.played
     parts = [f"{counts.conversations} of {counts.flows} conversations recorded"]
     if counts.transport_errors:
         parts.append(f"{counts.transport_errors} not completed (transport errors, never judged)")

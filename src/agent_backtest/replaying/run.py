@@ -8,8 +8,6 @@ The settings that decide the answers are stored in run.json, so ``--resume`` sen
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import signal
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
@@ -17,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_backtest.errors import TERMINATION, InputError, Terminated
+from agent_backtest.errors import InputError, Terminated
 from agent_backtest.executors import (
     Executor,
     ExecutorKind,
@@ -44,11 +42,12 @@ from agent_backtest.runs import (
     ResultWriter,
     RunDirectory,
     RunManifest,
-    now,
     private_atomic_writer,
     read_results,
 )
 from agent_backtest.runs.manifest import PatchSettings, ReplaySettings, RunCounts, RunStatus
+from agent_backtest.runs.settle import settle
+from agent_backtest.runs.signals import stop_on_signals
 
 # How often run.json takes the live call counts while the run goes, so a killed run keeps them.
 COUNTS_EVERY_SECONDS = 1.0
@@ -142,7 +141,7 @@ def replay_run(
         directory.read_units(), settings.candidate.model, config, settings.k, settings.seed,
         done, patch,
     )  # fmt: skip
-    base_counts = manifest.counts
+    base_counts = manifest.candidate_counts
     on_result = _saving_counts(
         directory, manifest, base_counts, counters, _with_progress(hooks, pool)
     )
@@ -154,14 +153,14 @@ def replay_run(
     try:
         outcome = asyncio.run(sending)
     except BaseException as exc:  # a second Ctrl-C abandons the calls in flight; else a crash
-        manifest.counts = base_counts.plus(counters.as_dict())
+        manifest.counts["candidate"] = base_counts.plus(counters.as_dict())
         stopped = isinstance(exc, KeyboardInterrupt | Terminated)
         _settle(directory, manifest, "interrupted" if stopped else "failed")
         raise
     finally:
         writer.close()
         pool.close()
-    manifest.counts = base_counts.plus(counters.as_dict())
+    manifest.counts["candidate"] = base_counts.plus(counters.as_dict())
     _settle(directory, manifest, "interrupted" if outcome.interrupted else None)
     if outcome.terminated:  # the run is saved; the process was asked to end, not to score
         raise Terminated
@@ -252,7 +251,7 @@ def _saving_counts(
     def save_and_report(record: ResultRecord) -> None:
         nonlocal last, saved
         if counters.changes != saved and time.monotonic() - last >= COUNTS_EVERY_SECONDS:
-            manifest.counts = base.plus(counters.as_dict())
+            manifest.counts["candidate"] = base.plus(counters.as_dict())
             manifest.save(directory.manifest_path)
             last, saved = time.monotonic(), counters.changes
         on_result(record)
@@ -269,42 +268,16 @@ async def _send(
     on_result: Callable[[ResultRecord], None],
     on_answer: Callable[[Job, ResultRecord], Awaitable[None]] | None,
 ) -> ReplayOutcome:
-    stop = asyncio.Event()
-    terminated = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    on_terminate = signal.getsignal(signal.SIGTERM)
-
-    def request_stop() -> None:
-        # The first Ctrl-C stops taking jobs; the default handler is back for a second one.
-        stop.set()
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.remove_signal_handler(signal.SIGINT)
-
-    def request_end() -> None:
-        # SIGTERM: stop taking jobs as for Ctrl-C, and end the process once the run is saved.
-        terminated.set()
-        stop.set()
-
-    with contextlib.suppress(NotImplementedError, RuntimeError):
-        loop.add_signal_handler(signal.SIGINT, request_stop)
-        loop.add_signal_handler(signal.SIGTERM, request_end)
-    if TERMINATION.is_set():  # asked to stop before this loop could hear it
-        request_end()
-    try:
-        concurrency = settings.candidate.concurrency
-        outcome = await run_jobs(
-            jobs, clients, writer, concurrency, stop, on_result, on_answer, executor
-        )
-        outcome.terminated = terminated.is_set()
-        return outcome
-    finally:
-        await close_clients(clients)
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.remove_signal_handler(signal.SIGINT)
-            loop.remove_signal_handler(signal.SIGTERM)
-        if on_terminate is not None:  # asyncio leaves the default handler behind
-            with contextlib.suppress(ValueError):  # not the main thread: nothing was set
-                signal.signal(signal.SIGTERM, on_terminate)
+    with stop_on_signals() as stop:
+        try:
+            concurrency = settings.candidate.concurrency
+            outcome = await run_jobs(
+                jobs, clients, writer, concurrency, stop.asked, on_result, on_answer, executor
+            )
+            outcome.terminated = stop.terminated
+            return outcome
+        finally:
+            await close_clients(clients)
 
 
 def _settle(directory: RunDirectory, manifest: RunManifest, ended: RunStatus | None) -> None:
@@ -326,13 +299,5 @@ def _settle(directory: RunDirectory, manifest: RunManifest, ended: RunStatus | N
     manifest.timed_out_units = sorted(
         unit for unit, count in timeouts.items() if count == repeats[unit]
     )
-    if ended is not None:
-        manifest.status = ended
-    elif answered == 0 and examples:
-        manifest.status = "failed"
-    elif examples:
-        manifest.status = "completed_with_errors"
-    else:
-        manifest.status = "completed"
-    manifest.finished_at = now()
-    manifest.save(directory.manifest_path)
+    records = sum(repeats.values())
+    settle(manifest, directory.manifest_path, ended, records, records - answered)

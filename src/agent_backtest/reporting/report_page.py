@@ -342,7 +342,7 @@ def distribution_section(run: ScoredRun, candidate: CandidateFigures) -> Markup:
         ("input tokens", "tokens", candidate.input_tokens.tolist()),
     ]
     cached = candidate.cached
-    loading = run.manifest.counts.model_load_seconds
+    loading = run.manifest.candidate_counts.model_load_seconds
     head = tag(
         "tr",
         *(

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from agent_backtest.runs.files import private_atomic_writer
     from agent_backtest.runs.layout import LAYOUT, RUN_FILES, RunFile
     from agent_backtest.runs.manifest import RunManifest, code_version, describe_input, now
+    from agent_backtest.runs.manifest_base import ManifestBase, RunKind, run_kind
+    from agent_backtest.runs.record_log import RecordLog
     from agent_backtest.runs.records import CallError, ResultRecord, ResultWriter, read_results
     from agent_backtest.runs.scores import ScoreRecord, read_scores
     from agent_backtest.runs.summary import Summary
@@ -26,12 +28,15 @@ _HOMES = {
     "CallError": "agent_backtest.runs.records",
     "Comparison": "agent_backtest.runs.comparison",
     "LAYOUT": "agent_backtest.runs.layout",
+    "ManifestBase": "agent_backtest.runs.manifest_base",
     "MeanEstimate": "agent_backtest.runs.estimate",
     "RUN_FILES": "agent_backtest.runs.layout",
+    "RecordLog": "agent_backtest.runs.record_log",
     "ResultRecord": "agent_backtest.runs.records",
     "ResultWriter": "agent_backtest.runs.records",
     "RunDirectory": "agent_backtest.runs.directory",
     "RunFile": "agent_backtest.runs.layout",
+    "RunKind": "agent_backtest.runs.manifest_base",
     "RunManifest": "agent_backtest.runs.manifest",
     "ScoreRecord": "agent_backtest.runs.scores",
     "Summary": "agent_backtest.runs.summary",
@@ -41,17 +46,21 @@ _HOMES = {
     "private_atomic_writer": "agent_backtest.runs.files",
     "read_results": "agent_backtest.runs.records",
     "read_scores": "agent_backtest.runs.scores",
+    "run_kind": "agent_backtest.runs.manifest_base",
 }
 __all__ = [
     "LAYOUT",
     "RUN_FILES",
     "CallError",
     "Comparison",
+    "ManifestBase",
     "MeanEstimate",
+    "RecordLog",
     "ResultRecord",
     "ResultWriter",
     "RunDirectory",
     "RunFile",
+    "RunKind",
     "RunManifest",
     "ScoreRecord",
     "Summary",
@@ -61,6 +70,7 @@ __all__ = [
     "private_atomic_writer",
     "read_results",
     "read_scores",
+    "run_kind",
 ]
 
 __getattr__ = lazy_exports(_HOMES, globals())

@@ -16,7 +16,8 @@ from agent_backtest.runs.documents import read_document, write_document
 from agent_backtest.runs.files import private_atomic_writer, private_mkdir
 from agent_backtest.runs.layout import KEPT_BY_SCORING, LAYOUT, RunFile
 from agent_backtest.runs.manifest import RunManifest
-from agent_backtest.runs.records import ResultRecord, read_results
+from agent_backtest.runs.manifest_base import run_kind
+from agent_backtest.runs.records import ResultRecord, read_results, results_log
 from agent_backtest.runs.scores import ScoreRecord, read_scores
 from agent_backtest.runs.summary import Summary
 from agent_backtest.trace import dump_record
@@ -139,9 +140,13 @@ class RunDirectory:
         try:
             return RunManifest.load(self.manifest_path)
         except ValidationError as exc:
+            detail = exc.errors()[0]["msg"]
+        kind = run_kind(self.path)  # a run of another job says which, else what is wrong
+        if kind != "replay":
             raise InputError(
-                self.manifest_path, None, f"not a run manifest: {exc.errors()[0]['msg']}"
-            ) from None
+                self.manifest_path, "kind", f"a {kind} run, not a replay run: use abt {kind} on it"
+            )
+        raise InputError(self.manifest_path, None, f"not a run manifest: {detail}")
 
     def write_units(self, units: Iterable[Unit]) -> tuple[int, int]:
         """Write units.jsonl atomically; (units, sessions) written."""
@@ -171,9 +176,7 @@ class RunDirectory:
             if not (retry_errors and r.error is not None)
         ]
         if self.results_path.exists():
-            with private_atomic_writer(self.results_path) as handle:
-                for record in kept:
-                    handle.write(dump_record(record) + b"\n")
+            results_log(self.results_path).rewrite(kept)
         return {record.key for record in kept}
 
     def is_scored(self) -> bool:

@@ -2,29 +2,22 @@
 
 from __future__ import annotations
 
-import hashlib
-from datetime import UTC, datetime
-from pathlib import Path
+from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agent_backtest.providers.config import ModelRole
-from agent_backtest.runs.files import private_atomic_writer
+from agent_backtest.runs.manifest_base import InputFile as InputFile
+from agent_backtest.runs.manifest_base import ManifestBase
+from agent_backtest.runs.manifest_base import RunCounts as RunCounts
+from agent_backtest.runs.manifest_base import RunStatus as RunStatus
+from agent_backtest.runs.manifest_base import code_version as code_version
+from agent_backtest.runs.manifest_base import describe_input as describe_input
+from agent_backtest.runs.manifest_base import now as now
 from agent_backtest.units import AgentConfig
 
 RUN_SCHEMA = "abt.run/2"
-RunStatus = Literal["running", "completed", "completed_with_errors", "interrupted", "failed"]
-
-
-class InputFile(BaseModel):
-    """An input of the run, identified by content."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    path: str
-    sha256: str
-    bytes: int
 
 
 class PatchSettings(BaseModel):
@@ -180,60 +173,22 @@ class ReplaySettings(BaseModel):
         return self.roles["candidate"]
 
 
-class RunCounts(BaseModel):
-    """What the run's calls cost and gave, over every start of the run."""
+class RunManifest(ManifestBase):
+    """A replay's manifest; rewritten atomically whenever its status changes.
 
-    model_config = ConfigDict(extra="forbid")
-
-    calls: int = Field(default=0, description="HTTP attempts sent (retries included).")
-    cache_hits: int = 0
-    retries: int = 0
-    credential_refreshes: int = 0
-    cache_write_errors: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    model_load_seconds: float = Field(
-        default=0.0,
-        description="Seconds an in-process model took to load, kept out of every latency.",
-    )
-    errors: dict[str, int] = Field(
-        default_factory=dict, description="Calls that ended in an infrastructure error, by kind."
-    )
-
-    def plus(self, other: dict[str, Any]) -> RunCounts:
-        """These counts with a later start's (or the live counters') added."""
-        merged = self.model_dump()
-        for key, value in other.items():
-            if key not in merged:
-                continue
-            if isinstance(value, dict):
-                total = dict(merged[key])
-                for sub, count in value.items():
-                    total[sub] = total.get(sub, 0) + count
-                merged[key] = dict(sorted(total.items()))
-            else:
-                merged[key] += value
-        return RunCounts.model_validate(merged)
-
-
-class RunManifest(BaseModel):
-    """The run's manifest; rewritten atomically whenever its status changes."""
+    ``roles`` is the same mapping as ``config.roles``: the base's place where every job names
+    its models, and the settings that decide the answers (which a resume keeps as they were).
+    """
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
+    kind: Literal["replay"] = "replay"
     schema_: Literal["abt.run/2"] = Field(default=RUN_SCHEMA, alias="schema")
-    status: RunStatus = "running"
     command: str = Field(description="The job: replay.")
     config: ReplaySettings = Field(description="Every setting that decides the answers.")
-    inputs: list[InputFile] = Field(default_factory=list)
     labels: dict[str, str] = Field(
         default_factory=dict, description="--label KEY=VALUE: tells runs of teams or agents apart."
     )
-    code_version: str
-    created_at: datetime
-    updated_at: datetime
-    finished_at: datetime | None = None
-    counts: RunCounts = Field(default_factory=RunCounts)
     readers: ReaderAccounting | None = Field(
         default=None, description="What the readers skipped, when the run read traces."
     )
@@ -246,16 +201,19 @@ class RunManifest(BaseModel):
     )
     sessions: int = 0
     units: int = 0
-    attempts_of_run: int = Field(default=1, description="1 + the number of resumes.")
     batches: BatchLog | None = Field(
         default=None, description="A batch replay's provider batches, each as it was created."
     )
 
-    def save(self, path: Path) -> None:
-        """Write atomically (mode 0600)."""
-        self.updated_at = now()
-        with private_atomic_writer(path) as handle:
-            handle.write(self.model_dump_json(by_alias=True, indent=2).encode() + b"\n")
+    @model_validator(mode="after")
+    def _roles_are_the_config_roles(self) -> RunManifest:
+        self.roles = self.config.roles
+        return self
+
+    @property
+    def candidate_counts(self) -> RunCounts:
+        """The candidate's calls, tokens and errors over every start of the run."""
+        return self.counts.get("candidate", RunCounts())
 
     @classmethod
     def new(cls, config: ReplaySettings, **fields: Any) -> RunManifest:
@@ -269,73 +227,3 @@ class RunManifest(BaseModel):
             updated_at=moment,
             **fields,
         )
-
-    @classmethod
-    def load(cls, path: Path) -> RunManifest:
-        """Read a manifest."""
-        return cls.model_validate_json(path.read_bytes())
-
-
-def now() -> datetime:
-    """The current UTC time."""
-    return datetime.now(UTC)
-
-
-def describe_input(path: Path) -> InputFile:
-    """An input file with its content hash, read in chunks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return InputFile(path=str(path), sha256=digest.hexdigest(), bytes=path.stat().st_size)
-
-
-def code_version() -> str:
-    """Which code made the run: ``git:<commit>`` (``+dirty`` with local changes) when the
-    package runs from a checkout, else the package version and a hash of its installed files."""
-    package = Path(__file__).resolve().parents[1]
-    commit = _git_commit(package)
-    if commit is not None:
-        return commit
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        installed = version("agent-backtest")
-    except PackageNotFoundError:
-        installed = "unknown"
-    digest = hashlib.sha256()
-    for path in sorted(package.rglob("*")):
-        if path.is_file() and path.suffix in (".py", ".md", ".html", ".css", ".js"):
-            digest.update(path.relative_to(package).as_posix().encode() + b"\0")
-            digest.update(path.read_bytes())
-    return f"{installed}+sha256:{digest.hexdigest()[:16]}"
-
-
-def _git_commit(package: Path) -> str | None:
-    """The checkout's commit, when ``package`` is inside a git work tree."""
-    import os
-    import subprocess
-
-    checkout = package.parent.parent  # src/agent_backtest → the repository
-    if not (checkout / ".git").exists():
-        return None
-    try:
-        head = subprocess.run(
-            ["git", "-C", str(checkout), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", str(checkout), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
-            # no index refresh: a stopped abt must never leave index.lock in the checkout
-            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return f"git:{head}" + ("+dirty" if dirty else "")

@@ -14,7 +14,6 @@ warning says how many were left out, so nothing is scored twice.
 from __future__ import annotations
 
 import copy
-import os
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent_backtest.errors import InputError
 from agent_backtest.runs.offsets import UnitOffsets, unit_key
+from agent_backtest.runs.record_log import LogWriter, RecordLog
 from agent_backtest.trace import LLMResponse, dump_record
 
 RESULT_SCHEMA = "abt.result/1"
@@ -90,6 +90,12 @@ class DuplicateResults(UserWarning):
     """A results file holds more than one record of a (unit, repeat); only the first is read."""
 
 
+def results_log(path: Path) -> RecordLog[ResultRecord]:
+    """results.jsonl as a record log: one record per (unit, repeat), the first one wins."""
+    broken = _broken_message(path)
+    return RecordLog(path, ResultRecord, lambda record: record.key, broken=lambda _: broken)
+
+
 def read_results(path: Path, repair: bool = False) -> Iterator[ResultRecord]:
     """The whole records of a results file, the first of each (unit, repeat) only, read a line
     at a time.
@@ -97,23 +103,9 @@ def read_results(path: Path, repair: bool = False) -> Iterator[ResultRecord]:
     A torn last line (a killed writer) is left out; a torn line elsewhere is an
     :class:`InputError`, unless ``repair``, which leaves out every line that is not a record.
     """
-    if not path.exists():
-        return
-    seen: set[tuple[str, int]] = set()
-    duplicates = 0
-    with path.open("rb") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            record = _record(path, number, line, repair)
-            if record is None:
-                continue
-            if record.key in seen:
-                duplicates += 1
-                continue
-            seen.add(record.key)
-            yield record
-    _warn_of_duplicates(path, duplicates)
+    log = results_log(path)
+    yield from log.read(repair)
+    _warn_of_duplicates(path, log.repeats)
 
 
 class ResultIndex:
@@ -156,7 +148,7 @@ class ResultIndex:
         if not line.strip():
             return None
         if not line.endswith(b"\n"):  # the last line: validated now, torn when it is no record
-            record = _record(self.path, number, line, repair=False)
+            record = _record(self.path, number, line)
             if record is None:
                 return None
             self.models.add(record.model)
@@ -207,23 +199,23 @@ class ResultIndex:
             self._handle = None
 
 
-def _record(path: Path, number: int, line: bytes, repair: bool) -> ResultRecord | None:
-    """The record of one line; None for a line left out (torn at the end, or ``repair``)."""
+def _record(path: Path, number: int, line: bytes) -> ResultRecord | None:
+    """The record of the last line, which has no newline after it; None when it is torn."""
     try:
         return ResultRecord.model_validate(orjson.loads(line))
     except (orjson.JSONDecodeError, ValidationError):
-        # a last line with no newline after it was being written when its writer was killed
-        if not line.endswith(b"\n") or repair:
-            return None
-        raise _not_a_record(path, number) from None
+        return None
 
 
 def _not_a_record(path: Path, number: int) -> InputError:
-    return InputError(
-        path,
-        f"line {number}",
+    return InputError(path, f"line {number}", _broken_message(path))
+
+
+def _broken_message(path: Path) -> str:
+    """What a broken line of ``path`` is, and the command that keeps every whole record."""
+    return (
         "not a result record (a torn line, or the file was edited); keep every whole "
-        f"record with: abt replay --resume {path.parent} --repair",
+        f"record with: abt replay --resume {path.parent} --repair"
     )
 
 
@@ -238,18 +230,11 @@ def _warn_of_duplicates(path: Path, duplicates: int) -> None:
         )
 
 
-class ResultWriter:
-    """Appends records to results.jsonl (mode 0600), each flushed to the OS at once."""
+class ResultWriter(LogWriter[ResultRecord]):
+    """Appends records to results.jsonl (mode 0600), each flushed to the OS at once.
+
+    Not fsync-ed: a replay appends thousands of records, and a kill of the process (what a
+    resume recovers from) cannot lose a flushed one."""
 
     def __init__(self, path: Path) -> None:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        self._handle: BinaryIO = os.fdopen(fd, "ab")
-
-    def append(self, record: ResultRecord) -> None:
-        """Write one record and flush: once this returns, a kill cannot lose it."""
-        self._handle.write(dump_record(record) + b"\n")
-        self._handle.flush()
-
-    def close(self) -> None:
-        """Close the file."""
-        self._handle.close()
+        super().__init__(path, dump_record, sync=False)

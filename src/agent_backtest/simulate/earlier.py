@@ -84,7 +84,7 @@ def runs_under(paths: Sequence[Path], parameter: str) -> list[EarlierRun]:
 
 def _judged_simulate_run(path: Path) -> bool:
     """True for a simulate run with at least one verdict (a folder may hold other runs)."""
-    if not (path / MANIFEST).is_file() or not (path / FLOWS).is_file():
+    if not (path / MANIFEST).is_file():
         return False
     try:
         SimulateManifest.load(path / MANIFEST)

@@ -66,13 +66,13 @@ def _manifest(path: Path) -> SimulateManifest | None:
 
 
 def _lines(path: Path) -> dict[str, int]:
-    """Each flow's line in conversations.jsonl (its last whole record, the one judged)."""
+    """Each flow's line in conversations.jsonl (its first whole record, the one judged)."""
     lines: dict[str, int] = {}
     if not path.exists():
         return lines
     for number, line in enumerate(path.read_bytes().split(b"\n"), start=1):
         try:
-            lines[orjson.loads(line)["flow_id"]] = number
+            lines.setdefault(orjson.loads(line)["flow_id"], number)
         except (orjson.JSONDecodeError, KeyError, TypeError):
             continue  # a blank or torn line
     return lines

@@ -5,7 +5,9 @@ no replay), writes ``verdicts.jsonl`` and ``judging.json`` (the judges, the rubr
 sha256, the owners, the tools file and the checks). Each verdict is appended and flushed the
 moment it is decided, so a kill loses at most the conversations being judged; the file is
 rewritten (atomically, one record per flow, in the flows' order) when the stage starts and
-when it ends, and a reader takes the last whole record of each flow.
+when it ends. It is a ``runs.record_log`` log: a reader takes the first whole record of each
+flow, so a conversation judged again has its old verdict taken out of the file (the rewrite at
+the start) before its new one is appended.
 
 Which conversations are judged: all of them on a first judging; with ``resume`` those that have
 no verdict yet; with ``rejudge="uncertain"`` those too and those left ``uncertain``, asked again
@@ -16,13 +18,12 @@ without the response cache (a cached answer would give the same invalid verdict)
 from __future__ import annotations
 
 import asyncio
-import os
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, BinaryIO, Literal, TypeVar
+from typing import Any, Literal
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -37,6 +38,7 @@ from agent_backtest.providers.roles import check_role, close_clients, open_clien
 from agent_backtest.redaction import redact
 from agent_backtest.runs.files import private_atomic_writer
 from agent_backtest.runs.lock import run_lock
+from agent_backtest.runs.record_log import RecordLog
 from agent_backtest.simulate.checks import (
     NamedCheck,
     all_checks,
@@ -45,15 +47,16 @@ from agent_backtest.simulate.checks import (
 )
 from agent_backtest.simulate.findings import Findings, write_findings
 from agent_backtest.simulate.judge import ConversationJudge, Decision, judged_owner
-from agent_backtest.simulate.layout import CONVERSATIONS, FLOWS, JUDGING, VERDICTS
+from agent_backtest.simulate.layout import CONVERSATIONS, FLOWS, JUDGING, MANIFEST, VERDICTS
+from agent_backtest.simulate.log import read_conversations
+from agent_backtest.simulate.manifest import SimulateManifest
 from agent_backtest.simulate.models import ConversationRecord, Flow, Verdict
 from agent_backtest.simulate.report import SimulateReport, write_report
 from agent_backtest.simulate.rubric import DEFAULT_TAXONOMY, Owners, load_owners, load_rubric
-from agent_backtest.trace import ToolDef, dump_record, sha256_of
+from agent_backtest.trace import ToolDef, sha256_of
 
 JUDGING_SCHEMA = "abt.judging/1"
 Rejudge = Literal["uncertain", "all"]
-Record = TypeVar("Record", bound=BaseModel)
 
 
 class JudgingSettings(BaseModel):
@@ -232,6 +235,7 @@ def judge_locked(plan: JudgingPlan) -> JudgingOutcome:
     decided = asyncio.run(_judge_all(plan, counters))
     verdicts = _in_flow_order(plan.flows, {**plan.kept, **decided})
     write_verdicts(path, verdicts)
+    _count_judge_calls(plan.run, counters)
     _write_settings(plan.run, plan.settings.model_copy(update={"status": "complete"}))
     outcome = JudgingOutcome(
         verdicts,
@@ -275,7 +279,7 @@ async def _judge_with(plan: JudgingPlan, judges: list[JudgeSeat]) -> dict[str, V
     judge = ConversationJudge(judges, plan.owners, plan.tools, load_rubric())
     gate = asyncio.Semaphore(plan.settings.judge.concurrency)
     decided: dict[str, Verdict] = {}
-    writer = VerdictWriter(plan.run / VERDICTS)
+    writer = verdicts_log(plan.run / VERDICTS).open(sync=False)
 
     async def one(flow: Flow) -> None:
         async with gate:
@@ -375,46 +379,32 @@ def reproduction(conversation: ConversationRecord, failed_turns: Iterable[int]) 
     return [turn.user for turn in conversation.turns if turn.index <= last]
 
 
-class VerdictWriter:
-    """Appends verdicts to verdicts.jsonl (mode 0600), each flushed to the OS at once."""
-
-    def __init__(self, path: Path) -> None:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        self._handle: BinaryIO = os.fdopen(fd, "ab")
-
-    def append(self, verdict: Verdict) -> None:
-        """Write one verdict and flush: once this returns, a kill cannot lose it."""
-        self._handle.write(dump_record(verdict) + b"\n")
-        self._handle.flush()
-
-    def close(self) -> None:
-        """Close the file."""
-        self._handle.close()
+def verdicts_log(path: Path) -> RecordLog[Verdict]:
+    """A verdicts file as a record log: one verdict per flow, the first one wins."""
+    return RecordLog(path, Verdict, lambda verdict: verdict.flow_id)
 
 
 def write_verdicts(path: Path, verdicts: Iterable[Verdict]) -> None:
     """Replace verdicts.jsonl with these verdicts, atomically."""
-    with private_atomic_writer(path) as handle:
-        for verdict in verdicts:
-            handle.write(dump_record(verdict) + b"\n")
+    verdicts_log(path).rewrite(verdicts)
 
 
 def read_verdicts(path: Path) -> dict[str, Verdict]:
-    """The verdict of each flow in verdicts.jsonl: its last whole record."""
-    return {verdict.flow_id: verdict for verdict in read_records(path, Verdict)}
+    """The verdict of each flow in verdicts.jsonl: its first whole record."""
+    return {verdict.flow_id: verdict for verdict in verdicts_log(path).read()}
 
 
 def read_run(run: Path) -> tuple[list[Flow], dict[str, ConversationRecord]]:
-    """The run's flows, and the conversation of each flow played (its last record)."""
+    """The run's flows, and the conversation of each flow played (its first record)."""
     if not (run / FLOWS).is_file():
         raise InputError(run, None, f"no {FLOWS}: not a simulate run (abt simulate run)")
-    flows = list(read_records(run / FLOWS, Flow))
+    flows = list(RecordLog(run / FLOWS, Flow, lambda flow: flow.id).records())
     ids = Counter(flow.id for flow in flows)
     twice = sorted(flow_id for flow_id, n in ids.items() if n > 1)
     if twice:
         raise InputError(run / FLOWS, None, f"flow id {twice[0]!r} is listed twice")
     path = run / CONVERSATIONS
-    conversations = {c.flow_id: c for c in read_records(path, ConversationRecord)}
+    conversations = {c.flow_id: c for c in read_conversations(path)}
     unknown = sorted(set(conversations) - set(ids))
     if unknown:
         raise InputError(path, None, f"a conversation of flow {unknown[0]!r}, not in {FLOWS}")
@@ -430,25 +420,6 @@ def read_settings(run: Path) -> JudgingSettings | None:
         return JudgingSettings.model_validate_json(path.read_bytes())
     except ValidationError as exc:
         raise InputError(path, None, f"not a judging record: {exc.errors()[0]['msg']}") from None
-
-
-def read_records(path: Path, model: type[Record]) -> Iterator[Record]:
-    """The whole records of a JSONL file; a torn last line (a killed writer) is left out."""
-    if not path.exists():
-        return
-    lines = path.read_bytes().split(b"\n")
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            yield model.model_validate(orjson.loads(line))
-        except (orjson.JSONDecodeError, ValidationError) as exc:
-            if number == len(lines):  # the last line, with no newline after it: torn
-                continue
-            detail = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
-            raise InputError(
-                path, f"line {number}", f"not a {model.__name__} record: {detail}"
-            ) from None
 
 
 def _judge_again(earlier: dict[str, Verdict], flow_id: str, rejudge: Rejudge | None) -> bool:
@@ -483,6 +454,16 @@ def _roles(
 def _in_flow_order(flows: list[Flow], verdicts: dict[str, Verdict]) -> list[Verdict]:
     """The verdicts in the order of the run's flows."""
     return [verdicts[flow.id] for flow in flows if flow.id in verdicts]
+
+
+def _count_judge_calls(run: Path, counters: CallCounters) -> None:
+    """Add this judging's calls (judge and fallback judge) to the run's counts in run.json."""
+    path = run / MANIFEST
+    if not path.is_file():  # judged outside a run made by abt simulate run
+        return
+    manifest = SimulateManifest.load(path)
+    manifest.add_counts("judge", counters.as_dict())
+    manifest.save(path)
 
 
 def _write_settings(run: Path, settings: JudgingSettings) -> None:

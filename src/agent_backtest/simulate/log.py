@@ -13,44 +13,34 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
 
-import orjson
-from pydantic import ValidationError
-
-from agent_backtest.errors import InputError
 from agent_backtest.runs.files import private_atomic_writer
+from agent_backtest.runs.record_log import RecordLog
 from agent_backtest.simulate.layout import CONVERSATIONS, SESSIONS
 from agent_backtest.simulate.models import ConversationRecord
 from agent_backtest.simulate.sessions import conversation_session
 from agent_backtest.trace import dump_record
 
 
+def conversations_log(path: Path) -> RecordLog[ConversationRecord]:
+    """A conversations file as a record log: one record per flow, the first one wins."""
+    return RecordLog(
+        path,
+        ConversationRecord,
+        lambda record: record.flow_id,
+        broken=lambda detail: f"not a ConversationRecord record: {detail}",
+    )
+
+
 def read_conversations(path: Path) -> list[ConversationRecord]:
     """The whole records of a conversations file, the first of each flow; a torn last line
     (a killed writer) is left out, a broken line elsewhere is an error naming it."""
-    if not path.exists():
-        return []
-    lines = path.read_bytes().split(b"\n")
-    records: dict[str, ConversationRecord] = {}
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = ConversationRecord.model_validate(orjson.loads(line))
-        except (orjson.JSONDecodeError, ValidationError):
-            if number == len(lines):  # no newline after it: the write was cut
-                continue
-            raise InputError(
-                path, f"line {number}", "not a conversation record (the file was edited)"
-            ) from None
-        records.setdefault(record.flow_id, record)
-    return list(records.values())
+    return list(conversations_log(path).read())
 
 
 def rewrite(run: Path, records: Iterable[ConversationRecord]) -> None:
     """Both files rewritten (atomically) with exactly ``records``."""
     kept = list(records)
-    with private_atomic_writer(run / CONVERSATIONS) as handle:
-        handle.writelines(dump_record(record) + b"\n" for record in kept)
+    conversations_log(run / CONVERSATIONS).rewrite(kept)
     with private_atomic_writer(run / SESSIONS) as handle:
         for line, record in enumerate(kept, start=1):
             handle.write(dump_record(conversation_session(record, line)) + b"\n")
@@ -61,15 +51,13 @@ class ConversationLog:
 
     def __init__(self, run: Path, lines: int) -> None:
         self.lines = lines
-        self._conversations = _append(run / CONVERSATIONS)
+        self._conversations = conversations_log(run / CONVERSATIONS).open(sync=True)
         self._sessions = _append(run / SESSIONS)
 
     def append(self, record: ConversationRecord) -> None:
         """Write the conversation, then its session; once this returns a kill loses neither."""
         self.lines += 1
-        self._conversations.write(dump_record(record) + b"\n")
-        self._conversations.flush()
-        os.fsync(self._conversations.fileno())
+        self._conversations.append(record)
         self._sessions.write(dump_record(conversation_session(record, self.lines)) + b"\n")
         self._sessions.flush()
 

@@ -3,18 +3,18 @@ status. Rewritten atomically whenever the status changes."""
 
 from __future__ import annotations
 
-from datetime import datetime
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_backtest.providers.config import ModelRole
-from agent_backtest.runs.files import private_atomic_writer
-from agent_backtest.runs.manifest import InputFile, code_version, now
+from agent_backtest.runs.manifest_base import (
+    InputFile,
+    ManifestBase,
+    code_version,
+    now,
+)
 
 SIMULATE_RUN_SCHEMA = "abt.simulate_run/1"
-SimulateStatus = Literal["running", "completed", "completed_with_errors", "interrupted", "failed"]
 
 
 class TargetRecord(BaseModel):
@@ -62,8 +62,8 @@ class IsolationRecord(BaseModel):
     snapshot_taken: bool = False
 
 
-class SimulateCounts(BaseModel):
-    """How many flows, conversations and errors."""
+class PlayedCounts(BaseModel):
+    """How many flows, conversations and errors (the model calls are in ``counts``)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -77,19 +77,19 @@ class SimulateCounts(BaseModel):
     teardown_errors: int = 0
 
 
-class SimulateManifest(BaseModel):
-    """The manifest of a simulate run."""
+class SimulateManifest(ManifestBase):
+    """The manifest of a simulate run; ``counts`` holds the calls of the user, judge, teacher
+    and agent roles that the run made itself (an HTTP target's own calls are its own)."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
+    kind: Literal["simulate"] = "simulate"
     schema_: Literal["abt.simulate_run/1"] = Field(default=SIMULATE_RUN_SCHEMA, alias="schema")
-    status: SimulateStatus = "running"
     command: Literal["simulate run"] = "simulate run"
     flows: InputFile = Field(description="The flows file as given (flows.jsonl: as selected).")
     target: TargetRecord
     agent_config: str | None = None
     config_file: str | None = None
-    roles: dict[str, ModelRole] = Field(default_factory=dict)
     ledger: str | None = Field(
         default=None, description="The team's ledger file the run's findings are appended to."
     )
@@ -98,30 +98,20 @@ class SimulateManifest(BaseModel):
     concurrency: int = 4
     result_chars: int
     skip_judge: bool = True
-    code_version: str
-    created_at: datetime
-    updated_at: datetime
-    finished_at: datetime | None = None
-    attempts_of_run: int = Field(default=1, description="1 + the number of resumes.")
-    counts: SimulateCounts = Field(default_factory=SimulateCounts)
+    played: PlayedCounts = Field(default_factory=PlayedCounts)
     error_examples: dict[str, str] = Field(
         default_factory=dict, description="One redacted transport error per kind."
     )
-    error: str | None = Field(default=None, description="Why a failed run stopped.")
 
     @classmethod
     def new(cls, **fields: Any) -> SimulateManifest:
-        """A fresh manifest, made now by this code."""
+        """A fresh manifest, made now by this code; its inputs are the flows and target files."""
         moment = now()
-        return cls(code_version=code_version(), created_at=moment, updated_at=moment, **fields)
-
-    def save(self, path: Path) -> None:
-        """Write atomically (mode 0600)."""
-        self.updated_at = now()
-        with private_atomic_writer(path) as handle:
-            handle.write(self.model_dump_json(by_alias=True, indent=2).encode() + b"\n")
-
-    @classmethod
-    def load(cls, path: Path) -> SimulateManifest:
-        """Read a manifest."""
-        return cls.model_validate_json(path.read_bytes())
+        inputs = [fields["flows"], fields["target"].file]
+        return cls(
+            code_version=code_version(),
+            created_at=moment,
+            updated_at=moment,
+            inputs=inputs,
+            **fields,
+        )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from agent_backtest.errors import InputError, UserError
 from agent_backtest.providers import ModelConfig, load_model_config
@@ -21,8 +22,8 @@ from agent_backtest.simulate.ledger import check_ledger
 from agent_backtest.simulate.log import read_conversations, rewrite
 from agent_backtest.simulate.manifest import (
     IsolationRecord,
+    PlayedCounts,
     SelectionRecord,
-    SimulateCounts,
     SimulateManifest,
     TargetRecord,
 )
@@ -101,11 +102,12 @@ def plan_simulation(
     factory = prepare_agent(target, target_file, AgentRole(agent_role, config))
     check_ledger(ledger)
     sha256 = describe_input(target_file).sha256
+    teacher_calls: dict[str, Any] | None = None
     if generation is None:
         source = source_flows(flows_file, selection, target.name, sha256)
     else:  # generating is paid: it comes after the target and its agent are checked
         assert flows_file is not None
-        generated = _generated(generation, out)
+        generated, teacher_calls = _generated(generation, out)
         source = generated_source(flows_file, generated, selection, target.name, sha256)
     chosen = select_flows(
         source.flows,
@@ -142,12 +144,14 @@ def plan_simulation(
         isolation=_isolation_record(kind, isolation),
         concurrency=concurrency,
         result_chars=result_chars,
-        counts=SimulateCounts(
+        played=PlayedCounts(
             flows=len(selected),
             isolated=len(chosen.may_change_state),
             skipped_may_change_state=chosen.skipped_may_change_state,
         ),
     )
+    if teacher_calls is not None:
+        manifest.add_counts("teacher", teacher_calls)
     return SimulatePlan(
         out=out,
         manifest=manifest,
@@ -159,11 +163,13 @@ def plan_simulation(
     )
 
 
-def _generated(generation: GenerationPlan, out: Path) -> list[LocatedFlow]:
-    """The teacher's flows, asked for after the checks that cost nothing (the target and its
-    agent are checked before this; then the output)."""
+def _generated(generation: GenerationPlan, out: Path) -> tuple[list[LocatedFlow], dict[str, Any]]:
+    """The teacher's flows and the calls they took, asked for after the checks that cost
+    nothing (the target and its agent are checked before this; then the output)."""
     _check_out(out)
-    return [LocatedFlow(flow, number) for number, flow in enumerate(generation.generate().flows, 1)]
+    generated = generation.generate()
+    located = [LocatedFlow(flow, number) for number, flow in enumerate(generated.flows, 1)]
+    return located, generated.calls
 
 
 def plan_resume(
@@ -258,8 +264,8 @@ def begin_resume(plan: SimulatePlan, retry_errors: bool) -> None:
     rewrite(plan.out, kept)
     plan.done = {record.flow_id for record in kept}
     manifest = plan.manifest
-    manifest.counts.conversations = len(kept)
-    manifest.counts.transport_errors = sum(r.transport_error is not None for r in kept)
+    manifest.played.conversations = len(kept)
+    manifest.played.transport_errors = sum(r.transport_error is not None for r in kept)
     manifest.attempts_of_run += 1
     manifest.status = "running"
     manifest.finished_at = None

@@ -10,29 +10,29 @@ everything here that writes (``runs.lock.run_lock``).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import re
-import signal
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_backtest.episodes.calls import ModelCaller
-from agent_backtest.errors import TERMINATION, InputError, Terminated, UserError
+from agent_backtest.errors import InputError, Terminated, UserError
 from agent_backtest.executors import ExecutorKind, role_calls
 from agent_backtest.providers import CallCounters, ModelClient, ModelConfig, ModelRef
 from agent_backtest.providers.config import ModelRole
 from agent_backtest.providers.roles import close_clients, open_clients
 from agent_backtest.redaction import redact
 from agent_backtest.runs.files import private_atomic_writer
-from agent_backtest.runs.manifest import now
+from agent_backtest.runs.manifest_base import RunStatus
+from agent_backtest.runs.settle import settle
+from agent_backtest.runs.signals import StopRequest, stop_on_signals
 from agent_backtest.simulate.conversation import Played, UserRole, play
 from agent_backtest.simulate.flows import read_flows
 from agent_backtest.simulate.isolation import Isolation, IsolationError
 from agent_backtest.simulate.layout import CONVERSATIONS, FIXTURE_COPY, FLOWS, MANIFEST, SESSIONS
 from agent_backtest.simulate.log import ConversationLog
-from agent_backtest.simulate.manifest import SimulateManifest, SimulateStatus
+from agent_backtest.simulate.manifest import SimulateManifest
 from agent_backtest.simulate.models import ConversationRecord, Flow
 from agent_backtest.simulate.targets import Agent, AgentFactory
 from agent_backtest.trace import dump_record
@@ -65,8 +65,6 @@ class SimulatePlan:
     executor: ExecutorKind = "local"
     ray_address: str | None = None
     """The Ray cluster the executor joins (None: one started on this machine)."""
-    calls: dict[str, CallCounters] = field(default_factory=dict)
-    """The calls each playing role made in this start of the run."""
 
 
 def write_start(plan: SimulatePlan) -> None:
@@ -92,20 +90,20 @@ def play_run(plan: SimulatePlan, hooks: SimulateHooks | None = None) -> Simulate
     hooks.on_start(len(todo), len(plan.done))
     log = ConversationLog(plan.out, len(plan.done))
     counters = {name: CallCounters() for name in PLAYING_ROLES}
-    plan.calls = counters
     try:
-        asyncio.run(_play_all(plan, todo, log, counters, hooks))
+        stop = asyncio.run(_play_all(plan, todo, log, counters, hooks))
     except IsolationError as exc:
         manifest.error = str(exc)
-        _settle(plan, "failed")
+        _settle(plan, counters, "failed")
         raise UserError(f"the run stopped: {exc}") from None
     except BaseException as exc:
         stopped = isinstance(exc, KeyboardInterrupt | Terminated | asyncio.CancelledError)
-        _settle(plan, "interrupted" if stopped else "failed")
+        _settle(plan, counters, "interrupted" if stopped else "failed")
         raise
     finally:
         log.close()
-    _settle(plan, None)
+    _settle(plan, counters, "interrupted" if stop else None)
+    stop.end_if_asked()
     return manifest
 
 
@@ -115,47 +113,34 @@ async def _play_all(
     log: ConversationLog,
     counters: dict[str, CallCounters],
     hooks: SimulateHooks,
-) -> None:
-    task = asyncio.current_task()
-    loop = asyncio.get_running_loop()
-
-    def end() -> None:  # SIGTERM: stop as Ctrl-C does (the main task is cancelled)
-        TERMINATION.set()
-        if task is not None:
-            task.cancel()
-
-    with contextlib.suppress(NotImplementedError, RuntimeError):
-        loop.add_signal_handler(signal.SIGTERM, end)
+) -> StopRequest:
+    """Play ``todo`` until done or asked to stop (see ``runs.signals``); how it was asked."""
     agent = plan.agent()
     roles = {name: role for name, role in plan.manifest.roles.items() if name in PLAYING_ROLES}
     clients = {
         name: open_clients(role, [role.ref], plan.config, counters[name])
         for name, role in roles.items()
     }
-    try:
-        with _role_callers(plan, roles, clients) as callers:
-            user_role = roles.get("user")
-            user = UserRole(callers["user"], user_role.ref.model) if user_role else None
-            await agent.start(callers)
-            parallel = [flow for flow in todo if flow.id not in plan.changing]
-            isolated = [flow for flow in todo if flow.id in plan.changing]
-            if plan.isolation is not None:
-                await asyncio.to_thread(plan.isolation.snapshot)
-                plan.manifest.isolation.snapshot_taken = True
-                plan.manifest.save(plan.out / MANIFEST)
-            await _side_by_side(plan, parallel, agent, user, log, hooks)
-            if isolated:
-                await _one_at_a_time(plan, isolated, agent, user, log, hooks)
-    except asyncio.CancelledError:
-        if TERMINATION.is_set():
-            raise Terminated from None
-        raise KeyboardInterrupt from None
-    finally:
-        await agent.aclose()
-        for opened in clients.values():
-            await close_clients(opened)
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.remove_signal_handler(signal.SIGTERM)
+    with stop_on_signals() as stop:
+        try:
+            with _role_callers(plan, roles, clients) as callers:
+                user_role = roles.get("user")
+                user = UserRole(callers["user"], user_role.ref.model) if user_role else None
+                await agent.start(callers)
+                parallel = [flow for flow in todo if flow.id not in plan.changing]
+                isolated = [flow for flow in todo if flow.id in plan.changing]
+                if plan.isolation is not None:
+                    await asyncio.to_thread(plan.isolation.snapshot)
+                    plan.manifest.isolation.snapshot_taken = True
+                    plan.manifest.save(plan.out / MANIFEST)
+                await _side_by_side(plan, parallel, agent, user, log, hooks, stop)
+                if isolated and not stop:
+                    await _one_at_a_time(plan, isolated, agent, user, log, hooks, stop)
+        finally:
+            await agent.aclose()
+            for opened in clients.values():
+                await close_clients(opened)
+    return stop
 
 
 @contextmanager
@@ -180,11 +165,14 @@ async def _side_by_side(
     user: UserRole | None,
     log: ConversationLog,
     hooks: SimulateHooks,
+    stop: StopRequest,
 ) -> None:
     gate = asyncio.Semaphore(plan.manifest.concurrency)
 
     async def one(flow: Flow) -> None:
         async with gate:
+            if stop:  # asked to stop: no new conversation
+                return
             played = await _play(plan, flow, agent, user, isolated=False)
             _record(plan, played, log, hooks)
 
@@ -200,13 +188,16 @@ async def _one_at_a_time(
     user: UserRole | None,
     log: ConversationLog,
     hooks: SimulateHooks,
+    stop: StopRequest,
 ) -> None:
     """Each flow between a restore before and a restore after (whatever happens), and one
-    more restore at the end."""
+    more restore at the end; no new flow once asked to stop."""
     isolation = plan.isolation
     assert isolation is not None  # the plan refuses changing flows without isolation
     try:
         for flow in flows:
+            if stop:
+                break
             isolation.restore()
             try:
                 played = await _play(plan, flow, agent, user, isolated=True)
@@ -226,7 +217,7 @@ async def _play(
 
 def _record(plan: SimulatePlan, played: Played, log: ConversationLog, hooks: SimulateHooks) -> None:
     log.append(played.record)
-    counts = plan.manifest.counts
+    counts = plan.manifest.played
     counts.conversations += 1
     if played.record.transport_error is not None:
         counts.transport_errors += 1
@@ -247,17 +238,12 @@ def _error_kind(message: str) -> str:
     return found.group(1) if found else "other"
 
 
-def _settle(plan: SimulatePlan, ended: SimulateStatus | None) -> None:
-    """The run's honest status, run.json saved."""
+def _settle(plan: SimulatePlan, counters: dict[str, CallCounters], ended: RunStatus | None) -> None:
+    """The run's honest status, with this start's calls of the agent and user roles (the
+    built-in agent loop's, and the simulated user's); run.json saved."""
     manifest = plan.manifest
-    counts = manifest.counts
-    if ended is not None:
-        manifest.status = ended
-    elif counts.conversations and counts.transport_errors == counts.conversations:
-        manifest.status = "failed"
-    elif counts.transport_errors:
-        manifest.status = "completed_with_errors"
-    else:
-        manifest.status = "completed"
-    manifest.finished_at = now()
-    manifest.save(plan.out / MANIFEST)
+    for name, counted in counters.items():
+        if name in manifest.roles:
+            manifest.add_counts(name, counted.as_dict())
+    played = manifest.played
+    settle(manifest, plan.out / MANIFEST, ended, played.conversations, played.transport_errors)
