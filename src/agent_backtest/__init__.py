@@ -1,7 +1,8 @@
 """agent-backtest: what a change to an LLM agent would have done on its recorded traces.
 
 The jobs are functions (``replay``, ``resume``, ``score``, ``report``, ``compare``, ``gate``,
-``profile``, ``read_sessions``, ``build_units``, ``bench_run``, ``bench_resume``) with their
+``profile``, ``read_sessions``, ``build_units``, ``simulate_*``, ``bench_run``, ``bench_resume``,
+``bench_report``, ``bench_export``, ``bench_rescore``) with their
 option groups and :class:`Run`, a run directory opened for reading. They are imported on first
 use, so ``import agent_backtest`` and the command line stay quick to start.
 """
@@ -22,6 +23,9 @@ if TYPE_CHECKING:
         ReadingOptions,
         RolloutOptions,
         SelectionOptions,
+        bench_export,
+        bench_report,
+        bench_rescore,
         bench_resume,
         bench_run,
         build_units,
@@ -55,6 +59,9 @@ __all__ = [
     "Run",
     "SelectionOptions",
     "UserError",
+    "bench_export",
+    "bench_report",
+    "bench_rescore",
     "bench_resume",
     "bench_run",
     "build_units",

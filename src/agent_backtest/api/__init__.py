@@ -13,6 +13,9 @@ from agent_backtest.exports import lazy_exports
 
 if TYPE_CHECKING:
     from agent_backtest.api.bench import bench_resume, bench_run
+    from agent_backtest.api.bench_exports import bench_export
+    from agent_backtest.api.bench_reports import bench_report
+    from agent_backtest.api.bench_rescoring import bench_rescore
     from agent_backtest.api.options import (
         AgentOptions,
         BatchOptions,
@@ -46,6 +49,9 @@ _HOMES = {
     "SelectionOptions": "agent_backtest.api.options",
     "bench_run": "agent_backtest.api.bench",
     "bench_resume": "agent_backtest.api.bench",
+    "bench_export": "agent_backtest.api.bench_exports",
+    "bench_report": "agent_backtest.api.bench_reports",
+    "bench_rescore": "agent_backtest.api.bench_rescoring",
     "profile": "agent_backtest.api.profiles",
     "replay": "agent_backtest.api.replays",
     "resume": "agent_backtest.api.replays",
@@ -71,6 +77,9 @@ __all__ = [
     "ReadingOptions",
     "RolloutOptions",
     "SelectionOptions",
+    "bench_export",
+    "bench_report",
+    "bench_rescore",
     "bench_resume",
     "bench_run",
     "build_units",

@@ -33,6 +33,7 @@ from agent_backtest.bench.run import (
     prepare_resume,
     start_run,
 )
+from agent_backtest.bench.tally import tally
 from agent_backtest.bench.users import SCRIPTED, CallsLost, ModelCaller
 from agent_backtest.errors import UserError
 from agent_backtest.providers import CallOutcome, ModelClient, ModelRef, load_model_config
@@ -41,6 +42,8 @@ from agent_backtest.replaying.executor import Call, Executor, WorkersLost, open_
 from agent_backtest.runs.files import private_mkdir
 from agent_backtest.runs.lock import run_lock
 from agent_backtest.trace import LLMRequest
+
+__all__ = ["BenchOutcome", "EpisodeRecord", "bench_resume", "bench_run", "engineering_errors"]
 
 
 def bench_run(
@@ -113,6 +116,12 @@ def bench_resume(
         config = load_model_config(Path(config_file) if config_file else None)
         plan, done = prepare_resume(directory, config)
         return execute(plan, done, _calls_on(execution, plan), on_episode)
+
+
+def engineering_errors(outcome: BenchOutcome) -> dict[str, int]:
+    """How many of the outcome's episodes ended in each kind of engineering error (they get no
+    reward and stay out of the means), by kind in name order."""
+    return tally(outcome.records, outcome.grades).errors
 
 
 def _calls_on(execution: ExecutorOptions, plan: BenchPlan) -> RoleCalls:

@@ -11,11 +11,12 @@ import typer
 
 from agent_backtest import api
 from agent_backtest.cli.report import FormatOption, OutputFormat, markdown_lines
+from agent_backtest.cli.simulate_figures import comparison_lines
 from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.reporting import BAR_NOT_MET, Check, compare_markdown
 from agent_backtest.reporting.figures import p_text, rate, signed
 from agent_backtest.runs import Comparison
-from agent_backtest.simulate.compare import SimulateCompareOutcome, comparison_lines
+from agent_backtest.simulate.compare import SimulateCompareOutcome
 
 MaxDropOption = Annotated[
     float | None,

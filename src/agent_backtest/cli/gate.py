@@ -12,9 +12,9 @@ from agent_backtest import api
 from agent_backtest.api.reports import is_simulate_run, simulate_summary
 from agent_backtest.cli.compare import LowerBoundOption
 from agent_backtest.cli.report import FormatOption, OutputFormat, RunArgument
+from agent_backtest.cli.simulate_figures import rate_line
 from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.reporting import BAR_NOT_MET, gate_markdown, scored_summary
-from agent_backtest.simulate.summary import rate_line
 
 
 def gate(

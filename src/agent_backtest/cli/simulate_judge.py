@@ -9,10 +9,10 @@ from typing import Annotated
 import typer
 
 from agent_backtest import api
+from agent_backtest.cli.simulate_figures import summary_lines
 from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.simulate.findings import Findings
 from agent_backtest.simulate.judging import JudgingOutcome
-from agent_backtest.simulate.summary import summary_lines
 
 
 class RejudgeChoice(StrEnum):
