@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from agent_backtest.api.profiles import profile
     from agent_backtest.api.replays import replay, resume
     from agent_backtest.api.reports import compare, gate, report
+    from agent_backtest.api.roles import ModelRole, RoleSettings
     from agent_backtest.api.scoring import score
     from agent_backtest.api.simulate import simulate_generate, simulate_resume, simulate_run
     from agent_backtest.api.simulate_coverage import simulate_coverage
@@ -44,6 +45,8 @@ _HOMES = {
     "CaseOptions": "agent_backtest.api.options",
     "ExecutorOptions": "agent_backtest.api.options",
     "JudgeOptions": "agent_backtest.api.options",
+    "ModelRole": "agent_backtest.api.roles",
+    "RoleSettings": "agent_backtest.api.roles",
     "ReadingOptions": "agent_backtest.api.options",
     "RolloutOptions": "agent_backtest.api.options",
     "SelectionOptions": "agent_backtest.api.options",
@@ -74,7 +77,9 @@ __all__ = [
     "CaseOptions",
     "ExecutorOptions",
     "JudgeOptions",
+    "ModelRole",
     "ReadingOptions",
+    "RoleSettings",
     "RolloutOptions",
     "SelectionOptions",
     "bench_export",

@@ -120,12 +120,11 @@ def run(
     else:
         if benchmark is None or not agent or not user or out is None:
             raise UserError("give BENCHMARK, --agent, --user and --out (or --resume DIR)")
+        roles = {"agent": agent, "user": user} | ({"judge": judge} if judge else {})
         outcome = api.bench_run(
             benchmark,
-            agent=agent,
-            user=user,
+            roles=roles,
             out=out,
-            judge=judge,
             cases=cases,
             rollouts=rollouts,
             calls=CallOptions(

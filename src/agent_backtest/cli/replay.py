@@ -31,6 +31,7 @@ from agent_backtest.api.reports import report as write_run_report
 from agent_backtest.cli.errors import INTERRUPTED
 from agent_backtest.cli.flags import with_groups
 from agent_backtest.cli.patch import print_coverage
+from agent_backtest.cli.roles import JudgeFlags
 from agent_backtest.cli.score import print_outcome
 from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.errors import UserError
@@ -50,6 +51,7 @@ FAILED = 1
     agent=AgentOptions,
     selection=SelectionOptions,
     calls=CallOptions,
+    judges=JudgeFlags,
     judging=JudgeOptions,
     batching=BatchOptions,
     execution=ExecutorOptions,
@@ -59,6 +61,7 @@ def replay(
     agent: AgentOptions,
     selection: SelectionOptions,
     calls: CallOptions,
+    judges: JudgeFlags,
     judging: JudgeOptions,
     batching: BatchOptions,
     execution: ExecutorOptions,
@@ -187,6 +190,7 @@ def replay(
             retry_errors=retry_errors,
             repair=repair,
             calls=calls,
+            roles=judges.roles(),
             judging=judging,
             agent=agent,
             batching=batching,
@@ -210,6 +214,7 @@ def replay(
             agent=agent,
             selection=selection,
             calls=calls,
+            roles=judges.roles(),
             judging=judging,
             batching=batching,
             execution=execution,

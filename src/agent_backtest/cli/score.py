@@ -11,14 +11,16 @@ from rich.table import Table
 from agent_backtest import api
 from agent_backtest.api import AgentOptions, JudgeOptions
 from agent_backtest.cli.flags import with_groups
+from agent_backtest.cli.roles import JudgeFlags
 from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.reporting.figures import rate, rate_with_count
 from agent_backtest.runs import RunDirectory
 from agent_backtest.scoring.run import ScoreOutcome
 
 
-@with_groups(judging=JudgeOptions, agent=AgentOptions)
+@with_groups(judges=JudgeFlags, judging=JudgeOptions, agent=AgentOptions)
 def score(
+    judges: JudgeFlags,
     judging: JudgeOptions,
     agent: AgentOptions,
     run: Annotated[
@@ -44,7 +46,14 @@ def score(
     ] = None,
 ) -> None:
     """Score a run's results against production's answers; never calls the candidate."""
-    outcome = api.score(run, judging=judging, agent=agent, config_file=config_file, workers=workers)
+    outcome = api.score(
+        run,
+        roles=judges.roles(),
+        judging=judging,
+        agent=agent,
+        config_file=config_file,
+        workers=workers,
+    )
     print_outcome(SafeConsole(highlight=False), run, outcome)
 
 

@@ -87,7 +87,7 @@ def generate(
         tools=tools,
         out=out,
         per_family=per_family,
-        teacher=teacher,
+        roles={"teacher": teacher} if teacher else None,
         config_file=config_file,
     )
     calls = generated.calls

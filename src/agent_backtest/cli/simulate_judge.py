@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from agent_backtest import api
+from agent_backtest.cli.roles import JudgeFlags
 from agent_backtest.cli.simulate_figures import summary_lines
 from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.simulate.findings import Findings
@@ -105,8 +106,7 @@ def judge(
     """Judge a saved simulate run's conversations: checks, then the judge; never replays."""
     outcome = api.simulate_judge(
         run,
-        judge=judge_model,
-        fallback_judge=fallback_judge,
+        roles=JudgeFlags(judge_model, fallback_judge).roles(),
         owners=owners,
         tools=tools,
         checks=checks or (),
