@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from agent_backtest.api.bench_exports import bench_export
     from agent_backtest.api.bench_reports import bench_report
     from agent_backtest.api.bench_rescoring import bench_rescore
+    from agent_backtest.api.cache import cache_clear, cache_stats
+    from agent_backtest.api.config import config_files
     from agent_backtest.api.options import (
         AgentOptions,
         BatchOptions,
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
     from agent_backtest.api.replays import replay, resume
     from agent_backtest.api.reports import compare, gate, report
     from agent_backtest.api.roles import ModelRole, RoleSettings
+    from agent_backtest.api.schemas import schema
     from agent_backtest.api.scoring import score
     from agent_backtest.api.simulate import simulate_generate, simulate_resume, simulate_run
     from agent_backtest.api.simulate_coverage import simulate_coverage
@@ -55,12 +58,16 @@ _HOMES = {
     "bench_export": "agent_backtest.api.bench_exports",
     "bench_report": "agent_backtest.api.bench_reports",
     "bench_rescore": "agent_backtest.api.bench_rescoring",
+    "cache_clear": "agent_backtest.api.cache",
+    "cache_stats": "agent_backtest.api.cache",
+    "config_files": "agent_backtest.api.config",
     "profile": "agent_backtest.api.profiles",
     "replay": "agent_backtest.api.replays",
     "resume": "agent_backtest.api.replays",
     "compare": "agent_backtest.api.reports",
     "gate": "agent_backtest.api.reports",
     "report": "agent_backtest.api.reports",
+    "schema": "agent_backtest.api.schemas",
     "score": "agent_backtest.api.scoring",
     "simulate_generate": "agent_backtest.api.simulate",
     "simulate_coverage": "agent_backtest.api.simulate_coverage",
@@ -88,13 +95,17 @@ __all__ = [
     "bench_resume",
     "bench_run",
     "build_units",
+    "cache_clear",
+    "cache_stats",
     "compare",
+    "config_files",
     "gate",
     "profile",
     "read_sessions",
     "replay",
     "report",
     "resume",
+    "schema",
     "score",
     "simulate_coverage",
     "simulate_generate",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -17,6 +17,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from agent_backtest import Run
 from agent_backtest.api import (
     AgentOptions,
     BatchOptions,
@@ -35,13 +36,14 @@ from agent_backtest.cli.roles import JudgeFlags
 from agent_backtest.cli.score import print_outcome
 from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.errors import UserError
-from agent_backtest.replaying.executor import ExecutorStatus
-from agent_backtest.replaying.plan import ReplayPlan
-from agent_backtest.replaying.run import ReplayResult
-from agent_backtest.runs import ResultRecord
-from agent_backtest.runs.manifest import RunManifest
-from agent_backtest.runs.run import Run
-from agent_backtest.scoring.run import ScoreOutcome
+
+if TYPE_CHECKING:
+    from agent_backtest.replaying.executor import ExecutorStatus
+    from agent_backtest.replaying.plan import ReplayPlan
+    from agent_backtest.replaying.run import ReplayResult
+    from agent_backtest.runs import ResultRecord
+    from agent_backtest.runs.manifest import RunManifest
+    from agent_backtest.scoring.run import ScoreOutcome
 
 FAILED = 1
 
@@ -242,8 +244,8 @@ def _is_batch_run(resume: Path | None) -> bool:
     if resume is None:
         return False
     try:
-        return RunManifest.load(resume / "run.json").config.batch is not None
-    except (OSError, ValueError):
+        return Run(resume).manifest.config.batch is not None
+    except (OSError, ValueError, UserError):
         return False
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import orjson
 import typer
@@ -16,11 +16,13 @@ from agent_backtest.api import ReadingOptions
 from agent_backtest.cli.flags import with_groups
 from agent_backtest.cli.terminal import SafeConsole, escape, printable
 from agent_backtest.errors import InputError
-from agent_backtest.formats import InputSummary
-from agent_backtest.formats.base import SpanReading
 from agent_backtest.formats.registry import local_input
-from agent_backtest.trace import LLMRequest, LLMResponse, Message, Session, Step, ToolCall
 from agent_backtest.units import Unit, is_units_file, read_units_file
+
+if TYPE_CHECKING:
+    from agent_backtest.formats import InputSummary
+    from agent_backtest.formats.base import SpanReading
+    from agent_backtest.trace import LLMRequest, LLMResponse, Message, Session, Step, ToolCall
 
 ROLE_STYLES = {
     "system": "magenta",

@@ -10,9 +10,9 @@ from typing import Annotated, Any
 import typer
 
 from agent_backtest.api import simulate as api
+from agent_backtest.api.results import GenerationError
 from agent_backtest.cli.errors import report
 from agent_backtest.cli.terminal import SafeConsole
-from agent_backtest.simulate.generation import GenerationError
 
 # The teacher's options, shared with abt simulate run --generate.
 TeacherOption = Annotated[

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -12,8 +12,10 @@ from agent_backtest import api
 from agent_backtest.cli.roles import JudgeFlags
 from agent_backtest.cli.simulate_figures import summary_lines
 from agent_backtest.cli.terminal import SafeConsole
-from agent_backtest.simulate.findings import Findings
-from agent_backtest.simulate.judging import JudgingOutcome
+
+if TYPE_CHECKING:
+    from agent_backtest.simulate.findings import Findings
+    from agent_backtest.simulate.judging import JudgingOutcome
 
 
 class RejudgeChoice(StrEnum):

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
 import typer
@@ -23,8 +23,10 @@ from agent_backtest.cli.output import STDOUT, output_file
 from agent_backtest.cli.render import input_report, print_input_table
 from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.trace import dump_record
-from agent_backtest.units import Selection, Unit
-from agent_backtest.units.source import UnitSource
+
+if TYPE_CHECKING:
+    from agent_backtest.units import Selection, Unit
+    from agent_backtest.units.source import UnitSource
 
 
 @with_groups(reading=ReadingOptions, agent=AgentOptions, selection=SelectionOptions)
