@@ -29,16 +29,18 @@ if TYPE_CHECKING:
         RolloutOptions,
         SelectionOptions,
     )
+    from agent_backtest.api.patches import check_patch
     from agent_backtest.api.profiles import profile
     from agent_backtest.api.replays import replay, resume
     from agent_backtest.api.reports import compare, gate, report
     from agent_backtest.api.roles import ModelRole, RoleSettings
     from agent_backtest.api.schemas import schema
     from agent_backtest.api.scoring import score
+    from agent_backtest.api.sessions import ingest
     from agent_backtest.api.simulate import simulate_generate, simulate_resume, simulate_run
     from agent_backtest.api.simulate_coverage import simulate_coverage
     from agent_backtest.api.simulate_judge import simulate_judge
-    from agent_backtest.api.units import build_units, read_sessions
+    from agent_backtest.api.units import build_units, read_sessions, write_units
 
 # Each public name and the module of this package that defines it.
 _HOMES = {
@@ -61,6 +63,7 @@ _HOMES = {
     "cache_clear": "agent_backtest.api.cache",
     "cache_stats": "agent_backtest.api.cache",
     "config_files": "agent_backtest.api.config",
+    "check_patch": "agent_backtest.api.patches",
     "profile": "agent_backtest.api.profiles",
     "replay": "agent_backtest.api.replays",
     "resume": "agent_backtest.api.replays",
@@ -76,6 +79,8 @@ _HOMES = {
     "simulate_run": "agent_backtest.api.simulate",
     "build_units": "agent_backtest.api.units",
     "read_sessions": "agent_backtest.api.units",
+    "write_units": "agent_backtest.api.units",
+    "ingest": "agent_backtest.api.sessions",
 }
 __all__ = [
     "AgentOptions",
@@ -97,9 +102,11 @@ __all__ = [
     "build_units",
     "cache_clear",
     "cache_stats",
+    "check_patch",
     "compare",
     "config_files",
     "gate",
+    "ingest",
     "profile",
     "read_sessions",
     "replay",
@@ -112,6 +119,7 @@ __all__ = [
     "simulate_judge",
     "simulate_resume",
     "simulate_run",
+    "write_units",
 ]
 
 __getattr__ = lazy_exports(_HOMES, globals())

@@ -3,21 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 from rich.table import Table as RichTable
 
 from agent_backtest import api
 from agent_backtest.api import ReadingOptions
+from agent_backtest.api.profiles import profile_document, write_profile
 from agent_backtest.cli.flags import with_groups
 from agent_backtest.cli.options import Inputs
 from agent_backtest.cli.output import STDOUT
+from agent_backtest.cli.profile_markdown import markdown
+from agent_backtest.cli.profile_tables import LEGEND, Table, notes, tables
 from agent_backtest.cli.terminal import SafeConsole
-from agent_backtest.profiling import markdown
-from agent_backtest.profiling.summary import LEGEND, Table, notes, tables
-from agent_backtest.runs.documents import document_bytes, write_document
-from agent_backtest.runs.profile import Profile
+
+if TYPE_CHECKING:
+    from agent_backtest.api.profiles import Profile
 
 LABELS = frozenset({"group", "tool", "model", "figure", "variant"})
 
@@ -94,12 +96,12 @@ def profile(
         reading=reading,
     )
     if output == STDOUT:
-        typer.echo(document_bytes(result).decode(), nl=False)
+        typer.echo(profile_document(result).decode(), nl=False)
         return
     if output:
-        write_document(output, result)
+        write_profile(result, output)
     if as_json:
-        typer.echo(document_bytes(result).decode(), nl=False)
+        typer.echo(profile_document(result).decode(), nl=False)
     elif as_markdown:
         typer.echo(markdown(result), nl=False)
     else:
