@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from agent_backtest.api.schemas import schema
     from agent_backtest.api.scoring import score
     from agent_backtest.api.sessions import ingest
+    from agent_backtest.api.shows import show
     from agent_backtest.api.simulate import simulate_generate, simulate_resume, simulate_run
     from agent_backtest.api.simulate_coverage import simulate_coverage
     from agent_backtest.api.simulate_judge import simulate_judge
@@ -81,6 +82,7 @@ _HOMES = {
     "read_sessions": "agent_backtest.api.units",
     "write_units": "agent_backtest.api.units",
     "ingest": "agent_backtest.api.sessions",
+    "show": "agent_backtest.api.shows",
 }
 __all__ = [
     "AgentOptions",
@@ -114,6 +116,7 @@ __all__ = [
     "resume",
     "schema",
     "score",
+    "show",
     "simulate_coverage",
     "simulate_generate",
     "simulate_judge",

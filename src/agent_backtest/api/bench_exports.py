@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from agent_backtest.api.options import PathLike
 from agent_backtest.bench.export import ExportOutcome, Written, export_training
 from agent_backtest.errors import UserError
+
+if TYPE_CHECKING:
+    from agent_backtest.api.options import PathLike
 
 __all__ = ["ExportOutcome", "Written", "bench_export"]
 

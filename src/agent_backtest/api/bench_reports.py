@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from agent_backtest.api.options import PathLike
 from agent_backtest.bench.results import (
     CSV_FILE,
     PAGE_FILE,
@@ -14,6 +14,9 @@ from agent_backtest.bench.results import (
     CaseMean,
     write_results,
 )
+
+if TYPE_CHECKING:
+    from agent_backtest.api.options import PathLike
 
 __all__ = ["BenchReport", "BenchSummary", "CaseMean", "ResultFiles", "bench_report"]
 

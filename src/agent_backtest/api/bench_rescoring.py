@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from agent_backtest.api.options import PathLike
+from typing import TYPE_CHECKING
+
 from agent_backtest.bench.rescore import RescoredEpisode, Rescoring, rescore
 from agent_backtest.statistics import Estimate
+
+if TYPE_CHECKING:
+    from agent_backtest.api.options import PathLike
 
 __all__ = ["Estimate", "RescoredEpisode", "Rescoring", "bench_rescore"]
 

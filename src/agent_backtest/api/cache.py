@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from agent_backtest.api.options import PathLike
 from agent_backtest.providers.cache import CacheStats, ResponseCache
 from agent_backtest.providers.config import default_cache_dir
+
+if TYPE_CHECKING:
+    from agent_backtest.api.options import PathLike
 
 __all__ = ["CacheStats", "ClearedCache", "cache_clear", "cache_stats"]
 

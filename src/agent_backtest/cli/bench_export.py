@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from agent_backtest import api
-from agent_backtest.api.bench_exports import Written
 from agent_backtest.cli.bench_report import AllowPartialOption, BenchRunArgument
 from agent_backtest.cli.terminal import SafeConsole
+
+if TYPE_CHECKING:
+    from agent_backtest.api.bench_exports import Written
 
 
 def export(

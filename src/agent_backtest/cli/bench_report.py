@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from agent_backtest import api
-from agent_backtest.api.bench_reports import BenchSummary, CaseMean
 from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.reporting.figures import clustered_rate as figure
+
+if TYPE_CHECKING:
+    from agent_backtest.api.bench_reports import BenchSummary, CaseMean
 
 BenchRunArgument = Annotated[
     Path,

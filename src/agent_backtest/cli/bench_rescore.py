@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
 import typer
 
 from agent_backtest import api
-from agent_backtest.api.bench_rescoring import Estimate, RescoredEpisode, Rescoring
 from agent_backtest.cli.terminal import SafeConsole
+
+if TYPE_CHECKING:
+    from agent_backtest.api.bench_rescoring import Estimate, RescoredEpisode, Rescoring
 
 
 def rescore(

@@ -10,16 +10,14 @@ from rich.table import Table as RichTable
 
 from agent_backtest import api
 from agent_backtest.api import ReadingOptions
-from agent_backtest.api.profiles import profile_document, write_profile
 from agent_backtest.cli.flags import with_groups
 from agent_backtest.cli.options import Inputs
 from agent_backtest.cli.output import STDOUT
-from agent_backtest.cli.profile_markdown import markdown
-from agent_backtest.cli.profile_tables import LEGEND, Table, notes, tables
 from agent_backtest.cli.terminal import SafeConsole
 
 if TYPE_CHECKING:
     from agent_backtest.api.profiles import Profile
+    from agent_backtest.cli.profile_tables import Table
 
 LABELS = frozenset({"group", "tool", "model", "figure", "variant"})
 
@@ -95,6 +93,10 @@ def profile(
         prices=prices,
         reading=reading,
     )
+    # Loaded with a profile, not with the command line: the profile's figure types come along.
+    from agent_backtest.api.profiles import profile_document, write_profile
+    from agent_backtest.cli.profile_markdown import markdown
+
     if output == STDOUT:
         typer.echo(profile_document(result).decode(), nl=False)
         return
@@ -110,6 +112,8 @@ def profile(
 
 def _print(result: Profile, output: Path | None) -> None:
     """The summary tables and the notes on what is not available."""
+    from agent_backtest.cli.profile_tables import LEGEND, notes, tables
+
     console = SafeConsole(highlight=False)
     for table in tables(result):
         console.print(_rich(table))
