@@ -73,3 +73,67 @@ def test_the_ground_floor_imports_nothing_above_it() -> None:
     assert imports_of("plugins") == {"errors"}
     assert imports_of("registry") == {"errors", "plugins"}
     assert imports_of("trace") <= {"errors", "redaction"}  # the floor: nothing above it
+
+
+# What the command line may import besides the API, the errors and itself, each with its reason.
+CLI_EXCEPTIONS: dict[str, str] = {
+    "agent_backtest.reporting.figures": "how a figure reads (a rate, its interval, a p-value): "
+    "one rule for the terminal and for the reports the jobs write",
+    "agent_backtest.runs.files": "a command's output file (-o) is written as every file of the "
+    "package is: private to its owner, and in place only once whole",
+}
+
+
+def runtime_imports(path: Path) -> set[str]:
+    """The agent_backtest modules a file imports when it runs: every import but those under
+    ``if TYPE_CHECKING:``, which name types for annotations and load nothing."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    checking = {
+        id(node)
+        for block in ast.walk(tree)
+        if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
+        for statement in block.body
+        for node in ast.walk(statement)
+    }
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in checking:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = (
+                [node.module]
+                if node.module != "agent_backtest"
+                else [f"agent_backtest.{alias.name}" for alias in node.names]
+            )
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            continue
+        found |= {name for name in names if name.startswith("agent_backtest")}
+    return found
+
+
+def cli_may_import(module: str) -> bool:
+    """The API (and what the package's top level exports of it), the errors, the command line's
+    own modules, and the listed exceptions."""
+    import agent_backtest
+
+    parts = module.split(".")
+    if len(parts) == 1:
+        return True  # the package itself: its lazy exports, the API's names
+    top_level = len(parts) == 2 and parts[1] in (*agent_backtest.__all__, "__version__")
+    return top_level or parts[1] in ("api", "cli", "errors") or module in CLI_EXCEPTIONS
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "cli").glob("*.py")), ids=lambda p: p.name)
+def test_the_command_line_prints_from_the_api(path: Path) -> None:
+    assert {m for m in runtime_imports(path) if not cli_may_import(m)} == set()
+
+
+def test_the_exceptions_are_still_needed() -> None:
+    used = set().union(*(runtime_imports(path) for path in (PACKAGE / "cli").glob("*.py")))
+    assert set(CLI_EXCEPTIONS) <= used
+
+
+def test_the_api_does_not_import_the_command_line() -> None:
+    assert "cli" not in imports_of("api")

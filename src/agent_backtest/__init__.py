@@ -1,9 +1,11 @@
 """agent-backtest: what a change to an LLM agent would have done on its recorded traces.
 
 The jobs are functions (``replay``, ``resume``, ``score``, ``report``, ``compare``, ``gate``,
-``profile``, ``read_sessions``, ``build_units``, ``bench_run``, ``bench_resume``) with their
-option groups and :class:`Run`, a run directory opened for reading. They are imported on first
-use, so ``import agent_backtest`` and the command line stay quick to start.
+``profile``, ``ingest``, ``show``, ``read_sessions``, ``build_units``, ``write_units``,
+``check_patch``, ``simulate_*``, ``bench_*``, ``cache_*``, ``config_files``, ``schema``) with
+their option groups, the typed roles (:class:`RoleSettings`, :class:`ModelRole`) and
+:class:`Run`, a run directory opened for reading. They are imported on first use, so
+``import agent_backtest`` and the command line stay quick to start.
 """
 
 from __future__ import annotations
@@ -19,25 +21,38 @@ if TYPE_CHECKING:
         CaseOptions,
         ExecutorOptions,
         JudgeOptions,
+        ModelRole,
         ReadingOptions,
+        RoleSettings,
         RolloutOptions,
         SelectionOptions,
+        bench_export,
+        bench_report,
+        bench_rescore,
         bench_resume,
         bench_run,
         build_units,
+        cache_clear,
+        cache_stats,
+        check_patch,
         compare,
+        config_files,
         gate,
+        ingest,
         profile,
         read_sessions,
         replay,
         report,
         resume,
+        schema,
         score,
+        show,
         simulate_coverage,
         simulate_generate,
         simulate_judge,
         simulate_resume,
         simulate_run,
+        write_units,
     )
     from agent_backtest.errors import InputError, UserError
     from agent_backtest.runs.run import Run
@@ -50,27 +65,40 @@ __all__ = [
     "ExecutorOptions",
     "InputError",
     "JudgeOptions",
+    "ModelRole",
     "ReadingOptions",
+    "RoleSettings",
     "RolloutOptions",
     "Run",
     "SelectionOptions",
     "UserError",
+    "bench_export",
+    "bench_report",
+    "bench_rescore",
     "bench_resume",
     "bench_run",
     "build_units",
+    "cache_clear",
+    "cache_stats",
+    "check_patch",
     "compare",
+    "config_files",
     "gate",
+    "ingest",
     "profile",
     "read_sessions",
     "replay",
     "report",
     "resume",
+    "schema",
     "score",
+    "show",
     "simulate_coverage",
     "simulate_generate",
     "simulate_judge",
     "simulate_resume",
     "simulate_run",
+    "write_units",
 ]
 # Where each name lives; the rest of __all__ is the API's.
 _HOMES = {

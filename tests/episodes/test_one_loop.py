@@ -82,7 +82,7 @@ def test_a_simulate_conversation_and_a_bench_episode_record_the_same_steps(
             flows_file(tmp_path / "flows.jsonl", [scripted("notes", *SAID)]),
             target=model_target(tmp_path),
             out=tmp_path / "run",
-            agent="sim/agent-model",
+            roles={"agent": "sim/agent-model"},
             config_file=config,
             skip_judge=True,
         )

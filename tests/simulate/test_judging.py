@@ -204,11 +204,11 @@ def test_the_python_function_checks_the_judge_before_writing(
         abt.simulate_judge(run)
     assert raised.value.parameter == "judge" and "no model for the judge role" in str(raised.value)
     with pytest.raises(abt.UserError) as raised:
-        abt.simulate_judge(run, judge="openai/gpt-4.1-mini")
+        abt.simulate_judge(run, roles={"judge": "openai/gpt-4.1-mini"})
     assert raised.value.parameter == "judge" and "OPENAI_API_KEY" in str(raised.value)
     assert not (run / "verdicts.jsonl").exists() and not (run / "judging.json").exists()
     with FakeOpenAI(reply=replies(PASS)) as judge:
         config = write_config(tmp_path, ("main", judge.base_url))
-        outcome = abt.simulate_judge(run, judge="main/grader", config_file=config)
+        outcome = abt.simulate_judge(run, roles={"judge": "main/grader"}, config_file=config)
     assert outcome.counts["pass"] == len(FLOWS) and outcome.judged == len(FLOWS)
     assert [verdict.flow_id for verdict in outcome.verdicts] == FLOWS

@@ -63,7 +63,7 @@ def test_the_servers_tools_are_listed_offered_and_called(tmp_path: Path, model: 
         flows_file(tmp_path / "flows.jsonl", flows),
         target=mcp_target(tmp_path),
         out=tmp_path / "run",
-        agent="sim/agent-model",
+        roles={"agent": "sim/agent-model"},
         config_file=config_file(tmp_path, model),
         skip_judge=True,
     )
@@ -95,7 +95,7 @@ def test_offered_tools_must_be_the_servers(tmp_path: Path, model: FakeOpenAI) ->
             flows_file(tmp_path / "flows.jsonl", [scripted("a", "hi")]),
             target=mcp_target(tmp_path, offered),
             out=tmp_path / "run",
-            agent="sim/agent-model",
+            roles={"agent": "sim/agent-model"},
             config_file=config_file(tmp_path, model),
             skip_judge=True,
         )

@@ -105,7 +105,7 @@ def run(tmp_path: Path, fake: FakeOpenAI, flows: list[dict], **options: Any) -> 
         flows_file(tmp_path / "flows.jsonl", flows),
         target=options.pop("target", None) or model_target(tmp_path),
         out=tmp_path / "run",
-        agent="sim/agent-model",
+        roles={"agent": "sim/agent-model"},
         config_file=config_file(tmp_path, fake),
         skip_judge=True,
         **options,
@@ -240,7 +240,7 @@ def test_an_agent_for_a_target_that_runs_its_own_model_is_refused(tmp_path: Path
             flows_file(tmp_path / "f.jsonl", [scripted("a", "hi")]),
             target=target,
             out=tmp_path / "r",
-            agent="sim/x",
+            roles={"agent": "sim/x"},
             skip_judge=True,
         )
 
@@ -309,7 +309,7 @@ def test_inline_tools_in_a_bad_shape_name_their_index(tmp_path: Path, model: Fak
             flows_file(tmp_path / "f.jsonl", [scripted("a", "hi")]),
             target=model_target(tmp_path, inline),
             out=tmp_path / "r",
-            agent="sim/agent-model",
+            roles={"agent": "sim/agent-model"},
             config_file=config_file(tmp_path, model),
             skip_judge=True,
         )

@@ -171,8 +171,8 @@ def test_a_simulated_user_needs_a_model_and_plays_until_the_stop_marker(
             f'[providers.sim]\ntype = "openai"\nbase_url = "{fake.base_url}"\napi_key_env = ""\n'
         )
         done = simulate_run(
-            flows, target=target, out=tmp_path / "r", user="sim/user-model", config_file=config,
-            skip_judge=True,
+            flows, target=target, out=tmp_path / "r", roles={"user": "sim/user-model"},
+            config_file=config, skip_judge=True,
         )  # fmt: skip
     [conversation] = done.conversations()
     assert [t.user for t in conversation.turns] == ["hello, I am Bo", "hello again"]

@@ -75,11 +75,14 @@ def play(tmp_path: Path, name: str, settings: Path, execution: ExecutorOptions) 
         flows_file(tmp_path / f"{name}.jsonl", flows),
         target=model_target(tmp_path),
         out=tmp_path / name,
-        agent="sim/agent-model",
-        user="sim/user-model",
+        roles={
+            "agent": "sim/agent-model",
+            "user": "sim/user-model",
+            "judge": "judges/judge-model",
+        },
         config_file=settings,
         concurrency=2,
-        judging=JudgingOptions(judge="judges/judge-model", config_file=settings),
+        judging=JudgingOptions(config_file=settings),
         execution=execution,
     )
     return tmp_path / name

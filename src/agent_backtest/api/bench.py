@@ -7,7 +7,7 @@ the run's lock is held from the first write to the last, grading included.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from agent_backtest.api.options import (
@@ -17,6 +17,7 @@ from agent_backtest.api.options import (
     PathLike,
     RolloutOptions,
 )
+from agent_backtest.api.roles import Roles, given_roles
 from agent_backtest.bench.benchmark import benchmark_path
 from agent_backtest.bench.models import EpisodeRecord
 from agent_backtest.bench.run import (
@@ -30,22 +31,27 @@ from agent_backtest.bench.run import (
     prepare_resume,
     start_run,
 )
+from agent_backtest.bench.tally import tally
 from agent_backtest.bench.users import SCRIPTED
 from agent_backtest.errors import UserError
 from agent_backtest.executors import RoleCalls, role_calls
 from agent_backtest.providers import load_model_config
-from agent_backtest.providers.config import ModelConfig, ModelRole
+from agent_backtest.providers.config import ModelConfig, ModelRole, RoleName
+from agent_backtest.providers.roles import RoleModel
 from agent_backtest.runs.files import private_mkdir
 from agent_backtest.runs.lock import run_lock
+
+# The roles of a bench run: the agent under test, the simulated user, the judge of its graders.
+BENCH_ROLES: tuple[RoleName, ...] = ("agent", "user", "judge")
+
+__all__ = ["BenchOutcome", "EpisodeRecord", "bench_resume", "bench_run", "engineering_errors"]
 
 
 def bench_run(
     benchmark: PathLike,
     *,
-    agent: str,
-    user: str,
+    roles: Roles,
     out: PathLike,
-    judge: str | None = None,
     cases: CaseOptions | None = None,
     rollouts: RolloutOptions | None = None,
     calls: CallOptions | None = None,
@@ -57,23 +63,27 @@ def bench_run(
     ``out``, then grade the episodes against the gold.
 
     ``benchmark`` is a benchmark directory, or a shipped benchmark's name (``tau_airline``).
-    ``agent`` and ``judge`` are ``provider/model``; ``user`` is a model too, or ``scripted`` for
-    a user that plays each case's ``metadata.user_turns`` (else its instruction) and then the
-    stop marker. ``calls`` sets how every role's calls are made (timeouts, retries, cache);
+    ``roles`` names the models: ``agent`` (the model under test) and ``user`` are needed, and
+    ``judge`` for a benchmark whose graders ask one; ``user`` may be ``"scripted"`` for a user
+    that plays each case's ``metadata.user_turns`` (else its instruction) and then the stop
+    marker. ``calls`` sets how every role's calls are made (timeouts, retries, cache);
     ``execution`` where the agent's and the user's are made (here, or on Ray workers: the
     episodes, their environments and the gold stay in this process; a ``local/...`` model is
     loaded by every worker, from the same path). Nothing is written and nothing is sent until
     every check has passed; a failed check raises :class:`~agent_backtest.errors.UserError`
     naming the parameter at fault.
     """
+    models = given_roles(roles, BENCH_ROLES)
+    for needed in ("agent", "user"):
+        if needed not in models:
+            raise UserError(f"a bench run needs its {needed} role: roles={{{needed!r}: …}}", needed)
     calls, execution = calls or CallOptions(), execution or ExecutorOptions()
     execution.check()
     config = load_model_config(Path(config_file) if config_file else None)
-    roles = _roles(agent, user, judge, calls, config)
     plan = plan_run(
         benchmark_path(benchmark),
         Path(out),
-        roles,
+        _roles(models, calls, config),
         config,
         _case_choice(cases or CaseOptions()),
         _rollout_choice(rollouts or RolloutOptions()),
@@ -111,6 +121,12 @@ def bench_resume(
         return execute(plan, done, _calls_on(execution, plan), on_episode)
 
 
+def engineering_errors(outcome: BenchOutcome) -> dict[str, int]:
+    """How many of the outcome's episodes ended in each kind of engineering error (they get no
+    reward and stay out of the means), by kind in name order."""
+    return tally(outcome.records, outcome.grades).errors
+
+
 def _calls_on(execution: ExecutorOptions, plan: BenchPlan) -> RoleCalls:
     """Each rollout role's calls made by its own executor of ``execution``'s kind; on Ray the
     roles share the cluster's CPUs, each worker holding its part of one."""
@@ -119,15 +135,14 @@ def _calls_on(execution: ExecutorOptions, plan: BenchPlan) -> RoleCalls:
 
 
 def _roles(
-    agent: str, user: str, judge: str | None, calls: CallOptions, config: ModelConfig
+    models: Mapping[RoleName, RoleModel], calls: CallOptions, config: ModelConfig
 ) -> dict[str, ModelRole]:
     """The run's roles: agent; user unless scripted; judge when named."""
-    roles = {"agent": calls.role("agent", agent, config)}
-    if user != SCRIPTED:
-        roles["user"] = calls.role("user", user, config)
-    if judge is not None:
-        roles["judge"] = calls.role("judge", judge, config)
-    return roles
+    return {
+        name: calls.role(name, models[name], config)
+        for name in BENCH_ROLES
+        if name in models and not (name == "user" and models[name] == SCRIPTED)
+    }
 
 
 def _existing(directory: Path) -> Path:

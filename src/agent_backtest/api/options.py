@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Literal
 
 from agent_backtest.errors import UserError
 from agent_backtest.providers.config import ModelConfig, ModelRole
-from agent_backtest.providers.roles import resolve_role
+from agent_backtest.providers.roles import RoleModel, resolve_role
 from agent_backtest.runs.manifest import (
     BatchSettings,
     ExclusionRecord,
@@ -213,8 +213,9 @@ class CallOptions:
     cache_dir: PathLike | None = None
     """Where the response cache lives [default: the user cache dir]."""
 
-    def role(self, name: str, model: str | None, config: ModelConfig) -> ModelRole:
-        """The role ``name`` with these settings over the config's and the defaults."""
+    def role(self, name: str, model: RoleModel | None, config: ModelConfig) -> ModelRole:
+        """The role ``name`` played by ``model``, with these settings over the config's and the
+        defaults (over a resolved :class:`ModelRole`'s own)."""
         return resolve_role(
             name,  # type: ignore[arg-type]
             config,
@@ -286,35 +287,17 @@ class ExecutorOptions:
 
 @dataclass
 class JudgeOptions:
-    """How text answers and free-text arguments are graded."""
+    """How text answers and free-text arguments are graded (the judges themselves are roles:
+    ``roles={"judge": …, "fallback_judge": …}``)."""
 
-    judge: str | None = None
-    """LLM judge (provider/model); without one, text gets a labelled token-overlap similarity."""
-    fallback_judge: str | None = None
-    """Asked when the judge's verdict is still invalid after one retry."""
     judge_repeats: int = 1
     """Ask the judge N times (different seeds) and record their agreement."""
     exact_strings: bool = False
     """Compare string arguments exactly (no case, whitespace or punctuation normalisation)."""
 
-    def roles(
-        self, config: ModelConfig, cache: bool = True, cache_dir: PathLike | None = None
-    ) -> dict[str, ModelRole]:
-        """The judge roles asked for (none without a judge, whatever the config says); a run's
-        ``cache`` and ``cache_dir`` apply to its judges too."""
-        if self.fallback_judge and not self.judge:
-            raise UserError("a fallback judge needs a judge: name --judge too", "fallback_judge")
+    def __post_init__(self) -> None:
         if self.judge_repeats < 1:
             raise UserError(f"must be at least 1, got {self.judge_repeats}", "judge_repeats")
-        caching = {"cache": None if cache else False, "cache_dir": _text(cache_dir)}
-        roles = {}
-        if self.judge:
-            roles["judge"] = resolve_role("judge", config, self.judge, **caching)
-        if self.fallback_judge:
-            roles["fallback_judge"] = resolve_role(
-                "fallback_judge", config, self.fallback_judge, **caching
-            )
-        return roles
 
 
 @dataclass

@@ -18,7 +18,32 @@ from agent_backtest.profiling import (
     sessions_by_id,
 )
 from agent_backtest.profiling.cases import RunAnnotation
-from agent_backtest.runs.profile import GroupBy, InputRead, Profile
+from agent_backtest.runs.documents import document_bytes, write_document
+from agent_backtest.runs.profile import (
+    Availability,
+    CostFigure,
+    DistributionFigure,
+    GroupBy,
+    InputRead,
+    Profile,
+    ProfileGroup,
+    TallyFigure,
+    Times,
+)
+
+# The profile and the figures it is made of, for a caller that reads or shows them.
+__all__ = [
+    "Availability",
+    "CostFigure",
+    "DistributionFigure",
+    "Profile",
+    "ProfileGroup",
+    "TallyFigure",
+    "Times",
+    "profile",
+    "profile_document",
+    "write_profile",
+]
 
 
 def profile(
@@ -59,6 +84,16 @@ def profile(
         summary = stream.summaries[-1]
         profiler.add(session, summary.file, summary.format)
     return profiler.result([_input(s) for s in stream.summaries])
+
+
+def profile_document(result: Profile) -> bytes:
+    """The profile as its JSON file holds it: indented, keys sorted, a final newline."""
+    return document_bytes(result)
+
+
+def write_profile(result: Profile, path: PathLike) -> None:
+    """Write the profile's JSON document to ``path`` (atomically, readable by its owner only)."""
+    write_document(Path(path), result)
 
 
 def _path(value: PathLike | None) -> Path | None:

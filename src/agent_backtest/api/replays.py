@@ -21,9 +21,12 @@ from agent_backtest.api.options import (
     ReadingOptions,
     SelectionOptions,
 )
+from agent_backtest.api.roles import JUDGES, Roles, given_roles, judges
 from agent_backtest.api.scoring import score_locked, score_settings
 from agent_backtest.errors import UserError
 from agent_backtest.providers import load_model_config
+from agent_backtest.providers.config import RoleName
+from agent_backtest.providers.roles import RoleModel
 from agent_backtest.replaying.batch import check_batch
 from agent_backtest.replaying.jobs import Job
 from agent_backtest.replaying.plan import JUDGE_ROLES, ReplayPlan, check_judges, plan_replay
@@ -53,8 +56,9 @@ class RunEvents(ReplayHooks):
 def replay(
     inputs: PathLike | Sequence[PathLike],
     *,
-    model: str,
+    model: RoleModel,
     out: PathLike,
+    roles: Roles | None = None,
     k: int = 1,
     seed: int = 0,
     reading: ReadingOptions | None = None,
@@ -77,8 +81,10 @@ def replay(
     """Replay every selected unit of ``inputs`` on ``model`` into the run directory ``out``,
     then score it against production (unless ``score`` is False).
 
-    ``inputs`` are trace files in any supported format, or one units JSONL. ``model`` is
-    ``provider/model``, or ``trace`` for the model that served each step. Nothing is written and
+    ``inputs`` are trace files in any supported format, or one units JSONL. ``model`` is the
+    candidate: ``provider/model``, ``trace`` for the model that served each step, or a typed
+    role as ``roles`` takes them. ``roles`` names the judges (``judge``, ``fallback_judge``) of
+    the scoring; without one, text gets a labelled token-overlap similarity. Nothing is written and
     nothing is sent until every check has passed; a failed check raises
     :class:`~agent_backtest.errors.UserError` naming the parameter at fault. With
     ``batching.batch`` the candidate's calls go through its provider's batch API (the judges
@@ -92,12 +98,14 @@ def replay(
     reading, agent = reading or ReadingOptions(), agent or AgentOptions()
     selection, calls = selection or SelectionOptions(), calls or CallOptions()
     judging, execution = judging or JudgeOptions(), execution or ExecutorOptions()
+    judge_models = given_roles(roles, JUDGES)
     execution.check()
     config = load_model_config(Path(config_file) if config_file else None)
-    roles = {"candidate": calls.role("candidate", model, config)}
-    roles |= judging.roles(config, calls.cache, calls.cache_dir) if score else {}
+    resolved = {"candidate": calls.role("candidate", model, config)}
+    cache_dir = str(calls.cache_dir) if calls.cache_dir is not None else None
+    resolved |= judges(judge_models, config, calls.cache, cache_dir) if score else {}
     settings = ReplaySettings(
-        roles=roles,
+        roles=resolved,
         k=k,
         seed=seed,
         config_file=str(config_file) if config_file else None,
@@ -158,13 +166,16 @@ def replay(
             if hooks is not None:
                 hooks.on_scored(directory.path, outcome)
         else:
-            _score_after(directory, result, score, judging, AgentOptions(), config_file, hooks)
+            _score_after(
+                directory, result, score, judge_models, judging, AgentOptions(), config_file, hooks
+            )
     return Run(directory.path)
 
 
 def resume(
     run: PathLike | Run,
     *,
+    roles: Roles | None = None,
     retry_errors: bool = False,
     repair: bool = False,
     calls: CallOptions | None = None,
@@ -182,10 +193,12 @@ def resume(
     may be finished by another executor than the one that started it.
 
     A batch run first polls the batches it made; ``batching.batch`` sends the rest of any run
-    in batches from now on (with its poll interval and size)."""
+    in batches from now on (with its poll interval and size). ``roles`` names judges for its
+    scoring instead of the ones the run recorded."""
     directory = RunDirectory(run.path if isinstance(run, Run) else Path(run))
     overrides = (calls or CallOptions()).overrides()
     judging, agent = judging or JudgeOptions(), agent or AgentOptions()
+    judge_models = given_roles(roles, JUDGES)
     execution = execution or ExecutorOptions()
     execution.check()
     with run_lock(_existing(directory), "resume"):
@@ -197,15 +210,15 @@ def resume(
             check_batch(manifest.config.candidate, refs, config)
         _one_way_of_sending(manifest.config.batch, execution)
         if score:  # the judges are checked before anything is sent again
-            judges = list(judging.roles(config).values())
-            check_judges(judges, [str(ref) for ref in refs], config)
+            named = list(judges(judge_models, config).values())
+            check_judges(named, [str(ref) for ref in refs], config)
         done = begin_resume(directory, manifest, retry_errors, repair)
         result = replay_run(
             directory, manifest, config, refs, done, credential_command, hooks, None,
             execution.executor, execution.ray_address,
         )  # fmt: skip
         source = manifest.config.config_file
-        _score_after(directory, result, score, judging, agent, source, hooks)
+        _score_after(directory, result, score, judge_models, judging, agent, source, hooks)
     return Run(directory.path)
 
 
@@ -228,6 +241,7 @@ def _score_after(
     directory: RunDirectory,
     result: ReplayResult,
     score: bool,
+    judge_models: Mapping[RoleName, RoleModel],
     judging: JudgeOptions,
     agent: AgentOptions,
     config_file: PathLike | None,
@@ -239,7 +253,7 @@ def _score_after(
         recorded = {
             name: role for name, role in result.manifest.config.roles.items() if name in JUDGE_ROLES
         }
-        outcome = score_locked(directory, judging, agent, config_file, recorded)
+        outcome = score_locked(directory, judge_models, judging, agent, config_file, recorded)
         if hooks is not None:
             hooks.on_scored(directory.path, outcome)
 

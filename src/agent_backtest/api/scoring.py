@@ -6,9 +6,11 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from agent_backtest.api.options import AgentOptions, JudgeOptions, PathLike
+from agent_backtest.api.roles import JUDGES, Roles, given_roles, judges
 from agent_backtest.errors import UserError
 from agent_backtest.providers import load_model_config
-from agent_backtest.providers.config import ModelRole
+from agent_backtest.providers.config import ModelRole, RoleName
+from agent_backtest.providers.roles import RoleModel
 from agent_backtest.runs import RunDirectory
 from agent_backtest.runs.lock import run_lock
 from agent_backtest.runs.manifest import RunManifest
@@ -21,6 +23,7 @@ from agent_backtest.units.gold import GoldCheck
 def score(
     run: PathLike | Run,
     *,
+    roles: Roles | None = None,
     judging: JudgeOptions | None = None,
     agent: AgentOptions | None = None,
     config_file: PathLike | None = None,
@@ -29,18 +32,21 @@ def score(
     """Score every result of ``run``: scores.jsonl and summary.json (an earlier scoring with
     other settings is kept beside them under its scoring id).
 
-    Without a judge, text answers get a labelled token-overlap similarity, never a verdict,
-    and ``workers`` processes share the answers (default: one per core, on runs of thousands
-    of answers; the files are the same whatever the number).
+    ``roles`` names the judges (``judge``, ``fallback_judge``). Without a judge, text answers
+    get a labelled token-overlap similarity, never a verdict, and ``workers`` processes share
+    the answers (default: one per core, on runs of thousands of answers; the files are the same
+    whatever the number).
     The agent rules default to the ones the run was made with; the model config to the run's.
     """
     if workers is not None and workers < 1:
         raise UserError(f"needs at least one worker, not {workers}", "workers")
+    judge_models = given_roles(roles, JUDGES)
     directory = RunDirectory(run.path if isinstance(run, Run) else Path(run))
     directory.load_manifest()  # a folder that is not a run fails before the lock is made
     with run_lock(directory.path, "score"):
         return score_locked(
             directory,
+            judge_models,
             judging or JudgeOptions(),
             agent or AgentOptions(),
             config_file,
@@ -50,6 +56,7 @@ def score(
 
 def score_locked(
     directory: RunDirectory,
+    judge_models: Mapping[RoleName, RoleModel],
     judging: JudgeOptions,
     agent: AgentOptions,
     config_file: PathLike | None,
@@ -57,11 +64,11 @@ def score_locked(
     workers: int | None = None,
 ) -> ScoreOutcome:
     """:func:`score`, for a caller that already holds the run's lock; ``recorded_judges`` are
-    used when ``judging`` names no judge."""
+    used when ``judge_models`` names no judge."""
     manifest = directory.load_manifest()
     source = config_file or manifest.config.config_file
     config = load_model_config(Path(source) if source else None)
-    roles = judging.roles(config) or dict(recorded_judges or {})
+    roles = judges(judge_models, config) or dict(recorded_judges or {})
     agent_config = agent.config() if agent.given else manifest.config.agent
     if agent_config.answer_keys:
         check_gold(directory, manifest, Path(agent_config.answer_keys))

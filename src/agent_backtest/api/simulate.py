@@ -16,10 +16,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agent_backtest.api.options import ExecutorOptions, PathLike
+from agent_backtest.api.roles import JUDGES, Roles, given_roles
 from agent_backtest.errors import UserError
 from agent_backtest.providers import ModelConfig, load_model_config
-from agent_backtest.providers.config import ModelRole
-from agent_backtest.providers.roles import resolve_role
+from agent_backtest.providers.config import ModelRole, RoleName
+from agent_backtest.providers.roles import RoleModel, resolve_role
 from agent_backtest.runs.files import private_mkdir
 from agent_backtest.runs.lock import run_lock
 from agent_backtest.simulate.generation import (
@@ -49,8 +50,24 @@ from agent_backtest.simulate.plan import (
     plan_simulation,
 )
 from agent_backtest.simulate.run import SimulateHooks, play_run, write_start
-from agent_backtest.simulate.selection import FlowSelection
+from agent_backtest.simulate.selection import FlowSelection, describe_left_out
 from agent_backtest.simulate.targets.turns import DEFAULT_RESULT_CHARS
+
+__all__ = [
+    "ConversationRecord",
+    "GenerateOptions",
+    "Generated",
+    "IsolationOptions",
+    "JudgingOptions",
+    "SimulateHooks",
+    "SimulateRun",
+    "simulate_generate",
+    "simulate_resume",
+    "simulate_run",
+]
+# The roles a simulate run has: the agent of a model target, the simulated user, the teacher
+# that writes flows (with ``generate``) and the judges.
+RUN_ROLES: tuple[RoleName, ...] = ("agent", "user", "teacher", *JUDGES)
 
 
 @dataclass(frozen=True)
@@ -62,6 +79,11 @@ class SimulateRun:
     judging: JudgingOutcome | None = None
     """The judge stage's verdicts; None when it was skipped."""
 
+    @property
+    def left_out(self) -> str:
+        """How many flows the selection left out and why, in words; empty when none."""
+        return describe_left_out(self.manifest.selection.left_out)
+
     def conversations(self) -> list[ConversationRecord]:
         """The recorded conversations, in the order they ended."""
         return read_conversations(self.path / CONVERSATIONS)
@@ -72,8 +94,7 @@ def simulate_run(
     *,
     target: PathLike,
     out: PathLike,
-    user: str | None = None,
-    agent: str | None = None,
+    roles: Roles | None = None,
     families: Sequence[str] = (),
     per_family: int | None = None,
     offset: int = 0,
@@ -106,21 +127,25 @@ def simulate_run(
     ``ledger`` names a team ledger file (Markdown) the run's findings are appended to, once,
     when every conversation has a verdict.
 
-    ``user`` (provider/model) plays the flows with a simulated user; ``agent`` (provider/model)
-    is the model of a ``model`` target, the built-in agent loop. Flows that may change the
-    agent's data are refused unless ``isolation`` skips or isolates them. Then every
-    conversation is judged (``judging``: the judges, owners, tools and checks, as
-    :func:`~agent_backtest.simulate_judge` takes them), unless ``skip_judge``. ``execution``
-    says where the agent's and the user's model calls are made (here, or on a Ray cluster);
-    the conversations and the run directory are the same either way. Nothing is written
-    and nothing is sent until every check has passed; a failed check raises
-    :class:`~agent_backtest.errors.UserError` naming the parameter at fault.
+    ``roles`` names the models: ``user`` plays the flows with a simulated user; ``agent`` is the
+    model of a ``model`` target, the built-in agent loop; ``teacher`` writes the flows with
+    ``generate``; ``judge`` and ``fallback_judge`` judge the conversations (each else
+    ``[roles.NAME]`` of the config). Flows that may change the agent's data are refused unless
+    ``isolation`` skips or isolates them. Then every conversation is judged (``judging``: the
+    owners, tools and checks, as :func:`~agent_backtest.simulate_judge` takes them), unless
+    ``skip_judge``. ``execution`` says where the agent's, the user's and the judges' model calls
+    are made (here, or on a Ray cluster); the conversations and the run directory are the same
+    either way. Nothing is written and nothing is sent until every check has passed; a failed
+    check raises :class:`~agent_backtest.errors.UserError` naming the parameter at fault.
     """
     execution = _checked(execution)
-    judge = _judge_stage(skip_judge, judging, config_file, None)
+    models = given_roles(roles, RUN_ROLES)
+    if "teacher" in models and generate is None:
+        raise UserError("the teacher writes flows to play: give generate too", "roles")
+    judge = _judge_stage(skip_judge, _with_judges(judging, models), config_file, None)
     config = load_model_config(Path(config_file) if config_file else None)
-    role = _user_role(config, user)
-    generation = plan_generation(generate, config) if generate else None
+    role = _user_role(config, models.get("user"))
+    generation = plan_generation(_with_teacher(generate, models), config) if generate else None
     plan = plan_simulation(
         _flows_source(flows, generate, from_run),
         Path(target),
@@ -139,7 +164,7 @@ def simulate_run(
         user_role=role,
         config=config,
         config_file=Path(config_file) if config_file else None,
-        agent=agent,
+        agent=models.get("agent"),
         agent_config_file=Path(agent_config) if agent_config else None,
         concurrency=concurrency,
         result_chars=result_chars,
@@ -183,10 +208,10 @@ def simulate_generate(
     tools: PathLike,
     out: PathLike,
     per_family: int,
-    teacher: str | None = None,
+    roles: Roles | None = None,
     config_file: PathLike | None = None,
 ) -> Generated:
-    """Have the ``teacher`` model (provider/model; else ``[roles.teacher]`` of the config)
+    """Have the teacher model (``roles["teacher"]``; else ``[roles.teacher]`` of the config)
     write exactly ``per_family`` flows for each family of the ``capabilities`` file, with the
     ``tools`` file as the agent's tool catalogue, into the new flows file ``out`` (JSONL).
 
@@ -194,6 +219,7 @@ def simulate_generate(
     :class:`~agent_backtest.simulate.generation.GenerationError` naming the count missing per
     family, and nothing is written.
     """
+    teacher = given_roles(roles, ("teacher",)).get("teacher")
     config = load_model_config(Path(config_file) if config_file else None)
     options = GenerateOptions(Path(capabilities), Path(tools), per_family, teacher)
     plan = plan_generation(options, config)
@@ -206,6 +232,7 @@ def simulate_generate(
 def simulate_resume(
     run: PathLike,
     *,
+    roles: Roles | None = None,
     concurrency: int | None = None,
     snapshot_cmd: str | None = None,
     restore_cmd: str | None = None,
@@ -217,13 +244,14 @@ def simulate_resume(
 ) -> SimulateRun:
     """Finish a run: play only the flows with no recorded conversation (and, with
     ``retry_errors``, those whose conversation ended in a transport error), then judge every
-    conversation without a verdict (``judging`` filled from the run's earlier judging); by
-    either executor, whichever started the run."""
+    conversation without a verdict (``roles``' judges and ``judging`` filled from the run's
+    earlier judging); by either executor, whichever started the run."""
     execution = _checked(execution)
+    models = given_roles(roles, JUDGES)
     path = Path(run)
     if not path.is_dir():
         raise UserError(f"{path} is not a run directory", "resume")
-    judge = _judge_stage(skip_judge, judging, None, path)
+    judge = _judge_stage(skip_judge, _with_judges(judging, models), None, path)
     with run_lock(path, "resume"):
         plan = plan_resume(
             path, concurrency=concurrency, snapshot_cmd=snapshot_cmd, restore_cmd=restore_cmd
@@ -250,7 +278,24 @@ def _checked(execution: ExecutorOptions | None) -> ExecutorOptions:
     return execution
 
 
-def _user_role(config: ModelConfig, user: str | None) -> ModelRole | None:
+def _with_judges(
+    judging: JudgingOptions | None, models: dict[RoleName, RoleModel]
+) -> JudgingOptions:
+    """The judging options with the judges of ``roles``, where the API names them."""
+    options = judging or JudgingOptions()
+    if options.judge is not None or options.fallback_judge is not None:
+        raise UserError("name the judges in roles: roles={'judge': …}", "judging")
+    return replace(options, judge=models.get("judge"), fallback_judge=models.get("fallback_judge"))
+
+
+def _with_teacher(generate: GenerateOptions, models: dict[RoleName, RoleModel]) -> GenerateOptions:
+    """The generation options with the teacher of ``roles``, where the API names it."""
+    if generate.teacher is not None:
+        raise UserError("name the teacher in roles: roles={'teacher': …}", "generate")
+    return replace(generate, teacher=models.get("teacher"))
+
+
+def _user_role(config: ModelConfig, user: RoleModel | None) -> ModelRole | None:
     """The user role: the model named, else ``[roles.user]`` of the config, else none."""
     configured = config.roles.get("user")
     if user is None and (configured is None or configured.model is None):

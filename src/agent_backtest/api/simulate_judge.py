@@ -7,14 +7,16 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agent_backtest.api.options import PathLike
+from agent_backtest.api.roles import JUDGES, Roles, given_roles
 from agent_backtest.simulate.judging import JudgingOptions, JudgingOutcome, Rejudge, judge_run
+
+__all__ = ["JudgingOutcome", "Rejudge", "simulate_judge"]
 
 
 def simulate_judge(
     run: PathLike,
     *,
-    judge: str | None = None,
-    fallback_judge: str | None = None,
+    roles: Roles | None = None,
     owners: PathLike | None = None,
     tools: PathLike | None = None,
     checks: Sequence[str] = (),
@@ -25,17 +27,18 @@ def simulate_judge(
 ) -> JudgingOutcome:
     """Judge the conversations of the simulate run ``run``: verdicts.jsonl and judging.json.
 
-    ``judge`` and ``fallback_judge`` are provider/model (default: the run's earlier judging,
-    else ``[roles.judge]`` of the config); ``owners`` a file replacing the owner taxonomy;
+    ``roles`` names the ``judge`` and the ``fallback_judge`` (default: the run's earlier
+    judging, else ``[roles.judge]`` of the config); ``owners`` a file replacing the owner taxonomy;
     ``tools`` the agent's tool definitions (OpenAI function format) for the catalogue and the
     schema check; ``checks`` the user's checks as ``module:function``. A run judged before
     needs ``resume`` (judge the rest) or ``rejudge`` (``"uncertain"``: ask again where no
     verdict was reached; ``"all"``). Everything is checked before a verdict is written or a
     judge is asked.
     """
+    judges = given_roles(roles, JUDGES)
     options = JudgingOptions(
-        judge=judge,
-        fallback_judge=fallback_judge,
+        judge=judges.get("judge"),
+        fallback_judge=judges.get("fallback_judge"),
         owners=Path(owners) if owners is not None else None,
         tools=Path(tools) if tools is not None else None,
         checks=tuple(checks),

@@ -112,6 +112,11 @@ class Written:
     excluded: Counter[str]
     excluded_groups: dict[str, list[str]] = field(default_factory=dict)
 
+    @property
+    def meta(self) -> Path:
+        """The file beside it that names its source and every episode's eligibility."""
+        return meta_path(self.path)
+
 
 @dataclass
 class ExportOutcome:

@@ -17,6 +17,7 @@ from agent_backtest.bench.models import EpisodeRecord, GradeRecord
 from agent_backtest.bench.reading import BenchRun, error_kind, passed
 from agent_backtest.reporting.assets import page
 from agent_backtest.reporting.charts import RateBar, rate_chart
+from agent_backtest.reporting.figures import clustered_rate as figure
 from agent_backtest.reporting.markup import Markup, escape, join, tag
 from agent_backtest.reporting.report_page import warnings_section
 from agent_backtest.trace import Message
@@ -58,16 +59,6 @@ def render_page(run: BenchRun, summary: BenchSummary) -> str:
         ]
     )
     return page(escape(title), body)
-
-
-def figure(estimate: CaseMean) -> str:
-    """``0.420 [0.300, 0.550]``; ``n/a`` for a mean over nothing; a note without an interval."""
-    if estimate.mean is None:
-        return "n/a"
-    if estimate.ci95 is None:
-        return f"{estimate.mean:.3f} (no interval: {estimate.cases} case)"
-    low, high = estimate.ci95
-    return f"{estimate.mean:.3f} [{low:.3f}, {high:.3f}]"
 
 
 def facts_section(summary: BenchSummary) -> Markup:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agent_backtest.bench.export import Written, export_training, meta_path
+from agent_backtest import api
 from agent_backtest.cli.bench_report import AllowPartialOption, BenchRunArgument
 from agent_backtest.cli.terminal import SafeConsole
+
+if TYPE_CHECKING:
+    from agent_backtest.api.bench_exports import Written
 
 
 def export(
@@ -44,7 +47,7 @@ def export(
     allow_partial: AllowPartialOption = False,
 ) -> None:
     """Write a bench run's eligible episodes as training data: SFT chat JSONL, RL prompt groups."""
-    outcome = export_training(
+    outcome = api.bench_export(
         run, sft=sft, rl=rl, min_reward=min_reward, allow_partial=allow_partial
     )
     console = SafeConsole(highlight=False, soft_wrap=True)
@@ -58,8 +61,7 @@ def written_lines(what: str, written: Written, episodes: int) -> list[str]:
     """What one export file holds, and how many episodes each reason left out."""
     left_out = sum(written.excluded.values())
     lines = [
-        f"wrote {written.rows} {what} to {written.path} (source and eligibility in "
-        f"{meta_path(written.path)})"
+        f"wrote {written.rows} {what} to {written.path} (source and eligibility in {written.meta})"
     ]
     if left_out:
         lines.append(f"  of {episodes} episodes, left out by reason (one may have several):")

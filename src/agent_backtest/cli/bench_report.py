@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agent_backtest.bench.page import figure
-from agent_backtest.bench.results import (
-    CSV_FILE,
-    PAGE_FILE,
-    SUMMARY_FILE,
-    BenchSummary,
-    CaseMean,
-    write_results,
-)
+from agent_backtest import api
 from agent_backtest.cli.terminal import SafeConsole
+from agent_backtest.reporting.figures import clustered_rate as figure
+
+if TYPE_CHECKING:
+    from agent_backtest.api.bench_reports import BenchSummary, CaseMean
 
 BenchRunArgument = Annotated[
     Path,
@@ -35,13 +31,13 @@ AllowPartialOption = Annotated[
 
 def report(run: BenchRunArgument, allow_partial: AllowPartialOption = False) -> None:
     """Write summary.json, results.csv and report.html into a bench run; print pass^k."""
-    summary = write_results(run, allow_partial=allow_partial)
+    written = api.bench_report(run, allow_partial=allow_partial)
+    summary, files = written.summary, written.files
     console = SafeConsole(highlight=False, soft_wrap=True)
     for line in summary_lines(summary):
         console.print(line, markup=False)
     console.print(
-        f"wrote {run / SUMMARY_FILE}, {run / CSV_FILE} ({summary.counts.episodes} rows) and "
-        f"{run / PAGE_FILE}",
+        f"wrote {files.summary}, {files.csv} ({summary.counts.episodes} rows) and {files.page}",
         markup=False,
     )
 

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
 import typer
 
-from agent_backtest.bench import rescore as rescoring
+from agent_backtest import api
 from agent_backtest.cli.terminal import SafeConsole
-from agent_backtest.statistics import Estimate
+
+if TYPE_CHECKING:
+    from agent_backtest.api.bench_rescoring import Estimate, RescoredEpisode, Rescoring
 
 
 def rescore(
@@ -43,14 +45,14 @@ def rescore(
     graded against the task its file embeds (final state and outputs); one that never ended gets
     0, as in τ-bench.
     """
-    result = rescoring.rescore(trajectories, env)
+    result = api.bench_rescore(trajectories, env=env)
     if as_json:
         typer.echo(orjson.dumps(document(result), option=orjson.OPT_INDENT_2).decode())
     else:
         print_rescoring(SafeConsole(highlight=False), result, env)
 
 
-def document(result: rescoring.Rescoring) -> dict[str, Any]:
+def document(result: Rescoring) -> dict[str, Any]:
     """The rescoring as plain data: pass^k by k, the agreement count, every episode."""
     return {
         "pass_hat_k": {str(k): _estimate(estimate) for k, estimate in result.pass_hat_k.items()},
@@ -59,7 +61,7 @@ def document(result: rescoring.Rescoring) -> dict[str, Any]:
     }
 
 
-def print_rescoring(console: SafeConsole, result: rescoring.Rescoring, env: str) -> None:
+def print_rescoring(console: SafeConsole, result: Rescoring, env: str) -> None:
     """pass^k with intervals, then the agreement with the recorded rewards and each exception."""
     tasks = len({episode.task for episode in result.episodes})
     console.print(
@@ -85,7 +87,7 @@ def _rate(estimate: Estimate) -> str:
     return f"{estimate.mean:.3f} [{estimate.low:.3f}, {estimate.high:.3f}]"
 
 
-def _disagreement(episode: rescoring.RescoredEpisode) -> str:
+def _disagreement(episode: RescoredEpisode) -> str:
     recorded = "none" if episode.recorded_reward is None else f"{episode.recorded_reward:g}"
     why = "; ".join(f"{name}: {reason}" for name, reason in episode.reasons.items())
     line = f"task {episode.task} trial {episode.trial}: {episode.reward:g}, recorded {recorded}"
@@ -102,7 +104,7 @@ def _estimate(estimate: Estimate) -> dict[str, Any]:
     }
 
 
-def _episode(episode: rescoring.RescoredEpisode) -> dict[str, Any]:
+def _episode(episode: RescoredEpisode) -> dict[str, Any]:
     return {
         "task": episode.task,
         "trial": episode.trial,

@@ -9,10 +9,8 @@ import typer
 
 from agent_backtest.api import CallOptions, CaseOptions, ExecutorOptions, RolloutOptions
 from agent_backtest.api import bench as api
-from agent_backtest.bench.models import EpisodeRecord
-from agent_backtest.bench.results import CSV_FILE, PAGE_FILE, SUMMARY_FILE
-from agent_backtest.bench.run import BenchOutcome
-from agent_backtest.bench.tally import tally
+from agent_backtest.api.bench import BenchOutcome, EpisodeRecord
+from agent_backtest.api.bench_reports import ResultFiles
 from agent_backtest.cli.bench_report import summary_lines
 from agent_backtest.cli.flags import with_groups
 from agent_backtest.cli.terminal import SafeConsole
@@ -122,12 +120,11 @@ def run(
     else:
         if benchmark is None or not agent or not user or out is None:
             raise UserError("give BENCHMARK, --agent, --user and --out (or --resume DIR)")
+        roles = {"agent": agent, "user": user} | ({"judge": judge} if judge else {})
         outcome = api.bench_run(
             benchmark,
-            agent=agent,
-            user=user,
+            roles=roles,
             out=out,
-            judge=judge,
             cases=cases,
             rollouts=rollouts,
             calls=CallOptions(
@@ -161,14 +158,14 @@ def _print_summary(outcome: BenchOutcome) -> None:
         markup=False,
     )
     if outcome.summary is None:  # not graded: the episodes' errors are all there is to say
-        figures = tally(outcome.records, outcome.grades)
-        errors = ", ".join(f"{kind} {n}" for kind, n in figures.errors.items()) or "none"
+        counts = api.engineering_errors(outcome)
+        errors = ", ".join(f"{kind} {n}" for kind, n in counts.items()) or "none"
         out.print(f"engineering errors (no reward, left out of the means): {errors}", markup=False)
         return
     for line in summary_lines(outcome.summary):
         out.print(line, markup=False)
+    files = ResultFiles.of(directory)
     out.print(
-        f"wrote {directory / 'grades.jsonl'}, {directory / SUMMARY_FILE}, "
-        f"{directory / CSV_FILE} and {directory / PAGE_FILE}",
+        f"wrote {directory / 'grades.jsonl'}, {files.summary}, {files.csv} and {files.page}",
         markup=False,
     )

@@ -7,8 +7,7 @@ from typing import Annotated
 
 import typer
 
-from agent_backtest.providers.cache import ResponseCache
-from agent_backtest.providers.config import default_cache_dir
+from agent_backtest import api
 
 CacheDirOption = Annotated[
     Path | None,
@@ -18,15 +17,11 @@ CacheDirOption = Annotated[
 
 def stats(cache_dir: CacheDirOption = None) -> None:
     """Entries and size of the cache."""
-    cache = ResponseCache(cache_dir or default_cache_dir())
-    figures = cache.stats()
-    cache.close()
+    figures = api.cache_stats(cache_dir)
     typer.echo(f"{figures.path}: {figures.entries} answers, {figures.bytes / 1e6:.1f} MB")
 
 
 def clear(cache_dir: CacheDirOption = None) -> None:
     """Remove every stored answer."""
-    cache = ResponseCache(cache_dir or default_cache_dir())
-    removed = cache.clear()
-    cache.close()
-    typer.echo(f"removed {removed} answers from {cache.path}")
+    cleared = api.cache_clear(cache_dir)
+    typer.echo(f"removed {cleared.removed} answers from {cleared.path}")

@@ -5,17 +5,21 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from agent_backtest import api
+from agent_backtest.api.results import BAR_NOT_MET, SimulateCompareOutcome
+from agent_backtest.cli.markdown import compare_markdown
 from agent_backtest.cli.report import FormatOption, OutputFormat, markdown_lines
+from agent_backtest.cli.simulate_figures import comparison_lines
 from agent_backtest.cli.terminal import SafeConsole
-from agent_backtest.reporting import BAR_NOT_MET, Check, compare_markdown
 from agent_backtest.reporting.figures import p_text, rate, signed
-from agent_backtest.runs import Comparison
-from agent_backtest.simulate.compare import SimulateCompareOutcome, comparison_lines
+
+if TYPE_CHECKING:
+    from agent_backtest.api.results import Check
+    from agent_backtest.runs import Comparison
 
 MaxDropOption = Annotated[
     float | None,

@@ -29,6 +29,7 @@ from agent_backtest.api.options import (
     SelectionOptions,
 )
 from agent_backtest.cli.errors import flag_of
+from agent_backtest.cli.roles import JudgeFlags
 
 # Per group, per field: the type typer parses, and the option's metavar, help and bounds.
 Spec = tuple[Any, dict[str, Any]]
@@ -99,9 +100,11 @@ FLAG_SPECS: dict[type, dict[str, Spec]] = {
         "executor": (Literal["local", "ray"], {"metavar": "local|ray"}),
         "ray_address": (str | None, {"metavar": "ADDR"}),
     },
-    JudgeOptions: {
+    JudgeFlags: {
         "judge": (str | None, {"metavar": "MODEL"}),
         "fallback_judge": (str | None, {"metavar": "MODEL"}),
+    },
+    JudgeOptions: {
         "judge_repeats": (int, {"metavar": "N", "min": 1}),
         "exact_strings": (bool, {}),
     },

@@ -8,13 +8,14 @@ from typing import Annotated
 
 import typer
 
-from agent_backtest import api
+from agent_backtest import Run, api
 from agent_backtest.api.reports import is_simulate_run, simulate_summary
+from agent_backtest.api.results import BAR_NOT_MET
 from agent_backtest.cli.compare import LowerBoundOption
+from agent_backtest.cli.markdown import gate_markdown
 from agent_backtest.cli.report import FormatOption, OutputFormat, RunArgument
+from agent_backtest.cli.simulate_figures import rate_line
 from agent_backtest.cli.terminal import SafeConsole
-from agent_backtest.reporting import BAR_NOT_MET, gate_markdown, scored_summary
-from agent_backtest.simulate.summary import rate_line
 
 
 def gate(
@@ -95,7 +96,7 @@ def gate(
     if is_simulate_run(run):
         coverage = rate_line("pass rate", simulate_summary(run).overall)
     else:
-        coverage = scored_summary(run).counts.coverage()
+        coverage = Run(run).summary.counts.coverage()
     passed = all(check.met for check in checks)
     if output_format is OutputFormat.markdown:
         sys.stdout.write(gate_markdown(checks, name=run.name, coverage=coverage))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Annotated, BinaryIO
+from typing import Annotated
 
 import orjson
 import typer
@@ -16,8 +16,6 @@ from agent_backtest.cli.options import Inputs
 from agent_backtest.cli.output import STDOUT, output_file
 from agent_backtest.cli.render import input_report, print_input_table
 from agent_backtest.cli.terminal import SafeConsole
-from agent_backtest.trace import Session, dump_record
-from agent_backtest.units.source import UnitSource
 
 
 @with_groups(reading=ReadingOptions, agent=AgentOptions)
@@ -39,15 +37,12 @@ def ingest(
     ] = False,
 ) -> None:
     """Read traces and report, per input, what they hold and how many replay units they give."""
-    stream = api.read_sessions(inputs, reading)
-    source = UnitSource(inputs, agent=agent.config())
     writer = output_file(output) if output else nullcontext(None)
     with writer as handle:
-        for session in stream:
-            _write(handle, session)
-            for _ in source.units_of(stream.summaries[-1].file, session):
-                pass
-    reports = [input_report(s, *source.for_input(s)) for s in stream.summaries]
+        read = api.ingest(
+            inputs, reading=reading, agent=agent, sink=handle.write if handle else None
+        )
+    reports = [input_report(i.summary, i.units, i.unit_skips) for i in read]
     if json_report:
         document = {"inputs": reports, "output": str(output) if output else None}
         typer.echo(
@@ -60,8 +55,3 @@ def ingest(
         total = sum(r["sessions"] for r in reports)
         where = "standard output" if output == STDOUT else output
         console.print(f"wrote {total} sessions to {where}", markup=False, highlight=False)
-
-
-def _write(handle: BinaryIO | None, session: Session) -> None:
-    if handle is not None:
-        handle.write(dump_record(session) + b"\n")

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from agent_backtest.errors import UserError
-from agent_backtest.runs import private_atomic_writer
+from agent_backtest.runs.files import private_atomic_writer
 
 STDOUT = Path("-")
 

@@ -4,7 +4,7 @@ step ``abt replay --patch`` takes before anything is sent."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -13,9 +13,9 @@ from agent_backtest import api
 from agent_backtest.api import AgentOptions, ReadingOptions, SelectionOptions
 from agent_backtest.cli.flags import with_groups
 from agent_backtest.cli.terminal import SafeConsole
-from agent_backtest.errors import InputError
-from agent_backtest.patch import CoverageReport, PatchCoverage, load_patch, request_diff
-from agent_backtest.runs import describe_input
+
+if TYPE_CHECKING:
+    from agent_backtest.api.patches import CoverageReport
 
 UNMATCHED_EXIT = 1
 
@@ -56,25 +56,17 @@ def check(
 ) -> None:
     """Apply a patch to the units and report, per op, how many units have its target and how
     many it changed; exit 1 when an op matches nothing."""
-    patch = load_patch(patch_file)
-    units = api.build_units(inputs, reading=reading, agent=agent, selection=selection)
-    coverage = PatchCoverage(patch).add_all(units)
-    if coverage.units == 0:
-        raise InputError(
-            inputs[0],
-            None,
-            "no units to patch (see abt ingest for what the inputs hold, and the selection flags)",
-        )
-    report = coverage.report(patch_file.name, describe_input(patch_file).sha256)
+    checked = api.check_patch(patch_file, inputs, reading=reading, agent=agent, selection=selection)
+    report = checked.report
     if json_report:
         typer.echo(report.to_json().decode(), nl=False)
     else:
         console = SafeConsole(highlight=False, soft_wrap=True)
         print_coverage(console, report)
         if diff:
-            for op_id, example in coverage.examples().items():
+            for text in checked.diffs().values():
                 console.print("")
-                console.print(request_diff(op_id, example), markup=False)
+                console.print(text, markup=False)
     if report.unmatched:
         SafeConsole(stderr=True, highlight=False, soft_wrap=True).print(
             f"abt: {_unmatched_sentence(report)}", markup=False

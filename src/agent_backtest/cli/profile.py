@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 from rich.table import Table as RichTable
@@ -14,10 +14,10 @@ from agent_backtest.cli.flags import with_groups
 from agent_backtest.cli.options import Inputs
 from agent_backtest.cli.output import STDOUT
 from agent_backtest.cli.terminal import SafeConsole
-from agent_backtest.profiling import markdown
-from agent_backtest.profiling.summary import LEGEND, Table, notes, tables
-from agent_backtest.runs.documents import document_bytes, write_document
-from agent_backtest.runs.profile import Profile
+
+if TYPE_CHECKING:
+    from agent_backtest.api.profiles import Profile
+    from agent_backtest.cli.profile_tables import Table
 
 LABELS = frozenset({"group", "tool", "model", "figure", "variant"})
 
@@ -93,13 +93,17 @@ def profile(
         prices=prices,
         reading=reading,
     )
+    # Loaded with a profile, not with the command line: the profile's figure types come along.
+    from agent_backtest.api.profiles import profile_document, write_profile
+    from agent_backtest.cli.profile_markdown import markdown
+
     if output == STDOUT:
-        typer.echo(document_bytes(result).decode(), nl=False)
+        typer.echo(profile_document(result).decode(), nl=False)
         return
     if output:
-        write_document(output, result)
+        write_profile(result, output)
     if as_json:
-        typer.echo(document_bytes(result).decode(), nl=False)
+        typer.echo(profile_document(result).decode(), nl=False)
     elif as_markdown:
         typer.echo(markdown(result), nl=False)
     else:
@@ -108,6 +112,8 @@ def profile(
 
 def _print(result: Profile, output: Path | None) -> None:
     """The summary tables and the notes on what is not available."""
+    from agent_backtest.cli.profile_tables import LEGEND, notes, tables
+
     console = SafeConsole(highlight=False)
     for table in tables(result):
         console.print(_rich(table))

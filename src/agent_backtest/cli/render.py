@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from agent_backtest.cli.terminal import escape
-from agent_backtest.formats import InputSummary
+
+if TYPE_CHECKING:
+    from agent_backtest.formats import InputSummary
 
 
 def input_report(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -17,6 +17,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from agent_backtest import Run
 from agent_backtest.api import (
     AgentOptions,
     BatchOptions,
@@ -31,16 +32,18 @@ from agent_backtest.api.reports import report as write_run_report
 from agent_backtest.cli.errors import INTERRUPTED
 from agent_backtest.cli.flags import with_groups
 from agent_backtest.cli.patch import print_coverage
+from agent_backtest.cli.roles import JudgeFlags
 from agent_backtest.cli.score import print_outcome
 from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.errors import UserError
-from agent_backtest.executors import ExecutorStatus
-from agent_backtest.replaying.plan import ReplayPlan
-from agent_backtest.replaying.run import ReplayResult
-from agent_backtest.runs import ResultRecord
-from agent_backtest.runs.manifest import RunManifest
-from agent_backtest.runs.run import Run
-from agent_backtest.scoring.run import ScoreOutcome
+
+if TYPE_CHECKING:
+    from agent_backtest.executors import ExecutorStatus
+    from agent_backtest.replaying.plan import ReplayPlan
+    from agent_backtest.replaying.run import ReplayResult
+    from agent_backtest.runs import ResultRecord
+    from agent_backtest.runs.manifest import RunManifest
+    from agent_backtest.scoring.run import ScoreOutcome
 
 FAILED = 1
 
@@ -50,6 +53,7 @@ FAILED = 1
     agent=AgentOptions,
     selection=SelectionOptions,
     calls=CallOptions,
+    judges=JudgeFlags,
     judging=JudgeOptions,
     batching=BatchOptions,
     execution=ExecutorOptions,
@@ -59,6 +63,7 @@ def replay(
     agent: AgentOptions,
     selection: SelectionOptions,
     calls: CallOptions,
+    judges: JudgeFlags,
     judging: JudgeOptions,
     batching: BatchOptions,
     execution: ExecutorOptions,
@@ -187,6 +192,7 @@ def replay(
             retry_errors=retry_errors,
             repair=repair,
             calls=calls,
+            roles=judges.roles(),
             judging=judging,
             agent=agent,
             batching=batching,
@@ -210,6 +216,7 @@ def replay(
             agent=agent,
             selection=selection,
             calls=calls,
+            roles=judges.roles(),
             judging=judging,
             batching=batching,
             execution=execution,
@@ -237,8 +244,8 @@ def _is_batch_run(resume: Path | None) -> bool:
     if resume is None:
         return False
     try:
-        return RunManifest.load(resume / "run.json").config.batch is not None
-    except (OSError, ValueError):
+        return Run(resume).manifest.config.batch is not None
+    except (OSError, ValueError, UserError):
         return False
 
 

@@ -11,12 +11,11 @@ from typing import Annotated
 import typer
 
 from agent_backtest import api
+from agent_backtest.api.results import SimulateReport
+from agent_backtest.cli.markdown import cell, report_markdown
+from agent_backtest.cli.simulate_figures import summary_lines
 from agent_backtest.cli.terminal import SafeConsole
-from agent_backtest.reporting import report_markdown
 from agent_backtest.reporting.figures import rate, rate_with_count
-from agent_backtest.reporting.markdown import cell
-from agent_backtest.simulate.report import SimulateReport
-from agent_backtest.simulate.summary import summary_lines
 
 
 class OutputFormat(StrEnum):

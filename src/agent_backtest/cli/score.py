@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
-from agent_backtest import api
+from agent_backtest import Run, api
 from agent_backtest.api import AgentOptions, JudgeOptions
 from agent_backtest.cli.flags import with_groups
+from agent_backtest.cli.roles import JudgeFlags
 from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.reporting.figures import rate, rate_with_count
-from agent_backtest.runs import RunDirectory
-from agent_backtest.scoring.run import ScoreOutcome
+
+if TYPE_CHECKING:
+    from agent_backtest.scoring.run import ScoreOutcome
 
 
-@with_groups(judging=JudgeOptions, agent=AgentOptions)
+@with_groups(judges=JudgeFlags, judging=JudgeOptions, agent=AgentOptions)
 def score(
+    judges: JudgeFlags,
     judging: JudgeOptions,
     agent: AgentOptions,
     run: Annotated[
@@ -44,7 +47,14 @@ def score(
     ] = None,
 ) -> None:
     """Score a run's results against production's answers; never calls the candidate."""
-    outcome = api.score(run, judging=judging, agent=agent, config_file=config_file, workers=workers)
+    outcome = api.score(
+        run,
+        roles=judges.roles(),
+        judging=judging,
+        agent=agent,
+        config_file=config_file,
+        workers=workers,
+    )
     print_outcome(SafeConsole(highlight=False), run, outcome)
 
 
@@ -111,7 +121,7 @@ def print_outcome(console: SafeConsole, run: Path, outcome: ScoreOutcome) -> Non
         console.print(f"infrastructure errors (not scored): {errors}", markup=False)
     for path in outcome.kept_earlier:
         console.print(f"earlier scoring kept as {path}", markup=False)
-    directory = RunDirectory(run)
+    directory = Run(run).directory
     console.print(f"wrote {directory.scores_path} and {directory.summary_path}", markup=False)
     report = directory.report_path
     if report.exists() and report.stat().st_mtime < directory.summary_path.stat().st_mtime:

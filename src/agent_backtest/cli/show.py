@@ -4,23 +4,23 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import orjson
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from agent_backtest import api, formats
+from agent_backtest import api
 from agent_backtest.api import ReadingOptions
 from agent_backtest.cli.flags import with_groups
 from agent_backtest.cli.terminal import SafeConsole, escape, printable
-from agent_backtest.errors import InputError
-from agent_backtest.formats import InputSummary
-from agent_backtest.formats.base import SpanReading
-from agent_backtest.formats.registry import local_input
-from agent_backtest.trace import LLMRequest, LLMResponse, Message, Session, Step, ToolCall
-from agent_backtest.units import Unit, is_units_file, read_units_file
+
+if TYPE_CHECKING:
+    from agent_backtest.formats import InputSummary
+    from agent_backtest.formats.base import SpanReading
+    from agent_backtest.trace import LLMRequest, LLMResponse, Message, Session, Step, ToolCall
+    from agent_backtest.units import Unit
 
 ROLE_STYLES = {
     "system": "magenta",
@@ -61,34 +61,19 @@ def show(
 
     With several sessions or units and no id, list them.
     """
+    shown = api.show(file, session=session, unit=unit, explain_records=explain, reading=reading)
     console = SafeConsole(highlight=False)
-    file = local_input(file)  # a pipe is read once
-    if is_units_file(file):
-        if explain:
-            raise InputError(file, None, "--explain reads trace files; this is a units file")
-        _show_units(console, file, unit or None, session)
-        return
-    if unit:
-        raise InputError(file, None, "--unit needs a units file (from abt units)")
-    if explain:
-        print_explanation(console, formats.explain(file, reading.read_options(), reading.format))
-        return
-    sessions = list(api.read_sessions([file], reading))
-    chosen = [s for s in sessions if session is None or s.id == session]
-    if not chosen:
-        raise InputError(file, None, _nothing_found(file, session, sessions))
-    if len(chosen) == 1 or session is not None:
-        print_session(console, chosen[0])
-        return
-    _list_sessions(console, chosen)
-
-
-def _nothing_found(file: Path, session: str | None, sessions: list[Session]) -> str:
-    """Why no session is shown, and what to do instead."""
-    if session is None:
-        return f"no sessions: no record could be used; abt show {file} --explain says why"
-    ids = ", ".join(s.id for s in sessions[:5]) + (", …" if len(sessions) > 5 else "")
-    return f"no session {session!r}; the file holds {len(sessions)}: {ids}"
+    if shown.explanation is not None:
+        print_explanation(console, shown.explanation)
+    elif shown.units:
+        if shown.single:
+            print_unit(console, shown.units[0])
+        else:
+            _list_units(console, shown.file, shown.units)
+    elif shown.single:
+        print_session(console, shown.sessions[0])
+    else:
+        _list_sessions(console, shown.sessions)
 
 
 def print_explanation(console: Console, summary: InputSummary) -> None:
@@ -133,20 +118,7 @@ def _counts(counts: Counter[str]) -> str:
     return " · ".join(f"{name} {count}" for name, count in sorted(counts.items()))
 
 
-def _show_units(console: Console, file: Path, unit_id: str | None, session: str | None) -> None:
-    units = [
-        u
-        for u in read_units_file(file)
-        if (unit_id is None or u.unit_id == unit_id)
-        and (session is None or u.session_id == session)
-    ]
-    if not units:
-        held = read_units_file(file)
-        ids = ", ".join(u.unit_id for u in held[:5]) + (", …" if len(held) > 5 else "")
-        raise InputError(file, None, f"no matching unit; the file holds {len(held)}: {ids}")
-    if len(units) == 1 or unit_id is not None:
-        print_unit(console, units[0])
-        return
+def _list_units(console: Console, file: Path, units: list[Unit]) -> None:
     table = Table("unit", "session", "turn", "node", "kind", "golden", show_edge=False)
     for unit in units:
         table.add_row(

@@ -5,13 +5,15 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from agent_backtest import api
 from agent_backtest.cli.terminal import SafeConsole
-from agent_backtest.simulate.coverage import CoverageManifest, FamilyCoverage
+
+if TYPE_CHECKING:
+    from agent_backtest.simulate.coverage import CoverageManifest, FamilyCoverage
 
 
 class CoverageFormat(StrEnum):

@@ -10,9 +10,9 @@ from typing import Annotated, Any
 import typer
 
 from agent_backtest.api import simulate as api
+from agent_backtest.api.results import GenerationError
 from agent_backtest.cli.errors import report
 from agent_backtest.cli.terminal import SafeConsole
-from agent_backtest.simulate.generation import GenerationError
 
 # The teacher's options, shared with abt simulate run --generate.
 TeacherOption = Annotated[
@@ -87,7 +87,7 @@ def generate(
         tools=tools,
         out=out,
         per_family=per_family,
-        teacher=teacher,
+        roles={"teacher": teacher} if teacher else None,
         config_file=config_file,
     )
     calls = generated.calls

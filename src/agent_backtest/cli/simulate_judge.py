@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from agent_backtest import api
+from agent_backtest.cli.roles import JudgeFlags
+from agent_backtest.cli.simulate_figures import summary_lines
 from agent_backtest.cli.terminal import SafeConsole
-from agent_backtest.simulate.findings import Findings
-from agent_backtest.simulate.judging import JudgingOutcome
-from agent_backtest.simulate.summary import summary_lines
+
+if TYPE_CHECKING:
+    from agent_backtest.simulate.findings import Findings
+    from agent_backtest.simulate.judging import JudgingOutcome
 
 
 class RejudgeChoice(StrEnum):
@@ -105,8 +108,7 @@ def judge(
     """Judge a saved simulate run's conversations: checks, then the judge; never replays."""
     outcome = api.simulate_judge(
         run,
-        judge=judge_model,
-        fallback_judge=fallback_judge,
+        roles=JudgeFlags(judge_model, fallback_judge).roles(),
         owners=owners,
         tools=tools,
         checks=checks or (),

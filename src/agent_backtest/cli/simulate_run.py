@@ -9,6 +9,14 @@ import typer
 
 from agent_backtest.api import ExecutorOptions
 from agent_backtest.api import simulate as api
+from agent_backtest.api.simulate import (
+    ConversationRecord,
+    GenerateOptions,
+    IsolationOptions,
+    JudgingOptions,
+    SimulateHooks,
+)
+from agent_backtest.cli.roles import JudgeFlags
 from agent_backtest.cli.simulate_generate import TeacherOption, teacher_failures_exit_1
 from agent_backtest.cli.simulate_judge import (
     ChecksOption,
@@ -20,12 +28,6 @@ from agent_backtest.cli.simulate_judge import (
 )
 from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.errors import UserError
-from agent_backtest.simulate.generation import GenerateOptions
-from agent_backtest.simulate.judging import JudgingOptions
-from agent_backtest.simulate.models import ConversationRecord
-from agent_backtest.simulate.plan import IsolationOptions
-from agent_backtest.simulate.run import SimulateHooks
-from agent_backtest.simulate.selection import describe_left_out
 
 FAILED = 1
 
@@ -258,9 +260,8 @@ def run(
     appended as they end, and --resume finishes an interrupted run."""
     hooks = _Progress(SafeConsole(stderr=True, highlight=False))
     execution = ExecutorOptions(executor, ray_address)
+    judges = JudgeFlags(judge_model, fallback_judge).roles()
     judging = JudgingOptions(
-        judge=judge_model,
-        fallback_judge=fallback_judge,
         owners=owners,
         tools=tools,
         checks=tuple(checks or ()),
@@ -275,6 +276,7 @@ def run(
             )
         done = api.simulate_resume(
             resume,
+            roles=judges,
             concurrency=concurrency,
             snapshot_cmd=snapshot_cmd,
             restore_cmd=restore_cmd,
@@ -300,8 +302,7 @@ def run(
             flows,
             target=target,
             out=out,
-            user=user,
-            agent=agent,
+            roles=_run_roles(judges, user=user, agent=agent, teacher=teacher if generate else None),
             families=family or (),
             per_family=per_family,
             offset=offset,
@@ -320,9 +321,14 @@ def run(
             judging=judging,
             hooks=hooks,
             execution=execution,
-            generate=GenerateOptions(generate, tools, per_family, teacher) if generate else None,
+            generate=GenerateOptions(generate, tools, per_family) if generate else None,
         )
     _summary(done)
+
+
+def _run_roles(judges: dict[str, str], **models: str | None) -> dict[str, str]:
+    """The run's roles: the judges, and each other role whose model was named."""
+    return judges | {name: model for name, model in models.items() if model}
 
 
 class _Progress(SimulateHooks):
@@ -357,7 +363,7 @@ def _summary(run: api.SimulateRun) -> None:
     if counts.skipped_may_change_state:
         parts.append(f"{counts.skipped_may_change_state} skipped as they may change state")
     if manifest.selection.left_out:
-        parts.append(f"left out: {describe_left_out(manifest.selection.left_out)}")
+        parts.append(f"left out: {run.left_out}")
     console = SafeConsole(highlight=False)
     console.print(f"{'; '.join(parts)}: {run.path} ({manifest.status})", markup=False)
     if run.judging is not None:

@@ -7,7 +7,6 @@ and with router rules given (``--router-nodes``, ``--agent-config``) their kinds
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
@@ -17,14 +16,12 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from agent_backtest import api
 from agent_backtest.api import AgentOptions, ReadingOptions, SelectionOptions
 from agent_backtest.cli.flags import with_groups
 from agent_backtest.cli.output import STDOUT, output_file
 from agent_backtest.cli.render import input_report, print_input_table
 from agent_backtest.cli.terminal import SafeConsole
-from agent_backtest.trace import dump_record
-from agent_backtest.units import Selection, Unit
-from agent_backtest.units.source import UnitSource
 
 
 @with_groups(reading=ReadingOptions, agent=AgentOptions, selection=SelectionOptions)
@@ -52,15 +49,17 @@ def units(
     ] = False,
 ) -> None:
     """Build one replay unit per recorded LLM step: the request as sent, production's answer."""
-    chosen = selection.selection()
-    source = reading.source(inputs, agent.config())
-    written = _write(output, chosen, source)
-    if source.from_units_file:
-        reports = [_units_file_report(inputs[0], source)]
+    with output_file(output) as handle:
+        outcome = api.write_units(
+            inputs, handle.write, reading=reading, agent=agent, selection=selection
+        )
+    written = outcome.written
+    if outcome.units_file is not None:
+        reports = [_units_file_report(inputs[0], outcome.units_file, outcome.reclassified)]
     else:
-        reports = [input_report(s, *source.for_input(s)) for s in source.summaries]
+        reports = [input_report(*read) for read in outcome.inputs]
     err = SafeConsole(stderr=True, highlight=False, soft_wrap=True)
-    exclusion = chosen.exclusion()
+    exclusion = outcome.exclusion
     if exclusion is not None:
         err.print(
             f"--exclude-sessions {exclusion.file}: {exclusion.matched} of its "
@@ -70,7 +69,7 @@ def units(
     result: dict[str, Any] = {
         "inputs": reports,
         "written": dict(sorted(written.items())),
-        "dropped": dict(sorted(chosen.dropped.items())),
+        "dropped": dict(sorted(outcome.dropped.items())),
         "output": str(output),
     }
     if exclusion is not None:
@@ -80,7 +79,7 @@ def units(
         typer.echo(text, err=output == STDOUT)
         return
     console = err if output == STDOUT else SafeConsole()
-    if source.from_units_file:
+    if outcome.units_file is not None:
         _print_units_file_report(console, reports[0])
     else:
         print_input_table(console, reports)
@@ -95,25 +94,13 @@ def units(
     )
 
 
-def _write(output: Path, selection: Selection, units: Iterable[Unit]) -> Counter[str]:
-    """Write the selected units; how many of each kind and split were written."""
-    written: Counter[str] = Counter()
-    with output_file(output) as handle:
-        for unit in selection.apply(units):
-            handle.write(dump_record(unit) + b"\n")
-            written[unit.kind] += 1
-            if unit.split:
-                written[f"split {unit.split}"] += 1
-    return written
-
-
-def _units_file_report(path: Path, source: UnitSource) -> dict[str, Any]:
+def _units_file_report(path: Path, units: Counter[str], reclassified: bool) -> dict[str, Any]:
     """What was read from a units file: units by kind, and whether the kinds were recomputed."""
     return {
         "file": str(path),
         "format": "units",
-        "units": dict(sorted(source.units[str(path)].items())),
-        "reclassified": source.reclassified,
+        "units": dict(sorted(units.items())),
+        "reclassified": reclassified,
     }
 
 

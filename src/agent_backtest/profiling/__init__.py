@@ -15,7 +15,6 @@ from agent_backtest.profiling.cases import (
 )
 from agent_backtest.profiling.distribution import Distribution, Tally, nearest_rank
 from agent_backtest.profiling.groups import GroupBy, Variant, parse_variants
-from agent_backtest.profiling.markdown import markdown
 from agent_backtest.profiling.parallel import overlap
 from agent_backtest.profiling.profiler import GroupProfile, Profiler
 from agent_backtest.profiling.timing import transitions
@@ -36,7 +35,6 @@ __all__ = [
     "load_annotations",
     "load_manifest",
     "load_prices",
-    "markdown",
     "nearest_rank",
     "overlap",
     "parse_variants",

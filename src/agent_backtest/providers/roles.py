@@ -41,19 +41,30 @@ if TYPE_CHECKING:
 DEFAULT_CONCURRENCY: dict[str, int] = {"judge": 16, "fallback_judge": 16}
 
 
+# A role's model as a caller gives it: a model reference, some settings with a model, or a role
+# already resolved (as run.json records it).
+RoleModel = str | RoleSettings | ModelRole
+
+
 def resolve_role(
-    name: RoleName, config: ModelConfig, model: str | None = None, **settings: Any
+    name: RoleName, config: ModelConfig, model: RoleModel | None = None, **settings: Any
 ) -> ModelRole:
-    """The role ``name`` with defaults, then ``[roles.NAME]`` of the config, then ``settings``
-    (those not None) applied; ``model`` falls back to the config's."""
+    """The role ``name`` with defaults, then ``[roles.NAME]`` of the config, then ``model``'s
+    settings when it is a :class:`RoleSettings`, then ``settings`` (those not None) applied;
+    the model falls back to the config's. A :class:`ModelRole` is already resolved: only
+    ``settings`` are applied to it."""
+    if isinstance(model, ModelRole):
+        return _given_role(name, model, settings)
+    given = model if isinstance(model, RoleSettings) else RoleSettings(model=model)
     from_file = config.roles.get(name, RoleSettings())
     merged: dict[str, Any] = {
         "concurrency": DEFAULT_CONCURRENCY.get(name, 8),
         "cache": True,
         **from_file.model_dump(exclude_none=True),
+        **given.model_dump(exclude_none=True, exclude={"model"}),
         **{key: value for key, value in settings.items() if value is not None},
     }
-    chosen = model or merged.pop("model", None)
+    chosen = given.model or merged.pop("model", None)
     merged.pop("model", None)
     parameter = ROLE_PARAMETER[name]
     if not chosen:
@@ -72,6 +83,22 @@ def resolve_role(
     except ValidationError as exc:
         error = exc.errors()[0]
         raise UserError(f"{error['loc'][0]}: {error['msg']}", parameter) from None
+
+
+def _given_role(name: RoleName, role: ModelRole, settings: dict[str, Any]) -> ModelRole:
+    """A resolved role given for ``name``, with the caller's ``settings`` (not None) applied."""
+    if role.name != name:
+        raise UserError(
+            f"a {role.name} role was given for the {name} role: give ModelRole(name={name!r}, …)",
+            ROLE_PARAMETER[name],
+        )
+    changes = {key: value for key, value in settings.items() if value is not None}
+    use_cache = changes.pop("cache", None)
+    if use_cache is False:
+        changes["cache_dir"] = None
+    elif "cache_dir" in changes:
+        changes["cache_dir"] = str(changes["cache_dir"])
+    return role.with_settings(**changes) if changes else role
 
 
 def call_policy(role: ModelRole) -> CallPolicy:

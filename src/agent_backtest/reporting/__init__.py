@@ -1,4 +1,4 @@
-"""Reports of scored runs: results.csv, report.html, compare, CI gates and Markdown summaries.
+"""Reports of scored runs: results.csv, report.html, compare and CI gates.
 
 Reports read what scoring wrote (the run directory) and never score or call a model. Each name
 is imported from its module on first use, so a command that needs one helper (``abt score``
@@ -15,7 +15,6 @@ if TYPE_CHECKING:
     from agent_backtest.reporting.compare import compare_runs, pair_records
     from agent_backtest.reporting.gate import BAR_NOT_MET, Check, gate_compare, gate_run
     from agent_backtest.reporting.loading import ScoredRun, load_run, scored_summary
-    from agent_backtest.reporting.markdown import compare_markdown, gate_markdown, report_markdown
     from agent_backtest.reporting.run_compare import CompareOutcome, write_compare
     from agent_backtest.reporting.run_report import ReportOutcome, write_report
     from agent_backtest.runs.scores import read_scores
@@ -27,15 +26,12 @@ _HOMES = {
     "CompareOutcome": "agent_backtest.reporting.run_compare",
     "ReportOutcome": "agent_backtest.reporting.run_report",
     "ScoredRun": "agent_backtest.reporting.loading",
-    "compare_markdown": "agent_backtest.reporting.markdown",
     "compare_runs": "agent_backtest.reporting.compare",
     "gate_compare": "agent_backtest.reporting.gate",
-    "gate_markdown": "agent_backtest.reporting.markdown",
     "gate_run": "agent_backtest.reporting.gate",
     "load_run": "agent_backtest.reporting.loading",
     "pair_records": "agent_backtest.reporting.compare",
     "read_scores": "agent_backtest.runs.scores",
-    "report_markdown": "agent_backtest.reporting.markdown",
     "scored_summary": "agent_backtest.reporting.loading",
     "write_compare": "agent_backtest.reporting.run_compare",
     "write_report": "agent_backtest.reporting.run_report",
@@ -46,15 +42,12 @@ __all__ = [
     "CompareOutcome",
     "ReportOutcome",
     "ScoredRun",
-    "compare_markdown",
     "compare_runs",
     "gate_compare",
-    "gate_markdown",
     "gate_run",
     "load_run",
     "pair_records",
     "read_scores",
-    "report_markdown",
     "scored_summary",
     "write_compare",
     "write_report",

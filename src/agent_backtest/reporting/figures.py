@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from agent_backtest.runs.estimate import MeanEstimate
+from agent_backtest.runs.estimate import ClusteredMean, MeanEstimate
 
 
 def rate(estimate: MeanEstimate | None) -> str:
@@ -21,6 +21,20 @@ def interval(estimate: MeanEstimate) -> str:
         return "(no interval: 1 session)"
     low, high = estimate.ci95
     return f"[{low:.3f}, {high:.3f}]"
+
+
+def clustered_rate(estimate: ClusteredMean) -> str:
+    """``0.750 [0.420, 0.930]``; ``n/a`` for a mean over nothing; without an interval, a note
+    naming the one cluster it rests on (``(no interval: 1 case)``, ``1 seed``)."""
+    if estimate.mean is None:
+        return "n/a"
+    if estimate.ci95 is None:
+        clusters = getattr(estimate, estimate.CLUSTERS)
+        return (
+            f"{estimate.mean:.3f} (no interval: {clusters} {estimate.CLUSTERS.removesuffix('s')})"
+        )
+    low, high = estimate.ci95
+    return f"{estimate.mean:.3f} [{low:.3f}, {high:.3f}]"
 
 
 def rate_with_count(estimate: MeanEstimate) -> str:

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agent_backtest.errors import InputError
 from agent_backtest.runs.files import private_atomic_writer
 from agent_backtest.simulate.models import Flow, Verdict
-from agent_backtest.simulate.summary import DECIDED, SeedMean, cluster_of, figure
+from agent_backtest.simulate.summary import DECIDED, SeedMean, cluster_of
 from agent_backtest.statistics import clustered_mean, paired_difference
 
 COMPARISON_SCHEMA = "abt.simulate_comparison/1"
@@ -172,36 +172,3 @@ def write_comparison(comparison: SimulateComparison, out: Path) -> SimulateCompa
     with private_atomic_writer(path) as handle:
         handle.write(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
     return SimulateCompareOutcome(comparison, path)
-
-
-def comparison_lines(comparison: SimulateComparison) -> list[str]:
-    """The comparison as a few lines of text."""
-    lines = [f"warning: {warning}" for warning in comparison.warnings]
-    counts = comparison.counts
-    difference = comparison.difference
-    if difference.mean is None:
-        change = "n/a"
-    elif difference.ci95 is None:
-        change = f"{difference.mean:+.3f} (no interval: {difference.seeds} seed)"
-    else:
-        low, high = difference.ci95
-        change = f"{difference.mean:+.3f} [{low:+.3f}, {high:+.3f}]"
-    p_value = "n/a" if comparison.p_value is None else f"{comparison.p_value:.2g}"
-    lines.append(
-        f"pass rate: A {figure(comparison.pass_rate_a)} · B {figure(comparison.pass_rate_b)} · "
-        f"B − A {change} · p {p_value} ({counts.decided_in_both} flows decided in both, "
-        f"{difference.seeds} seeds)"
-    )
-    flips = ", ".join(f"{direction} {n}" for direction, n in comparison.flips.items())
-    lines.append(f"flips: {flips or 'none'}")
-    for flip in comparison.flipped:
-        owner = " ".join(filter(None, [flip.b_owner, flip.b_category]))
-        lines.append(
-            f"  {flip.a} → {flip.b} {flip.flow_id} ({flip.family})"
-            + (f" [{owner}]" if owner else "")
-        )
-    lines.append(
-        f"not compared: {counts.only_in_a} only in A, {counts.only_in_b} only in B, "
-        f"{counts.not_judged} not judged on both sides"
-    )
-    return lines

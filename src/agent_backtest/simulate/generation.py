@@ -45,7 +45,13 @@ from agent_backtest.formats.tools_file import load_tools_file
 from agent_backtest.providers import CallCounters, ModelConfig
 from agent_backtest.providers.client import ModelClient
 from agent_backtest.providers.config import ModelRole
-from agent_backtest.providers.roles import check_role, close_clients, open_clients, resolve_role
+from agent_backtest.providers.roles import (
+    RoleModel,
+    check_role,
+    close_clients,
+    open_clients,
+    resolve_role,
+)
 from agent_backtest.redaction import redact
 from agent_backtest.runs.files import private_atomic_writer
 from agent_backtest.scoring.prompts import PromptTemplate
@@ -89,7 +95,7 @@ class GenerateOptions:
     capabilities: Path
     tools: Path | None
     per_family: int | None
-    teacher: str | None = None
+    teacher: RoleModel | None = None
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,13 @@ from agent_backtest.executors import ExecutorKind, role_calls
 from agent_backtest.formats.tools_file import load_tools_file
 from agent_backtest.providers import CallCounters, ModelConfig, load_model_config
 from agent_backtest.providers.config import ModelRole
-from agent_backtest.providers.roles import check_role, close_clients, open_clients, resolve_role
+from agent_backtest.providers.roles import (
+    RoleModel,
+    check_role,
+    close_clients,
+    open_clients,
+    resolve_role,
+)
 from agent_backtest.redaction import redact
 from agent_backtest.runs.files import private_atomic_writer
 from agent_backtest.runs.lock import run_lock
@@ -119,8 +125,8 @@ class JudgingOptions:
     """What a judging is asked to do; what is not given comes from the run's earlier judging
     (``judging.json``), else the defaults and ``[roles.judge]`` of the config."""
 
-    judge: str | None = None
-    fallback_judge: str | None = None
+    judge: RoleModel | None = None
+    fallback_judge: RoleModel | None = None
     owners: Path | None = None
     tools: Path | None = None
     checks: Sequence[str] = ()
@@ -432,8 +438,8 @@ def _judge_again(earlier: dict[str, Verdict], flow_id: str, rejudge: Rejudge | N
 
 def _roles(
     config: ModelConfig,
-    judge: str | None,
-    fallback_judge: str | None,
+    judge: RoleModel | None,
+    fallback_judge: RoleModel | None,
     recorded: JudgingSettings | None,
     cache: bool,
 ) -> list[ModelRole]:

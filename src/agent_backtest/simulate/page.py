@@ -18,6 +18,7 @@ import orjson
 
 from agent_backtest.reporting.assets import page
 from agent_backtest.reporting.charts import RateBar, rate_chart
+from agent_backtest.reporting.figures import clustered_rate as figure
 from agent_backtest.reporting.figures import quantity
 from agent_backtest.reporting.markup import Markup, escape, join, tag
 from agent_backtest.reporting.report_page import warnings_section
@@ -29,7 +30,7 @@ from agent_backtest.simulate.models import (
     TurnRecord,
     Verdict,
 )
-from agent_backtest.simulate.summary import PassRate, SimulateSummary, figure
+from agent_backtest.simulate.summary import PassRate, SimulateSummary
 
 NO_OWNER = "(none)"
 STYLE = """

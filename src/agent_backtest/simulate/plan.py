@@ -11,7 +11,7 @@ from typing import Any
 from agent_backtest.errors import InputError, UserError
 from agent_backtest.providers import ModelConfig, load_model_config
 from agent_backtest.providers.config import ModelRole
-from agent_backtest.providers.roles import check_role, resolve_role
+from agent_backtest.providers.roles import RoleModel, check_role, resolve_role
 from agent_backtest.redaction import redact
 from agent_backtest.runs.manifest import describe_input
 from agent_backtest.simulate.flows import LocatedFlow
@@ -84,7 +84,7 @@ def plan_simulation(
     user_role: ModelRole | None,
     config: ModelConfig,
     config_file: Path | None,
-    agent: str | None = None,
+    agent: RoleModel | None = None,
     agent_config_file: Path | None,
     concurrency: int,
     result_chars: int = DEFAULT_RESULT_CHARS,
@@ -223,7 +223,9 @@ def plan_resume(
     )
 
 
-def agent_role_for(target_type: str, agent: str | None, config: ModelConfig) -> ModelRole | None:
+def agent_role_for(
+    target_type: str, agent: RoleModel | None, config: ModelConfig
+) -> ModelRole | None:
     """The ``agent`` role of a model target: the model named, else ``[roles.agent]`` of the
     config; other targets run their own model, so naming one for them is a mistake."""
     if target_type != "model":

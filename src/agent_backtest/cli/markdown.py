@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from agent_backtest.reporting.figures import labels_text, p_text, rate, rate_with_count, signed
-from agent_backtest.reporting.gate import Check
-from agent_backtest.runs import Comparison, MeanEstimate, Summary
+
+if TYPE_CHECKING:
+    from agent_backtest.reporting.gate import Check
+    from agent_backtest.runs import Comparison, MeanEstimate, Summary
 
 TOP_GROUPS = 5
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from agent_backtest.profiling.summary import LEGEND, Table, notes, tables
-from agent_backtest.runs.profile import Profile
+from typing import TYPE_CHECKING
+
+from agent_backtest.cli.profile_tables import LEGEND, Table, notes, tables
+
+if TYPE_CHECKING:
+    from agent_backtest.api.profiles import Profile
 
 
 def markdown(profile: Profile) -> str:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from agent_backtest.runs.profile import (
+from agent_backtest.api.profiles import (
     Availability,
     CostFigure,
     DistributionFigure,
