@@ -87,6 +87,8 @@ def test_a_simulate_conversation_and_a_bench_episode_record_the_same_steps(
             skip_judge=True,
         )
         simulated = Session.model_validate_json((tmp_path / "run" / "sessions.jsonl").read_bytes())
+        simulate_calls = fake.total
+        manifest = json.loads((tmp_path / "run" / "run.json").read_text())
 
         ref = parse_model_ref("sim/agent-model", "agent")
         client = ModelClient(build_provider(ref, load_model_config(config)))
@@ -106,6 +108,8 @@ def test_a_simulate_conversation_and_a_bench_episode_record_the_same_steps(
     assert (episode.ended_by, episode.error) == ("stop_marker", None)
     bench_steps = [_essence(step) for turn in episode.turns for step in turn.steps]
     simulate_steps = loop_steps(simulated)
+    # the run counts the agent role's calls as the server received them
+    assert manifest["counts"]["agent"]["calls"] == simulate_calls == 3
     assert [kind for kind, _ in simulate_steps] == ["llm", "tool", "tool", "llm", "llm"]
     assert simulate_steps == bench_steps
     # the tools ran with the model's arguments, and their outputs went back to the model
