@@ -31,6 +31,8 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.servers import serve_in_thread, stop_serving
+
 
 class _Server(ThreadingHTTPServer):
     """The standard threading server with a listen backlog for bursts of 64+ connections."""
@@ -70,7 +72,6 @@ class FakeOpenAI:
         self._lock = threading.Lock()
         self._server = _Server(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
     def base_url(self) -> str:
@@ -79,12 +80,11 @@ class FakeOpenAI:
         return f"http://{host}:{port}/v1"
 
     def __enter__(self) -> FakeOpenAI:
-        self._thread.start()
+        serve_in_thread(self._server)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        stop_serving(self._server)
 
     def fault_for(self, key: str) -> str:
         """The behaviour of this attempt of request ``key``, and count the attempt."""
