@@ -62,11 +62,13 @@ def slow_replay(units: Path, server: FakeOpenAI, out: Path, *extra: object) -> l
 
 def test_a_second_replay_into_a_running_run_is_refused(units: Path, tmp_path: Path) -> None:
     run = tmp_path / "run"
-    with FakeOpenAI(latency=0.2) as server:
+    with FakeOpenAI() as server:
+        server.hold(after=2)  # the first run waits on its third answer until the second is done
         first = start(*slow_replay(units, server, run))
         wait_for_lines(run / "results.jsonl", 2, first)
-        server.latency = 2.5  # the first run outlasts the start of the second one, under load too
         second = abt(*slow_replay(units, server, run, "--overwrite"))
+        assert first.poll() is None  # refused while the first was still writing
+        server.release()
         assert first.wait(timeout=120) == 0, first.stderr.read() if first.stderr else ""
         paid = server.total
     assert second.returncode == 2 and "is being written by process" in second.stderr
@@ -81,10 +83,12 @@ def test_a_second_resume_while_one_runs_is_refused(units: Path, tmp_path: Path) 
         wait_for_lines(run / "results.jsonl", 2, first)
         first.send_signal(signal.SIGINT)
         assert first.wait(timeout=60) == 130
-        server.latency = 2.5  # the resume outlasts the start of the second one, under load too
+        server.hold(after=1)  # the resume waits on its second answer until the second is done
         resuming = start("replay", "--resume", run)
         wait_for_lines(run / "results.jsonl", len(keys(run)) + 1, resuming)
         second = abt("replay", "--resume", run)
+        assert resuming.poll() is None  # refused while the resume was still writing
+        server.release()
         assert resuming.wait(timeout=120) == 0
         paid = server.total
     assert second.returncode == 2 and "(resume)" in second.stderr
