@@ -10,8 +10,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.bench.conftest import abt, lines, scripted, write_benchmark, write_config
 from tests.fake_openai import FakeOpenAI
+
+pytestmark = pytest.mark.fake_openai(reply=scripted)  # the shop's agent, user and judge
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -72,22 +76,22 @@ def test_sigkill_then_resume_runs_each_missing_episode_once(tmp_path: Path) -> N
 
 
 def test_resume_of_a_finished_run_runs_nothing_and_grades_again(
-    benchmark: Path, config: Path, server: FakeOpenAI, tmp_path: Path
+    benchmark: Path, config: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     out = tmp_path / "run"
     args = ["--agent", "fake/agent-1", "--user", "scripted", "--config", config, "--no-cache"]
     code, output = abt("bench", "run", benchmark, "--out", out, *args)
     assert code == 0, output
-    calls = server.total
+    calls = fake_openai.total
     code, output = abt("bench", "run", "--resume", out, "--config", config)
     assert code == 0, output
-    assert server.total == calls and "0 run now, 3 already done" in output
+    assert fake_openai.total == calls and "0 run now, 3 already done" in output
     code, output = abt("bench", "run", "--resume", out, benchmark)
     assert code == 2 and "--resume: takes the run's own benchmark" in output
 
 
 def test_resume_refuses_a_benchmark_changed_since_the_run_started(
-    benchmark: Path, config: Path, server: FakeOpenAI, tmp_path: Path
+    benchmark: Path, config: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     out = tmp_path / "run"
     code, _ = abt(

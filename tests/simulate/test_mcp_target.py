@@ -14,8 +14,11 @@ import pytest
 from agent_backtest.api.simulate import simulate_run
 from agent_backtest.errors import InputError
 from tests.fake_openai import FakeOpenAI
+from tests.optional import require
 from tests.simulate.conftest import flows_file, scripted
 from tests.simulate.test_model_target import abt, config_file, in_tmp, tool_call
+
+require("mcp", "pip install 'agent-backtest[mcp]'")  # the MCP server the tests start
 
 SERVER = Path(__file__).with_name("mcp_server.py")
 
