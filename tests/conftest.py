@@ -30,17 +30,6 @@ def pytest_configure(config: pytest.Config) -> None:
         "fake_openai(**options): the options the fake_openai fixture's server starts with "
         "(reply=, latency=, strict=, ...)",
     )
-    config.addinivalue_line(
-        "markers", "xdist_group(name): tests pytest-xdist runs in one worker (--dist loadgroup)"
-    )
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests that share one Ray cluster run in one worker process under pytest-xdist
-    (``--dist loadgroup``), so that a session starts one cluster, not one per worker."""
-    for item in items:
-        if "ray_cluster" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group("ray_cluster"))
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
