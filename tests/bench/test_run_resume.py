@@ -7,13 +7,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.bench.conftest import abt, lines, scripted, write_benchmark, write_config
 from tests.fake_openai import FakeOpenAI
+from tests.processes import wait_for_lines
 
 pytestmark = pytest.mark.fake_openai(reply=scripted)  # the shop's agent, user and judge
 
@@ -28,15 +28,6 @@ def bench_process(*args: object) -> subprocess.Popen[bytes]:
         cwd=ROOT,  # tests.bench.shop is importable from the repository's root
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
-
-
-def wait_for_lines(path: Path, count: int, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and process.poll() is None:
-        if path.exists() and path.read_bytes().count(b"\n") >= count:
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"{path} never reached {count} lines")
 
 
 def test_sigkill_then_resume_runs_each_missing_episode_once(tmp_path: Path) -> None:

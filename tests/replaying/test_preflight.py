@@ -11,12 +11,12 @@ import pytest
 
 from tests.conftest import TAU_TOOLS, TAU_TRAJECTORIES
 from tests.fake_openai import FakeOpenAI
+from tests.processes import wait_for_lines
 from tests.replaying.test_replay_cli import (
     SECRET,
     abt,
     records,
     run_replay_process,
-    wait_for_lines,
 )
 
 

@@ -8,7 +8,6 @@ import signal
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from typer.testing import CliRunner
 
 from agent_backtest.cli.app import app
 from tests.fake_openai import FakeOpenAI, request_key
+from tests.processes import wait_for_lines
 
 SECRET = "sk-test-SECRETSECRET0123456789"
 runner = CliRunner()
@@ -214,15 +214,6 @@ def run_replay_process(args: list[str]) -> subprocess.Popen[bytes]:
         stderr=subprocess.DEVNULL,
         env={**os.environ, "OPENAI_API_KEY": SECRET},
     )
-
-
-def wait_for_lines(path: Path, count: int, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and process.poll() is None:
-        if path.exists() and path.read_bytes().count(b"\n") >= count:
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"{path} never reached {count} lines")
 
 
 def test_sigkill_at_several_points_then_resume_loses_nothing(

@@ -7,13 +7,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import write_tau_units
 from tests.fake_openai import FakeOpenAI
+from tests.processes import wait_for_lines
 
 ENV = {**os.environ, "OPENAI_API_KEY": "sk-test-SECRETSECRET0123456789"}
 
@@ -41,13 +41,6 @@ def start(*args: object) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
     )
-
-
-def wait_for_lines(path: Path, count: int, process: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 60
-    while not (path.exists() and path.read_bytes().count(b"\n") >= count):
-        assert time.monotonic() < deadline and process.poll() is None, "the run never got going"
-        time.sleep(0.02)
 
 
 def keys(run: Path) -> list[tuple[str, int]]:
