@@ -1,4 +1,7 @@
-"""Shared paths of the real data the tests read, and a real headless Chromium for the pages."""
+"""What every test directory shares: paths of the real data the tests read, and the servers and
+processes the tests start (a fake OpenAI-compatible server, a local Ray cluster, a headless
+Chromium), each in one fixture; the embedded local model's tests are skipped with the reason
+where its extra is missing."""
 
 from __future__ import annotations
 
@@ -9,6 +12,9 @@ from typing import Any
 
 import pytest
 
+from tests.fake_openai import FakeOpenAI
+from tests.optional import local_extra_missing, unavailable
+from tests.ray_cluster import NODE_ENVIRONMENTS, local_cluster
 from tests.reporting.browser import CHROMIUM, CHROMIUM_ARGS, missing_reason
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -16,6 +22,22 @@ TAU_DIR = ROOT / "examples" / "tau_airline"
 TAU_TRAJECTORIES = TAU_DIR / "gpt-4o-airline-tasks-00-24.json"
 TAU_TOOLS = TAU_DIR / "tools.json"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "fake_openai(**options): the options the fake_openai fixture's server starts with "
+        "(reply=, latency=, strict=, ...)",
+    )
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A ``local_model`` test is skipped where the local extra is missing (a failure under CI)."""
+    if item.get_closest_marker("local_model") is not None:
+        reason = local_extra_missing()
+        if reason is not None:
+            unavailable(reason)
 
 
 @pytest.fixture
@@ -53,9 +75,32 @@ def write_tau_units(path: Path, limit: int | None = None) -> Path:
     return path
 
 
+@pytest.fixture
+def fake_openai(request: pytest.FixtureRequest) -> Iterator[FakeOpenAI]:
+    """A fake OpenAI-compatible server on 127.0.0.1 for one test, started with the options of
+    the test's ``fake_openai`` marker (``pytestmark = pytest.mark.fake_openai(reply=...)``);
+    what it saw is the test's alone."""
+    marker = request.node.get_closest_marker("fake_openai")
+    with FakeOpenAI(**(marker.kwargs if marker else {})) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[Any]:
+    """A local Ray cluster (a head with no CPU and two one-CPU worker nodes) shared by every Ray
+    test of the session; the nodes' environments are ``tests.ray_cluster.NODE_ENVIRONMENTS``.
+    A test that kills workers kills actor processes only: the nodes stay up for the next."""
+    with local_cluster(NODE_ENVIRONMENTS) as made:
+        yield made
+
+
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
-    """A launched Chromium; skipped when absent, except under CI where absence fails."""
+    """A launched Chromium; skipped when absent, except under CI where absence fails.
+
+    One per module, not per session: Playwright's synchronous API runs an event loop in this
+    thread while it is open, and the other tests' ``asyncio.run`` cannot run inside it.
+    """
     reason = missing_reason()
     if reason is not None:
         if os.environ.get("CI"):

@@ -23,6 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from tests.fake_openai import answer as chat_answer
+from tests.servers import serve_in_thread, stop_serving
 
 
 class _Server(ThreadingHTTPServer):
@@ -48,7 +49,6 @@ class FakeBatches:
         self._lock = threading.Lock()
         self._server = _Server(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
     def root(self) -> str:
@@ -62,12 +62,11 @@ class FakeBatches:
         return self.root + "/v1"
 
     def __enter__(self) -> FakeBatches:
-        self._thread.start()
+        serve_in_thread(self._server)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        stop_serving(self._server)
 
     def requests_sent(self) -> list[str]:
         """Every custom_id of every batch made, in order."""

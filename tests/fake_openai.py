@@ -1,7 +1,9 @@
 """A real OpenAI-compatible HTTP server on 127.0.0.1 for tests and benchmarks, with faults.
 
 It answers ``POST /v1/chat/completions`` deterministically from the request (the same request
-always gets the same answer), after an optional fixed latency. A script of faults per request
+always gets the same answer), after an optional fixed latency. ``hold`` keeps the answers to
+later requests back until ``release``, so a test can keep a client's run going for exactly as
+long as it needs, without a latency to guess. A script of faults per request
 lets a test make chosen requests fail: ``429`` (with ``Retry-After``), ``500``, ``401``,
 ``slow`` (past the client's timeout), ``reset`` (connection reset), ``malformed`` (not JSON),
 ``trickle`` (the answer one byte every ``trickle_seconds``; ``trickled`` counts the bytes out
@@ -30,6 +32,8 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.servers import serve_in_thread, stop_serving
 
 
 class _Server(ThreadingHTTPServer):
@@ -68,9 +72,12 @@ class FakeOpenAI:
         self.first_arrival: float | None = None
         self.last_answer: float | None = None
         self._lock = threading.Lock()
+        self._arrived = 0
+        self._held_after: int | None = None
+        self._released = threading.Event()
+        self._released.set()
         self._server = _Server(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
     def base_url(self) -> str:
@@ -79,12 +86,31 @@ class FakeOpenAI:
         return f"http://{host}:{port}/v1"
 
     def __enter__(self) -> FakeOpenAI:
-        self._thread.start()
+        serve_in_thread(self._server)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self.release()  # a held request is answered, not left hanging
+        stop_serving(self._server)
+
+    def hold(self, after: int = 0) -> None:
+        """Answer ``after`` more requests, then keep every later one waiting until ``release``."""
+        with self._lock:
+            self._held_after = self._arrived + after
+            self._released.clear()
+
+    def release(self) -> None:
+        """Answer the requests held back, and every later one as it comes."""
+        with self._lock:
+            self._held_after = None
+            self._released.set()
+
+    def _wait_if_held(self) -> None:
+        with self._lock:
+            self._arrived += 1
+            held = self._held_after is not None and self._arrived > self._held_after
+        if held:
+            self._released.wait()
 
     def fault_for(self, key: str) -> str:
         """The behaviour of this attempt of request ``key``, and count the attempt."""
@@ -108,6 +134,7 @@ class FakeOpenAI:
                 """Quiet."""
 
             def do_POST(self) -> None:
+                server._wait_if_held()
                 body = json.loads(self.rfile.read(int(self.headers["content-length"])))
                 key = request_key(body)
                 with server._lock:

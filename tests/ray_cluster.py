@@ -1,5 +1,13 @@
 """A real local Ray cluster for the Ray executor's tests: a head with no CPU (the driver's) and
-two one-CPU worker nodes, all on 127.0.0.1."""
+two one-CPU worker nodes, all on 127.0.0.1.
+
+One cluster serves every Ray test of a test session (``ray_cluster`` in the conftest; under
+pytest-xdist, one per worker process that runs Ray tests): starting one takes 10 to 15 s on a
+2-core machine. Its nodes' environments hold what the tests of every
+job need: the same OpenAI key on both nodes (a replay's workers make their calls with it), and
+in ``NODE_KEY_ENV`` a key of each node's own, so a server's log of keys says which process made
+each call.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +17,11 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
+
+OPENAI_KEY = "sk-test-RAYRAYRAYRAY0123456789"
+NODE_KEY_ENV = "ABT_BENCH_RAY_KEY"
+NODE_KEYS = ("sk-test-NODEONE0123456789", "sk-test-NODETWO0123456789")
+NODE_ENVIRONMENTS = [{"OPENAI_API_KEY": OPENAI_KEY, NODE_KEY_ENV: key} for key in NODE_KEYS]
 
 
 @contextmanager

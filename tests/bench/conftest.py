@@ -4,7 +4,6 @@ a real HTTP server on 127.0.0.1, and a model config that points roles at it."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -58,12 +57,6 @@ def scripted(body: dict[str, Any]) -> str | dict[str, Any]:
     return "Your order of 2 apples is placed."
 
 
-@pytest.fixture
-def server() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(reply=scripted) as fake:
-        yield fake
-
-
 def write_config(path: Path, **providers: str) -> Path:
     """An abt.toml with one keyless OpenAI-compatible provider per name, at each base URL."""
     lines = []
@@ -79,8 +72,8 @@ def write_config(path: Path, **providers: str) -> Path:
 
 
 @pytest.fixture
-def config(tmp_path: Path, server: FakeOpenAI) -> Path:
-    return write_config(tmp_path / "abt.toml", fake=server.base_url)
+def config(tmp_path: Path, fake_openai: FakeOpenAI) -> Path:
+    return write_config(tmp_path / "abt.toml", fake=fake_openai.base_url)
 
 
 def write_benchmark(

@@ -9,6 +9,7 @@ exercised (the benchmark written from bfcl-eval, the tools offered, the episode,
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from pathlib import Path
@@ -64,12 +65,15 @@ def _question(pair: Pair) -> str:
 
 
 def _entry_messages(pair: Pair) -> list[dict[str, Any]]:
+    return _messages_by_id(pair.entry.category)[pair.entry.id]
+
+
+@functools.cache
+def _messages_by_id(category: str) -> dict[str, list[dict[str, Any]]]:
+    """Each question's messages by its id; a category's file read once, not once a question."""
     from agent_backtest.bench.bfcl.data import read_questions
 
-    for question in read_questions(pair.entry.category):
-        if question.id == pair.entry.id:
-            return question.messages
-    raise KeyError(pair.entry.id)
+    return {question.id: question.messages for question in read_questions(category)}
 
 
 def _answer(pair: Pair) -> dict[str, Any]:

@@ -7,7 +7,6 @@ import stat
 from pathlib import Path
 from typing import Any
 
-import datasets
 import pytest
 from typer.testing import CliRunner
 
@@ -18,6 +17,7 @@ from agent_backtest.bench.reading import EpisodeTrace, read_run
 from agent_backtest.cli.app import app
 from agent_backtest.errors import InputError
 from tests.bench.results_runs import Episode, manifest, tau_episodes, trajectories, write_run
+from tests.optional import require
 
 runner = CliRunner()
 
@@ -78,6 +78,7 @@ def test_sft_rows_are_the_passing_episodes_in_openai_chat_format(
 
 
 def test_the_sft_file_loads_with_hugging_face_datasets(tau_run: Path, tmp_path: Path) -> None:
+    datasets = require("datasets", "pip install datasets")
     out = tmp_path / "sft.jsonl"
     export_training(tau_run, sft=out)
     loaded = datasets.load_dataset(

@@ -6,9 +6,13 @@ import json
 import stat
 from pathlib import Path
 
+import pytest
+
 from agent_backtest.bench.rollouts import prompt_group, rollout_seed
 from tests.bench.conftest import abt, lines, scripted, write_config
 from tests.fake_openai import FakeOpenAI
+
+pytestmark = pytest.mark.fake_openai(reply=scripted)  # the shop's agent, user and judge
 
 
 def run_args(benchmark: Path, config: Path, out: Path, *extra: object) -> list[object]:
@@ -19,7 +23,7 @@ def run_args(benchmark: Path, config: Path, out: Path, *extra: object) -> list[o
 
 
 def test_a_run_rolls_out_every_case_and_grades_every_episode(
-    benchmark: Path, config: Path, server: FakeOpenAI, tmp_path: Path
+    benchmark: Path, config: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     out = tmp_path / "runs" / "one"
     code, output = abt(*run_args(benchmark, config, out, "--rollouts", "2", "--seed", "7"))
@@ -54,7 +58,7 @@ def test_a_run_rolls_out_every_case_and_grades_every_episode(
         expected = 0o700 if path.is_dir() else 0o600
         assert stat.S_IMODE(path.stat().st_mode) == expected, path
     # 3 agent calls per episode; the scripted user calls nothing
-    assert server.total == 18 and manifest["counts"]["agent"]["calls"] == 18
+    assert fake_openai.total == 18 and manifest["counts"]["agent"]["calls"] == 18
 
 
 def test_prompt_groups_and_seeds_follow_the_named_derivations() -> None:
@@ -93,7 +97,7 @@ def test_concurrency_counts_episodes_in_flight(benchmark: Path, tmp_path: Path) 
 
 
 def test_a_run_being_written_is_locked_against_a_resume(
-    benchmark: Path, config: Path, server: FakeOpenAI, tmp_path: Path
+    benchmark: Path, config: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     from agent_backtest.runs.lock import run_lock
 

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.bench.conftest import abt, lines, write_benchmark
+from tests.bench.conftest import abt, lines, scripted, write_benchmark
 from tests.fake_openai import FakeOpenAI
+
+pytestmark = pytest.mark.fake_openai(reply=scripted)  # the shop's agent, user and judge
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,17 +31,17 @@ def one_error_line(output: str) -> str:
 
 
 def test_an_unknown_case_id_is_named_and_nothing_is_written(
-    benchmark: Path, config: Path, server: FakeOpenAI, tmp_path: Path
+    benchmark: Path, config: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     out = tmp_path / "run"
     code, output = abt(*run_args(benchmark, config, out, "--case-id", "c01", "--case-id", "nope"))
     assert code == 2
     assert "--case-id: 1 unknown case id(s): nope" in one_error_line(output)
-    assert not out.exists() and server.total == 0
+    assert not out.exists() and fake_openai.total == 0
 
 
 def test_chosen_case_ids_run_in_their_order_then_the_shard_then_the_limit(
-    config: Path, server: FakeOpenAI, tmp_path: Path
+    config: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     benchmark = write_benchmark(tmp_path / "shop", cases=6)
     out = tmp_path / "run"
@@ -56,7 +58,7 @@ def test_chosen_case_ids_run_in_their_order_then_the_shard_then_the_limit(
 
 
 def test_gold_without_rows_for_some_cases_names_the_first_ten(
-    config: Path, server: FakeOpenAI, tmp_path: Path
+    config: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     benchmark = write_benchmark(tmp_path / "shop", cases=13, gold_cases=1)
     out = tmp_path / "run"
@@ -74,37 +76,37 @@ def test_gold_without_rows_for_some_cases_names_the_first_ten(
     assert len(lines(out / "episodes.jsonl")) == 13 and not (out / "grades.jsonl").exists()
     write_benchmark(tmp_path / "fixed", cases=13)
     (benchmark / "gold.jsonl").write_bytes((tmp_path / "fixed" / "gold.jsonl").read_bytes())
-    calls = server.total
+    calls = fake_openai.total
     code, output = abt("bench", "run", "--resume", out, "--config", config)
     assert code == 0, output
-    assert server.total == calls  # nothing rolled out again
+    assert fake_openai.total == calls  # nothing rolled out again
     assert len(lines(out / "grades.jsonl")) == 13
     assert json.loads((out / "run.json").read_text())["status"] == "completed"
 
 
 def test_a_missing_gold_file_stops_the_run_before_it_starts(
-    benchmark: Path, config: Path, server: FakeOpenAI, tmp_path: Path
+    benchmark: Path, config: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     (benchmark / "gold.jsonl").unlink()
     out = tmp_path / "run"
     code, output = abt(*run_args(benchmark, config, out))
     assert code == 2 and "gold.jsonl: missing" in one_error_line(output)
-    assert not out.exists() and server.total == 0
+    assert not out.exists() and fake_openai.total == 0
 
 
 def test_a_non_empty_out_dir_is_refused_and_left_as_it_was(
-    benchmark: Path, config: Path, server: FakeOpenAI, tmp_path: Path
+    benchmark: Path, config: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     out = tmp_path / "run"
     out.mkdir()
     (out / "notes.txt").write_text("mine")
     code, output = abt(*run_args(benchmark, config, out))
     assert code == 2 and "--out: " in one_error_line(output) and "is not empty" in output
-    assert [p.name for p in out.iterdir()] == ["notes.txt"] and server.total == 0
+    assert [p.name for p in out.iterdir()] == ["notes.txt"] and fake_openai.total == 0
 
 
 def test_an_empty_out_dir_is_used(
-    benchmark: Path, config: Path, server: FakeOpenAI, tmp_path: Path
+    benchmark: Path, config: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     out = tmp_path / "run"
     out.mkdir(mode=0o755)
@@ -117,7 +119,7 @@ def test_an_empty_out_dir_is_used(
 def test_a_git_commit_that_is_not_the_checkouts_is_refused(
     benchmark: Path,
     config: Path,
-    server: FakeOpenAI,
+    fake_openai: FakeOpenAI,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -128,7 +130,7 @@ def test_a_git_commit_that_is_not_the_checkouts_is_refused(
     out = tmp_path / "run"
     code, output = abt(*run_args(benchmark, config, out))
     assert code == 2 and "GIT_COMMIT is" in one_error_line(output) and head in output
-    assert not out.exists() and server.total == 0
+    assert not out.exists() and fake_openai.total == 0
     monkeypatch.setenv("GIT_COMMIT", head[:12])
     code, output = abt(*run_args(benchmark, config, out))
     assert code == 0, output
@@ -152,7 +154,7 @@ def test_a_git_commit_that_is_not_the_checkouts_is_refused(
     ],
 )
 def test_a_bad_case_line_is_named_by_its_number(
-    line: str, message: str, config: Path, server: FakeOpenAI, tmp_path: Path
+    line: str, message: str, config: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     benchmark = write_benchmark(tmp_path / "shop", cases=1)
     with (benchmark / "cases.jsonl").open("a") as handle:
@@ -164,7 +166,7 @@ def test_a_bad_case_line_is_named_by_its_number(
 
 
 def test_a_rubric_without_a_judge_and_an_unknown_grader_are_refused(
-    config: Path, server: FakeOpenAI, tmp_path: Path
+    config: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     rubric = write_benchmark(tmp_path / "a", graders=("rubric",))
     code, output = abt(*run_args(rubric, config, tmp_path / "run"))
@@ -175,11 +177,11 @@ def test_a_rubric_without_a_judge_and_an_unknown_grader_are_refused(
     absent = write_benchmark(tmp_path / "c", environment="tests.bench.nowhere:Shop")
     code, output = abt(*run_args(absent, config, tmp_path / "run"))
     assert code == 2 and "cannot import tests.bench.nowhere" in one_error_line(output)
-    assert not (tmp_path / "run").exists() and server.total == 0
+    assert not (tmp_path / "run").exists() and fake_openai.total == 0
 
 
 def test_a_judge_that_is_the_agent_is_refused(
-    benchmark: Path, config: Path, server: FakeOpenAI, tmp_path: Path
+    benchmark: Path, config: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     code, output = abt(*run_args(benchmark, config, tmp_path / "run", "--judge", "fake/agent-1"))
     assert code == 2 and "--judge: " in one_error_line(output)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,18 +23,11 @@ from agent_backtest.bench.tau_airline import benchmark_directory
 from agent_backtest.bench.users import DEFAULT_STOP, ScriptedUser
 from tests.bench.conftest import abt, lines, scripted, write_benchmark
 from tests.fake_openai import FakeOpenAI
-from tests.ray_cluster import local_cluster
+from tests.ray_cluster import NODE_KEY_ENV as KEY_ENV
+from tests.ray_cluster import NODE_KEYS
 
-KEY_ENV = "ABT_BENCH_RAY_KEY"
-NODE_KEYS = ("sk-test-NODEONE0123456789", "sk-test-NODETWO0123456789")
 DRIVER_KEY = "sk-test-DRIVER0123456789"
 CASES = ("0", "1", "2")
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[Any]:
-    with local_cluster([{KEY_ENV: key} for key in NODE_KEYS]) as made:
-        yield made
 
 
 @pytest.fixture(autouse=True)
@@ -107,7 +99,7 @@ def episodes(out: Path) -> list[tuple[Any, ...]]:
     )
 
 
-def test_bench_rollouts_on_ray_match_the_local_executor(cluster: Any, tmp_path: Path) -> None:
+def test_bench_rollouts_on_ray_match_the_local_executor(ray_cluster: Any, tmp_path: Path) -> None:
     with FakeOpenAI(reply=gold_agent()) as server:
         config = keyed_config(tmp_path / "abt.toml", server.base_url)
         code, output = bench(config, tmp_path / "local")
@@ -115,7 +107,7 @@ def test_bench_rollouts_on_ray_match_the_local_executor(cluster: Any, tmp_path: 
         local_keys = [h["authorization"] for h in server.headers]
         server.headers.clear()
         code, output = bench(
-            config, tmp_path / "ray", "--executor", "ray", "--ray-address", cluster.address
+            config, tmp_path / "ray", "--executor", "ray", "--ray-address", ray_cluster.address
         )
         assert code == 0, output
         ray_keys = [h["authorization"] for h in server.headers]
@@ -141,7 +133,7 @@ def test_a_ray_address_without_executor_ray_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "run").exists()
 
 
-def test_a_simulated_users_calls_are_made_on_ray_too(cluster: Any, tmp_path: Path) -> None:
+def test_a_simulated_users_calls_are_made_on_ray_too(ray_cluster: Any, tmp_path: Path) -> None:
     benchmark = write_benchmark(tmp_path / "shop")
     runs = {}
     with FakeOpenAI(reply=scripted) as server:
@@ -152,7 +144,7 @@ def test_a_simulated_users_calls_are_made_on_ray_too(cluster: Any, tmp_path: Pat
                 "bench", "run", benchmark, "--agent", "fake/agent-1", "--user", "fake/user-1",
                 "--out", tmp_path / name, "--config", config, "--no-cache", "--rollouts", "2",
                 "--concurrency", "4", *extra,
-                *(("--ray-address", cluster.address) if extra else ()),
+                *(("--ray-address", ray_cluster.address) if extra else ()),
             )  # fmt: skip
             assert code == 0, output
             runs[name] = [h["authorization"] for h in server.headers]
@@ -166,7 +158,7 @@ def test_a_simulated_users_calls_are_made_on_ray_too(cluster: Any, tmp_path: Pat
     assert len(runs["ray"]) == 30 and set(runs["ray"]) <= {f"Bearer {key}" for key in NODE_KEYS}
 
 
-def test_every_worker_lost_stops_the_run_to_be_resumed(cluster: Any, tmp_path: Path) -> None:
+def test_every_worker_lost_stops_the_run_to_be_resumed(ray_cluster: Any, tmp_path: Path) -> None:
     killed: list[int] = []
     # an earlier run's workers may still be on their way out: only this run's are killed
     earlier = set(_descendants_named("ray::ReplayWorker"))
@@ -185,7 +177,7 @@ def test_every_worker_lost_stops_the_run_to_be_resumed(cluster: Any, tmp_path: P
         code, output = abt(
             "bench", "run", benchmark, "--agent", "fake/agent-1", "--user", "scripted",
             "--out", out, "--config", config, "--no-cache", "--rollouts", "2",
-            "--concurrency", "2", "--executor", "ray", "--ray-address", cluster.address,
+            "--concurrency", "2", "--executor", "ray", "--ray-address", ray_cluster.address,
         )  # fmt: skip
         assert len(killed) == 2, killed
         # one line, last (the server's and Ray's own noise about the killed calls come first)
@@ -196,7 +188,14 @@ def test_every_worker_lost_stops_the_run_to_be_resumed(cluster: Any, tmp_path: P
         first = {e["episode_id"] for e in lines(out / "episodes.jsonl")}
         assert len(first) < 6
         code, output = abt(
-            "bench", "run", "--resume", out, "--executor", "ray", "--ray-address", cluster.address
+            "bench",
+            "run",
+            "--resume",
+            out,
+            "--executor",
+            "ray",
+            "--ray-address",
+            ray_cluster.address,
         )
         assert code == 0, output
     ended = [e["episode_id"] for e in lines(out / "episodes.jsonl")]

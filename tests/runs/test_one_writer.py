@@ -7,13 +7,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import write_tau_units
 from tests.fake_openai import FakeOpenAI
+from tests.processes import wait_for_lines
 
 ENV = {**os.environ, "OPENAI_API_KEY": "sk-test-SECRETSECRET0123456789"}
 
@@ -43,13 +43,6 @@ def start(*args: object) -> subprocess.Popen[str]:
     )
 
 
-def wait_for_lines(path: Path, count: int, process: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 60
-    while not (path.exists() and path.read_bytes().count(b"\n") >= count):
-        assert time.monotonic() < deadline and process.poll() is None, "the run never got going"
-        time.sleep(0.02)
-
-
 def keys(run: Path) -> list[tuple[str, int]]:
     lines = (run / "results.jsonl").read_text().splitlines()
     return [(record["unit_id"], record["repeat"]) for record in map(json.loads, lines)]
@@ -62,11 +55,13 @@ def slow_replay(units: Path, server: FakeOpenAI, out: Path, *extra: object) -> l
 
 def test_a_second_replay_into_a_running_run_is_refused(units: Path, tmp_path: Path) -> None:
     run = tmp_path / "run"
-    with FakeOpenAI(latency=0.2) as server:
+    with FakeOpenAI() as server:
+        server.hold(after=2)  # the first run waits on its third answer until the second is done
         first = start(*slow_replay(units, server, run))
         wait_for_lines(run / "results.jsonl", 2, first)
-        server.latency = 2.5  # the first run outlasts the start of the second one, under load too
         second = abt(*slow_replay(units, server, run, "--overwrite"))
+        assert first.poll() is None  # refused while the first was still writing
+        server.release()
         assert first.wait(timeout=120) == 0, first.stderr.read() if first.stderr else ""
         paid = server.total
     assert second.returncode == 2 and "is being written by process" in second.stderr
@@ -81,10 +76,12 @@ def test_a_second_resume_while_one_runs_is_refused(units: Path, tmp_path: Path) 
         wait_for_lines(run / "results.jsonl", 2, first)
         first.send_signal(signal.SIGINT)
         assert first.wait(timeout=60) == 130
-        server.latency = 2.5  # the resume outlasts the start of the second one, under load too
+        server.hold(after=1)  # the resume waits on its second answer until the second is done
         resuming = start("replay", "--resume", run)
         wait_for_lines(run / "results.jsonl", len(keys(run)) + 1, resuming)
         second = abt("replay", "--resume", run)
+        assert resuming.poll() is None  # refused while the resume was still writing
+        server.release()
         assert resuming.wait(timeout=120) == 0
         paid = server.total
     assert second.returncode == 2 and "(resume)" in second.stderr

@@ -16,6 +16,7 @@ from collections import Counter
 
 import pytest
 
+from tests.optional import require
 from tests.scoring import bfcl_cases
 from tests.scoring.bfcl_cases import (
     Pair,
@@ -28,6 +29,8 @@ from tests.scoring.bfcl_cases import (
     probe_pairs,
     require_checker,
 )
+
+require("bfcl_eval", "pip install --no-deps bfcl-eval==2026.3.23")
 
 CHECKER = load_checker()
 

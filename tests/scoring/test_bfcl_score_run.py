@@ -23,6 +23,7 @@ from agent_backtest.runs import ResultRecord, ResultWriter, RunDirectory
 from agent_backtest.trace import LLMRequest, LLMResponse, Message
 from agent_backtest.units import Unit, make_unit_id
 from tests.manifests import replay_manifest
+from tests.optional import require
 from tests.scoring.bfcl_cases import (
     Pair,
     bfcl_valid,
@@ -33,6 +34,8 @@ from tests.scoring.bfcl_cases import (
     ours_equal,
     require_checker,
 )
+
+require("bfcl_eval", "pip install --no-deps bfcl-eval==2026.3.23")
 
 CHECKER = load_checker()
 REQUIRED_AGREEMENT = 0.999

@@ -16,7 +16,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from agent_backtest.cli.app import app
-from agent_backtest.providers import MockProvider, ModelClient, ProviderError
+from agent_backtest.providers import CallPolicy, MockProvider, ModelClient, ProviderError
 from agent_backtest.providers.errors import ERROR_KINDS
 from agent_backtest.runs import ResultRecord
 from agent_backtest.runs.scores import ScoreRecord, read_scores
@@ -101,7 +101,9 @@ async def score_all(units: list[Unit], results: list[ResultRecord]) -> list[Scor
         score = 0.66 if "You sit in 4A." in prompt else 0
         return LLMResponse(message=text(json.dumps({"score": score, "reason": "read both"})))
 
-    judge = Judge(ModelClient(MockProvider("judge", reply)), "openai/judge-model")
+    # retried at once: the failed call's retries are not what this test is about
+    client = ModelClient(MockProvider("judge", reply), CallPolicy(backoff_initial=0))
+    judge = Judge(client, "openai/judge-model")
     judged = Scorer(AgentConfig(), judge, exact_strings=False, scoring_id="mixed")
     plain = Scorer(AgentConfig(), None, exact_strings=False, scoring_id="mixed")
     return [

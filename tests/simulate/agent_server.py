@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
+from tests.servers import serve_in_thread, stop_serving
+
 
 class AgentServer:
     """The server and its settings; use as a context manager (or ``serve_forever``)."""
@@ -49,7 +51,6 @@ class AgentServer:
         self._lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self.server.daemon_threads = True
-        self._thread: threading.Thread | None = None
 
     @property
     def base_url(self) -> str:
@@ -57,13 +58,11 @@ class AgentServer:
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
     def __enter__(self) -> AgentServer:
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self._thread.start()
+        serve_in_thread(self.server)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        stop_serving(self.server)
 
     def record(self, entry: dict[str, Any]) -> None:
         """One line of the request log."""

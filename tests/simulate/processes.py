@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
-from pathlib import Path
 
 from tests.conftest import ROOT
 
@@ -18,13 +16,3 @@ def simulate_process(*args: object) -> subprocess.Popen[bytes]:
         stderr=subprocess.DEVNULL,
         cwd=ROOT,
     )
-
-
-def wait_for_lines(path: Path, count: int, process: subprocess.Popen[bytes]) -> None:
-    """Wait until ``path`` holds ``count`` lines (while ``process`` runs), else fail."""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and process.poll() is None:
-        if path.exists() and path.read_bytes().count(b"\n") >= count:
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"{path} never reached {count} lines")

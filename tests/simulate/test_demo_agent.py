@@ -24,8 +24,13 @@ from agent_backtest.simulate.models import (
 )
 from tests.conftest import ROOT
 from tests.fake_openai import FakeOpenAI
+from tests.optional import require
 from tests.simulate.demo_app import call, demo_agent
 from tests.simulate.judge_runs import PASS, replies, verdict_lines, write_config, write_run
+
+# the demo app the tests start is a FastAPI app served by uvicorn
+require("fastapi", "pip install 'agent-backtest[demo]'")
+require("uvicorn", "pip install 'agent-backtest[demo]'")
 
 DEMO_TOOLS = ROOT / "examples" / "demo_agent" / "tools.json"
 Script = Callable[[dict[str, Any]], str | dict[str, Any]]

@@ -15,9 +15,14 @@ from typer.testing import CliRunner
 from agent_backtest.cli.app import app
 from tests.conftest import ROOT
 from tests.fake_openai import FakeOpenAI
+from tests.optional import require
 from tests.simulate.demo_app import call, demo_agent
 from tests.simulate.judge_runs import PASS, flow_of, verdict_lines, write_config
 from tests.simulate.pages import open_page, visible
+
+# the demo app the tests start is a FastAPI app served by uvicorn
+require("fastapi", "pip install 'agent-backtest[demo]'")
+require("uvicorn", "pip install 'agent-backtest[demo]'")
 
 DEMO = ROOT / "examples" / "demo_agent"
 DAYS = {"2 March": "2026-03-02", "the day after": "2026-03-03"}

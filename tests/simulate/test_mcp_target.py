@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +13,11 @@ import pytest
 from agent_backtest.api.simulate import simulate_run
 from agent_backtest.errors import InputError
 from tests.fake_openai import FakeOpenAI
+from tests.optional import require
 from tests.simulate.conftest import flows_file, scripted
 from tests.simulate.test_model_target import abt, config_file, in_tmp, tool_call
+
+require("mcp", "pip install 'agent-backtest[mcp]'")  # the MCP server the tests start
 
 SERVER = Path(__file__).with_name("mcp_server.py")
 
@@ -35,10 +37,7 @@ def agent_model(body: dict[str, Any]) -> str | dict[str, Any]:
     return tool_call((name, {argument: rest}))
 
 
-@pytest.fixture
-def model() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(reply=agent_model) as fake:
-        yield fake
+pytestmark = pytest.mark.fake_openai(reply=agent_model)  # the scripted agent model
 
 
 def mcp_target(tmp_path: Path, offered: str = "", **server: Any) -> Path:
@@ -57,17 +56,19 @@ def calls(tmp_path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
-def test_the_servers_tools_are_listed_offered_and_called(tmp_path: Path, model: FakeOpenAI) -> None:
+def test_the_servers_tools_are_listed_offered_and_called(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
     flows = [scripted("m", "add_note buy milk", "check_store asked", "thanks")]
     done = simulate_run(
         flows_file(tmp_path / "flows.jsonl", flows),
         target=mcp_target(tmp_path),
         out=tmp_path / "run",
         roles={"agent": "sim/agent-model"},
-        config_file=config_file(tmp_path, model),
+        config_file=config_file(tmp_path, fake_openai),
         skip_judge=True,
     )
-    offered = model.bodies[0]["tools"]
+    offered = fake_openai.bodies[0]["tools"]
     assert sorted(tool["function"]["name"] for tool in offered) == ["add_note", "check_store"]
     add = next(tool["function"] for tool in offered if tool["function"]["name"] == "add_note")
     assert add["description"] == "Save a note."
@@ -85,10 +86,10 @@ def test_the_servers_tools_are_listed_offered_and_called(tmp_path: Path, model: 
     assert thanks.final_text == "you said thanks"
     code, output = abt("units", tmp_path / "run" / "sessions.jsonl", "-o", tmp_path / "u.jsonl")
     assert code == 0, output
-    assert len((tmp_path / "u.jsonl").read_text().splitlines()) == model.total == 5
+    assert len((tmp_path / "u.jsonl").read_text().splitlines()) == fake_openai.total == 5
 
 
-def test_offered_tools_must_be_the_servers(tmp_path: Path, model: FakeOpenAI) -> None:
+def test_offered_tools_must_be_the_servers(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
     offered = '[[tools.offered]]\ntype = "function"\nfunction = { name = "delete_all" }\n'
     with pytest.raises(InputError, match="offers 'delete_all', which the MCP server does not"):
         simulate_run(
@@ -96,22 +97,22 @@ def test_offered_tools_must_be_the_servers(tmp_path: Path, model: FakeOpenAI) ->
             target=mcp_target(tmp_path, offered),
             out=tmp_path / "run",
             roles={"agent": "sim/agent-model"},
-            config_file=config_file(tmp_path, model),
+            config_file=config_file(tmp_path, fake_openai),
             skip_judge=True,
         )
-    assert model.total == 0 and not (tmp_path / "run").exists()
+    assert fake_openai.total == 0 and not (tmp_path / "run").exists()
 
 
 def test_a_server_that_does_not_start_is_the_target_files_error(
-    tmp_path: Path, model: FakeOpenAI
+    tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
     target = mcp_target(tmp_path, args=["-c", "import sys; sys.exit(3)"])
     code, output = abt(
         "simulate", "run", flows_file(tmp_path / "flows.jsonl", [scripted("a", "hi")]),
         "--target", target, "--out", "run", "--skip-judge", "--agent", "sim/agent-model",
-        "--config", config_file(tmp_path, model),
+        "--config", config_file(tmp_path, fake_openai),
     )  # fmt: skip
     assert code == 2, output
     [line] = output.strip().splitlines()
     assert line.startswith(f"abt: error: {target}: tools.mcp: the MCP server did not start"), line
-    assert model.total == 0
+    assert fake_openai.total == 0

@@ -4,7 +4,6 @@ Python tools; each model call recorded and read back by ``abt units``, ``show`` 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -70,10 +69,7 @@ def _last_call(messages: list[dict[str, Any]]) -> dict[str, Any]:
     return next(m for m in reversed(messages) if m["role"] == "assistant" and m.get("tool_calls"))
 
 
-@pytest.fixture
-def model() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(reply=agent_model) as fake:
-        yield fake
+pytestmark = pytest.mark.fake_openai(reply=agent_model)  # the scripted agent model
 
 
 def config_file(tmp_path: Path, fake: FakeOpenAI) -> Path:
@@ -113,9 +109,9 @@ def run(tmp_path: Path, fake: FakeOpenAI, flows: list[dict], **options: Any) -> 
 
 
 def test_a_tool_call_round_trip_is_recorded_with_every_model_call(
-    tmp_path: Path, model: FakeOpenAI
+    tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
-    done = run(tmp_path, model, [scripted("n", "note buy milk", "thanks")])
+    done = run(tmp_path, fake_openai, [scripted("n", "note buy milk", "thanks")])
     [conversation] = done.conversations()
     first, second = conversation.turns
     assert [(c.name, c.arguments, c.result) for c in first.tool_calls] == [
@@ -127,13 +123,13 @@ def test_a_tool_call_round_trip_is_recorded_with_every_model_call(
     assert first.error is None and second.final_text == "you said thanks"
     # Two calls in the first turn (tools, then text), one in the second: each kept exactly.
     assert [len(turn.model_calls) for turn in conversation.turns] == [2, 1]
-    assert model.total == 3
+    assert fake_openai.total == 3
     sent = [call.request for turn in conversation.turns for call in turn.model_calls]
     assert [len(request.messages) for request in sent] == [2, 5, 7]
-    assert [m["role"] for m in model.bodies[2]["messages"]] == [
+    assert [m["role"] for m in fake_openai.bodies[2]["messages"]] == [
         "system", "user", "assistant", "tool", "tool", "assistant", "user",
     ]  # fmt: skip
-    assert model.bodies[0]["tools"][0]["function"]["name"] == "add_note"
+    assert fake_openai.bodies[0]["tools"][0]["function"]["name"] == "add_note"
     assert first.input_tokens == sum(
         c.response.usage.input_tokens for c in first.model_calls if c.response and c.response.usage
     )
@@ -142,9 +138,9 @@ def test_a_tool_call_round_trip_is_recorded_with_every_model_call(
 
 
 def test_a_tool_that_raises_is_a_tool_error_the_model_reads(
-    tmp_path: Path, model: FakeOpenAI
+    tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
-    done = run(tmp_path, model, [scripted("s", "check the store")])
+    done = run(tmp_path, fake_openai, [scripted("s", "check the store")])
     [turn] = done.conversations()[0].turns
     [activity] = turn.tool_calls
     assert activity.error == "RuntimeError: the notes store is down (asked)"
@@ -153,9 +149,11 @@ def test_a_tool_that_raises_is_a_tool_error_the_model_reads(
     assert turn.error is None and done.manifest.status == "completed"
 
 
-def test_the_step_limit_is_a_named_error_of_the_turn(tmp_path: Path, model: FakeOpenAI) -> None:
+def test_the_step_limit_is_a_named_error_of_the_turn(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
     target = model_target(tmp_path, max_steps=3)
-    done = run(tmp_path, model, [scripted("l", "loop", "hi")], target=target)
+    done = run(tmp_path, fake_openai, [scripted("l", "loop", "hi")], target=target)
     [conversation] = done.conversations()
     looped, after = conversation.turns
     assert looped.error == "agent: step_limit: no text answer after 3 model calls (max_steps)"
@@ -166,10 +164,10 @@ def test_the_step_limit_is_a_named_error_of_the_turn(tmp_path: Path, model: Fake
 
 
 def test_a_model_that_fails_is_a_transport_error_never_an_answer(
-    tmp_path: Path, model: FakeOpenAI
+    tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
-    model.faults["hello"] = ["401"]
-    done = run(tmp_path, model, [scripted("h", "hello")])
+    fake_openai.faults["hello"] = ["401"]
+    done = run(tmp_path, fake_openai, [scripted("h", "hello")])
     [conversation] = done.conversations()
     assert conversation.transport_error is not None
     assert conversation.transport_error.startswith("turn 1: model_http_401: HTTP 401")
@@ -177,20 +175,22 @@ def test_a_model_that_fails_is_a_transport_error_never_an_answer(
     assert done.manifest.status == "failed"
 
 
-def test_units_show_and_profile_read_the_model_calls(tmp_path: Path, model: FakeOpenAI) -> None:
+def test_units_show_and_profile_read_the_model_calls(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
     flows = [scripted("n", "note buy milk", "thanks"), scripted("s", "check the store")]
     code, output = abt(
         "simulate", "run", flows_file(tmp_path / "flows.jsonl", flows),
         "--target", model_target(tmp_path), "--out", "run", "--skip-judge",
-        "--agent", "sim/agent-model", "--config", config_file(tmp_path, model),
+        "--agent", "sim/agent-model", "--config", config_file(tmp_path, fake_openai),
     )  # fmt: skip
     assert code == 0, output
     sessions = tmp_path / "run" / "sessions.jsonl"
     code, output = abt("units", sessions, "-o", tmp_path / "units.jsonl")
     assert code == 0, output
     units = [json.loads(line) for line in (tmp_path / "units.jsonl").read_text().splitlines()]
-    assert len(units) == model.total == 5  # one unit per call the server answered
-    sent = sorted(json.dumps(body["messages"], sort_keys=True) for body in model.bodies)
+    assert len(units) == fake_openai.total == 5  # one unit per call the server answered
+    sent = sorted(json.dumps(body["messages"], sort_keys=True) for body in fake_openai.bodies)
     assert len(set(sent)) == 5
     code, shown = abt("show", sessions, "--session", "n")
     assert code == 0 and "add_note" in shown and "buy milk" in shown
@@ -199,20 +199,20 @@ def test_units_show_and_profile_read_the_model_calls(tmp_path: Path, model: Fake
 
 
 def test_a_resumed_run_plays_again_on_the_agent_role_of_its_manifest(
-    tmp_path: Path, model: FakeOpenAI
+    tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
-    model.faults["hi"] = ["401"]
-    done = run(tmp_path, model, [scripted("a", "hi")])
+    fake_openai.faults["hi"] = ["401"]
+    done = run(tmp_path, fake_openai, [scripted("a", "hi")])
     assert done.conversations()[0].transport_error is not None
     resumed = simulate_resume(done.path, retry_errors=True, skip_judge=True)
     [conversation] = resumed.conversations()
     assert conversation.turns[0].final_text == "you said hi"
     assert resumed.manifest.roles["agent"].model == "sim/agent-model"
-    assert resumed.manifest.status == "completed" and model.total == 2
+    assert resumed.manifest.status == "completed" and fake_openai.total == 2
 
 
 def test_the_model_target_needs_the_agent_role_before_any_call(
-    tmp_path: Path, model: FakeOpenAI
+    tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
     flows = flows_file(tmp_path / "flows.jsonl", [scripted("a", "hi")])
     code, output = abt(
@@ -229,7 +229,7 @@ def test_the_model_target_needs_the_agent_role_before_any_call(
         "--skip-judge", "--agent", "nowhere/agent",
     )  # fmt: skip
     assert code == 2 and output.startswith("abt: error: --agent:"), output
-    assert model.total == 0 and not (tmp_path / "run").exists()
+    assert fake_openai.total == 0 and not (tmp_path / "run").exists()
 
 
 def test_an_agent_for_a_target_that_runs_its_own_model_is_refused(tmp_path: Path) -> None:
@@ -278,30 +278,33 @@ def test_an_agent_for_a_target_that_runs_its_own_model_is_refused(tmp_path: Path
     ],
 )
 def test_a_bad_model_target_is_one_line_before_any_turn(
-    tmp_path: Path, model: FakeOpenAI, tools: str, message: str
+    tmp_path: Path, fake_openai: FakeOpenAI, tools: str, message: str
 ) -> None:
     flows = flows_file(tmp_path / "flows.jsonl", [scripted("a", "hi")])
     code, output = abt(
         "simulate", "run", flows, "--target", model_target(tmp_path, tools), "--out", "run",
-        "--skip-judge", "--agent", "sim/agent-model", "--config", config_file(tmp_path, model),
+        "--skip-judge", "--agent", "sim/agent-model",
+        "--config", config_file(tmp_path, fake_openai),
     )  # fmt: skip
     assert code == 2, output
     [line] = output.strip().splitlines()
     assert line.startswith("abt: error: ") and message in line, line
-    assert model.total == 0 and not (tmp_path / "run").exists()
+    assert fake_openai.total == 0 and not (tmp_path / "run").exists()
 
 
-def test_inline_tools_are_offered(tmp_path: Path, model: FakeOpenAI) -> None:
+def test_inline_tools_are_offered(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
     inline = (
         '[[tools.offered]]\ntype = "function"\nfunction = { name = "add_note", parameters = '
         '{ type = "object" } }\n[tools.python]\nadd_note = "tests.simulate.model_tools:add_note"\n'
     )
-    done = run(tmp_path, model, [scripted("a", "hi")], target=model_target(tmp_path, inline))
+    done = run(tmp_path, fake_openai, [scripted("a", "hi")], target=model_target(tmp_path, inline))
     assert done.conversations()[0].turns[0].tools_offered == ["add_note"]
-    assert [t["function"]["name"] for t in model.bodies[0]["tools"]] == ["add_note"]
+    assert [t["function"]["name"] for t in fake_openai.bodies[0]["tools"]] == ["add_note"]
 
 
-def test_inline_tools_in_a_bad_shape_name_their_index(tmp_path: Path, model: FakeOpenAI) -> None:
+def test_inline_tools_in_a_bad_shape_name_their_index(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
     inline = '[[tools.offered]]\ntype = "function"\nfunction = { description = "d" }\n'
     inline += '[tools.python]\nx = "m:f"\n'
     with pytest.raises(InputError, match=r"tools\.offered\.0: tool definition without a name"):
@@ -310,7 +313,7 @@ def test_inline_tools_in_a_bad_shape_name_their_index(tmp_path: Path, model: Fak
             target=model_target(tmp_path, inline),
             out=tmp_path / "r",
             roles={"agent": "sim/agent-model"},
-            config_file=config_file(tmp_path, model),
+            config_file=config_file(tmp_path, fake_openai),
             skip_judge=True,
         )
 

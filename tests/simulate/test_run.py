@@ -18,9 +18,10 @@ from agent_backtest.errors import UserError
 from agent_backtest.runs.lock import run_lock
 from agent_backtest.simulate.models import STOP_MARKER
 from tests.fake_openai import FakeOpenAI
+from tests.processes import wait_for_lines
 from tests.simulate.agent_server import AgentServer, read_log
 from tests.simulate.conftest import flows_file, scripted, target_file
-from tests.simulate.processes import simulate_process, wait_for_lines
+from tests.simulate.processes import simulate_process
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[2]

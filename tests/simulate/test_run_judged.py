@@ -14,10 +14,11 @@ from typer.testing import CliRunner
 
 from agent_backtest.cli.app import app
 from tests.fake_openai import FakeOpenAI
+from tests.processes import wait_for_lines
 from tests.simulate.agent_server import AgentServer, read_log
 from tests.simulate.conftest import flows_file, scripted, target_file
 from tests.simulate.judge_runs import PASS, replies, verdict_lines, write_config
-from tests.simulate.processes import simulate_process, wait_for_lines
+from tests.simulate.processes import simulate_process
 
 runner = CliRunner()
 FLOWS = [scripted("chat-1", "hello", family="chat"), scripted("chat-2", "hi", family="chat")]

@@ -9,7 +9,6 @@ keys say which process made each call.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,21 +18,14 @@ from agent_backtest.api import ExecutorOptions
 from agent_backtest.api.simulate import simulate_run
 from agent_backtest.simulate.judging import JudgingOptions
 from tests.fake_openai import FakeOpenAI
-from tests.ray_cluster import local_cluster
+from tests.ray_cluster import NODE_KEY_ENV, NODE_KEYS
 from tests.simulate.conftest import flows_file, scripted
 from tests.simulate.judge_runs import PASS, replies
 from tests.simulate.test_model_target import agent_model, model_target
 
-KEY_ENV = "ABT_SIMULATE_RAY_KEY"
-NODE_KEYS = ("sk-test-SIMNODEONE0123456789", "sk-test-SIMNODETWO0123456789")
+KEY_ENV = NODE_KEY_ENV  # each node of the session's cluster holds a key of its own in it
 DRIVER_KEY = "sk-test-SIMDRIVER0123456789"
 USER_LINES = ("note call Ana", "thanks, that is all")
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[Any]:
-    with local_cluster([{KEY_ENV: key} for key in NODE_KEYS]) as made:
-        yield made
 
 
 @pytest.fixture(autouse=True)
@@ -112,14 +104,14 @@ def verdicts(run: Path) -> list[tuple[Any, ...]]:
     return sorted(tuple(row.get(name) for name in fields) for row in rows)
 
 
-def test_simulate_on_ray_matches_the_local_executor(cluster: Any, tmp_path: Path) -> None:
+def test_simulate_on_ray_matches_the_local_executor(ray_cluster: Any, tmp_path: Path) -> None:
     with FakeOpenAI(reply=models) as model, FakeOpenAI(reply=replies(PASS)) as judge:
         settings = config(tmp_path / "abt.toml", model.base_url, judge.base_url)
         local = play(tmp_path, "local", settings, ExecutorOptions())
         local_keys = [h["authorization"] for h in model.headers + judge.headers]
         model.headers.clear()
         judge.headers.clear()
-        on_ray = play(tmp_path, "ray", settings, ExecutorOptions("ray", cluster.address))
+        on_ray = play(tmp_path, "ray", settings, ExecutorOptions("ray", ray_cluster.address))
         ray_keys = [h["authorization"] for h in model.headers + judge.headers]
     assert conversations(on_ray) == conversations(local)
     assert verdicts(on_ray) == verdicts(local)
