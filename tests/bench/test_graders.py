@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -9,16 +14,20 @@ import pytest
 from agent_backtest.bench.graders import (
     Component,
     GradingInput,
-    JudgeUnavailable,
     rubric,
     tool_calls,
 )
-from agent_backtest.bench.grading import grade_episode, resolve_graders, total
+from agent_backtest.bench.grading import JudgeBridge, grade_episode, resolve_graders, total
 from agent_backtest.bench.models import Case, EpisodeError, EpisodeRecord, EpisodeRules, Gold
 from agent_backtest.bench.reading import passed
 from agent_backtest.errors import UserError
+from agent_backtest.providers import ModelClient, build_provider, load_model_config
+from agent_backtest.providers.client import CallPolicy
+from agent_backtest.providers.refs import parse_model_ref
+from agent_backtest.providers.roles import close_clients
 from tests.bench.conftest import call
 from tests.bench.shop import ShopEnvironment
+from tests.fake_openai import FakeOpenAI
 
 
 def record(**changes: Any) -> EpisodeRecord:
@@ -101,21 +110,48 @@ def test_rubric_refuses_no_verdict_two_verdicts_and_a_quoted_one() -> None:
     assert rubric.parse_met(quoted, f"assistant: {quoted}")[0] is None
 
 
-def test_rubric_asks_once_more_then_leaves_an_item_out_never_unmet() -> None:
-    asked: list[str] = []
+def rubric_judge(body: dict[str, Any]) -> str:
+    """The judge's answers: item one is read only when asked again, item two is not met."""
+    asked = body["messages"][-1]["content"]
+    if "item one" in asked:
+        return '{"reason": "r", "met": true}' if "could not be read" in asked else "I think so"
+    return '{"reason": "r", "met": false}'
 
-    def judge(system: str, user: str) -> str:
-        asked.append(user)
-        if "item one" in user:
-            return '{"reason": "r", "met": true}' if len(asked) == 2 else "I think so"
-        if "item two" in user:
-            return '{"reason": "r", "met": false}'
-        raise JudgeUnavailable("down")
 
-    graded = rubric.grade(given({"rubric": ["item one", "item two", "item three"]}, [], judge))
+@contextmanager
+def judge_bridge(server: FakeOpenAI, tmp_path: Path) -> Iterator[JudgeBridge]:
+    """The run's judge as graders get it: a client on an event loop of its own thread (as a
+    bench run's grading holds it), asking ``server`` once, with no retry."""
+    config = tmp_path / "abt.toml"
+    config.write_text(
+        f'[providers.judges]\ntype = "openai"\nbase_url = "{server.base_url}"\napi_key_env = ""\n'
+    )
+    provider = build_provider(parse_model_ref("judges/judge", "judge"), load_model_config(config))
+    client = ModelClient(provider, CallPolicy(max_retries=0))
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    try:
+        yield JudgeBridge(client, "judge", loop)
+    finally:
+        asyncio.run_coroutine_threadsafe(close_clients([client]), loop).result()
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join()
+        loop.close()
+
+
+def test_rubric_asks_once_more_then_leaves_an_item_out_never_unmet(tmp_path: Path) -> None:
+    with FakeOpenAI(reply=rubric_judge) as server, judge_bridge(server, tmp_path) as judge:
+        items = ["item one", "item two", "item three"]
+        three = rubric.USER.format(conversation="", item="item three")
+        server.faults[three] = ["500"]  # the judge's call about item three fails
+        graded = rubric.grade(given({"rubric": items}, [], judge))
+        asked = [body["messages"][-1]["content"] for body in server.bodies]
     assert graded.value == 0.5
     assert graded.reason == "not met: item two; 1 item(s) unanswered, left out"
-    assert "could not be read" in asked[1]
+    # item one: asked, refused ("I think so"), asked again with what was wrong
+    ones = [text for text in asked if "item one" in text]
+    assert len(ones) == 2 and "could not be read" in ones[1] and "I think so" in ones[1]
     assert rubric.grade(given({"rubric": ["x"]}, [], None)).value is None
 
 

@@ -30,13 +30,13 @@ from agent_backtest.bench.graders import (
     JudgeUnavailable,
 )
 from agent_backtest.bench.models import EpisodeRules, GradeRecord
+from agent_backtest.episodes.judge_chain import Answer, JudgeSeat, Question, SeatAnswer, ask_chain
 from agent_backtest.errors import bounded
 from agent_backtest.providers.client import ModelClient
 from agent_backtest.redaction import redact
-from agent_backtest.trace import LLMRequest, Message
+from agent_backtest.trace import Message
 
 JUDGED = frozenset({"rubric"})
-JUDGE_PARAMS = {"temperature": 0}
 
 
 def resolve_graders(names: Sequence[str], parameter: str = "benchmark") -> list[tuple[str, Grader]]:
@@ -101,23 +101,28 @@ async def grade_all(
 
 
 class JudgeBridge:
-    """The judge role as a plain function for graders running in worker threads."""
+    """The judge role for graders running in worker threads: its questions go through the judge
+    chain on ``loop``, with the run's client (cache, limits, counters)."""
 
     def __init__(self, client: ModelClient, model: str, loop: asyncio.AbstractEventLoop) -> None:
-        self.client, self.model, self.loop = client, model, loop
+        self.seat = JudgeSeat("judge", client, model, model)
+        self.loop = loop
 
     def __call__(self, system: str, user: str) -> str:
         """Ask the judge; raise :class:`JudgeUnavailable` when the call fails."""
-        request = LLMRequest(
-            messages=[Message(role="system", content=system), Message(role="user", content=user)],
-            tools=None,
-            params=dict(JUDGE_PARAMS),
-        )
-        coroutine = self.client.generate(request, self.model, 0)
-        outcome = asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
-        if outcome.error is not None or outcome.response is None:
-            raise JudgeUnavailable(f"the judge call failed ({outcome.error})")
-        return outcome.response.message.text()
+        messages = [Message(role="system", content=system), Message(role="user", content=user)]
+        asked = self._chain(Question(messages, lambda text: (text, None), lambda *_: []))
+        if asked.answer is None:
+            raise JudgeUnavailable(f"the judge call failed ({asked.problem})")
+        return asked.answer
+
+    def ask(self, question: Question[Answer]) -> Answer | None:
+        """The question through the judge chain; None when the judge gave no usable answer."""
+        return self._chain(question).answer
+
+    def _chain(self, question: Question[Answer]) -> SeatAnswer[Answer]:
+        coroutine = ask_chain([self.seat], question)
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()[-1]
 
 
 def _run(grader: Grader, given: GradingInput) -> Component:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from agent_backtest.bench.environment import Environment
 from agent_backtest.bench.models import Case, EpisodeRecord, Gold
+from agent_backtest.episodes.judge_chain import Answer, Question
 from agent_backtest.registry import Registry
 
 __all__ = ["GRADERS", "Component", "Grader", "GradingInput", "JudgeCall", "JudgeUnavailable"]
@@ -23,9 +24,18 @@ class JudgeUnavailable(Exception):
     """The judge could not be asked (its calls failed after their retries): nothing to grade."""
 
 
-JudgeCall = Callable[[str, str], str]
-"""The run's judge role, for graders that ask one: a system and a user prompt in, the text of
-its answer out; raises :class:`JudgeUnavailable` when the call fails."""
+class JudgeCall(Protocol):
+    """The run's judge role, for graders that ask one."""
+
+    def __call__(self, system: str, user: str) -> str:
+        """One question (a system and a user prompt): the text of the answer; raises
+        :class:`JudgeUnavailable` when the call fails."""
+        ...
+
+    def ask(self, question: Question[Answer]) -> Answer | None:
+        """A question through the judge chain (its answer read strictly, a refused answer sent
+        back once): the answer, or None when the judge gave none it could use."""
+        ...
 
 
 @dataclass(frozen=True)

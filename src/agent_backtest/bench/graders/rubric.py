@@ -4,17 +4,20 @@ The judge sees the conversation (the agent's instructions cut short, every other
 one item, and answers with one JSON object ``{"reason": …, "met": true|false}``. The object is
 found in whatever the judge wrote as the text judge's verdicts are
 (:func:`agent_backtest.scoring.verdict.json_objects`: fenced or not, prose around it); ``met``
-may also be written "yes" or "no". An answer without exactly one such verdict is sent back once,
-quoted, with what was wrong. The value is the share of items met among those the judge answered;
-an item it could not answer is left out, never counted as unmet.
+may also be written "yes" or "no". The judge is asked through the judge chain
+(:mod:`agent_backtest.episodes.judge_chain`): an answer without exactly one such verdict is
+sent back once, quoted, with what was wrong. The value is the share of items met among those
+the judge answered; an item it could not answer is left out, never counted as unmet.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from agent_backtest.bench.graders import Component, GradingInput, JudgeCall, JudgeUnavailable
+from agent_backtest.bench.graders import Component, GradingInput, JudgeCall
+from agent_backtest.episodes.judge_chain import Question
 from agent_backtest.scoring.verdict import json_objects
+from agent_backtest.trace import Message
 
 SYSTEM = (
     "You grade a conversation between a customer-service agent and a user against one "
@@ -65,16 +68,18 @@ def ask(judge: JudgeCall, conversation: str, item: str) -> bool | None:
     """The judge's yes or no on one item; None when it gave no readable verdict in two answers
     or could not be asked."""
     prompt = USER.format(conversation=conversation, item=item)
-    try:
-        answer = judge(SYSTEM, prompt)
-        verdict, problem = parse_met(answer, conversation)
-        if problem is None:
-            return verdict
-        retry = prompt + "\n\n" + CORRECTION.format(problem=problem, answer=answer[:2_000])
-        verdict, problem = parse_met(judge(SYSTEM, retry), conversation)
-    except JudgeUnavailable:
-        return None
-    return verdict if problem is None else None
+    question = Question(
+        [Message(role="system", content=SYSTEM), Message(role="user", content=prompt)],
+        lambda text: parse_met(text, conversation),
+        lambda first, text, problem: [
+            first[0],
+            Message(
+                role="user",
+                content=prompt + "\n\n" + CORRECTION.format(problem=problem, answer=text[:2_000]),
+            ),
+        ],
+    )
+    return judge.ask(question)
 
 
 def parse_met(text: str, conversation: str = "") -> tuple[bool | None, str | None]:
