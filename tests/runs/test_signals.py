@@ -20,9 +20,9 @@ from agent_backtest.runs.signals import stop_on_signals
 from tests.bench.conftest import scripted, write_benchmark, write_config
 from tests.conftest import ROOT, write_tau_units
 from tests.fake_openai import FakeOpenAI
+from tests.processes import wait_for_lines
 from tests.simulate.agent_server import AgentServer, create_notes_db, read_log
 from tests.simulate.conftest import flows_file, target_file
-from tests.simulate.processes import wait_for_lines
 
 EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
 SIGNALS = pytest.mark.parametrize("sent", [signal.SIGINT, signal.SIGTERM], ids=["int", "term"])

@@ -237,8 +237,9 @@ def run(
         typer.Option(
             "--executor",
             metavar="local|ray",
-            help="Make the agent's and the simulated user's model calls here (local) or on Ray "
-            "workers (ray: needs the ray extra); the run directory is the same either way.",
+            help="Make the agent's, the simulated user's and the judges' model calls here (local) "
+            "or on Ray workers (ray: needs the ray extra); the run directory is the same either "
+            "way.",
         ),
     ] = "local",
     ray_address: Annotated[
