@@ -63,7 +63,7 @@ def play(tmp_path: Path, name: str, settings: Path, execution: ExecutorOptions) 
         },
         scripted("plain", "hello"),
     ]
-    simulate_run(
+    done = simulate_run(
         flows_file(tmp_path / f"{name}.jsonl", flows),
         target=model_target(tmp_path),
         out=tmp_path / name,
@@ -77,6 +77,9 @@ def play(tmp_path: Path, name: str, settings: Path, execution: ExecutorOptions) 
         judging=JudgingOptions(config_file=settings),
         execution=execution,
     )
+    # every role's calls are in run.json, and in the manifest the function returns
+    assert set(done.manifest.counts) == {"agent", "user", "judge"}
+    assert all(counted.calls > 0 for counted in done.manifest.counts.values())
     return tmp_path / name
 
 

@@ -39,7 +39,7 @@ from agent_backtest.simulate.judging import (
     plan_judging,
     record_judging,
 )
-from agent_backtest.simulate.layout import CONVERSATIONS
+from agent_backtest.simulate.layout import CONVERSATIONS, MANIFEST
 from agent_backtest.simulate.log import read_conversations
 from agent_backtest.simulate.manifest import SimulateManifest
 from agent_backtest.simulate.models import ConversationRecord
@@ -182,9 +182,9 @@ def simulate_run(
             if created:
                 shutil.rmtree(plan.out, ignore_errors=True)
             raise
-        manifest = play_run(plan, hooks)
+        play_run(plan, hooks)
         verdicts = _judged(plan.out, judge[0], execution) if judge else None
-    return SimulateRun(plan.out, manifest, verdicts)
+    return SimulateRun(plan.out, _manifest_of(plan.out), verdicts)
 
 
 def _flows_source(
@@ -258,9 +258,9 @@ def simulate_resume(
         )
         plan.executor, plan.ray_address = execution.executor, execution.ray_address
         begin_resume(plan, retry_errors)
-        manifest = play_run(plan, hooks)
+        play_run(plan, hooks)
         verdicts = _judged(path, judge[0], execution) if judge else None
-    return SimulateRun(plan.out, manifest, verdicts)
+    return SimulateRun(plan.out, _manifest_of(plan.out), verdicts)
 
 
 def _judged(run: Path, judging: JudgingOptions, execution: ExecutorOptions) -> JudgingOutcome:
@@ -269,6 +269,11 @@ def _judged(run: Path, judging: JudgingOptions, execution: ExecutorOptions) -> J
     plan = plan_judging(run, judging)
     plan.executor, plan.ray_address = execution.executor, execution.ray_address
     return judge_locked(plan)
+
+
+def _manifest_of(run: Path) -> SimulateManifest:
+    """The run's run.json as it stands now: the judges' calls counted in it too."""
+    return SimulateManifest.load(run / MANIFEST)
 
 
 def _checked(execution: ExecutorOptions | None) -> ExecutorOptions:
