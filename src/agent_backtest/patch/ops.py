@@ -739,10 +739,7 @@ def _parse(path: Path, text: str) -> Any:
         try:
             return yaml.safe_load(text)
         except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
-            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            raise InputError(path, where, f"not valid YAML: {problem}") from None
+            raise InputError.of_yaml(path, exc) from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

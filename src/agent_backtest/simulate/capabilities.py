@@ -146,10 +146,7 @@ def _compose(path: Path, data: bytes) -> tuple[yaml.Node, Any]:
             raise InputError(path, None, "holds no families: list them under families:")
         return root, loader.construct_document(root)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1} column {mark.column + 1}" if mark else None
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InputError(path, where, f"not valid YAML: {problem}") from None
+        raise InputError.of_yaml(path, exc) from None
     finally:
         loader.dispose()
 

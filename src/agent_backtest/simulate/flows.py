@@ -163,9 +163,6 @@ def _yaml_rows(path: Path) -> list[tuple[int, Any]]:
             (item.start_mark.line + 1, loader.construct_document(item)) for item in sequence.value
         ]
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1} column {mark.column + 1}" if mark else None
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InputError(path, where, f"not valid YAML: {problem}") from None
+        raise InputError.of_yaml(path, exc) from None
     finally:
         loader.dispose()

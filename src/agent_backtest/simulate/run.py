@@ -133,9 +133,10 @@ async def _play_all(
                     await asyncio.to_thread(plan.isolation.snapshot)
                     plan.manifest.isolation.snapshot_taken = True
                     plan.manifest.save(plan.out / MANIFEST)
-                await _side_by_side(plan, parallel, agent, user, log, hooks, stop)
+                stage = _Stage(plan, agent, user, log, hooks, stop)
+                await _side_by_side(stage, parallel)
                 if isolated and not stop:
-                    await _one_at_a_time(plan, isolated, agent, user, log, hooks, stop)
+                    await _one_at_a_time(stage, isolated)
         finally:
             await agent.aclose()
             for opened in clients.values():
@@ -158,61 +159,56 @@ def _role_callers(
         }
 
 
-async def _side_by_side(
-    plan: SimulatePlan,
-    flows: list[Flow],
-    agent: Agent,
-    user: UserRole | None,
-    log: ConversationLog,
-    hooks: SimulateHooks,
-    stop: StopRequest,
-) -> None:
-    gate = asyncio.Semaphore(plan.manifest.concurrency)
+@dataclass(frozen=True)
+class _Stage:
+    """What every conversation of one start of the run is played with."""
+
+    plan: SimulatePlan
+    agent: Agent
+    user: UserRole | None
+    log: ConversationLog
+    hooks: SimulateHooks
+    stop: StopRequest
+
+    async def play(self, flow: Flow, isolated: bool) -> None:
+        """Play ``flow`` and record its conversation."""
+        manifest = self.plan.manifest
+        played = await play(
+            flow, self.agent, manifest.target.name, isolated, self.user, manifest.result_chars
+        )
+        _record(self.plan, played, self.log, self.hooks)
+
+
+async def _side_by_side(stage: _Stage, flows: list[Flow]) -> None:
+    gate = asyncio.Semaphore(stage.plan.manifest.concurrency)
 
     async def one(flow: Flow) -> None:
         async with gate:
-            if stop:  # asked to stop: no new conversation
+            if stage.stop:  # asked to stop: no new conversation
                 return
-            played = await _play(plan, flow, agent, user, isolated=False)
-            _record(plan, played, log, hooks)
+            await stage.play(flow, isolated=False)
 
     async with asyncio.TaskGroup() as group:
         for flow in flows:
             group.create_task(one(flow))
 
 
-async def _one_at_a_time(
-    plan: SimulatePlan,
-    flows: list[Flow],
-    agent: Agent,
-    user: UserRole | None,
-    log: ConversationLog,
-    hooks: SimulateHooks,
-    stop: StopRequest,
-) -> None:
+async def _one_at_a_time(stage: _Stage, flows: list[Flow]) -> None:
     """Each flow between a restore before and a restore after (whatever happens), and one
     more restore at the end; no new flow once asked to stop."""
-    isolation = plan.isolation
+    isolation = stage.plan.isolation
     assert isolation is not None  # the plan refuses changing flows without isolation
     try:
         for flow in flows:
-            if stop:
+            if stage.stop:
                 break
             isolation.restore()
             try:
-                played = await _play(plan, flow, agent, user, isolated=True)
-                _record(plan, played, log, hooks)
+                await stage.play(flow, isolated=True)
             finally:
                 isolation.restore()
     finally:
         isolation.restore()
-
-
-async def _play(
-    plan: SimulatePlan, flow: Flow, agent: Agent, user: UserRole | None, isolated: bool
-) -> Played:
-    manifest = plan.manifest
-    return await play(flow, agent, manifest.target.name, isolated, user, manifest.result_chars)
 
 
 def _record(plan: SimulatePlan, played: Played, log: ConversationLog, hooks: SimulateHooks) -> None:
