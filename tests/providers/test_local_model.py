@@ -7,6 +7,9 @@ Needs the ``local`` extra (llama-cpp-python and the packaged SmolLM2 model): the
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -69,3 +72,54 @@ def test_a_request_longer_than_the_context_window_is_a_context_length_error() ->
         asyncio.run(provider.send(payload, timeout=60))
     assert raised.value.kind == "context_length"
     assert "context window holds 512" in raised.value.detail
+
+
+# A generation cancelled mid-answer, then another request: without waiting for the first
+# generation to end, the second runs beside it on the same model and llama.cpp aborts the
+# process (GGML_ASSERT), so this runs in a process of its own and reports what it saw.
+CANCEL_THEN_ASK = """
+import asyncio
+
+from agent_backtest.providers.local import LocalProvider
+from agent_backtest.trace import LLMRequest, Message
+
+
+def body(provider, text, max_tokens):
+    request = LLMRequest(
+        messages=[Message(role="user", content=text)], params={"max_tokens": max_tokens}
+    )
+    return provider.payload(request, "smollm2", 0)[0]
+
+
+async def main():
+    provider = LocalProvider("local", "smollm2")
+    await provider.load()
+    long = body(provider, "Write a long story about a lighthouse keeper and the sea.", 400)
+    generating = asyncio.ensure_future(provider.send(long, 120))
+    await asyncio.sleep(0.5)
+    generating.cancel()
+    try:
+        await generating
+    except asyncio.CancelledError:
+        print("cancelled", flush=True)
+    answer = await provider.send(body(provider, "Say hello.", 8), 120)
+    print("answered", bool(answer.message.text().strip()), flush=True)
+    await provider.aclose()
+
+
+asyncio.run(main())
+"""
+
+
+def test_a_cancelled_answer_ends_before_the_next_request_runs() -> None:
+    """The embedded model under cancellation: a request cancelled mid-answer, then a second
+    request; the process lives and the second request is answered."""
+    done = subprocess.run(
+        [sys.executable, "-c", CANCEL_THEN_ASK],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "OMP_WAIT_POLICY": "passive"},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[:2] == ["cancelled", "answered True"], done.stdout

@@ -12,10 +12,12 @@ import asyncio
 import importlib.util
 import json
 import os
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -35,6 +37,7 @@ from agent_backtest.trace.openai_wire import chat_payload, response_from_openai
 if TYPE_CHECKING:
     from agent_backtest.providers.factory import ProviderSpec
 
+T = TypeVar("T")
 DECISION_TOKENS = 32  # "functions.NAME:" and the newline after it, with room to spare
 
 # llama.cpp busy-waits its worker threads by default; on a 2-core machine that starves
@@ -145,26 +148,29 @@ class LocalProvider:
             if self._llama is not None:
                 return 0.0
             started = time.perf_counter()
-            await asyncio.to_thread(self._load)
+            await _in_thread(self._load)
             return time.perf_counter() - started
 
     async def send(self, payload: dict[str, Any], timeout: float) -> LLMResponse:
         """Run the model; generation stops at the timeout or the token budget."""
         async with self._lock:
-            body = await asyncio.to_thread(self._complete, payload, timeout)
+            stop = threading.Event()
+            body = await _in_thread(lambda: self._complete(payload, timeout, stop), stop)
         try:
             return response_from_openai(body)
         except (RecordError, ValidationError) as exc:
             raise ProviderError("malformed_response", str(exc)[:300]) from None
 
-    def _complete(self, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
+    def _complete(
+        self, payload: dict[str, Any], timeout: float, stop: threading.Event
+    ) -> dict[str, Any]:
         from llama_cpp import LlamaGrammar, StoppingCriteriaList
 
         llama = self._load()
         tools = payload.get("tools") or []
         choice = payload.get("tool_choice")
         prompt = render_prompt(payload["messages"], tools)
-        deadline = Deadline(timeout)
+        deadline = Deadline(timeout, stop)
         budget = payload.get("max_tokens") or DEFAULT_MAX_TOKENS
         _check_fits(llama, prompt, budget)
         options = {key: payload[key] for key in SAMPLING if key in payload}
@@ -252,6 +258,27 @@ class LocalProvider:
         if self._llama is not None:
             self._llama.close()
             self._llama = None
+
+
+async def _in_thread(work: Callable[[], T], stop: threading.Event | None = None) -> T:
+    """``work`` run in a worker thread. A caller cancelled meanwhile (a timeout, a client gone)
+    tells the work to ``stop`` and waits for the thread to end before the cancellation goes on,
+    so the lock around the model is never released while the model still runs: llama.cpp aborts
+    the whole process when two generations share one model."""
+    job = asyncio.ensure_future(asyncio.to_thread(work))
+    try:
+        return await asyncio.shield(job)
+    except asyncio.CancelledError:
+        if stop is not None:
+            stop.set()  # the generation ends at its next token
+        while not job.done():
+            try:
+                await asyncio.wait({job})
+            except asyncio.CancelledError:  # cancelled again: the thread still has to end
+                continue
+        if not job.cancelled():
+            job.exception()  # retrieved: the caller is gone, and so is its interest in it
+        raise
 
 
 def _grammar(grammar_class: Any, schema: dict[str, Any]) -> Any:

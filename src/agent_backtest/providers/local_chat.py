@@ -9,6 +9,7 @@ a deadline, so a small model that loops cannot hold the machine.
 from __future__ import annotations
 
 import json
+import threading
 import time
 import uuid
 from typing import Any
@@ -80,15 +81,17 @@ def completion_body(
 
 
 class Deadline:
-    """A stopping criterion: true once the clock passes the deadline."""
+    """A stopping criterion: true once the clock passes the deadline, or once ``stop`` is set
+    (the caller gave up on the answer)."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, stop: threading.Event | None = None) -> None:
         self.at = time.monotonic() + seconds
+        self.stop = stop
         self.passed = False
 
     def __call__(self, input_ids: Any, logits: Any) -> bool:
         self.passed = time.monotonic() > self.at
-        return self.passed
+        return self.passed or (self.stop is not None and self.stop.is_set())
 
 
 def _turn(role: str, text: str) -> str:
