@@ -11,13 +11,13 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import import_module
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 
 import orjson
 from pydantic import ValidationError
 
 from agent_backtest.bench.models import BenchmarkManifest, Case
-from agent_backtest.errors import InputError, RecordError, UserError
+from agent_backtest.errors import InputError, RecordError, UserError, bounded
 from agent_backtest.trace.openai_wire import message_from_openai
 
 MANIFEST_FILE = "manifest.json"
@@ -73,11 +73,15 @@ def load_benchmark(path: Path) -> Benchmark:
             "benchmark",
         )
     manifest_path, cases_path = path / MANIFEST_FILE, path / CASES_FILE
-    manifest_bytes, cases_bytes = _read(manifest_path), _read(cases_path)
+    manifest_bytes, cases_bytes = (
+        _read(_inside(path, manifest_path)),
+        _read(_inside(path, cases_path)),
+    )
     try:
         manifest = BenchmarkManifest.model_validate_json(manifest_bytes)
     except ValidationError as exc:
         raise InputError(manifest_path, _where(exc), _problem(exc)) from None
+    _check_gold_name(path, manifest_path, manifest.gold)
     cases = _cases(cases_path, cases_bytes)
     digest = hashlib.sha256()
     for name, data in ((MANIFEST_FILE, manifest_bytes), (CASES_FILE, cases_bytes)):
@@ -119,6 +123,33 @@ def select_cases(
     if not chosen:
         raise UserError("no case is left to run after the selection", "case_ids")
     return chosen
+
+
+def _inside(directory: Path, path: Path) -> Path:
+    """``path``, when it is in ``directory`` once links are followed: a benchmark's files are
+    its own, and a link out of it (to the gold of another benchmark, to a secret) is refused."""
+    if path.exists() and not path.resolve().is_relative_to(directory.resolve()):
+        raise InputError(
+            path,
+            None,
+            "is a link to a file outside the benchmark directory: copy the file into it",
+            "benchmark",
+        )
+    return path
+
+
+def _check_gold_name(directory: Path, manifest_path: Path, gold: str) -> None:
+    """The manifest's gold names a file inside the benchmark directory."""
+    name = PurePosixPath(gold)
+    if name.is_absolute() or PureWindowsPath(gold).is_absolute() or ".." in name.parts:
+        raise InputError(
+            manifest_path,
+            "gold",
+            f"{bounded(gold, 80)!r} is outside the benchmark directory: name the gold file by a "
+            "path inside it (no absolute path, no ..)",
+            "benchmark",
+        )
+    _inside(directory, directory / gold)
 
 
 def _read(path: Path) -> bytes:
