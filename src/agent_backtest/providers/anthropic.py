@@ -48,7 +48,7 @@ class AnthropicProvider:
         self.settings = settings
         self.endpoint = (settings.base_url or "https://api.anthropic.com").rstrip("/")
         self._api_key = api_key
-        self._http = json_endpoint(self.endpoint, settings.headers, max_connections)
+        self._http = json_endpoint(settings, self.endpoint, max_connections)
 
     def payload(
         self, request: LLMRequest, model: str, seed: int | None

@@ -101,6 +101,13 @@ class ProviderSettings(BaseModel):
     drop_params: list[str] = Field(
         default_factory=list, description="Request parameters the target does not accept."
     )
+    max_answer_bytes: int = Field(
+        default=32 * 1024 * 1024,
+        ge=1024,
+        le=1024**3,
+        description="The most bytes (decoded) one answer may have; a larger one is the error "
+        "answer_too_large, never held whole.",
+    )
 
     @field_validator("type")
     @classmethod

@@ -17,6 +17,7 @@ ErrorKind = Literal[
     "malformed_response",
     "context_length",
     "batch_expired",
+    "answer_too_large",
 ]
 ERROR_KINDS: tuple[ErrorKind, ...] = get_args(ErrorKind)
 

@@ -11,6 +11,12 @@ A call's ``timeout`` bounds the whole attempt (waiting for a connection, connect
 waiting and reading the answer), so a server that trickles its answer a byte at a time cannot
 hold a call past it; within that bound, an answer that stops arriving for ``READ_GAP`` seconds
 is a stalled one and given up at once.
+
+An answer is read as a stream and counted as it is decoded (after gzip or brotli), so one
+larger than ``max_answer_bytes`` is given up as ``answer_too_large`` the moment it passes the cap,
+never held whole: a gzip bomb or a runaway answer costs at most the cap and one network read of
+decoded bytes. The JSON is parsed inside the timed section, so a huge answer cannot hold a call
+past its timeout.
 """
 
 from __future__ import annotations
@@ -32,12 +38,22 @@ from agent_backtest.providers.errors import (
 
 LANE_CONNECTIONS = 8
 READ_GAP = 30.0  # seconds without a byte of the answer before it counts as stalled
+MAX_ANSWER_BYTES = 32 * 1024 * 1024
+"""The default cap on one answer's decoded size."""
+ERROR_BODY_BYTES = 4096  # what is read of an error answer: its message is cut to 300 characters
 
 
 class JsonEndpoint:
     """POSTs JSON to ``base_url`` over at most ``max_connections`` connections."""
 
-    def __init__(self, base_url: str, headers: dict[str, str], max_connections: int) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        headers: dict[str, str],
+        max_connections: int,
+        max_answer_bytes: int = MAX_ANSWER_BYTES,
+    ) -> None:
+        self.max_answer_bytes = max_answer_bytes
         verify = tls_context(base_url)
         self._free = lane_sizes(max_connections)  # calls each lane takes before it queues them
         self._lanes = [
@@ -65,12 +81,18 @@ class JsonEndpoint:
         gap = min(READ_GAP, timeout)
         try:
             async with asyncio.timeout(timeout):
-                response = await self._lanes[lane].post(
+                request = self._lanes[lane].build_request(
+                    "POST",
                     path,
                     content=orjson.dumps(payload),
                     headers=headers,
                     timeout=httpx.Timeout(timeout, read=gap),
                 )
+                response = await self._lanes[lane].send(request, stream=True)
+                try:
+                    return await self._answer(response, secrets)
+                finally:
+                    await response.aclose()
         except TimeoutError:
             raise ProviderError("timeout", f"no whole answer within {timeout:g} s") from None
         except httpx.ReadTimeout:
@@ -82,16 +104,21 @@ class JsonEndpoint:
             raise ProviderError("connection", detail) from None
         finally:
             self._free[lane] += 1
+
+    async def _answer(self, response: httpx.Response, secrets: tuple[str, ...]) -> Any:
+        """The answer's JSON, read within the cap; an HTTP error status raised classified."""
         if response.status_code >= 300:
-            detail = redact(f"HTTP {response.status_code}: {response.text[:300]}", secrets)
+            text = (await _read(response, ERROR_BODY_BYTES, cut=True)).decode("utf-8", "replace")
+            detail = redact(f"HTTP {response.status_code}: {text[:300]}", secrets)
             raise ProviderError(
                 kind_of_status(response.status_code),
                 detail,
                 status=response.status_code,
                 retry_after=parse_retry_after(response.headers.get("retry-after")),
             )
+        data = await _read(response, self.max_answer_bytes)
         try:
-            return orjson.loads(response.content)
+            return orjson.loads(data)
         except orjson.JSONDecodeError as exc:
             raise ProviderError(
                 "malformed_response", f"answer is not JSON: {exc}", status=response.status_code
@@ -101,6 +128,27 @@ class JsonEndpoint:
         """Close every connection."""
         for client in self._lanes:
             await client.aclose()
+
+
+async def _read(response: httpx.Response, limit: int, cut: bool = False) -> bytes:
+    """The answer's decoded bytes, at most ``limit`` of them: past it, the first ``limit``
+    when ``cut``, else an ``answer_too_large`` error (the rest is never read)."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            if cut:
+                chunks.append(chunk[: len(chunk) - (size - limit)])
+                break
+            raise ProviderError(
+                "answer_too_large",
+                f"the answer passed {limit:,} bytes (decoded): the endpoint's max_answer_bytes "
+                "is the cap",
+                status=response.status_code,
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def tls_context(base_url: str) -> ssl.SSLContext:

@@ -40,7 +40,7 @@ class OpenAIProvider:
         self.settings = settings
         self.endpoint = settings.base_url.rstrip("/")
         self._api_key = api_key
-        self._http = json_endpoint(self.endpoint, settings.headers, max_connections)
+        self._http = json_endpoint(settings, self.endpoint, max_connections)
 
     def payload(
         self, request: LLMRequest, model: str, seed: int | None
@@ -92,9 +92,10 @@ def chat_answer(body: Any) -> LLMResponse:
     return require_answer(response)
 
 
-def json_endpoint(base_url: str, headers: dict[str, str], max_connections: int) -> JsonEndpoint:
-    """The connections of a hosted provider. httpx is imported here, when a provider that needs
-    it is made, not when the providers are: its import costs every command ~50 ms."""
+def json_endpoint(settings: ProviderSettings, base_url: str, max_connections: int) -> JsonEndpoint:
+    """The connections of a hosted provider, its answers capped at the settings'
+    ``max_answer_bytes``. httpx is imported here, when a provider that needs it is made, not when
+    the providers are: its import costs every command ~50 ms."""
     from agent_backtest.providers.http import JsonEndpoint
 
-    return JsonEndpoint(base_url, headers, max_connections)
+    return JsonEndpoint(base_url, settings.headers, max_connections, settings.max_answer_bytes)

@@ -1,0 +1,137 @@
+"""An answer's size is bounded: a gzip bomb and a 200 MB answer from a real server on 127.0.0.1
+each end ``answer_too_large`` in a client process whose peak memory stays far below them.
+
+The server streams both answers as it writes them (it never holds them), and stops when the
+client hangs up; the client is a process of its own, so its peak RSS is its own.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zlib
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from tests.servers import serve_in_thread, stop_serving
+
+MIB = 1024 * 1024
+BOMB_BYTES = 2 * 1024 * MIB  # what the gzip body inflates to
+HUGE_BYTES = 200 * MIB
+PEAK_RSS_LIMIT_MIB = 300
+
+
+class OversizedAnswers(BaseHTTPRequestHandler):
+    """``bomb``: a gzip body of 2 GiB of zeros inside a JSON string; ``huge``: 200 MB of JSON;
+    anything else: a small answer. Chosen by the text of the request's last message."""
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Quiet."""
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        asked = body["messages"][-1]["content"]
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        if asked == "bomb":
+            self.send_header("content-encoding", "gzip")
+        self.end_headers()
+        try:
+            if asked == "bomb":
+                self._bomb()
+            elif asked == "huge":
+                self._huge()
+            else:
+                self.wfile.write(small_answer("fine"))
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up on the answer, as it should
+        self.close_connection = True
+
+    def _bomb(self) -> None:
+        packer = zlib.compressobj(9, zlib.DEFLATED, 31)  # 31: a gzip stream
+        zeros = b"0" * MIB
+        self.wfile.write(packer.compress(b'{"choices": [{"message": {"content": "'))
+        for _ in range(BOMB_BYTES // MIB):
+            self.wfile.write(packer.compress(zeros))
+        self.wfile.write(packer.compress(b'"}}]}') + packer.flush())
+
+    def _huge(self) -> None:
+        self.wfile.write(b'{"choices": [{"message": {"role": "assistant", "content": "')
+        chunk = b"x" * MIB
+        for _ in range(HUGE_BYTES // MIB):
+            self.wfile.write(chunk)
+        self.wfile.write(b'"}, "finish_reason": "stop"}]}')
+
+
+def small_answer(text: str) -> bytes:
+    message = {"role": "assistant", "content": text}
+    return json.dumps({"choices": [{"message": message, "finish_reason": "stop"}]}).encode()
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    made = ThreadingHTTPServer(("127.0.0.1", 0), OversizedAnswers)
+    made.daemon_threads = True
+    serve_in_thread(made)
+    try:
+        yield f"http://127.0.0.1:{made.server_address[1]}/v1"
+    finally:
+        stop_serving(made)
+
+
+ASK = """
+import asyncio, json, resource, sys
+from pathlib import Path
+from agent_backtest.providers import ModelClient, build_provider, load_model_config
+from agent_backtest.providers.client import CallPolicy
+from agent_backtest.providers.refs import parse_model_ref
+from agent_backtest.trace import LLMRequest, Message
+
+async def main(config, asked):
+    ref = parse_model_ref("big/model", "model")
+    provider = build_provider(ref, load_model_config(Path(config)))
+    client = ModelClient(provider, CallPolicy(max_retries=0))
+    request = LLMRequest(messages=[Message(role="user", content=asked)])
+    outcome = await client.generate(request, ref.model, 0)
+    await client.provider.aclose()
+    kind = outcome.error.kind if outcome.error else None
+    text = outcome.response.message.text() if outcome.response else None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    print(json.dumps({"kind": kind, "text": text, "peak_mib": peak}))
+
+asyncio.run(main(*sys.argv[1:]))
+"""
+
+
+def ask(tmp_path: Path, base_url: str, asked: str) -> dict[str, object]:
+    """One call through the client's whole path, in a process of its own."""
+    config = tmp_path / "abt.toml"
+    config.write_text(
+        f'[providers.big]\ntype = "openai"\nbase_url = "{base_url}"\napi_key_env = ""\n'
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", ASK, str(config), asked],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("asked", ["bomb", "huge"])
+def test_an_oversized_answer_is_refused_without_being_held(
+    tmp_path: Path, server: str, asked: str
+) -> None:
+    seen = ask(tmp_path, server, asked)
+    assert seen["kind"] == "answer_too_large", seen
+    assert isinstance(seen["peak_mib"], int) and seen["peak_mib"] < PEAK_RSS_LIMIT_MIB, seen
+
+
+def test_an_answer_under_the_cap_is_read(tmp_path: Path, server: str) -> None:
+    seen = ask(tmp_path, server, "fine")
+    assert (seen["kind"], seen["text"]) == (None, "fine"), seen
