@@ -306,6 +306,47 @@ def show_warning(message: Warning | str, *_: object) -> None:
     print(f"abt: warning: {printable(str(message))}", file=sys.stderr)
 
 
+def _run_app() -> int:
+    """The command's exit code; a mistake in the command line itself (an unknown flag, a value
+    that is not a number, a missing argument) is one line and exit code 2, as every other user
+    mistake is, instead of click's usage block."""
+    from agent_backtest.cli.errors import USER_ERROR, report
+
+    # click's exceptions as typer exposes them (its own copy of click, or click itself)
+    bad_parameter = typer.BadParameter
+    usage_error = bad_parameter.__base__
+
+    try:
+        code = app(standalone_mode=False, prog_name="abt")
+    except bad_parameter as exc:
+        name = _flag(exc.param)
+        report(
+            f"{name}: {exc.message}" if name and exc.message else _sentence(exc.format_message())
+        )
+        return USER_ERROR
+    except usage_error as exc:
+        where = f" (see {exc.ctx.command_path} --help)" if exc.ctx else ""
+        report(_sentence(exc.message) + where)
+        return USER_ERROR
+    except typer.Abort:  # click's word for Ctrl-C at a prompt
+        raise KeyboardInterrupt from None
+    return code if isinstance(code, int) else 0
+
+
+def _flag(param: Any) -> str | None:
+    """How the command line names a parameter: its long flag, else its metavar."""
+    if param is None:
+        return None
+    opts = [opt for opt in getattr(param, "opts", []) if opt.startswith("--")]
+    return opts[0] if opts else getattr(param, "human_readable_name", None)
+
+
+def _sentence(message: str) -> str:
+    """click's message as the rest of abt's errors read: lower case, no closing full stop."""
+    message = message.strip().rstrip(".")
+    return message[:1].lower() + message[1:]
+
+
 def run() -> None:
     """Run the command of ``sys.argv`` (``agent_backtest.cli.main`` is the entry point)."""
     warnings.showwarning = show_warning
@@ -314,7 +355,7 @@ def run() -> None:
     # every object a command holds (all the units while scoring) to find almost nothing.
     gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
     try:
-        sys.exit(app())
+        sys.exit(_run_app())
     finally:
         # The interpreter's last collection walks every object left (a third of a second after
         # a replay) only for the process to end: frozen, they are left to the exit. What must

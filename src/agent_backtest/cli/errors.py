@@ -14,7 +14,7 @@ from typing import Any
 import typer
 
 from agent_backtest.cli import INTERRUPTED, TERMINATED
-from agent_backtest.cli.terminal import SafeConsole, printable
+from agent_backtest.cli.terminal import SafeConsole, one_line
 from agent_backtest.errors import InputError, Terminated, UserError
 
 USER_ERROR = 2
@@ -57,7 +57,7 @@ def describe(error: UserError) -> str:
 def report(message: str) -> None:
     """Print ``abt: error: message`` on stderr."""
     SafeConsole(stderr=True, highlight=False, soft_wrap=True).print(
-        f"abt: error: {printable(message)}", markup=False
+        f"abt: error: {one_line(message)}", markup=False
     )
 
 

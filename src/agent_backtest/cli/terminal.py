@@ -33,6 +33,12 @@ def printable(text: str) -> str:
     return text.translate(_VISIBLE)
 
 
+def one_line(text: str) -> str:
+    """``text`` as one printed line: every control character shown as its escape, line breaks
+    and tabs too (a file name holding a newline cannot forge a second line)."""
+    return printable(text).replace("\n", "\\n").replace("\t", "\\t")
+
+
 def escape(text: str) -> str:
     """``text`` ready for rich markup: control characters shown, markup brackets escaped."""
     return escape_markup(printable(text))
