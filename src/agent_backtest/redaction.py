@@ -33,9 +33,11 @@ TRANSPORT_OPTIONS = frozenset(
 REDACTED = "[redacted]"
 
 # Names of fields or attributes whose value is (part of) a credential.
+# A bare ``key`` or ``auth`` is one too (``metadata.key``), but not a name that ends in it
+# (``prompt_cache_key`` is a request parameter, not a secret).
 _SECRET_NAME = re.compile(
     r"(authorization|api[_.-]?key|secret|password|passwd|cookie|credential|private[_.-]?key"
-    r"|(access|refresh|auth|bearer|session|id)[_.-]?token|(^|[._-])token$)",
+    r"|(access|refresh|auth|bearer|session|id)[_.-]?token|(^|[._-])token$|^(key|auth)$)",
     re.IGNORECASE,
 )
 # Credentials inside free text, whatever surrounds them: bearer and basic tokens, provider keys

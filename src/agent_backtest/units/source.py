@@ -10,6 +10,7 @@ from pathlib import Path
 
 from agent_backtest.formats import InputSummary, ReadOptions, SessionStream
 from agent_backtest.formats.registry import local_input
+from agent_backtest.redaction import drop_secret_fields
 from agent_backtest.trace import Session
 from agent_backtest.units.agent_config import AgentConfig
 from agent_backtest.units.build import UnitSkip, reclassify, units_from_session
@@ -35,11 +36,16 @@ class UnitSource:
         self.stream: SessionStream | None = None
         self.units: defaultdict[str, Counter[str]] = defaultdict(Counter)
         self.skips: defaultdict[str, Counter[str]] = defaultdict(Counter)
+        self.secret_fields_dropped: Counter[str] = Counter()
+        """Request fields of a units file's units that held credentials, dropped, by path."""
 
     def __iter__(self) -> Iterator[Unit]:
         if self.from_units_file:
             file = str(self.inputs[0])
             for unit in reclassify(read_units_file(self.inputs[0]), self.agent):
+                # a units file written elsewhere is held to the rule traces are read by
+                for dropped in drop_secret_fields(unit.request.params):
+                    self.secret_fields_dropped[dropped] += 1
                 self.units[file][unit.kind] += 1
                 yield unit
             return
