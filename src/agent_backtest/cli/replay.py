@@ -187,6 +187,9 @@ def replay(
                 "(and call settings)",
                 "resume",
             )
+        for flag, given in (("dry_run", dry_run), ("overwrite", overwrite)):
+            if given:  # refused rather than ignored: the user meant something by it
+                raise UserError("does nothing to a run you resume: leave it out", flag)
         run = api.resume(
             resume,
             retry_errors=retry_errors,
