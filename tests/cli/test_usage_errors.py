@@ -9,6 +9,8 @@ import sys
 
 import pytest
 
+from tests.conftest import ROOT
+
 CASES = [
     (["score", "--workers", "abc"], "abt: error: --workers: Input should be a valid integer"),
     (["score"], "abt: error: missing argument 'RUN'"),
@@ -27,6 +29,7 @@ def abt(*args: str) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         timeout=60,
+        cwd=ROOT,
     )
 
 
@@ -36,6 +39,13 @@ def test_a_wrong_command_line_is_one_line_and_exit_2(args: list[str], line: str)
     assert done.returncode == 2, done.stderr
     assert done.stdout == "" and done.stderr.count("\n") == 1, done.stderr
     assert done.stderr.startswith(line), done.stderr
+
+
+def test_an_output_that_cannot_be_written_is_one_line() -> None:
+    trajectories = "examples/tau_airline/gpt-4o-airline-tasks-00-24.json"
+    done = abt("profile", trajectories, "-o", "/proc/no-such-folder/profile.json")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("abt: error: --output: cannot write"), done.stderr
 
 
 def test_a_newline_in_a_name_cannot_forge_a_second_error_line() -> None:

@@ -92,8 +92,14 @@ def profile_document(result: Profile) -> bytes:
 
 
 def write_profile(result: Profile, path: PathLike) -> None:
-    """Write the profile's JSON document to ``path`` (atomically, readable by its owner only)."""
-    write_document(Path(path), result)
+    """Write the profile's JSON document to ``path`` (atomically, readable by its owner only);
+    a path that cannot be written is the ``output`` parameter's error."""
+    try:
+        write_document(Path(path), result)
+    except OSError as exc:
+        raise UserError(
+            f"cannot write {path}: {exc.strerror}; name another file", "output"
+        ) from None
 
 
 def _path(value: PathLike | None) -> Path | None:
