@@ -18,6 +18,7 @@ CASES = [
     (["bench", "run", "tau_airline", "--k", "9"], "abt: error: no such option: --k (see abt bench"),
     (["nosuchcmd"], "abt: error: no such command 'nosuchcmd' (see abt --help)"),
     (["bench", "run", "tau_airline", "--rollouts", "0"], "abt: error: --rollouts: Input should"),
+    (["replay", "x", "--k", "99999999999999999999"], "abt: error: --k: "),
     (["replay", "--resume", "run", "--dry-run"], "abt: error: --dry-run: does nothing to a run"),
     (["replay", "--resume", "run", "--overwrite"], "abt: error: --overwrite: does nothing to a"),
 ]

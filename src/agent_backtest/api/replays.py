@@ -23,7 +23,7 @@ from agent_backtest.api.options import (
 )
 from agent_backtest.api.roles import JUDGES, Roles, given_roles, judges
 from agent_backtest.api.scoring import score_locked, score_settings
-from agent_backtest.errors import UserError
+from agent_backtest.errors import UserError, bounded
 from agent_backtest.providers import load_model_config
 from agent_backtest.providers.config import RoleName
 from agent_backtest.providers.roles import RoleModel
@@ -51,6 +51,10 @@ class RunEvents(ReplayHooks):
 
     on_planned: Callable[[ReplayPlan], None] = lambda plan: None
     on_scored: Callable[[Path, ScoreOutcome], None] = lambda path, outcome: None
+
+
+MAX_REPEATS = 1000
+"""The most repeats of a unit a replay asks for (pass^k is read at k of a few to a few dozen)."""
 
 
 def replay(
@@ -93,8 +97,8 @@ def replay(
     paths = [Path(inputs)] if isinstance(inputs, str | Path) else [Path(p) for p in inputs]
     if not paths:
         raise UserError("give at least one input: trace files or a units JSONL", "inputs")
-    if k < 1:
-        raise UserError(f"must be at least 1, got {k}", "k")
+    if not 1 <= k <= MAX_REPEATS:
+        raise UserError(f"must be from 1 to {MAX_REPEATS:,}, got {bounded(str(k), 40)}", "k")
     reading, agent = reading or ReadingOptions(), agent or AgentOptions()
     selection, calls = selection or SelectionOptions(), calls or CallOptions()
     judging, execution = judging or JudgeOptions(), execution or ExecutorOptions()

@@ -15,7 +15,7 @@ import typer
 
 from agent_backtest.cli import INTERRUPTED, TERMINATED
 from agent_backtest.cli.terminal import SafeConsole, one_line
-from agent_backtest.errors import InputError, Terminated, UserError
+from agent_backtest.errors import InputError, Terminated, UserError, bounded
 
 USER_ERROR = 2
 
@@ -54,10 +54,13 @@ def describe(error: UserError) -> str:
     return f"{flag_of(error.parameter)}: {error.message}"
 
 
+MESSAGE_CHARS = 1000  # a value quoted in an error (an 8 M-character patch find) is cut
+
+
 def report(message: str) -> None:
-    """Print ``abt: error: message`` on stderr."""
+    """Print ``abt: error: message`` on stderr, on one line, cut to a readable length."""
     SafeConsole(stderr=True, highlight=False, soft_wrap=True).print(
-        f"abt: error: {one_line(message)}", markup=False
+        f"abt: error: {one_line(bounded(message, MESSAGE_CHARS))}", markup=False
     )
 
 

@@ -114,7 +114,9 @@ def replay(
             "--overwrite", help="Replace a run already in --out (its files are removed first)."
         ),
     ] = False,
-    k: Annotated[int, typer.Option("--k", min=1, metavar="N", help="Repeats per unit.")] = 1,
+    k: Annotated[
+        int, typer.Option("--k", min=1, max=1000, metavar="N", help="Repeats per unit.")
+    ] = 1,
     seed: Annotated[
         int, typer.Option("--seed", metavar="N", help="Seed of repeat 0; repeat r uses seed + r.")
     ] = 0,
