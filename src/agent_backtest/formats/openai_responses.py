@@ -141,7 +141,7 @@ def response_from_responses(body: Any) -> LLMResponse:
 
 def _instructions(raw: Any) -> list[Message]:
     """The ``instructions`` of a request as leading messages."""
-    if raw is None:
+    if raw is None or raw == "":  # an empty string is how some clients send no instructions
         return []
     if isinstance(raw, str):
         return [Message(role="system", content=raw)]
