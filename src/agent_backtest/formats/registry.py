@@ -79,6 +79,37 @@ def detect(path: Path) -> Reader:
     )
 
 
+def check_forced_format(reader: Reader, path: Path) -> None:
+    """Refuse a file that ``--format`` named a format for, when its reader read nothing from it
+    and does not recognise it either: one line saying what the format expects and what the file
+    looks like, never a run with every record skipped."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(HEAD_BYTES).decode("utf-8", errors="replace")
+    except OSError as exc:
+        raise InputError(path, None, f"cannot open: {exc.strerror}") from None
+    if reader.sniff(head, path):
+        return  # the file is of this format: it holds nothing usable, and the skips say why
+    try:
+        found = detect(path).FORMAT
+        holds = f"looks like {found}: leave out --format or pass --format {found}"
+    except InputError:
+        holds = "is in no format abt reads"
+    raise InputError(
+        path,
+        f"--format {reader.FORMAT}",
+        f"expects {expectation(reader)}; nothing was read, the file {holds}",
+    )
+
+
+def expectation(reader: Reader) -> str:
+    """What a format's files hold, in a few words: the reader's ``EXPECTS``, else the opening
+    sentence of its module's docstring (``Reader of …``)."""
+    described = getattr(reader, "EXPECTS", None) or (getattr(reader, "__doc__", None) or "")
+    first = described.strip().split("\n")[0].removeprefix("Reader of ").rstrip(".")
+    return first.replace("``", "") or f"a {reader.FORMAT} file"
+
+
 _COPIES: dict[Path, Path] = {}  # each pipe given is read once, whoever asks for it first
 
 
