@@ -94,6 +94,26 @@ def test_a_refusal_is_assembled_from_its_deltas() -> None:
     }
 
 
+def test_a_streamed_function_call_of_the_functions_api_is_a_tool_call() -> None:
+    text = stream_text(interaction("openllmetry_chat_tools_streaming"))
+    chunks = streams.parse_events(text)
+    for chunk in chunks:  # the same answer as the functions API (before tools) streamed it
+        delta = chunk["choices"][0]["delta"]
+        if "tool_calls" in delta:
+            delta["function_call"] = delta.pop("tool_calls")[0]["function"]
+    (choice,) = streams.chat_completion(chunks)["choices"]
+    assert choice["message"]["tool_calls"] == [
+        {
+            "id": None,
+            "type": "function",
+            "function": {
+                "name": "get_current_weather",
+                "arguments": '{"location":"San Francisco"}',
+            },
+        }
+    ]
+
+
 def test_a_responses_stream_without_its_closing_event_is_rebuilt_from_the_items() -> None:
     text = stream_text(interaction("pydantic_ai_responses_tool_stream"))
     events = [e for e in streams.parse_events(text) if e["type"] != "response.completed"]

@@ -155,6 +155,8 @@ def _add_choice_delta(choices: dict[int, dict[str, Any]], delta_choice: dict[str
             choice[key].append(delta[key])
     for fragment in delta.get("tool_calls") or []:
         _add_call_fragment(choice["calls"], fragment)
+    if isinstance(delta.get("function_call"), dict):  # the functions API before tools
+        _add_call_fragment(choice["calls"], {"index": 0, "function": delta["function_call"]})
     if delta_choice.get("finish_reason") is not None:
         choice["finish"] = delta_choice["finish_reason"]
 
