@@ -188,6 +188,21 @@ def test_a_log_line_may_keep_the_streamed_answer_as_its_events(tmp_path: Path) -
     assert step.llm.notes == ["production streamed this answer; it was assembled from 18 events"]
 
 
+def test_a_log_line_may_keep_the_streamed_answer_as_a_list_of_its_events(tmp_path: Path) -> None:
+    recorded = interaction("openllmetry_anthropic_tools_streaming")
+    events = streams.parse_events(stream_text(recorded))
+    line = {"request": request_body(recorded), "response": events}
+    sessions, skips = read_log(tmp_path / "log.jsonl", [line])
+    assert sum(skips.counts.values()) == 0
+    (step,) = sessions[0].steps()
+    assert step.llm is not None and step.llm.response is not None
+    assert [call.name for call in step.llm.response.message.tool_calls or []] == [
+        "get_weather",
+        "get_time",
+    ]
+    assert step.llm.notes == ["production streamed this answer; it was assembled from 35 events"]
+
+
 def test_a_log_line_of_anthropic_messages_reads_like_its_cassette(tmp_path: Path) -> None:
     recorded = interaction("openllmetry_anthropic_tools_streaming")
     answer = streams.assemble(stream_text(recorded)).body  # the unstreamed form of the answer

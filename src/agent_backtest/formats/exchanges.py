@@ -85,9 +85,12 @@ def api_of_bodies(request: Any, response: Any) -> str:
 
 
 def answer_body(response: Any) -> tuple[Any, str | None, list[str]]:
-    """The response body as JSON, assembled first when it is a stream: (body, the stream's API
-    or None when not streamed, notes)."""
-    if not (isinstance(response, str) and streams.is_event_stream(response)):
+    """The response body as JSON, assembled first when it is a stream (its SSE text, or its
+    events as a JSON list): (body, the stream's API or None when not streamed, notes)."""
+    if isinstance(response, str) and streams.is_event_stream(response):
+        streamed = streams.assemble(response)
+    elif streams.is_event_list(response):
+        streamed = streams.assemble_events(response)
+    else:
         return response, None, []
-    streamed = streams.assemble(response)
     return streamed.body, streamed.api, [streamed.note]

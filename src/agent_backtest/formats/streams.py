@@ -87,7 +87,22 @@ def _payload(data: str, index: int) -> list[Any]:
 
 def assemble(text: str) -> StreamedBody:
     """The body a streamed answer adds up to, told apart by what its events are."""
-    events = [event for event in parse_events(text) if isinstance(event, dict)]
+    return assemble_events(parse_events(text))
+
+
+def is_event_list(value: Any) -> bool:
+    """True for a list of stream events kept as JSON (a log that stored the chunks)."""
+    first = value[0] if isinstance(value, list) and value else None
+    return isinstance(first, dict) and (
+        first.get("object") == "chat.completion.chunk"
+        or str(first.get("type", "")).startswith("response.")
+        or first.get("type") == "message_start"
+    )
+
+
+def assemble_events(payloads: list[Any]) -> StreamedBody:
+    """The body that a stream's event payloads add up to."""
+    events = [event for event in payloads if isinstance(event, dict)]
     if not events:
         raise RecordError("undecodable_body", "streamed body holds no events")
     for event in events:
