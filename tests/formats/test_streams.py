@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from agent_backtest.errors import RecordError
-from agent_backtest.formats import cassette, chat_log, streams
+from agent_backtest.formats import cassette, chat_log, exchanges, streams
 from agent_backtest.formats.base import ReadOptions, SkipLog
 from agent_backtest.trace import Session, ToolCall
 
@@ -241,6 +241,15 @@ def test_a_log_line_of_anthropic_messages_reads_like_its_cassette(tmp_path: Path
     ]
     assert response.finish_reason == "tool_calls"
     assert step.llm.notes == []  # this answer was not streamed
+
+
+def test_only_model_endpoints_are_model_calls() -> None:
+    assert exchanges.api_of_path("/v1/chat/completions") == streams.CHAT
+    assert exchanges.api_of_path("/openai/deployments/gpt/chat/completions") == streams.CHAT
+    assert exchanges.api_of_path("/v1/responses") == streams.RESPONSES
+    assert exchanges.api_of_path("/v1/messages") == streams.ANTHROPIC
+    assert exchanges.api_of_path("/v1/threads/thread_abc/messages") is None  # Assistants API
+    assert exchanges.api_of_path("/v1/embeddings") is None
 
 
 def test_a_body_that_is_neither_json_nor_a_stream_stays_undecodable() -> None:

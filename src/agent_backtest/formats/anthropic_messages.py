@@ -21,15 +21,6 @@ REQUEST_KEYS = ("model", "system", "messages", "tools", "tool_choice")
 TOOL_CHOICES = {"auto": "auto", "any": "required", "none": "none"}
 
 
-def is_messages_request(payload: Any) -> bool:
-    """True for a Messages body: ``messages`` beside ``max_tokens`` or a top-level ``system``."""
-    return (
-        isinstance(payload, dict)
-        and isinstance(payload.get("messages"), list)
-        and ("max_tokens" in payload or "system" in payload)
-    )
-
-
 def request_from_messages(payload: Any) -> tuple[LLMRequest, list[str]]:
     """A Messages request body as a canonical request, with notes on what was set aside."""
     if not isinstance(payload, dict) or not isinstance(payload.get("messages"), list):

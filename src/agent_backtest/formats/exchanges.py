@@ -35,6 +35,8 @@ API_PATHS = {
 def api_of_path(url_path: str) -> str | None:
     """The API an endpoint path belongs to, or None for any other endpoint."""
     path = url_path.rstrip("/")
+    if "/threads/" in path:  # the Assistants API's thread messages and runs are no model call
+        return None
     return next((api for suffix, api in API_PATHS.items() if path.endswith(suffix)), None)
 
 
