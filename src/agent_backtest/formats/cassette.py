@@ -1,9 +1,10 @@
 """Reader of VCR cassettes (vcrpy YAML): recorded HTTP interactions with a model API.
 
 A cassette is ``{interactions: [{request: {method, uri, body, headers}, response: {status: {code},
-body: {string}}}], version: 1}``. Every POST to ``…/chat/completions`` becomes an LLM step; the
-steps are grouped into conversations by the same rules as request/response logs. Headers are
-never read: requests carry ``authorization: Bearer …``.
+body: {string}}}], version: 1}``. Every POST to a model endpoint (``…/chat/completions``,
+``…/responses``, Anthropic's ``…/messages``) becomes an LLM step, its answer assembled when it
+was streamed; the steps are grouped into conversations by the same rules as request/response
+logs. Headers are never read: requests carry ``authorization: Bearer …``.
 """
 
 from __future__ import annotations
@@ -25,12 +26,12 @@ from agent_backtest.errors import InputError, RecordError
 from agent_backtest.formats.base import ReadOptions, SkipLog
 from agent_backtest.formats.canonical import first_validation_error
 from agent_backtest.formats.conversations import ConversationPlan, Exchange, SessionAssembler
+from agent_backtest.formats.exchanges import api_of_path, exchange
 from agent_backtest.formats.limits import MAX_DEPTH, check_size
+from agent_backtest.formats.streams import is_event_stream
 from agent_backtest.trace import LLMCall, Session, Step
-from agent_backtest.trace.openai_wire import request_from_openai, response_from_openai
 
 FORMAT = "cassette"
-CHAT_PATH = "/chat/completions"
 _INTERACTIONS = re.compile(r"^interactions:\s*$", re.MULTILINE)
 
 
@@ -40,7 +41,7 @@ def sniff(head: str, path: Path) -> bool:
 
 
 def read(path: Path, options: ReadOptions, skips: SkipLog) -> Iterator[Session]:
-    """Yield the conversations of the cassette's chat-completions interactions."""
+    """Yield the conversations of the cassette's model-call interactions."""
     interactions = load_interactions(path)
     parsed: list[Exchange | RecordError] = []
     plan = ConversationPlan()
@@ -150,7 +151,7 @@ def load_interactions(path: Path) -> list[Any]:
 
 
 def interaction_exchange(interaction: Any) -> Exchange:
-    """One recorded chat-completions round trip; anything else raises :class:`RecordError`."""
+    """One recorded model round trip; anything else raises :class:`RecordError`."""
     try:
         return _interaction_exchange(interaction)
     except ValidationError as exc:  # a value of the wrong type deep inside a body
@@ -170,21 +171,26 @@ def _interaction_exchange(interaction: Any) -> Exchange:
         url_path = urlsplit(str(request.get("uri", ""))).path
     except ValueError:
         url_path = ""
-    if method != "POST" or not url_path.rstrip("/").endswith(CHAT_PATH):
+    api = api_of_path(url_path)
+    if method != "POST" or api is None:
         raise RecordError("not_chat_completion", f"{method} {url_path}")
     status = _status_code(response)
     if status is not None and not 200 <= status < 300:
         raise RecordError("error_response", f"HTTP status {status}")
-    body = response.get("body")
-    answer = decode_body(body.get("string") if isinstance(body, dict) else body, "response")
-    return Exchange(
-        request=request_from_openai(decode_body(request.get("body"), "request")),
-        response=response_from_openai(answer),
-    )
+    body = response.get("parsed_body", response.get("body"))
+    answer = decode_body(body.get("string") if _is_vcr_body(body) else body, "response")
+    return exchange(api, decode_body(_request_body(request), "request"), answer)
+
+
+def _request_body(request: dict[str, Any]) -> Any:
+    """The request body: ``body``, or ``parsed_body`` where a recorder stored it decoded."""
+    # Some recorders (pydantic-ai's cassette serializer) keep JSON bodies as YAML data.
+    return request["parsed_body"] if request.get("parsed_body") is not None else request.get("body")
 
 
 def decode_body(raw: Any, what: str) -> Any:
-    """A recorded body as JSON: text, bytes (gzip or deflate compressed too), or already parsed."""
+    """A recorded body as JSON: text, bytes (gzip or deflate compressed too), or already parsed.
+    A streamed body (server-sent events) is returned as its text, for the stream assembler."""
     if isinstance(raw, dict | list):
         # A body stored as YAML data: through JSON, so that YAML-only values (dates, bytes,
         # integers beyond 64 bits) become what a JSON body would have held.
@@ -199,9 +205,11 @@ def decode_body(raw: Any, what: str) -> Any:
     try:
         return orjson.loads(raw)
     except (orjson.JSONDecodeError, ValueError):
-        text = raw if isinstance(raw, str) else raw[:64].decode("utf-8", errors="replace")
-        hint = " (a streamed response)" if text.lstrip().startswith("data:") else ""
-        raise RecordError("undecodable_body", f"{what} body is not JSON{hint}") from None
+        pass
+    text = raw if isinstance(raw, str) else raw.decode("utf-8", errors="replace")
+    if is_event_stream(text):
+        return text
+    raise RecordError("undecodable_body", f"{what} body is not JSON") from None
 
 
 def _decompress(raw: bytes) -> bytes:
@@ -217,6 +225,11 @@ def _decompress(raw: bytes) -> bytes:
         except zlib.error:
             return raw
     return raw
+
+
+def _is_vcr_body(body: Any) -> bool:
+    """True for vcrpy's ``{string: …}`` wrapper around a recorded body."""
+    return isinstance(body, dict) and "string" in body
 
 
 def _status_code(response: dict[str, Any]) -> int | None:

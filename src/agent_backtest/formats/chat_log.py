@@ -1,8 +1,10 @@
 """Reader of OpenAI request/response logs: JSON Lines, one model call per line.
 
 Each line is ``{"request": <body>, "response": <body>}`` with optional ``id``, ``session_id``,
-``started_at``/``ended_at`` (ISO 8601) or ``latency_ms``, and ``metadata``. Bodies are either
-chat completions (``messages`` → ``choices``) or the Responses API (``input`` → ``output``).
+``started_at``/``ended_at`` (ISO 8601) or ``latency_ms``, and ``metadata``. Bodies are chat
+completions (``messages`` → ``choices``), the Responses API (``input`` → ``output``) or Anthropic
+Messages (``system`` + ``messages`` → ``content`` blocks); a streamed answer may be kept as its
+server-sent events (one string), and is assembled.
 
 Lines are grouped into conversations (see :mod:`agent_backtest.formats.conversations`): an
 explicit ``session_id``; else a request that starts with an earlier request plus its answer
@@ -26,15 +28,10 @@ from agent_backtest.errors import RecordError
 from agent_backtest.formats.base import ReadOptions, SkipLog
 from agent_backtest.formats.canonical import first_validation_error
 from agent_backtest.formats.conversations import ConversationPlan, Exchange, SessionAssembler
+from agent_backtest.formats.exchanges import exchange as body_exchange
 from agent_backtest.formats.isotime import complete_interval, parse_timestamp
 from agent_backtest.formats.jsonio import iter_json_lines
-from agent_backtest.formats.openai_responses import (
-    is_responses_request,
-    request_from_responses,
-    response_from_responses,
-)
 from agent_backtest.trace import LLMCall, Session, Step
-from agent_backtest.trace.openai_wire import request_from_openai, response_from_openai
 
 FORMAT = "chat_log"
 
@@ -104,7 +101,7 @@ def _parse_line(value: Any) -> LogLine:
     if response is None:
         raise RecordError("no_response", "line has no response")
     check_not_error(value, response)
-    exchange = _exchange(request, response)
+    exchange = body_exchange(None, request, response)
     exchange.record_id = _optional_id(value.get("id"), "id")
     exchange.session_id = _optional_id(value.get("session_id"), "session_id")
     started, ended = complete_interval(
@@ -151,20 +148,6 @@ def line_step(number: int, line: LogLine, assembler: SessionAssembler) -> Step:
         llm=call,
         attributes=line.attributes,
     )
-
-
-def _exchange(request: Any, response: Any) -> Exchange:
-    """The request and response bodies of a line, chat completions or Responses API."""
-    if is_responses_request(request):
-        parsed = request_from_responses(request)
-        return Exchange(
-            request=parsed.request,
-            response=response_from_responses(response),
-            instructions=parsed.instructions,
-            previous_response_id=parsed.previous_response_id,
-            notes=parsed.notes,
-        )
-    return Exchange(request=request_from_openai(request), response=response_from_openai(response))
 
 
 def _optional_id(value: Any, what: str) -> str | None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from agent_backtest.errors import InputError
 from agent_backtest.formats.base import ReadOptions, SkipLog
 from agent_backtest.formats.limits import MAX_DEPTH
-from agent_backtest.formats.registry import detect, local_input, reader_for
+from agent_backtest.formats.registry import check_forced_format, detect, local_input, reader_for
 from agent_backtest.redaction import drop_secret_fields
 from agent_backtest.trace import Message, Session, sha256_of
 from agent_backtest.trace.openai_wire import parts_the_api_takes
@@ -77,6 +77,8 @@ class SessionStream:
                 raise InputError(
                     given, None, f"value too deep: nested more than {MAX_DEPTH} levels"
                 ) from None
+            if self.format and summary.sessions == summary.duplicate_sessions == 0:
+                check_forced_format(reader, path)
 
     def _is_repeat(self, session: Session, summary: InputSummary) -> bool:
         """True for a session already read (same id); a same-id session that differs is a skip."""

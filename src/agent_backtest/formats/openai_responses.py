@@ -67,10 +67,18 @@ def request_from_responses(payload: Any) -> ResponsesRequest:
         model=model if isinstance(model, str) else None,
         messages=messages,
         tools=tools,
-        tool_choice=payload.get("tool_choice"),
+        tool_choice=_tool_choice(payload.get("tool_choice")),
         params=params,
     )
     return ResponsesRequest(request, len(instructions), previous, notes)
+
+
+def _tool_choice(raw: Any) -> Any:
+    """A forced function (``{"type": "function", "name": …}`` in the Responses API) in the
+    chat-completions form the canonical request uses; other choices as they are."""
+    if isinstance(raw, dict) and raw.get("type") == "function" and isinstance(raw.get("name"), str):
+        return {"type": "function", "function": {"name": raw["name"]}}
+    return raw
 
 
 def messages_from_items(items: Any) -> list[Message]:
@@ -141,7 +149,7 @@ def response_from_responses(body: Any) -> LLMResponse:
 
 def _instructions(raw: Any) -> list[Message]:
     """The ``instructions`` of a request as leading messages."""
-    if raw is None:
+    if raw is None or raw == "":  # an empty string is how some clients send no instructions
         return []
     if isinstance(raw, str):
         return [Message(role="system", content=raw)]

@@ -61,11 +61,7 @@ def reader_for(name: str) -> Reader:
 def detect(path: Path) -> Reader:
     """The reader whose sniff recognises the start of the file: the built-in readers first,
     then those of installed packages (read only when no built-in claims the file)."""
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(HEAD_BYTES).decode("utf-8", errors="replace")
-    except OSError as exc:
-        raise InputError(path, None, f"cannot open: {exc.strerror}") from None
+    head = file_head(path)
     for names in (READERS.built_in_names, READERS.installed_names):
         for name in names():
             reader = reader_for(name)
@@ -77,6 +73,41 @@ def detect(path: Path) -> Reader:
         "cannot tell the format from the content; pass --format "
         "(one of: " + ", ".join(format_names()) + ")",
     )
+
+
+def file_head(path: Path) -> str:
+    """The start of a file as text, as the readers' sniffs see it."""
+    try:
+        with path.open("rb") as handle:
+            return handle.read(HEAD_BYTES).decode("utf-8", errors="replace")
+    except OSError as exc:
+        raise InputError(path, None, f"cannot open: {exc.strerror}") from None
+
+
+def check_forced_format(reader: Reader, path: Path) -> None:
+    """Refuse a file that ``--format`` named a format for, when its reader read nothing from it
+    and does not recognise it either: one line saying what the format expects and what the file
+    looks like, never a run with every record skipped."""
+    if reader.sniff(file_head(path), path):
+        return  # the file is of this format: it holds nothing usable, and the skips say why
+    try:
+        found = detect(path).FORMAT
+        holds = f"looks like {found}: leave out --format or pass --format {found}"
+    except InputError:
+        holds = "is in no format abt reads"
+    raise InputError(
+        path,
+        f"--format {reader.FORMAT}",
+        f"expects {expectation(reader)}; nothing was read, the file {holds}",
+    )
+
+
+def expectation(reader: Reader) -> str:
+    """What a format's files hold, in a few words: the reader's ``EXPECTS``, else the opening
+    sentence of its module's docstring (``Reader of …``)."""
+    described = getattr(reader, "EXPECTS", None) or (getattr(reader, "__doc__", None) or "")
+    first = described.strip().split("\n")[0].removeprefix("Reader of ").rstrip(".")
+    return first.replace("``", "") or f"a {reader.FORMAT} file"
 
 
 _COPIES: dict[Path, Path] = {}  # each pipe given is read once, whoever asks for it first
