@@ -53,7 +53,7 @@ def gate(
             "--max-infra-errors",
             min=0,
             metavar="N",
-            help="At most N answers may end in an infrastructure error.",
+            help="At most N answers may end in an infrastructure error of the candidate's call.",
         ),
     ] = None,
     max_infra_error_rate: Annotated[
@@ -63,8 +63,19 @@ def gate(
             min=0.0,
             max=1.0,
             metavar="F",
-            help="At most this share of answers may end in an infrastructure error "
-            "[default: 0.05, unless --max-infra-errors is given].",
+            help="At most this share of answers may end in an infrastructure error of the "
+            "candidate's call.",
+        ),
+    ] = None,
+    max_undecided: Annotated[
+        float | None,
+        typer.Option(
+            "--max-undecided",
+            min=0.0,
+            max=1.0,
+            metavar="F",
+            help="At most this share of answers may be undecided for infrastructure: the "
+            "candidate's call or the judge's failed [default: 0.05].",
         ),
     ] = None,
     min_pass_rate: Annotated[
@@ -90,6 +101,7 @@ def gate(
         min_decided=min_decided,
         max_infra_errors=max_infra_errors,
         max_infra_error_rate=max_infra_error_rate,
+        max_undecided=max_undecided,
         min_pass_rate=min_pass_rate,
         use_lower_bound=use_lower_bound,
     )

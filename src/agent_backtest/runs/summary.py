@@ -7,9 +7,9 @@ much of the run it covers. Every rate is a :class:`MeanEstimate` clustered by se
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from agent_backtest.runs.documents import DocumentPart
 from agent_backtest.runs.estimate import MeanEstimate
@@ -33,19 +33,51 @@ class Counts(DocumentPart):
         "only; not in agreement)."
     )
     unscored: int = Field(description="Answers the judge could not score (not zeros).")
-    infra_errors: int = Field(description="Answers whose call gave none (not scored).")
+    infra_errors: int = Field(description="Answers whose candidate call gave none (not scored).")
     infra_errors_by_kind: dict[str, int] = Field(
-        description="Infrastructure errors by kind (timeout, http_429, …)."
+        description="The candidate's infrastructure errors by kind (timeout, http_429, …)."
+    )
+    judge_errors: int = Field(
+        default=0,
+        description="Answers left undecided because the judge's calls failed (not scored); "
+        "written only when there are some.",
+    )
+    judge_errors_by_kind: dict[str, int] = Field(
+        default_factory=dict,
+        description="The judge's infrastructure errors by kind (judge_http_5xx, judge_timeout, "
+        "…); written only when there are some.",
     )
     units: int = Field(description="Distinct units scored.")
     sessions: int = Field(description="Distinct sessions those units come from.")
 
+    @model_serializer(mode="wrap")
+    def _without_judge_errors_when_none(self, write: SerializerFunctionWrapHandler) -> Any:
+        """Leave the judge-error counts out when they are zero, so the summary of a run whose
+        judge never failed reads as it did before they were counted."""
+        data = write(self)
+        if not self.judge_errors and isinstance(data, dict):
+            data.pop("judge_errors", None)
+            data.pop("judge_errors_by_kind", None)
+        return data
+
     def coverage(self) -> str:
         """What the headline covers: ``decided 621 of 1,381 (text not judged: 760; …)``."""
+        judge = f"; judge errors: {self.judge_errors:,}" if self.judge_errors else ""
         return (
             f"decided {self.decided:,} of {self.records:,} (text not judged: {self.no_judge:,}; "
-            f"unscored: {self.unscored:,}; infrastructure errors: {self.infra_errors:,})"
+            f"unscored: {self.unscored:,}; infrastructure errors: {self.infra_errors:,}{judge})"
         )
+
+    @property
+    def infrastructure_undecided(self) -> int:
+        """Answers undecided because a call failed, the candidate's or the judge's."""
+        return self.infra_errors + self.judge_errors
+
+    @property
+    def infrastructure_kinds(self) -> dict[str, int]:
+        """The candidate's infrastructure errors by kind, then the judge's (whose kinds start
+        with ``judge_``), each by label."""
+        return {**self.infra_errors_by_kind, **self.judge_errors_by_kind}
 
     @property
     def decided_share(self) -> float | None:
