@@ -116,10 +116,14 @@ def gate(
         console = SafeConsole(highlight=False)
         console.print(coverage, markup=False, soft_wrap=True)
         for check in checks:
-            console.print(("met: " if check.met else "NOT met: ") + check.why, markup=False)
+            console.print(
+                ("met: " if check.met else "NOT met: ") + check.why, markup=False, soft_wrap=True
+            )
         console.print(f"gate {'passed' if passed else 'failed'}: {run}", markup=False)
     if not passed:
         SafeConsole(stderr=True, highlight=False).print(
-            "abt: bar not met: " + "; ".join(c.why for c in checks if not c.met), markup=False
+            "abt: bar not met: " + "; ".join(c.why for c in checks if not c.met),
+            markup=False,
+            soft_wrap=True,  # one line, as a CI log is searched
         )
         raise typer.Exit(BAR_NOT_MET)
