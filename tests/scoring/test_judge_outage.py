@@ -9,9 +9,11 @@ reads the run.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from agent_backtest.cli.app import app
@@ -23,18 +25,28 @@ runner = CliRunner()
 STEPS = 16  # the first τ-bench steps: production answers half with a tool call, half in text
 
 
-def replay_judged(tmp_path: Path, judge: FakeOpenAI) -> tuple[Path, str]:
-    """A run of the first τ-bench steps on a candidate that answers in text, scored by
-    ``judge`` (asked twice a call: one retry); its directory and what ``abt replay`` printed."""
-    with FakeOpenAI(ignores_tools=True) as candidate:
-        config = tmp_path / "abt.toml"
-        config.write_text(
+def write_config(path: Path, judge: FakeOpenAI, candidate: FakeOpenAI | None = None) -> Path:
+    """abt.toml reaching ``judge`` as grading/judge (asked twice a call: one retry, no cache)
+    and ``candidate`` as served/agent."""
+    served = ""
+    if candidate is not None:
+        served = (
             f'[providers.served]\ntype = "openai"\napi_key_env = ""\n'
             f'base_url = "{candidate.base_url}"\n\n'
-            f'[providers.grading]\ntype = "openai"\napi_key_env = ""\n'
-            f'base_url = "{judge.base_url}"\n\n'
-            "[roles.judge]\nmax_retries = 1\nbackoff_initial = 0\n"
         )
+    path.write_text(
+        f'{served}[providers.grading]\ntype = "openai"\napi_key_env = ""\n'
+        f'base_url = "{judge.base_url}"\n\n'
+        "[roles.judge]\nmax_retries = 1\nbackoff_initial = 0\ncache = false\n"
+    )
+    return path
+
+
+def replay_judged(tmp_path: Path, judge: FakeOpenAI) -> tuple[Path, str]:
+    """A run of the first τ-bench steps on a candidate that answers in text, scored by
+    ``judge``; its directory and what ``abt replay`` printed."""
+    with FakeOpenAI(ignores_tools=True) as candidate:
+        config = write_config(tmp_path / "abt.toml", judge, candidate)
         run = tmp_path / "run"
         result = runner.invoke(
             app,
@@ -47,6 +59,22 @@ def replay_judged(tmp_path: Path, judge: FakeOpenAI) -> tuple[Path, str]:
         )  # fmt: skip
     assert result.exit_code == 0, result.output
     return run, " ".join(result.output.split())
+
+
+def score_again(run: Path, judge: FakeOpenAI) -> tuple[dict, str]:
+    """``abt score RUN`` with ``judge``: the summary and what it printed."""
+    config = write_config(run.parent / "judge.toml", judge)
+    result = runner.invoke(
+        app, ["score", str(run), "--judge", "grading/judge", "--config", str(config)]
+    )
+    assert result.exit_code == 0, result.output
+    return json.loads((run / "summary.json").read_text()), " ".join(result.output.split())
+
+
+def verdict(body: dict) -> str:
+    """A judge's verdict that depends on the question only, spread over the scale."""
+    digest = hashlib.sha256(json.dumps(body["messages"]).encode()).digest()
+    return json.dumps({"score": (1, 0.66, 0.33, 0)[digest[0] % 4], "reason": "compared"})
 
 
 def gate(run: Path, *bars: str) -> tuple[int, str, str]:
@@ -109,3 +137,26 @@ def test_a_judge_that_answers_without_a_verdict_leaves_answers_unscored(tmp_path
     code, out, _ = gate(run, "--min-agreement", "0")
     assert code == 0, out
     assert f"met: undecided for infrastructure: 0 of {STEPS} (0.0%) <= 5%" in out
+
+
+def test_bounds_hold_the_figures_a_working_judge_gives(tmp_path: Path) -> None:
+    with FakeOpenAI(reply=verdict) as judge:
+        run, _ = replay_judged(tmp_path, judge)
+        questions = sorted(judge.requests)
+    truth = json.loads((run / "summary.json").read_text())
+    assert truth["counts"]["decided"] == STEPS and "undecided_bounds" not in truth
+    with FakeOpenAI(reply=verdict) as failing:  # the same judge, down for every other question
+        failing.faults = {question: ["500"] * 2 for question in questions[::2]}
+        summary, output = score_again(run, failing)
+    counts, bounds = summary["counts"], summary["undecided_bounds"]
+    undecided = STEPS - counts["decided"]
+    assert counts["judge_errors"] == len(questions[::2]) == undecided == bounds["undecided"]
+    for figure in ("agreement", "strict"):
+        low, high = bounds[figure]
+        assert low <= truth["overall"][figure]["mean"] <= high
+        assert high - low == pytest.approx(undecided / STEPS, abs=1e-6)
+        assert low <= summary["overall"][figure]["mean"] <= high
+    assert (
+        f"over all {STEPS} answers, the {undecided} undecided counted all wrong or all right: "
+        f"agreement {bounds['agreement'][0]:.3f}–{bounds['agreement'][1]:.3f}"
+    ) in output

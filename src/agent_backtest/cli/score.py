@@ -73,6 +73,8 @@ def print_outcome(console: SafeConsole, run: Path, outcome: ScoreOutcome) -> Non
         f"{counts.coverage()} · {counts.sessions} sessions",
         markup=False,
     )
+    if summary.undecided_bounds is not None:
+        console.print(summary.undecided_bounds.text(counts.records), markup=False)
     if counts.no_judge:
         console.print(
             f"text not judged: {counts.no_judge} answers, text_similarity "

@@ -96,6 +96,50 @@ class GroupFigures(DocumentPart):
     buckets: dict[str, int] = Field(description="Answers by bucket.")
 
 
+class UndecidedBounds(DocumentPart):
+    """Where agreement over every answer lies, whatever the undecided answers would have
+    scored: each figure with them all wrong (the low end) and all right (the high end)."""
+
+    undecided: int = Field(
+        description="Answers not decided: text not judged, unscored, and infrastructure errors "
+        "of the candidate or the judge."
+    )
+    agreement: tuple[float, float] = Field(
+        description="[all wrong, all right]: the mean lenient score over every answer."
+    )
+    strict: tuple[float, float] = Field(
+        description="[all wrong, all right]: the share of strict matches over every answer."
+    )
+
+    @classmethod
+    def of(cls, counts: Counts, overall: GroupFigures) -> UndecidedBounds | None:
+        """The bounds of a run's figures; None when every answer was decided (or none was)."""
+        undecided = counts.records - counts.decided
+        if not undecided or not counts.decided:
+            return None
+        return cls(
+            undecided=undecided,
+            agreement=_either_way(overall.agreement, counts.records),
+            strict=_either_way(overall.strict, counts.records),
+        )
+
+    def text(self, records: int) -> str:
+        """``over all 60 answers, the 31 undecided counted all wrong or all right: agreement
+        0.400–0.914 · strict 0.300–0.814``."""
+        return (
+            f"over all {records:,} answers, the {self.undecided:,} undecided counted all wrong or "
+            f"all right: agreement {self.agreement[0]:.3f}–{self.agreement[1]:.3f} · strict "
+            f"{self.strict[0]:.3f}–{self.strict[1]:.3f}"
+        )
+
+
+def _either_way(decided: MeanEstimate, records: int) -> tuple[float, float]:
+    """A decided-only mean as the mean over ``records`` answers with the others all 0, all 1."""
+    total = (decided.mean or 0.0) * decided.n
+    undecided = records - decided.n
+    return round(total / records, 6), round((total + undecided) / records, 6)
+
+
 class RepeatFigures(DocumentPart):
     """With k ≥ 2 repeats: how consistent a unit's answers are."""
 
@@ -171,3 +215,18 @@ class Summary(DocumentPart):
         description="Router units: share whose routing target agrees with production's."
     )
     repeats: RepeatFigures | None = Field(description="Consistency of repeats; None when k = 1.")
+    undecided_bounds: UndecidedBounds | None = Field(
+        default=None,
+        description="Agreement and strict agreement over every answer, with the undecided ones "
+        "counted all wrong and all right: the range the whole run's figures lie in whatever "
+        "those would have scored. Written only when some answers, not all, are undecided.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_bounds_when_none(self, write: SerializerFunctionWrapHandler) -> Any:
+        """Leave the bounds out when there are none, so the summary of a run whose every answer
+        was decided reads as it did before they were written."""
+        data = write(self)
+        if self.undecided_bounds is None and isinstance(data, dict):
+            data.pop("undecided_bounds", None)
+        return data

@@ -28,6 +28,7 @@ from agent_backtest.runs.summary import (
     RunFacts,
     ScoringSettings,
     Summary,
+    UndecidedBounds,
 )
 from agent_backtest.statistics import ClusteredMeans, agreement_of
 
@@ -176,25 +177,27 @@ class SummaryBuilder:
                 group.buckets.update(profile.buckets)
         estimates = [MeanEstimate.of(e) for e in self.means.estimates()]
         statuses = self.statuses
+        counts = Counts(
+            records=statuses.total(),
+            decided=statuses["scored"],
+            no_judge=statuses["no_judge"],
+            unscored=statuses["unscored"],
+            infra_errors=statuses["infra_error"],
+            infra_errors_by_kind=_sorted(self.infra_errors_by_kind),
+            judge_errors=statuses["judge_error"],
+            judge_errors_by_kind=_sorted(self.judge_errors_by_kind),
+            units=self.units.units,
+            sessions=len(self.sessions),
+        )
+        overall = self.overall.figures(estimates)
         return Summary(
             scoring=settings,
             run=run,
             labels=dict(sorted(labels.items())),
             warnings=[*warnings, *self.coverage.warnings()],
-            counts=Counts(
-                records=statuses.total(),
-                decided=statuses["scored"],
-                no_judge=statuses["no_judge"],
-                unscored=statuses["unscored"],
-                infra_errors=statuses["infra_error"],
-                infra_errors_by_kind=_sorted(self.infra_errors_by_kind),
-                judge_errors=statuses["judge_error"],
-                judge_errors_by_kind=_sorted(self.judge_errors_by_kind),
-                units=self.units.units,
-                sessions=len(self.sessions),
-            ),
+            counts=counts,
             infra_error_rate=estimates[self.infra_error_rate],
-            overall=self.overall.figures(estimates),
+            overall=overall,
             text_similarity=estimates[self.text_similarity],
             buckets=_sorted(self.buckets),
             methods=_sorted(self.methods),
@@ -205,6 +208,7 @@ class SummaryBuilder:
             },
             topic_agreement=estimates[self.topic_agreement],
             repeats=self.units.figures(estimates),
+            undecided_bounds=UndecidedBounds.of(counts, overall),
         )
 
 
