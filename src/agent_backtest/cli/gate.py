@@ -108,7 +108,10 @@ def gate(
     if is_simulate_run(run):
         coverage = rate_line("pass rate", simulate_summary(run).overall)
     else:
-        coverage = Run(run).summary.counts.coverage()
+        summary = Run(run).summary
+        coverage = summary.counts.coverage()
+        if summary.undecided_bounds is not None:
+            coverage += f"; {summary.undecided_bounds.text(summary.counts.records)}"
     passed = all(check.met for check in checks)
     if output_format is OutputFormat.markdown:
         sys.stdout.write(gate_markdown(checks, name=run.name, coverage=coverage))
