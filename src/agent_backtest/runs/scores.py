@@ -39,9 +39,6 @@ Bucket = Literal[
     "removed_tool_called_in_golden",
 ]
 Status = Literal["scored", "no_judge", "unscored", "infra_error", "judge_error"]
-INFRASTRUCTURE_STATUSES: tuple[Status, ...] = ("infra_error", "judge_error")
-"""Answers left undecided because a call failed (the candidate's or the judge's), not by what
-any model said: what the gate's undecided-for-infrastructure bar counts."""
 JUDGE_ERROR_PREFIX = "judge_"
 """Prefixed to a provider error kind for a judge's failed call, so the candidate's ``http_5xx``
 and the judge's ``judge_http_5xx`` are told apart wherever kinds are listed together."""

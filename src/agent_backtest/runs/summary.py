@@ -32,7 +32,9 @@ class Counts(DocumentPart):
         description="Answers only a judge could decide, scored without one (text_similarity "
         "only; not in agreement)."
     )
-    unscored: int = Field(description="Answers the judge could not score (not zeros).")
+    unscored: int = Field(
+        description="Answers the judge answered without a valid verdict (not zeros)."
+    )
     infra_errors: int = Field(description="Answers whose candidate call gave none (not scored).")
     infra_errors_by_kind: dict[str, int] = Field(
         description="The candidate's infrastructure errors by kind (timeout, http_429, …)."
