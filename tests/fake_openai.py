@@ -9,7 +9,8 @@ lets a test make chosen requests fail: ``429`` (with ``Retry-After``), ``500``, 
 ``trickle`` (the answer one byte every ``trickle_seconds``; ``trickled`` counts the bytes out
 before the client hung up), ``stall`` (half the answer, then silence for ``slow_seconds``),
 ``user_role`` (a 200 whose message is the user's) and ``empty`` (an assistant message with
-neither content nor tool calls). Requests are keyed by the text of their last message.
+neither content nor tool calls). Requests are keyed by the text of their last message;
+``fault`` is the behaviour of every attempt that no script names (a server that is down).
 ``ignores_tools=True`` answers in text whatever tools are offered, as some servers do;
 ``reply`` gives the text of every answer from the request (a scripted judge), or the whole
 assistant message as a dict (a scripted agent model that calls tools).
@@ -53,7 +54,9 @@ class FakeOpenAI:
         ignores_tools: bool = False,
         strict: bool = False,
         reply: Callable[[dict[str, Any]], str | dict[str, Any]] | None = None,
+        fault: str = "ok",
     ) -> None:
+        self.fault = fault
         self.ignores_tools = ignores_tools
         self.reply = reply  # every answer's text or message, from the request (scripted)
         self.strict = strict
@@ -122,7 +125,7 @@ class FakeOpenAI:
             if self.first_arrival is None:
                 self.first_arrival = self.arrivals[key][-1]
             script = self.faults.get(key, [])
-            return script[attempt] if attempt < len(script) else "ok"
+            return script[attempt] if attempt < len(script) else self.fault
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agent_backtest.cli.app import app
-from agent_backtest.providers import MockProvider, ModelClient, ProviderError
+from agent_backtest.providers import CallPolicy, MockProvider, ModelClient, ProviderError
 from agent_backtest.runs import ResultRecord, ResultWriter, RunDirectory
 from agent_backtest.scoring.buckets import Scorer
 from agent_backtest.scoring.judge import Judge
@@ -43,12 +43,13 @@ def verdict(score: float, reason: str = "same meaning") -> LLMResponse:
     )
 
 
-def scorer(answers: list) -> Scorer:
-    judge = Judge(ModelClient(MockProvider("judge", answers)), "openai/judge-model")
+def scorer(answers: list, retries: int = 4) -> Scorer:
+    policy = CallPolicy(max_retries=retries, backoff_initial=0)
+    judge = Judge(ModelClient(MockProvider("judge", answers), policy), "openai/judge-model")
     return Scorer(AgentConfig(), judge, exact_strings=False, scoring_id="test")
 
 
-def test_text_answers_are_judged_and_judge_failure_is_unscored() -> None:
+def test_text_answers_are_judged_and_a_judge_outage_is_a_judge_error() -> None:
     u = unit(0, Message(role="assistant", content="Your flight is booked."))
     answer = Message(role="assistant", content="Done: the booking is made.")
     judged = asyncio.run(scorer([verdict(1)]).score(u, result(u, answer)))
@@ -59,11 +60,17 @@ def test_text_answers_are_judged_and_judge_failure_is_unscored() -> None:
         "scored",
     )
     assert judged.judged[0].prompt_sha256 and judged.judged[0].reasons == ["same meaning"]
-    failed = asyncio.run(
-        scorer([ProviderError("http_5xx", "down", 503)]).score(u, result(u, answer))
+    down = [ProviderError("http_5xx", "down", 503)] * 2
+    failed = asyncio.run(scorer(down, retries=1).score(u, result(u, answer)))
+    assert (failed.status, failed.bucket, failed.score) == ("judge_error", None, None)
+    assert failed.error_kind == "judge_http_5xx" and failed.unscored_reason
+    invalid = asyncio.run(
+        scorer([LLMResponse(message=Message(role="assistant", content="no idea"))] * 2).score(
+            u, result(u, answer)
+        )
     )
-    assert (failed.status, failed.bucket, failed.score) == ("unscored", "unscored", None)
-    assert failed.unscored_reason
+    assert (invalid.status, invalid.bucket, invalid.score) == ("unscored", "unscored", None)
+    assert invalid.error_kind is None and "no valid verdict" in (invalid.unscored_reason or "")
 
 
 def test_free_text_argument_is_judged_by_meaning() -> None:

@@ -117,6 +117,7 @@ def gate(
     min_decided: float | None = None,
     max_infra_errors: int | None = None,
     max_infra_error_rate: float | None = None,
+    max_undecided: float | None = None,
     min_pass_rate: float | None = None,
     use_lower_bound: bool = False,
 ) -> list[Check]:
@@ -124,7 +125,8 @@ def gate(
     ``use_lower_bound`` to the pessimistic end of its 95% interval).
 
     A scored replay run takes the agreement bars; unless set, two are added: something was
-    decided, and at most 5% of answers are infrastructure errors. A simulate run takes
+    decided, and at most 5% of answers are undecided for infrastructure (the candidate's call
+    or the judge's failed; ``max_undecided`` sets another share). A simulate run takes
     ``min_pass_rate``, and is refused when none of its flows has a decided verdict."""
     path = _path(run)
     bars = dict(
@@ -133,6 +135,7 @@ def gate(
         min_decided=min_decided,
         max_infra_errors=max_infra_errors,
         max_infra_error_rate=max_infra_error_rate,
+        max_undecided=max_undecided,
     )
     if is_simulate_run(path):
         for name, bar in bars.items():
@@ -155,6 +158,6 @@ def gate(
     if all(bar is None for bar in bars.values()):
         raise UserError(
             "no bar given: pass --min-agreement, --min-strict, --min-decided, "
-            "--max-infra-errors or --max-infra-error-rate"
+            "--max-infra-errors, --max-infra-error-rate or --max-undecided"
         )
     return gate_run(scored_summary(path), **bars, use_lower_bound=use_lower_bound)

@@ -53,7 +53,7 @@ def gate(
             "--max-infra-errors",
             min=0,
             metavar="N",
-            help="At most N answers may end in an infrastructure error.",
+            help="At most N answers may end in an infrastructure error of the candidate's call.",
         ),
     ] = None,
     max_infra_error_rate: Annotated[
@@ -63,8 +63,19 @@ def gate(
             min=0.0,
             max=1.0,
             metavar="F",
-            help="At most this share of answers may end in an infrastructure error "
-            "[default: 0.05, unless --max-infra-errors is given].",
+            help="At most this share of answers may end in an infrastructure error of the "
+            "candidate's call.",
+        ),
+    ] = None,
+    max_undecided: Annotated[
+        float | None,
+        typer.Option(
+            "--max-undecided",
+            min=0.0,
+            max=1.0,
+            metavar="F",
+            help="At most this share of answers may be undecided for infrastructure: the "
+            "candidate's call or the judge's failed [default: 0.05].",
         ),
     ] = None,
     min_pass_rate: Annotated[
@@ -90,13 +101,17 @@ def gate(
         min_decided=min_decided,
         max_infra_errors=max_infra_errors,
         max_infra_error_rate=max_infra_error_rate,
+        max_undecided=max_undecided,
         min_pass_rate=min_pass_rate,
         use_lower_bound=use_lower_bound,
     )
     if is_simulate_run(run):
         coverage = rate_line("pass rate", simulate_summary(run).overall)
     else:
-        coverage = Run(run).summary.counts.coverage()
+        summary = Run(run).summary
+        coverage = summary.counts.coverage()
+        if summary.undecided_bounds is not None:
+            coverage += f"; {summary.undecided_bounds.text(summary.counts.records)}"
     passed = all(check.met for check in checks)
     if output_format is OutputFormat.markdown:
         sys.stdout.write(gate_markdown(checks, name=run.name, coverage=coverage))
@@ -104,10 +119,14 @@ def gate(
         console = SafeConsole(highlight=False)
         console.print(coverage, markup=False, soft_wrap=True)
         for check in checks:
-            console.print(("met: " if check.met else "NOT met: ") + check.why, markup=False)
+            console.print(
+                ("met: " if check.met else "NOT met: ") + check.why, markup=False, soft_wrap=True
+            )
         console.print(f"gate {'passed' if passed else 'failed'}: {run}", markup=False)
     if not passed:
         SafeConsole(stderr=True, highlight=False).print(
-            "abt: bar not met: " + "; ".join(c.why for c in checks if not c.met), markup=False
+            "abt: bar not met: " + "; ".join(c.why for c in checks if not c.met),
+            markup=False,
+            soft_wrap=True,  # one line, as a CI log is searched
         )
         raise typer.Exit(BAR_NOT_MET)

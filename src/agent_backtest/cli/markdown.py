@@ -50,6 +50,8 @@ def report_markdown(name: str, summary: Summary, warnings: Sequence[str]) -> str
         ("unscored", counts.unscored),
         ("infrastructure errors", counts.infra_errors),
     ]
+    if counts.judge_errors:
+        rows.append(("judge errors (the judge could not be asked)", counts.judge_errors))
     if counts.no_judge:
         rows.append(("text_similarity (not a verdict)", rate(summary.text_similarity)))
     if summary.labels:

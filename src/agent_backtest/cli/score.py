@@ -73,6 +73,8 @@ def print_outcome(console: SafeConsole, run: Path, outcome: ScoreOutcome) -> Non
         f"{counts.coverage()} · {counts.sessions} sessions",
         markup=False,
     )
+    if summary.undecided_bounds is not None:
+        console.print(summary.undecided_bounds.text(counts.records), markup=False)
     if counts.no_judge:
         console.print(
             f"text not judged: {counts.no_judge} answers, text_similarity "
@@ -116,8 +118,8 @@ def print_outcome(console: SafeConsole, run: Path, outcome: ScoreOutcome) -> Non
         )
     buckets = " · ".join(f"{name} {n}" for name, n in summary.buckets.items())
     console.print(f"buckets: {buckets or 'none'}", markup=False)
-    if counts.infra_errors_by_kind:
-        errors = " · ".join(f"{k} {v}" for k, v in counts.infra_errors_by_kind.items())
+    if counts.infrastructure_kinds:
+        errors = " · ".join(f"{k} {v}" for k, v in counts.infrastructure_kinds.items())
         console.print(f"infrastructure errors (not scored): {errors}", markup=False)
     for path in outcome.kept_earlier:
         console.print(f"earlier scoring kept as {path}", markup=False)

@@ -7,7 +7,9 @@ has no interval (fewer than two sessions) is then not met, since nothing shows i
 Infrastructure errors and decided answers are facts of this run, not estimates: their bars
 apply to the counts. Two bars always hold unless the user sets their own: something was decided
 (a run where nothing was decided has no agreement to pass), and at most 5% of answers are
-infrastructure errors (a run that mostly failed says little about the model).
+undecided for infrastructure, because the candidate's call or the judge's failed (a run whose
+calls mostly failed says little about the model, and an agreement over what a broken judge
+happened not to need says less).
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agent_backtest.runs import Comparison, MeanEstimate, Summary
+from agent_backtest.runs.summary import Counts
 
 BAR_NOT_MET = 3  # exit code of ``abt gate`` and ``abt compare --max-drop`` (2 is a user error)
-DEFAULT_MAX_INFRA_ERROR_RATE = 0.05
+DEFAULT_MAX_UNDECIDED = 0.05
 
 
 @dataclass(frozen=True)
@@ -78,9 +81,14 @@ def gate_run(
     min_decided: float | None = None,
     max_infra_errors: int | None = None,
     max_infra_error_rate: float | None = None,
+    max_undecided: float | None = None,
     use_lower_bound: bool = False,
 ) -> list[Check]:
-    """The bars asked of one run's summary, with the default bars where none was set."""
+    """The bars asked of one run's summary, with the default bars where none was set.
+
+    ``max_infra_errors`` and ``max_infra_error_rate`` bound the candidate's failed calls;
+    ``max_undecided`` (default 0.05) bounds every answer left undecided by a failed call, the
+    candidate's or the judge's."""
     checks = []
     if min_agreement is not None:
         checks.append(
@@ -100,14 +108,37 @@ def gate_run(
         checks.append(Check("answers decided", "> 0 (default)", counts.decided, met, why))
     if max_infra_errors is not None:
         checks.append(at_most("infrastructure errors", counts.infra_errors, max_infra_errors))
-    if max_infra_error_rate is not None or max_infra_errors is None:
-        bar = DEFAULT_MAX_INFRA_ERROR_RATE if max_infra_error_rate is None else max_infra_error_rate
+    if max_infra_error_rate is not None:
         rate = counts.infra_errors / counts.records if counts.records else 0.0
-        check = at_most("infrastructure error rate", round(rate, 6), bar)
-        if max_infra_error_rate is None:
-            check = replace(check, requirement=f"{check.requirement} (default)")
-        checks.append(check)
+        checks.append(at_most("infrastructure error rate", round(rate, 6), max_infra_error_rate))
+    if max_undecided is None:
+        check = undecided_for_infrastructure(counts, DEFAULT_MAX_UNDECIDED)
+        checks.append(replace(check, requirement=f"{check.requirement} (default)"))
+    else:
+        checks.append(undecided_for_infrastructure(counts, max_undecided))
     return checks
+
+
+def undecided_for_infrastructure(counts: Counts, bar: float) -> Check:
+    """At most the share ``bar`` of answers may be undecided because a call failed (the
+    candidate's or the judge's); the reason names the share and the kinds:
+    ``undecided for infrastructure: 31 of 60 (51.7%) > 5%: judge_http_5xx 31``."""
+    undecided = counts.infrastructure_undecided
+    share = undecided / counts.records if counts.records else 0.0
+    met = share <= bar
+    why = (
+        f"undecided for infrastructure: {undecided:,} of {counts.records:,} ({share:.1%}) "
+        f"{'<=' if met else '>'} {_percent(bar)}"
+    )
+    kinds = ", ".join(f"{kind} {n:,}" for kind, n in counts.infrastructure_kinds.items())
+    if kinds:
+        why += f": {kinds}"
+    return Check("undecided for infrastructure", f"≤ {bar:g}", round(share, 6), met, why)
+
+
+def _percent(share: float) -> str:
+    """0.05 as ``5%``, 0.025 as ``2.5%``."""
+    return f"{round(share * 100, 4):g}%"
 
 
 def at_least_count(name: str, value: float, bar: float) -> Check:

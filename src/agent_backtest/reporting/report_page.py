@@ -170,6 +170,16 @@ def headline_section(summary: Summary) -> Markup:
         ),
         _count("unscored", "unscored", counts.unscored, "left out of the means"),
     ]
+    if counts.judge_errors:
+        judge_kinds = ", ".join(f"{k} {v}" for k, v in counts.judge_errors_by_kind.items())
+        cards.append(
+            _count(
+                "judge_errors",
+                "judge errors",
+                counts.judge_errors,
+                f"the judge could not be asked: {judge_kinds}; not scored, never a verdict",
+            )
+        )
     if counts.no_judge:
         cards.append(
             _metric(

@@ -3,8 +3,10 @@
 Every answer gets one status. ``scored``: decided, by the matcher, by the judge or by exact text
 equality. ``no_judge``: a text answer (or a call differing only in free text) that only a judge
 could decide, when none was configured; it carries a text similarity, never a verdict.
-``unscored``: the judge could not decide it. ``infra_error``: the call gave no answer. Only decided
-answers enter agreement; the others are counted beside it, never as zeros.
+``unscored``: the judge answered but gave no valid verdict. ``infra_error``: the candidate's call
+gave no answer. ``judge_error``: the judge could not be asked (its calls failed after retries), an
+infrastructure error of the judge's, with its kind (``judge_http_5xx``, ``judge_timeout``, …). Only
+decided answers enter agreement; the others are counted beside it, never as zeros.
 """
 
 from __future__ import annotations
@@ -36,7 +38,10 @@ Bucket = Literal[
     "text_not_judged",
     "removed_tool_called_in_golden",
 ]
-Status = Literal["scored", "no_judge", "unscored", "infra_error"]
+Status = Literal["scored", "no_judge", "unscored", "infra_error", "judge_error"]
+JUDGE_ERROR_PREFIX = "judge_"
+"""Prefixed to a provider error kind for a judge's failed call, so the candidate's ``http_5xx``
+and the judge's ``judge_http_5xx`` are told apart wherever kinds are listed together."""
 Method = Literal["matcher", "judge", "exact_text"]
 
 
@@ -88,8 +93,13 @@ class ScoreRecord(BaseModel):
         default=None, description="Production's (first) tool, or None for a text answer."
     )
     candidate_tool: str | None = None
-    status: Status = Field(description="scored (decided), no_judge, unscored or infra_error.")
-    bucket: Bucket | None = Field(default=None, description="None for infrastructure errors.")
+    status: Status = Field(
+        description="scored (decided), no_judge, unscored, infra_error (the candidate's call "
+        "failed) or judge_error (the judge's calls failed)."
+    )
+    bucket: Bucket | None = Field(
+        default=None, description="None for infrastructure errors, the candidate's or the judge's."
+    )
     strict: bool | None = Field(
         default=None,
         description="Same tool and every argument exact (or the same text); None when not scored.",
@@ -124,7 +134,11 @@ class ScoreRecord(BaseModel):
         description="Why the bucket was given, where it needs saying: for match_equivalent, "
         "the tool called and production's tool.",
     )
-    error_kind: str | None = None
+    error_kind: str | None = Field(
+        default=None,
+        description="Why an infrastructure error left the answer undecided: the candidate's call's "
+        "kind (http_429, timeout, …), or the judge's prefixed with judge_ (judge_http_5xx, …).",
+    )
     unscored_reason: str | None = None
     answer_signature: str | None = Field(
         default=None, description="Hash of the candidate's normalised answer, to compare repeats."

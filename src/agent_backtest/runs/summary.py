@@ -7,9 +7,9 @@ much of the run it covers. Every rate is a :class:`MeanEstimate` clustered by se
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from agent_backtest.runs.documents import DocumentPart
 from agent_backtest.runs.estimate import MeanEstimate
@@ -32,20 +32,54 @@ class Counts(DocumentPart):
         description="Answers only a judge could decide, scored without one (text_similarity "
         "only; not in agreement)."
     )
-    unscored: int = Field(description="Answers the judge could not score (not zeros).")
-    infra_errors: int = Field(description="Answers whose call gave none (not scored).")
+    unscored: int = Field(
+        description="Answers the judge answered without a valid verdict (not zeros)."
+    )
+    infra_errors: int = Field(description="Answers whose candidate call gave none (not scored).")
     infra_errors_by_kind: dict[str, int] = Field(
-        description="Infrastructure errors by kind (timeout, http_429, …)."
+        description="The candidate's infrastructure errors by kind (timeout, http_429, …)."
+    )
+    judge_errors: int = Field(
+        default=0,
+        description="Answers left undecided because the judge's calls failed (not scored); "
+        "written only when there are some.",
+    )
+    judge_errors_by_kind: dict[str, int] = Field(
+        default_factory=dict,
+        description="The judge's infrastructure errors by kind (judge_http_5xx, judge_timeout, "
+        "…); written only when there are some.",
     )
     units: int = Field(description="Distinct units scored.")
     sessions: int = Field(description="Distinct sessions those units come from.")
 
+    @model_serializer(mode="wrap")
+    def _without_judge_errors_when_none(self, write: SerializerFunctionWrapHandler) -> Any:
+        """Leave the judge-error counts out when they are zero, so the summary of a run whose
+        judge never failed reads as it did before they were counted."""
+        data = write(self)
+        if not self.judge_errors and isinstance(data, dict):
+            data.pop("judge_errors", None)
+            data.pop("judge_errors_by_kind", None)
+        return data
+
     def coverage(self) -> str:
         """What the headline covers: ``decided 621 of 1,381 (text not judged: 760; …)``."""
+        judge = f"; judge errors: {self.judge_errors:,}" if self.judge_errors else ""
         return (
             f"decided {self.decided:,} of {self.records:,} (text not judged: {self.no_judge:,}; "
-            f"unscored: {self.unscored:,}; infrastructure errors: {self.infra_errors:,})"
+            f"unscored: {self.unscored:,}; infrastructure errors: {self.infra_errors:,}{judge})"
         )
+
+    @property
+    def infrastructure_undecided(self) -> int:
+        """Answers undecided because a call failed, the candidate's or the judge's."""
+        return self.infra_errors + self.judge_errors
+
+    @property
+    def infrastructure_kinds(self) -> dict[str, int]:
+        """The candidate's infrastructure errors by kind, then the judge's (whose kinds start
+        with ``judge_``), each by label."""
+        return {**self.infra_errors_by_kind, **self.judge_errors_by_kind}
 
     @property
     def decided_share(self) -> float | None:
@@ -62,6 +96,50 @@ class GroupFigures(DocumentPart):
         "text."
     )
     buckets: dict[str, int] = Field(description="Answers by bucket.")
+
+
+class UndecidedBounds(DocumentPart):
+    """Where agreement over every answer lies, whatever the undecided answers would have
+    scored: each figure with them all wrong (the low end) and all right (the high end)."""
+
+    undecided: int = Field(
+        description="Answers not decided: text not judged, unscored, and infrastructure errors "
+        "of the candidate or the judge."
+    )
+    agreement: tuple[float, float] = Field(
+        description="[all wrong, all right]: the mean lenient score over every answer."
+    )
+    strict: tuple[float, float] = Field(
+        description="[all wrong, all right]: the share of strict matches over every answer."
+    )
+
+    @classmethod
+    def of(cls, counts: Counts, overall: GroupFigures) -> UndecidedBounds | None:
+        """The bounds of a run's figures; None when every answer was decided (or none was)."""
+        undecided = counts.records - counts.decided
+        if not undecided or not counts.decided:
+            return None
+        return cls(
+            undecided=undecided,
+            agreement=_either_way(overall.agreement, counts.records),
+            strict=_either_way(overall.strict, counts.records),
+        )
+
+    def text(self, records: int) -> str:
+        """``over all 60 answers, the 31 undecided counted all wrong or all right: agreement
+        0.400–0.914 · strict 0.300–0.814``."""
+        return (
+            f"over all {records:,} answers, the {self.undecided:,} undecided counted all wrong or "
+            f"all right: agreement {self.agreement[0]:.3f}–{self.agreement[1]:.3f} · strict "
+            f"{self.strict[0]:.3f}–{self.strict[1]:.3f}"
+        )
+
+
+def _either_way(decided: MeanEstimate, records: int) -> tuple[float, float]:
+    """A decided-only mean as the mean over ``records`` answers with the others all 0, all 1."""
+    total = (decided.mean or 0.0) * decided.n
+    undecided = records - decided.n
+    return round(total / records, 6), round((total + undecided) / records, 6)
 
 
 class RepeatFigures(DocumentPart):
@@ -139,3 +217,18 @@ class Summary(DocumentPart):
         description="Router units: share whose routing target agrees with production's."
     )
     repeats: RepeatFigures | None = Field(description="Consistency of repeats; None when k = 1.")
+    undecided_bounds: UndecidedBounds | None = Field(
+        default=None,
+        description="Agreement and strict agreement over every answer, with the undecided ones "
+        "counted all wrong and all right: the range the whole run's figures lie in whatever "
+        "those would have scored. Written only when some answers, not all, are undecided.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_bounds_when_none(self, write: SerializerFunctionWrapHandler) -> Any:
+        """Leave the bounds out when there are none, so the summary of a run whose every answer
+        was decided reads as it did before they were written."""
+        data = write(self)
+        if self.undecided_bounds is None and isinstance(data, dict):
+            data.pop("undecided_bounds", None)
+        return data

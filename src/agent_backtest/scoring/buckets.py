@@ -15,6 +15,7 @@ from agent_backtest.scoring.calls import CallsMatch, match_calls
 from agent_backtest.scoring.injection import injection_signs
 from agent_backtest.scoring.judge import Judge, JudgeResult
 from agent_backtest.scoring.text import normalise_text, token_f1
+from agent_backtest.scoring.verdict import Unscored
 from agent_backtest.trace import LLMResponse, Message, ToolDef, canonical_json, sha256_of
 from agent_backtest.units import AgentConfig, Unit
 from agent_backtest.units.answer_key import CallKey, read_answer_keys
@@ -112,7 +113,9 @@ class Scorer:
             self.exact_strings,
             self._answer_key(unit),
         )
-        judged, free_text, free_text_scores = await self._free_text(unit, calls, golden, tools)
+        judged, free_text, free_text_scores, failure = await self._free_text(
+            unit, calls, golden, tools
+        )
         differences = [
             ArgumentDifference(
                 call=pair.golden,
@@ -145,11 +148,8 @@ class Scorer:
             "match",
             "match_equivalent",
         )
-        if free_text == "unscored" and not decided_without_text:
-            reason = next(j.unscored_reason for j in judged if j.unscored_reason)
-            return ScoreRecord(
-                **base, **common, status="unscored", bucket="unscored", unscored_reason=reason
-            )
+        if free_text == "unscored" and not decided_without_text and failure is not None:
+            return _undecided(base | common, failure)
         if free_text == "not_judged" and not decided_without_text:
             similarity = sum(free_text_scores) / len(free_text_scores)
             return ScoreRecord(
@@ -184,8 +184,9 @@ class Scorer:
 
     async def _free_text(
         self, unit: Unit, calls: CallsMatch, golden: Message, tools: dict[str, ToolDef]
-    ) -> tuple[list[JudgeSummary], FreeText, list[float]]:
-        """Decide every free-text argument of paired calls: (summaries, outcome, scores).
+    ) -> tuple[list[JudgeSummary], FreeText, list[float], Unscored | None]:
+        """Decide every free-text argument of paired calls: (summaries, outcome, scores, why
+        the first argument the judge could not decide was left undecided).
 
         The same text (normalised) is equal without asking anyone; otherwise the judge decides,
         and without a judge the argument is ``not_judged``, with its similarity for the record.
@@ -193,6 +194,7 @@ class Scorer:
         summaries: list[JudgeSummary] = []
         scores: list[float] = []
         outcomes: set[FreeText] = set()
+        failure: Unscored | None = None
         for pair in calls.pairs:
             if pair.arguments is None:
                 continue
@@ -216,13 +218,15 @@ class Scorer:
                     unit.request.messages, tools.get(call.name), param, gold, cand
                 )
                 summaries.append(_summary(target, verdict))
-                if verdict.score is None:
+                if verdict.unscored is not None:
                     outcomes.add("unscored")
+                    failure = failure or verdict.unscored
                 else:
                     scores.append(verdict.score)
                     outcomes.add("equal" if verdict.score >= JUDGE_PASS else "differ")
         worst_first: tuple[FreeText, ...] = ("unscored", "not_judged", "differ")
-        return summaries, next((o for o in worst_first if o in outcomes), "equal"), scores
+        outcome = next((o for o in worst_first if o in outcomes), "equal")
+        return summaries, outcome, scores, failure
 
     async def _text(
         self, unit: Unit, base: dict[str, Any], golden: str, candidate: str
@@ -246,14 +250,8 @@ class Scorer:
             )
         verdict = await self.judge.judge_text(unit.request.messages, golden, candidate)
         summary = _summary("text", verdict)
-        if verdict.score is None:
-            return ScoreRecord(
-                **base,
-                status="unscored",
-                bucket="unscored",
-                judged=[summary],
-                unscored_reason=summary.unscored_reason,
-            )
+        if verdict.unscored is not None:
+            return _undecided(base | {"judged": [summary]}, verdict.unscored)
         bucket = "text_match" if verdict.score >= JUDGE_PASS else "text_mismatch"
         return ScoreRecord(
             **base,
@@ -264,6 +262,19 @@ class Scorer:
             method="judge",
             judged=[summary],
         )
+
+
+def _undecided(fields: dict[str, Any], failure: Unscored) -> ScoreRecord:
+    """The record of an answer the judge left undecided: a ``judge_error`` of its kind when the
+    judge's calls failed (an outage, counted with infrastructure errors), else ``unscored``."""
+    kind = failure.infrastructure_kind
+    if kind is not None:
+        return ScoreRecord(
+            **fields, status="judge_error", error_kind=kind, unscored_reason=failure.reason
+        )
+    return ScoreRecord(
+        **fields, status="unscored", bucket="unscored", unscored_reason=failure.reason
+    )
 
 
 def _calls_bucket(

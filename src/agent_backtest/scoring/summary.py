@@ -2,8 +2,9 @@
 version, each with its interval.
 
 Only decided records (status ``scored``) enter agreement. Answers no judge decided get their own
-figure, ``text_similarity``; unscored records and infrastructure errors are counted beside it,
-never as zeros. Every rate is a mean with a 95% interval that accounts for sessions.
+figure, ``text_similarity``; unscored records and infrastructure errors (the candidate's, and the
+judge's apart) are counted beside it, never as zeros. Every rate is a mean with a 95% interval
+that accounts for sessions.
 
 The summary is built one record at a time (:class:`SummaryBuilder`), so scoring keeps the sums
 of a run, not its records: per session for the intervals, per unit only until its repeats are
@@ -27,6 +28,7 @@ from agent_backtest.runs.summary import (
     RunFacts,
     ScoringSettings,
     Summary,
+    UndecidedBounds,
 )
 from agent_backtest.statistics import ClusteredMeans, agreement_of
 
@@ -76,6 +78,7 @@ class SummaryBuilder:
         self.repeats = repeats
         self.statuses: Counter[str] = Counter()
         self.infra_errors_by_kind: Counter[str] = Counter()
+        self.judge_errors_by_kind: Counter[str] = Counter()
         self.sessions: set[str] = set()
         self.means = ClusteredMeans()
         self.infra_error_rate = self.means.mean()
@@ -100,6 +103,8 @@ class SummaryBuilder:
             self.buckets[record.bucket] += 1
         if record.status == "infra_error" and record.error_kind:
             self.infra_errors_by_kind[record.error_kind] += 1
+        elif record.status == "judge_error" and record.error_kind:
+            self.judge_errors_by_kind[record.error_kind] += 1
         elif record.status == "no_judge":
             self.means.add(self.text_similarity, record.similarity or 0.0, session)
         elif record.status == "scored":
@@ -172,23 +177,27 @@ class SummaryBuilder:
                 group.buckets.update(profile.buckets)
         estimates = [MeanEstimate.of(e) for e in self.means.estimates()]
         statuses = self.statuses
+        counts = Counts(
+            records=statuses.total(),
+            decided=statuses["scored"],
+            no_judge=statuses["no_judge"],
+            unscored=statuses["unscored"],
+            infra_errors=statuses["infra_error"],
+            infra_errors_by_kind=_sorted(self.infra_errors_by_kind),
+            judge_errors=statuses["judge_error"],
+            judge_errors_by_kind=_sorted(self.judge_errors_by_kind),
+            units=self.units.units,
+            sessions=len(self.sessions),
+        )
+        overall = self.overall.figures(estimates)
         return Summary(
             scoring=settings,
             run=run,
             labels=dict(sorted(labels.items())),
             warnings=[*warnings, *self.coverage.warnings()],
-            counts=Counts(
-                records=statuses.total(),
-                decided=statuses["scored"],
-                no_judge=statuses["no_judge"],
-                unscored=statuses["unscored"],
-                infra_errors=statuses["infra_error"],
-                infra_errors_by_kind=_sorted(self.infra_errors_by_kind),
-                units=self.units.units,
-                sessions=len(self.sessions),
-            ),
+            counts=counts,
             infra_error_rate=estimates[self.infra_error_rate],
-            overall=self.overall.figures(estimates),
+            overall=overall,
             text_similarity=estimates[self.text_similarity],
             buckets=_sorted(self.buckets),
             methods=_sorted(self.methods),
@@ -199,6 +208,7 @@ class SummaryBuilder:
             },
             topic_agreement=estimates[self.topic_agreement],
             repeats=self.units.figures(estimates),
+            undecided_bounds=UndecidedBounds.of(counts, overall),
         )
 
 
@@ -291,6 +301,7 @@ class _Coverage:
 
     def __init__(self) -> None:
         self.unscored = 0
+        self.judge_errors: Counter[str] = Counter()
         self.expected_tools = 0
         self.candidate_called = False
         self.injected = 0
@@ -299,6 +310,8 @@ class _Coverage:
     def add(self, record: ScoreRecord) -> None:
         """Count one record."""
         self.unscored += record.status == "unscored"
+        if record.status == "judge_error":
+            self.judge_errors[record.error_kind or "judge_error"] += 1
         self.injected += bool(record.suspected_injection)
         if record.status == "infra_error":
             return
@@ -314,6 +327,13 @@ class _Coverage:
             warnings.append(
                 f"{self.unscored} answers the judge could not score are left out of agreement: "
                 "it covers only the answers decided"
+            )
+        if self.judge_errors:
+            kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(self.judge_errors.items()))
+            warnings.append(
+                f"{self.judge_errors.total()} answers are undecided because the judge could not "
+                f"be asked ({kinds}): an outage, not a verdict; agreement covers only the "
+                "answers decided (abt score again once the judge is back)"
             )
         if self.expected_tools >= TOOL_BLIND_MINIMUM and not self.candidate_called:
             warnings.append(

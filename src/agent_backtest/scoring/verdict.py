@@ -18,6 +18,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
+from agent_backtest.episodes.judge_chain import INVALID_VERDICT
+from agent_backtest.runs.scores import JUDGE_ERROR_PREFIX
+
 SCALE: tuple[float, ...] = (1.0, 0.66, 0.33, 0.0)
 # A judge that writes 0.67 or 0.34 means the level next to it; anything farther is not a level.
 SCALE_TOLERANCE = 0.015
@@ -88,6 +91,15 @@ class Unscored(BaseModel):
         description="How the last judge asked failed: a provider error kind (http_429, "
         "timeout, …) for an infrastructure failure, or 'invalid_verdict'.",
     )
+
+    @property
+    def infrastructure_kind(self) -> str | None:
+        """The judge's infrastructure error kind (``judge_http_5xx``, ``judge_timeout``, …) when
+        its last call failed; None when it answered but never validly (``invalid_verdict``),
+        which is a judge's answer and no outage."""
+        if self.error_kind is None or self.error_kind == INVALID_VERDICT:
+            return None
+        return JUDGE_ERROR_PREFIX + self.error_kind
 
 
 class JudgeResult(BaseModel):
