@@ -2,7 +2,8 @@
 each end ``answer_too_large`` in a client process whose peak memory stays far below them.
 
 The server streams both answers as it writes them (it never holds them), and stops when the
-client hangs up; the client is a process of its own, so its peak RSS is its own.
+client hangs up; the client is a process of its own, whose peak resident memory (VmHWM) is
+its own.
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ def server() -> Iterator[str]:
 
 
 ASK = """
-import asyncio, json, resource, sys
+import asyncio, json, sys
 from pathlib import Path
 from agent_backtest.providers import ModelClient, build_provider, load_model_config
 from agent_backtest.providers.client import CallPolicy
@@ -100,7 +101,10 @@ async def main(config, asked):
     await client.provider.aclose()
     kind = outcome.error.kind if outcome.error else None
     text = outcome.response.message.text() if outcome.response else None
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    # VmHWM: the peak of this process image alone (ru_maxrss keeps the forking parent's too)
+    status = Path("/proc/self/status").read_text()
+    hwm = next(line for line in status.splitlines() if line.startswith("VmHWM:"))
+    peak = int(hwm.split()[1]) // 1024
     print(json.dumps({"kind": kind, "text": text, "peak_mib": peak}))
 
 asyncio.run(main(*sys.argv[1:]))
