@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -74,3 +76,53 @@ def copy_of_the_site(tmp_path: Path) -> Path:
     shutil.copytree(ROOT / "docs", project / "docs")
     shutil.copy(ROOT / "mkdocs.yml", project / "mkdocs.yml")
     return project
+
+
+def fenced_blocks(page: Path) -> list[tuple[str, str, bool]]:
+    """Every fenced block of ``page`` as (info string, body, whether prose comes before it since
+    the block above), in order."""
+    text = page.read_text(encoding="utf-8")
+    blocks, end = [], 0
+    for match in re.finditer(r"^```([^\n]*)\n(.*?)^```$", text, re.M | re.S):
+        blocks.append((match[1].strip(), match[2], bool(text[end : match.start()].strip())))
+        end = match.end()
+    return blocks
+
+
+@pytest.mark.local_model
+@pytest.mark.parametrize("page", sorted(p.name for p in (ROOT / "docs" / "tutorials").glob("*.md")))
+def test_a_tutorial_runs_as_written(page: str, tmp_path: Path) -> None:
+    """Each file a tutorial shows (a block titled with its name) is written, each ``sh`` command
+    runs in order on the shipped data and exits 0, and output shown right after a command (no
+    prose between) is what it prints."""
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    environment = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1"}
+    output, commands, outputs = None, 0, 0
+    for info, body, after_prose in fenced_blocks(ROOT / "docs" / "tutorials" / page):
+        if after_prose:
+            output = None
+        title = re.search(r'title="([^"]+)"', info)
+        if title:
+            (tmp_path / title[1]).write_text(body, encoding="utf-8")
+        elif info == "sh":
+            for line in body.splitlines():
+                program, *args = shlex.split(line)
+                assert program == "abt", f"{page}: {line!r} is not an abt command"
+                run = subprocess.run(
+                    [sys.executable, "-m", "agent_backtest.cli", *args],
+                    cwd=tmp_path,
+                    capture_output=True,
+                    text=True,
+                    env=environment,
+                    timeout=900,
+                )
+                assert run.returncode == 0, f"{page}: {line}\n{run.stdout}\n{run.stderr}"
+                output, commands = run.stdout + run.stderr, commands + 1
+            continue
+        elif info == "text" and output is not None:
+            shown = [line.rstrip() for line in body.splitlines()]
+            printed = [line.rstrip() for line in output.splitlines()]
+            assert printed[: len(shown)] == shown, f"{page}: the output shown is not printed"
+            outputs += 1
+        output = None
+    assert commands and outputs, f"{page}: no command, or no output shown after one"

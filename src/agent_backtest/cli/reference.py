@@ -103,6 +103,16 @@ def update(folder: Path) -> list[Path]:
     return changed
 
 
-if __name__ == "__main__":
-    for page in update(Path(sys.argv[1] if len(sys.argv) > 1 else "docs/reference")):
+def main(argv: list[str]) -> int:
+    """Write the pages into the folder named by ``argv`` (default docs/reference); exit code."""
+    folder = Path(argv[0] if argv else "docs/reference")
+    if folder.is_file():
+        print(f"{folder} is a file: name the folder of the reference pages", file=sys.stderr)
+        return 2
+    for page in update(folder):
         print(f"wrote {page}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
