@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -241,7 +242,41 @@ def replay(
             f"wrote {written.csv_path} ({written.rows} rows) and {written.html_path}",
             markup=False,
         )
+    if not dry_run:
+        print_local_model_hint(console, run)
     _exit_for(console, run, dry_run)
+
+
+def print_local_model_hint(console: Console, run: Run) -> None:
+    """After a scored run on the embedded model: why it disagrees, and two runs worth comparing.
+
+    The embedded model is tiny, so a first user's headline is usually an agreement near 0; this
+    says that is expected, and names the pipeline check (production's own answers) and a hosted
+    model over the same units.
+    """
+    manifest = run.manifest
+    candidate = manifest.config.candidate.model
+    finished = manifest.status in ("completed", "completed_with_errors")
+    if not candidate.startswith("local/") or not finished or not run.directory.is_scored():
+        return
+    replay = f"{_program_name()} replay {run.directory.units_path}"
+    console.print(
+        f"{candidate} is a 135M-parameter model: disagreeing with production is "
+        "expected of it. The same units:",
+        f"  against production's own answers (agreement 1.000): {replay} --model mock/golden "
+        f"--out {run.path}-golden",
+        f"  on a hosted model, with OPENAI_API_KEY set: {replay} --model openai/gpt-4.1-mini "
+        f"--out {run.path}-gpt-4.1-mini",
+        sep="\n",
+        markup=False,
+        soft_wrap=True,
+    )
+
+
+def _program_name() -> str:
+    """``abt`` as the user typed it (``.venv/bin/abt`` runs without an activated venv)."""
+    typed = sys.argv[0] if sys.argv else ""
+    return typed if Path(typed).name in ("abt", "agent-backtest") else "abt"
 
 
 def _is_batch_run(resume: Path | None) -> bool:
