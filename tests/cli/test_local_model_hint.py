@@ -26,7 +26,7 @@ def printed_command(output: str, marker: str) -> list[str]:
 def test_the_embedded_model_run_names_the_pipeline_check_and_a_hosted_model(
     tmp_path: Path,
 ) -> None:
-    units = write_tau_units(tmp_path / "units.jsonl", limit=2)
+    units = write_tau_units(tmp_path / "units.jsonl", limit=1)  # one embedded-model call
     out = tmp_path / "demo"
     runner = CliRunner()
     local = runner.invoke(
