@@ -9,11 +9,15 @@ normalisation where one exists), never generated from the reader's output.
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from agent_backtest.api import ReadingOptions
+from agent_backtest.providers.client import CallPolicy, ModelClient
+from agent_backtest.providers.config import ProviderSettings
+from agent_backtest.providers.openai import OpenAIProvider
 from agent_backtest.units import AgentConfig, Unit
 from agent_backtest.units.source import UnitSource
 
@@ -46,3 +50,29 @@ def read_sample(path: Path) -> dict[str, Any]:
     units = [unit_fields(unit) for unit in source]
     skipped = source.skipped_steps() + source.skipped_records()
     return {"units": units, "skipped": dict(sorted(Counter(skipped).items()))}
+
+
+def units_of(path: Path) -> list[Unit]:
+    """The units of one recording, read as ``abt units`` reads it."""
+    return list(UnitSource([path], ReadingOptions().read_options(), AgentConfig()))
+
+
+def assert_replayable(units: list[Unit]) -> None:
+    """Every unit's request, sent as a replay sends it, is taken by a server that checks bodies
+    the way hosted chat-completions APIs do."""
+    from tests.fake_openai import FakeOpenAI
+
+    with FakeOpenAI(strict=True) as server:
+        settings = ProviderSettings(type="openai", base_url=server.base_url)
+        policy = CallPolicy(timeout=5.0, max_retries=0, backoff_initial=0.0)
+
+        async def send_all() -> list[object]:
+            client = ModelClient(OpenAIProvider("openai", settings, "sk-test"), policy)
+            try:
+                return [await client.generate(unit.request, "gpt-4o", 0) for unit in units]
+            finally:
+                await client.provider.aclose()
+
+        outcomes = asyncio.run(send_all())
+    assert server.refusals == []
+    assert len(outcomes) == len(units)

@@ -9,19 +9,13 @@ bodies and the decompressed Responses answers.
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
 
-from agent_backtest.api import ReadingOptions
 from agent_backtest.formats import ReadOptions, SessionStream
-from agent_backtest.providers import CallPolicy, ModelClient, ProviderSettings
-from agent_backtest.providers.openai import OpenAIProvider
 from agent_backtest.trace import ToolCall
-from agent_backtest.units import AgentConfig, Unit
-from agent_backtest.units.source import UnitSource
-from tests.fake_openai import FakeOpenAI
+from tests.formats.conformance import assert_replayable, units_of
 
 AGENTS = Path(__file__).resolve().parent.parent / "fixtures" / "cassette" / "agents"
 LANGCHAIN = AGENTS / "openllmetry_langchain_agent_streaming.yaml"
@@ -35,11 +29,6 @@ SEARCH_CALL_IDS = [
     "call_SI6Ae34OR6XcydcJK54NGOL5",
 ]
 WEATHER_INSTRUCTIONS = "You get the weather for a city using the get_weather tool."
-
-
-def units_of(path: Path) -> list[Unit]:
-    """The units of one cassette, read as ``abt units`` reads it."""
-    return list(UnitSource([path], ReadingOptions().read_options(), AgentConfig()))
 
 
 def test_the_langchain_agent_gives_one_unit_per_streamed_call() -> None:
@@ -101,17 +90,4 @@ def test_the_agents_sdk_run_is_one_conversation_over_the_responses_api() -> None
 @pytest.mark.parametrize("sample", [LANGCHAIN, AGENTS_SDK], ids=lambda path: path.stem)
 def test_every_agent_unit_replays_against_a_strict_server(sample: Path) -> None:
     found = units_of(sample)
-    with FakeOpenAI(strict=True) as server:
-        settings = ProviderSettings(type="openai", base_url=server.base_url)
-        policy = CallPolicy(timeout=5.0, max_retries=0, backoff_initial=0.0)
-
-        async def send_all() -> list[object]:
-            client = ModelClient(OpenAIProvider("openai", settings, "sk-test"), policy)
-            try:
-                return [await client.generate(u.request, "gpt-4o", 0) for u in found]
-            finally:
-                await client.provider.aclose()
-
-        outcomes = asyncio.run(send_all())
-    assert server.refusals == []
-    assert len(outcomes) == len(found)
+    assert_replayable(found)

@@ -9,20 +9,13 @@ OpenAI-compatible server that refuses what hosted APIs refuse.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
 import pytest
 
-from agent_backtest.api import ReadingOptions
 from agent_backtest.formats import ReadOptions, SessionStream
-from agent_backtest.providers import CallPolicy, ModelClient, ProviderSettings
-from agent_backtest.providers.openai import OpenAIProvider
-from agent_backtest.units import AgentConfig
-from agent_backtest.units.source import UnitSource
-from tests.fake_openai import FakeOpenAI
-from tests.formats.conformance import read_sample
+from tests.formats.conformance import assert_replayable, read_sample, units_of
 from tests.formats.otlp_sources import SOURCES, build
 
 CORPUS = Path(__file__).parents[1] / "fixtures" / "frameworks"
@@ -67,23 +60,10 @@ def test_every_sample_has_an_expected_file_and_a_provenance_note() -> None:
 
 @pytest.mark.parametrize("sample", SAMPLES, ids=lambda path: path.name.split(".")[0])
 def test_every_unit_replays_against_a_strict_server(sample: Path) -> None:
-    units = list(UnitSource([sample], ReadingOptions().read_options(), AgentConfig()))
+    units = units_of(sample)
     if not units:
         pytest.skip("the sample gives no unit (its expected file says why)")
-    with FakeOpenAI(strict=True) as server:
-        settings = ProviderSettings(type="openai", base_url=server.base_url)
-        policy = CallPolicy(timeout=5.0, max_retries=0, backoff_initial=0.0)
-
-        async def send_all() -> list[object]:
-            client = ModelClient(OpenAIProvider("openai", settings, "sk-test"), policy)
-            try:
-                return [await client.generate(u.request, "gpt-4o", 0) for u in units]
-            finally:
-                await client.provider.aclose()
-
-        outcomes = asyncio.run(send_all())
-    assert server.refusals == []
-    assert len(outcomes) == len(units)
+    assert_replayable(units)
 
 
 @pytest.mark.parametrize("sample", SAMPLES, ids=lambda path: path.name.split(".")[0])

@@ -8,19 +8,12 @@ text deltas joined, the tool-call fragments joined, the usage of the final chunk
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agent_backtest.api import ReadingOptions
-from agent_backtest.providers import CallPolicy, ModelClient, ProviderSettings
-from agent_backtest.providers.openai import OpenAIProvider
-from agent_backtest.units import AgentConfig, Unit
-from agent_backtest.units.source import UnitSource
-from tests.fake_openai import FakeOpenAI
-from tests.formats.conformance import read_sample
+from tests.formats.conformance import assert_replayable, read_sample, units_of
 
 STREAMS = Path(__file__).resolve().parent.parent / "fixtures" / "cassette" / "streams"
 SAMPLES = sorted(STREAMS.glob("*.yaml"))
@@ -164,11 +157,6 @@ EXPECTED: dict[str, list[dict[str, Any]]] = {
 }
 
 
-def units_of(path: Path) -> list[Unit]:
-    """The units of one cassette, read as ``abt units`` reads it."""
-    return list(UnitSource([path], ReadingOptions().read_options(), AgentConfig()))
-
-
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_each_streamed_cassette_yields_its_units(name: str) -> None:
     assert read_sample(STREAMS / f"{name}.yaml") == {"units": EXPECTED[name], "skipped": {}}
@@ -219,17 +207,4 @@ def test_every_streamed_cassette_is_checked() -> None:
 @pytest.mark.parametrize("sample", SAMPLES, ids=lambda path: path.stem)
 def test_every_streamed_unit_replays_against_a_strict_server(sample: Path) -> None:
     found = units_of(sample)
-    with FakeOpenAI(strict=True) as server:
-        settings = ProviderSettings(type="openai", base_url=server.base_url)
-        policy = CallPolicy(timeout=5.0, max_retries=0, backoff_initial=0.0)
-
-        async def send_all() -> list[object]:
-            client = ModelClient(OpenAIProvider("openai", settings, "sk-test"), policy)
-            try:
-                return [await client.generate(u.request, "gpt-4o", 0) for u in found]
-            finally:
-                await client.provider.aclose()
-
-        outcomes = asyncio.run(send_all())
-    assert server.refusals == []
-    assert len(outcomes) == len(found)
+    assert_replayable(found)
