@@ -76,3 +76,20 @@ def assert_replayable(units: list[Unit]) -> None:
         outcomes = asyncio.run(send_all())
     assert server.refusals == []
     assert len(outcomes) == len(units)
+
+
+def unit(**fields: Any) -> dict[str, Any]:
+    """An expected unit: the fields of a one-turn call with no history, overridden."""
+    return {
+        "answer_calls": [],
+        "answer_text": None,
+        "finish_reason": None,
+        "history_calls": [],
+        "model": None,
+        "system": [],
+        "tool_results": [],
+        "tools": [],
+        "usage": None,
+        "user": [],
+        **fields,
+    }

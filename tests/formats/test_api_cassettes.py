@@ -12,29 +12,12 @@ from typing import Any
 
 import pytest
 
-from tests.formats.conformance import assert_replayable, read_sample, units_of
+from tests.formats.conformance import assert_replayable, read_sample, unit, units_of
 
 APIS = Path(__file__).resolve().parent.parent / "fixtures" / "cassette" / "apis"
 SAMPLES = sorted(APIS.glob("*.yaml"))
 OPENAI_DETAILS = {"cached_input_tokens": 0, "reasoning_tokens": 0}
 LONDON = ["get_weather", {"location": "London"}]
-
-
-def unit(**fields: Any) -> dict[str, Any]:
-    """An expected unit: the fields of a one-turn call with no history, overridden."""
-    return {
-        "answer_calls": [],
-        "answer_text": None,
-        "finish_reason": None,
-        "history_calls": [],
-        "model": None,
-        "system": [],
-        "tool_results": [],
-        "tools": [],
-        "usage": None,
-        "user": [],
-        **fields,
-    }
 
 
 def london(input_tokens: int, output_tokens: int) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.formats.conformance import assert_replayable, read_sample, units_of
+from tests.formats.conformance import assert_replayable, read_sample, unit, units_of
 
 STREAMS = Path(__file__).resolve().parent.parent / "fixtures" / "cassette" / "streams"
 SAMPLES = sorted(STREAMS.glob("*.yaml"))
@@ -27,23 +27,6 @@ THINKING = (
     "helpful advice about how to safely cross a street. This is basic safety information that "
     "could help prevent accidents."
 )
-
-
-def unit(**fields: Any) -> dict[str, Any]:
-    """An expected unit: the fields of a one-turn call with no history, overridden."""
-    return {
-        "answer_calls": [],
-        "answer_text": None,
-        "finish_reason": None,
-        "history_calls": [],
-        "model": None,
-        "system": [],
-        "tool_results": [],
-        "tools": [],
-        "usage": None,
-        "user": [],
-        **fields,
-    }
 
 
 OPENAI_USAGE_DETAILS = {"cached_input_tokens": 0, "reasoning_tokens": 0}

@@ -12,13 +12,21 @@ from __future__ import annotations
 from typing import Any
 
 from agent_backtest.errors import RecordError
-from agent_backtest.formats.messages import finish_reason_name, read_answer, read_messages
-from agent_backtest.trace import LLMRequest, LLMResponse, Message, ToolDef, Usage
-from agent_backtest.trace.openai_wire import TRANSPORT_KEYS, first_count, tool_def_from_openai
+from agent_backtest.formats.messages import (
+    finish_reason_name,
+    read_answer,
+    read_messages,
+    split_tools,
+)
+from agent_backtest.trace import LLMRequest, LLMResponse, Message, Usage
+from agent_backtest.trace.openai_wire import TRANSPORT_KEYS, first_count
 
 REQUEST_KEYS = ("model", "system", "messages", "tools", "tool_choice")
 # Anthropic's tool_choice types under the chat-completions names the canonical request uses.
 TOOL_CHOICES = {"auto": "auto", "any": "required", "none": "none"}
+
+CLIENT_TOOL_TYPES: frozenset[str | None] = frozenset({None, "custom"})
+"""The ``type`` of a tool the caller runs (any other is hosted by the API)."""
 
 
 def request_from_messages(payload: Any) -> tuple[LLMRequest, list[str]]:
@@ -26,7 +34,7 @@ def request_from_messages(payload: Any) -> tuple[LLMRequest, list[str]]:
     if not isinstance(payload, dict) or not isinstance(payload.get("messages"), list):
         raise RecordError("malformed_request", "a Messages request needs a messages list")
     messages = _system(payload.get("system")) + read_messages(payload["messages"], "messages")
-    tools, hosted = _tools(payload.get("tools"))
+    tools, hosted = split_tools(payload.get("tools"), CLIENT_TOOL_TYPES)
     params = {k: v for k, v in payload.items() if k not in REQUEST_KEYS + TRANSPORT_KEYS}
     notes: list[str] = []
     if hosted:
@@ -73,25 +81,6 @@ def _system(raw: Any) -> list[Message]:
         if all(isinstance(text, str) for text in texts):
             return [Message(role="system", content="\n\n".join(texts))]
     raise RecordError("malformed_request", "system must be a string or a list of text blocks")
-
-
-def _tools(raw: Any) -> tuple[list[ToolDef], list[Any]]:
-    """Client tools as definitions; server tools (web search, code execution, …) set aside.
-
-    A recorded request body is complete: no tools key means no tools were offered ([]).
-    """
-    if raw is None:
-        return [], []
-    if not isinstance(raw, list):
-        raise RecordError("malformed_tool_definition", "tools must be a list")
-    client: list[ToolDef] = []
-    hosted: list[Any] = []
-    for tool in raw:
-        if isinstance(tool, dict) and tool.get("type") not in (None, "custom"):
-            hosted.append(tool)
-        else:
-            client.append(tool_def_from_openai(tool))
-    return client, hosted
 
 
 def _tool_choice(raw: Any) -> Any:

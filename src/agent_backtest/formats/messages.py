@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from agent_backtest.errors import RecordError
-from agent_backtest.trace import ContentPart, Message, ToolCall, Usage
+from agent_backtest.trace import ContentPart, Message, ToolCall, ToolDef, Usage
 from agent_backtest.trace.openai_wire import (
     ROLES,
     first_count,
@@ -65,6 +65,24 @@ FINISH_REASONS = {
     "content-filter": "content_filter",
     "SAFETY": "content_filter",
 }
+
+
+def split_tools(raw: Any, client_types: frozenset[str | None]) -> tuple[list[ToolDef], list[Any]]:
+    """A recorded request body's tools: those of ``client_types`` (the ``type`` the API gives a
+    tool the caller runs) as definitions, the hosted ones (web search, a code runner, …) set
+    aside. A recorded body is complete: no tools key means no tools were offered ([])."""
+    if raw is None:
+        return [], []
+    if not isinstance(raw, list):
+        raise RecordError("malformed_tool_definition", "tools must be a list")
+    client: list[ToolDef] = []
+    hosted: list[Any] = []
+    for tool in raw:
+        if isinstance(tool, dict) and tool.get("type") not in client_types:
+            hosted.append(tool)
+        else:
+            client.append(tool_def_from_openai(tool))
+    return client, hosted
 
 
 def finish_reason_name(reason: Any) -> str | None:

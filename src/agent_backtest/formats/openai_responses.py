@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_backtest.errors import RecordError
-from agent_backtest.trace import LLMRequest, LLMResponse, Message, ToolCall, ToolDef
+from agent_backtest.formats.messages import split_tools
+from agent_backtest.trace import LLMRequest, LLMResponse, Message, ToolCall
 from agent_backtest.trace.openai_wire import (
     TRANSPORT_KEYS,
     content_from_openai,
     message_from_openai,
-    tool_def_from_openai,
     usage_from_openai,
 )
 
@@ -27,6 +27,9 @@ REQUEST_KEYS = ("model", "input", "instructions", "tools", "tool_choice", "previ
 TEXT_PART_TYPES = ("input_text", "output_text", "text")
 # Items that carry no chat message: encrypted reasoning is for the same model's next call only.
 IGNORED_ITEM_TYPES = ("reasoning",)
+
+CLIENT_TOOL_TYPES: frozenset[str | None] = frozenset({None, "function"})
+"""The ``type`` of a tool the caller runs (any other is hosted by the API)."""
 
 
 @dataclass
@@ -53,7 +56,7 @@ def request_from_responses(payload: Any) -> ResponsesRequest:
         raise RecordError("malformed_request", "Responses request has no input")
     instructions = _instructions(payload.get("instructions"))
     messages = instructions + messages_from_items(payload["input"])
-    tools, hosted = _tools(payload.get("tools"))
+    tools, hosted = split_tools(payload.get("tools"), CLIENT_TOOL_TYPES)
     params = {k: v for k, v in payload.items() if k not in REQUEST_KEYS + TRANSPORT_KEYS}
     notes = []
     if hosted:
@@ -156,25 +159,6 @@ def _instructions(raw: Any) -> list[Message]:
     if isinstance(raw, list):  # instructions given as input items (reusable prompts)
         return messages_from_items(raw)
     raise RecordError("malformed_request", "instructions must be a string or a list of items")
-
-
-def _tools(raw: Any) -> tuple[list[ToolDef] | None, list[Any]]:
-    """Function tools as definitions; hosted tools (web search, file search, …) set aside.
-
-    A logged request body is complete: no tools key means no tools were offered ([]).
-    """
-    if raw is None:
-        return [], []
-    if not isinstance(raw, list):
-        raise RecordError("malformed_tool_definition", "tools must be a list")
-    functions: list[ToolDef] = []
-    hosted: list[Any] = []
-    for tool in raw:
-        if isinstance(tool, dict) and tool.get("type", "function") not in ("function", None):
-            hosted.append(tool)
-        else:
-            functions.append(tool_def_from_openai(tool))
-    return functions, hosted
 
 
 def _content(raw: Any) -> Any:
