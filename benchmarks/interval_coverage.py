@@ -1,6 +1,6 @@
 """Coverage of abt's 95% intervals on simulated sessions, with fixed seeds.
 
-A simulated run has G sessions of 1 to 8 steps. Each session has its own propensity, drawn from
+A simulated run has G sessions of 2 to 30 steps. Each session has its own propensity, drawn from
 a Beta distribution with mean p and intra-session correlation ρ (steps of a session agree more
 with each other than with other sessions'), and each step is a Bernoulli draw of it. The rate's
 interval (:func:`clustered_mean`) covers the true p in the share of simulated runs printed.
@@ -24,8 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 from agent_backtest.statistics import clustered_mean, paired_difference
 
 SESSIONS = (5, 10, 30, 100)
-RATES = (0.5, 0.8, 0.95)
-CORRELATIONS = (0.05, 0.3)
+RATES = (0.5, 0.8, 0.9, 0.95, 0.97, 0.99)
+CORRELATIONS = (0.05, 0.3, 0.5)
+STEPS = (2, 30)  # steps per session, drawn uniformly: the sizes real traces show
 DIFFERENCES = ((0.8, 0.8), (0.8, 0.7), (0.95, 0.85), (0.9, 0.88))
 
 
@@ -40,7 +41,7 @@ def rate_covers(rng: random.Random, sessions: int, p: float, rho: float) -> bool
     values, clusters = [], []
     for session in range(sessions):
         theta = propensity(rng, p, rho)
-        for _ in range(rng.randint(1, 8)):
+        for _ in range(rng.randint(*STEPS)):
             values.append(float(rng.random() < theta))
             clusters.append(str(session))
     estimate = clustered_mean(values, clusters)
@@ -71,7 +72,7 @@ def difference_covers(
     for session in range(sessions):
         theta_a = propensity(rng, pa, rho)
         theta_b = shifted(rng, theta_a, pa, pb)
-        for _ in range(rng.randint(1, 8)):
+        for _ in range(rng.randint(*STEPS)):
             step = rng.random()  # the same step for both: their answers are paired
             pairs.append((float(step < theta_a), float(step < theta_b), str(session)))
     estimate = paired_difference(pairs).estimate
