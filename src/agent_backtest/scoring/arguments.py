@@ -736,14 +736,19 @@ def _check_option_list(
             equal_found = True
         elif best is None or len(scratch) < len(best):
             best = scratch
-    if equal_found:
+    if equal_found or _stands_for_omission(options, path, cv, rules):
         return False
     if best is None:  # only leaving it out was acceptable
-        if not _absent_is_fine(path, cv, rules):
-            out.append(_one_sided(path, cv, "extra", rules))
+        out.append(_one_sided(path, cv, "extra", rules))
         return False
     out.extend(best)
     return False
+
+
+def _stands_for_omission(options: tuple[Any, ...], path: str, cv: Any, rules: MatchRules) -> bool:
+    """True when the key allows leaving the parameter out and ``cv`` is the same call as that
+    (null, or the default, for a parameter the schema does not require)."""
+    return bool(options) and options[-1] is OMIT and _absent_is_fine(path, cv, rules)
 
 
 _CONTAINERS = (dict, list, Fields, Items)
@@ -791,11 +796,10 @@ def _check_scalar(
             continue
         if comparable is _ABSENT:
             comparable = option
-    if equal_found:
+    if equal_found or _stands_for_omission(options, path, cv, rules):
         return False
     if first is _ABSENT:  # only leaving it out was acceptable
-        if not _absent_is_fine(path, cv, rules):
-            out.append(_one_sided(path, cv, "extra", rules))
+        out.append(_one_sided(path, cv, "extra", rules))
         return False
     if comparable is not _ABSENT:
         out.append(Mismatch(path, "value", comparable, cv))
