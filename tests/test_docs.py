@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import shlex
@@ -49,6 +50,19 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
     assert "WARNING" not in build.stderr, build.stderr
     assert (tmp_path / "site" / "reference" / "commands" / "index.html").is_file()
     assert (tmp_path / "site" / "how-to" / "statistics" / "index.html").is_file()
+
+
+def test_the_api_page_documents_every_public_name() -> None:
+    """docs/reference/api.md renders each name of ``agent_backtest.api`` from its docstring,
+    from the module that defines it: a name added to the API without the page fails here."""
+    import agent_backtest.api as api
+
+    page = (REFERENCE / "api.md").read_text(encoding="utf-8")
+    rendered = re.findall(r"^::: ([\w.]+)$", page, re.M)
+    assert sorted(path.rsplit(".", 1)[1] for path in rendered) == sorted(api.__all__)
+    for path in rendered:  # each a function or class of that name where the page says
+        module, name = path.rsplit(".", 1)
+        assert getattr(importlib.import_module(module), name).__name__ == name, path
 
 
 def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:
