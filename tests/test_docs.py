@@ -139,8 +139,8 @@ def start_in_background(line: str, cwd: Path) -> subprocess.Popen[bytes]:
     args = command(line)
     assert "--port" in args, f"{line!r}: a server the tutorial starts needs --port"
     port = int(args[args.index("--port") + 1])
-    log = (cwd / f"server-{port}.log").open("wb")
-    server = subprocess.Popen(args, cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
+    with (cwd / f"server-{port}.log").open("wb") as log:  # the server keeps its own copy
+        server = subprocess.Popen(args, cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 60
     while True:
         try:
