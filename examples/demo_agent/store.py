@@ -36,6 +36,7 @@ class ToolError(Exception):
 def open_db(path: Path) -> sqlite3.Connection:
     """A connection to the database at ``path``, made with its tables (and sample rows) when new."""
     new = not path.exists()
+    path.parent.mkdir(parents=True, exist_ok=True)  # runs/ of a fresh checkout does not exist yet
     db = sqlite3.connect(path)
     db.row_factory = sqlite3.Row
     db.executescript(SCHEMA)

@@ -1,0 +1,1 @@
+"""A keyword model: an OpenAI-compatible chat endpoint that answers by rules, for the tutorials."""
