@@ -28,7 +28,7 @@ from agent_backtest.formats.dialects import step_kind
 from agent_backtest.formats.jsonio import is_json_lines, iter_json_lines, load_json
 from agent_backtest.formats.span_model import Span
 from agent_backtest.formats.spans import build_session, group_spans, version_text
-from agent_backtest.trace import Session, ToolExecution, parse_arguments
+from agent_backtest.trace import Session, ToolExecution
 from agent_backtest.trace.models import StepKind
 
 FORMAT = "langfuse"
@@ -236,15 +236,8 @@ def _fill_tool(attributes: dict[str, Any], raw: dict[str, Any]) -> set[str]:
 
 def _tool_fallback(raw: dict[str, Any]) -> ToolExecution:
     """The execution from a tool observation without GenAI attributes."""
-    value, text, error = parse_arguments(raw.get("input"))
     name = raw.get("name") if isinstance(raw.get("name"), str) else "tool"
-    return ToolExecution(
-        name=name,
-        arguments=value,
-        arguments_raw=text,
-        arguments_error=error,
-        result=_decoded(raw.get("output")),
-    )
+    return ToolExecution.from_raw(name, raw.get("input"), result=_decoded(raw.get("output")))
 
 
 def _metadata(value: Any) -> dict[str, Any]:

@@ -44,7 +44,6 @@ from agent_backtest.trace import (
     ToolExecution,
     Turn,
     Usage,
-    parse_arguments,
 )
 from agent_backtest.trace.models import StepStatus
 from agent_backtest.trace.openai_wire import message_from_openai, tools_from_openai
@@ -189,12 +188,9 @@ def tool_execution(raw: dict[str, Any], error: str | None) -> ToolExecution:
     action = payload.get("actionName")
     if not isinstance(action, str) or not action:
         raise RecordError("malformed_step_input", "input has no actionName")
-    arguments, arguments_raw, arguments_error = parse_arguments(payload.get("actionInput"))
-    return ToolExecution(
-        name=action.rsplit(".", 1)[-1],
-        arguments=arguments,
-        arguments_raw=arguments_raw,
-        arguments_error=arguments_error,
+    return ToolExecution.from_raw(
+        action.rsplit(".", 1)[-1],
+        payload.get("actionInput"),
         result=_result(raw.get("output")),
         error=error,
     )
