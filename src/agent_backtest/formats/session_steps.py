@@ -25,11 +25,9 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from pydantic import ValidationError
 
 from agent_backtest.errors import InputError, RecordError
-from agent_backtest.formats.base import ReadOptions, SkipLog
-from agent_backtest.formats.canonical import first_validation_error
+from agent_backtest.formats.base import ReadOptions, SkipLog, validation_errors_as
 from agent_backtest.formats.isotime import parse_timestamp
 from agent_backtest.formats.jsonio import load_json
 from agent_backtest.trace import (
@@ -124,16 +122,9 @@ def read_turn(raw: Any, index: int, location: str, skips: SkipLog) -> Turn:
     return turn
 
 
+@validation_errors_as("malformed_step")
 def read_step(raw: Any, fallback_id: str) -> Step:
     """One step by its type: LLM_STEP → llm, ACTION_STEP → tool, others → other."""
-    try:
-        return _read_step(raw, fallback_id)
-    except ValidationError as exc:  # a value of the wrong type deep inside the step
-        raise RecordError("malformed_step", first_validation_error(exc)) from None
-
-
-def _read_step(raw: Any, fallback_id: str) -> Step:
-    """The checks and conversions of :func:`read_step`."""
     if not isinstance(raw, dict):
         raise RecordError("malformed_step", "a step must be an object")
     status, error = _status(raw)
