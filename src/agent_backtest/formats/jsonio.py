@@ -1,5 +1,5 @@
 """Reading JSON and JSON Lines with errors that name the file and the line, within the limits
-of ``formats.limits`` (nesting, string length, size)."""
+of ``formats.limits`` (nesting, string length, size); and JSON text recorded inside a record."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from agent_backtest.errors import InputError
+from agent_backtest.errors import InputError, RecordError
 from agent_backtest.formats.limits import MAX_DOCUMENT_BYTES, check_size, check_value
 
 
@@ -77,3 +77,17 @@ def is_json_lines(path: Path) -> bool:
     except OSError as exc:
         raise InputError(path, None, f"cannot open: {exc.strerror}") from None
     return False
+
+
+def json_text_value(value: Any, holder: str | None = None) -> Any:
+    """A value recorded as JSON text, decoded whatever JSON it holds (a number, a string, …);
+    anything but a string as it is. Text that is not JSON stays text, unless ``holder`` names
+    what holds it: then it is a ``malformed_json`` :class:`RecordError`."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return orjson.loads(value)
+    except orjson.JSONDecodeError:
+        if holder is None:
+            return value
+        raise RecordError("malformed_json", f"{holder} holds invalid JSON") from None

@@ -29,7 +29,7 @@ import orjson
 from agent_backtest.errors import InputError, RecordError
 from agent_backtest.formats.base import ReadOptions, SkipLog, validation_errors_as
 from agent_backtest.formats.isotime import parse_timestamp
-from agent_backtest.formats.jsonio import load_json
+from agent_backtest.formats.jsonio import json_text_value, load_json
 from agent_backtest.trace import (
     AgentInfo,
     LLMCall,
@@ -182,7 +182,7 @@ def tool_execution(raw: dict[str, Any], error: str | None) -> ToolExecution:
     return ToolExecution.from_raw(
         action.rsplit(".", 1)[-1],
         payload.get("actionInput"),
-        result=_result(raw.get("output")),
+        result=json_text_value(raw.get("output")),
         error=error,
     )
 
@@ -246,17 +246,6 @@ def _json_object(raw: Any, reason: str, what: str) -> dict[str, Any]:
             raise RecordError(reason, f"{what} is not valid JSON ({exc})") from None
     if not isinstance(raw, dict):
         raise RecordError(reason, f"{what} must be a JSON object")
-    return raw
-
-
-def _result(raw: Any) -> Any:
-    """A tool result, parsed when it is JSON text."""
-    # A tool result that is JSON text is kept parsed; any other text stays as it is.
-    if isinstance(raw, str):
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            return raw
     return raw
 
 
