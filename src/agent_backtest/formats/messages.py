@@ -138,6 +138,17 @@ def decoded(value: Any) -> Any:
     return value
 
 
+def tool_list(value: Any, what: str) -> list[Any] | None:
+    """A recorded list of tools, decoded when it is JSON text; None when not recorded, and a
+    ``malformed_tool_definition`` :class:`RecordError` naming ``what`` when it is not a list."""
+    value = decoded(value)
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise RecordError("malformed_tool_definition", f"{what} must be a list")
+    return value
+
+
 def as_text(value: Any) -> str | None:
     """A tool result or other payload as the text a model receives; structures as JSON."""
     if value is None or isinstance(value, str):

@@ -22,6 +22,7 @@ from agent_backtest.formats.messages import (
     finish_reason_name,
     read_answer,
     read_messages,
+    tool_list,
 )
 from agent_backtest.trace import (
     LLMCall,
@@ -165,12 +166,8 @@ def _call(raw: Any) -> ToolCall:
 
 def _tools(value: Any) -> list[ToolDef] | None:
     """``ai.prompt.tools``: one JSON string (or object) per tool; None when not recorded."""
-    value = decoded(value)
-    if value is None:
-        return None
-    if not isinstance(value, list):
-        raise RecordError("malformed_tool_definition", "ai.prompt.tools must be a list")
-    return [tool_def_from_openai(decoded(tool)) for tool in value]
+    tools = tool_list(value, "ai.prompt.tools")
+    return None if tools is None else [tool_def_from_openai(decoded(tool)) for tool in tools]
 
 
 def _tool_choice(value: Any) -> Any:
