@@ -172,6 +172,7 @@ def observation_span(raw: Any, trace: dict[str, Any], location: str) -> Span:
         kind_hint=kind_hint,
         version=_version(raw, trace),
     )
+    # Langfuse stores payloads as JSON text; text that is not JSON stays text.
     span.input, span.output = json_text_value(raw.get("input")), json_text_value(raw.get("output"))
     kind = step_kind(span)
     if kind == "llm":
