@@ -13,13 +13,13 @@ from typing import Any
 
 from agent_backtest.errors import RecordError
 from agent_backtest.formats.messages import (
+    body_request,
     finish_reason_name,
     read_answer,
     read_messages,
-    split_tools,
 )
 from agent_backtest.trace import LLMRequest, LLMResponse, Message, Usage
-from agent_backtest.trace.openai_wire import TRANSPORT_KEYS, first_count
+from agent_backtest.trace.openai_wire import first_count
 
 REQUEST_KEYS = ("model", "system", "messages", "tools", "tool_choice")
 # Anthropic's tool_choice types under the chat-completions names the canonical request uses.
@@ -33,22 +33,14 @@ def request_from_messages(payload: Any) -> tuple[LLMRequest, list[str]]:
     """A Messages request body as a canonical request, with notes on what was set aside."""
     if not isinstance(payload, dict) or not isinstance(payload.get("messages"), list):
         raise RecordError("malformed_request", "a Messages request needs a messages list")
-    messages = _system(payload.get("system")) + read_messages(payload["messages"], "messages")
-    tools, hosted = split_tools(payload.get("tools"), CLIENT_TOOL_TYPES)
-    params = {k: v for k, v in payload.items() if k not in REQUEST_KEYS + TRANSPORT_KEYS}
-    notes: list[str] = []
-    if hosted:
-        params["hosted_tools"] = hosted
-        notes.append("hosted (server) tools kept in params.hosted_tools")
-    model = payload.get("model")
-    request = LLMRequest(
-        model=model if isinstance(model, str) else None,
-        messages=messages,
-        tools=tools,
-        tool_choice=_tool_choice(payload.get("tool_choice")),
-        params=params,
+    return body_request(
+        payload,
+        _system(payload.get("system")) + read_messages(payload["messages"], "messages"),
+        _tool_choice(payload.get("tool_choice")),
+        request_keys=REQUEST_KEYS,
+        client_tool_types=CLIENT_TOOL_TYPES,
+        hosted_kind="server",
     )
-    return request, notes
 
 
 def response_from_messages(body: Any) -> LLMResponse:

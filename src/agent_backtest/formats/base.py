@@ -3,21 +3,29 @@
 A reader turns one input file into canonical sessions. Input it cannot read at all raises
 :class:`InputError` (file, location, fix). A single record inside a readable file that cannot be
 used (missing or mistyped fields) raises :class:`RecordError` inside the reader, which logs it in
-the :class:`SkipLog` under a named reason and goes on, unless ``strict`` is set.
+the :class:`SkipLog` under a named reason and goes on, unless ``strict`` is set. A parser
+decorated with :func:`validation_errors_as` reports a value of the wrong type that the canonical
+model refuses the same way.
 """
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import ParamSpec, Protocol, TypeVar
+
+from pydantic import ValidationError
 
 from agent_backtest.errors import InputError, RecordError
 from agent_backtest.trace import Session, ToolDef
 
 DUPLICATE = "duplicate_span"
+
+Params = ParamSpec("Params")
+Parsed = TypeVar("Parsed")
 
 
 @dataclass
@@ -109,3 +117,30 @@ class Reader(Protocol):
     def read(self, path: Path, options: ReadOptions, skips: SkipLog) -> Iterator[Session]:
         """Yield the file's sessions in order, logging unusable records in ``skips``."""
         ...
+
+
+def first_validation_error(exc: ValidationError) -> str:
+    """The first validation problem as ``path: message`` (pydantic lists them all)."""
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error["loc"]) or "$"
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"{where}: {error['msg']}{more}"
+
+
+def validation_errors_as(
+    reason: str,
+) -> Callable[[Callable[Params, Parsed]], Callable[Params, Parsed]]:
+    """Make a record parser raise :class:`RecordError` under ``reason`` for a value of the wrong
+    type deep inside the record, which the canonical model's validation finds (a body, a step)."""
+
+    def decorate(parse: Callable[Params, Parsed]) -> Callable[Params, Parsed]:
+        @functools.wraps(parse)
+        def parse_record(*args: Params.args, **kwargs: Params.kwargs) -> Parsed:
+            try:
+                return parse(*args, **kwargs)
+            except ValidationError as exc:
+                raise RecordError(reason, first_validation_error(exc)) from None
+
+        return parse_record
+
+    return decorate

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from agent_backtest.formats.base import ReadOptions, SkipLog
+from agent_backtest.formats.base import ReadOptions, SkipLog, first_validation_error
 from agent_backtest.formats.jsonio import iter_json_lines
 from agent_backtest.trace import SESSION_SCHEMA, Session
 
@@ -27,11 +27,3 @@ def read(path: Path, options: ReadOptions, skips: SkipLog) -> Iterator[Session]:
             yield Session.model_validate(value)
         except ValidationError as exc:
             skips.skip("invalid_session", f"line {number}", first_validation_error(exc))
-
-
-def first_validation_error(exc: ValidationError) -> str:
-    """The first validation problem as ``path: message`` (pydantic lists them all)."""
-    error = exc.errors()[0]
-    where = ".".join(str(part) for part in error["loc"]) or "$"
-    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return f"{where}: {error['msg']}{more}"

@@ -20,11 +20,9 @@ from urllib.parse import urlsplit
 
 import orjson
 import yaml
-from pydantic import ValidationError
 
 from agent_backtest.errors import InputError, RecordError
-from agent_backtest.formats.base import ReadOptions, SkipLog
-from agent_backtest.formats.canonical import first_validation_error
+from agent_backtest.formats.base import ReadOptions, SkipLog, validation_errors_as
 from agent_backtest.formats.conversations import ConversationPlan, Exchange, SessionAssembler
 from agent_backtest.formats.exchanges import api_of_path, exchange
 from agent_backtest.formats.limits import MAX_DEPTH, check_size
@@ -150,16 +148,9 @@ def load_interactions(path: Path) -> list[Any]:
     return document["interactions"]
 
 
+@validation_errors_as("malformed_interaction")
 def interaction_exchange(interaction: Any) -> Exchange:
     """One recorded model round trip; anything else raises :class:`RecordError`."""
-    try:
-        return _interaction_exchange(interaction)
-    except ValidationError as exc:  # a value of the wrong type deep inside a body
-        raise RecordError("malformed_interaction", first_validation_error(exc)) from None
-
-
-def _interaction_exchange(interaction: Any) -> Exchange:
-    """The checks and conversions of :func:`interaction_exchange`."""
     if not isinstance(interaction, dict):
         raise RecordError("malformed_interaction", "an interaction must be a mapping")
     request, response = interaction.get("request"), interaction.get("response")

@@ -22,11 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from pydantic import ValidationError
 
 from agent_backtest.errors import RecordError
-from agent_backtest.formats.base import ReadOptions, SkipLog
-from agent_backtest.formats.canonical import first_validation_error
+from agent_backtest.formats.base import ReadOptions, SkipLog, validation_errors_as
 from agent_backtest.formats.conversations import ConversationPlan, Exchange, SessionAssembler
 from agent_backtest.formats.exchanges import exchange as body_exchange
 from agent_backtest.formats.isotime import complete_interval, parse_timestamp
@@ -83,16 +81,9 @@ def default_name(path: Path, number: int) -> str:
     return f"{path.name}#line-{number}"
 
 
+@validation_errors_as("malformed_record")
 def parse_line(value: Any) -> LogLine:
     """One log line as an exchange with its times; unusable lines raise :class:`RecordError`."""
-    try:
-        return _parse_line(value)
-    except ValidationError as exc:  # a value of the wrong type deep inside a body
-        raise RecordError("malformed_record", first_validation_error(exc)) from None
-
-
-def _parse_line(value: Any) -> LogLine:
-    """The checks and conversions of :func:`parse_line`, without its error translation."""
     if not isinstance(value, dict):
         raise RecordError("malformed_record", "a line must be a JSON object")
     request, response = value.get("request"), value.get("response")

@@ -22,17 +22,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agent_backtest import trace
 from agent_backtest.errors import RecordError
-from agent_backtest.trace import (
-    LLMRequest,
-    LLMResponse,
-    Message,
-    Session,
-    SourceRef,
-    Step,
-    Turn,
-    canonical_json,
-)
 
 NO_SESSION = -1
 
@@ -41,9 +32,9 @@ NO_SESSION = -1
 class Exchange:
     """One recorded model round trip, parsed, with what grouping needs to know about it."""
 
-    request: LLMRequest
+    request: trace.LLMRequest
     """The request; for a chained Responses request only its instructions and new input."""
-    response: LLMResponse
+    response: trace.LLMResponse
     record_id: str | None = None
     """The record's own id, if it has one."""
     session_id: str | None = None
@@ -56,7 +47,7 @@ class Exchange:
     """How the reader filled in anything not recorded as is."""
 
 
-def message_digest(message: Message) -> bytes:
+def message_digest(message: trace.Message) -> bytes:
     """sha256 of the canonical form of a message, blind to how a client re-serialised it.
 
     An agent sends the model's answer back in its next request, but rarely byte for byte: an
@@ -79,7 +70,7 @@ def message_digest(message: Message) -> bytes:
         "tool_calls": calls or None,
         "tool_call_id": message.tool_call_id,
     }
-    return hashlib.sha256(canonical_json(value)).digest()
+    return hashlib.sha256(trace.canonical_json(value)).digest()
 
 
 def extend_chain(previous: bytes, digest: bytes) -> bytes:
@@ -87,7 +78,7 @@ def extend_chain(previous: bytes, digest: bytes) -> bytes:
     return hashlib.sha256(previous + digest).digest()
 
 
-def prefix_hashes(messages: list[Message]) -> list[bytes]:
+def prefix_hashes(messages: list[trace.Message]) -> list[bytes]:
     """Hash of ``messages[:k + 1]`` at position k, for every k."""
     chain, current = [], b""
     for message in messages:
@@ -152,7 +143,7 @@ class ConversationPlan:
             return None
         return self._session_of[index]
 
-    def _continued(self, messages: list[Message], chain: list[bytes]) -> int | None:
+    def _continued(self, messages: list[trace.Message], chain: list[bytes]) -> int | None:
         """The session whose earlier answer this request continues, if any."""
         # The longest earlier answer this request starts with is the call it continues.
         for end in range(len(messages), 0, -1):
@@ -197,12 +188,12 @@ class SessionAssembler:
         self._file = file
         self._format = format_name
         self._locate = locate
-        self._open: dict[int, list[Step]] = {}
+        self._open: dict[int, list[trace.Step]] = {}
         # Histories of answers a later record continues, dropped once the last one has.
-        self._histories: dict[str, list[Message]] = {}
+        self._histories: dict[str, list[trace.Message]] = {}
         self._waiting = Counter(plan.references)
 
-    def full_request(self, index: int, exchange: Exchange) -> tuple[LLMRequest, list[str]]:
+    def full_request(self, index: int, exchange: Exchange) -> tuple[trace.LLMRequest, list[str]]:
         """The request as the model saw it, with notes; chained histories are rebuilt here."""
         request, notes = exchange.request, list(exchange.notes)
         previous = exchange.previous_response_id
@@ -229,7 +220,7 @@ class SessionAssembler:
             ]
         return request, notes
 
-    def add(self, index: int, step: Step) -> Iterator[Session]:
+    def add(self, index: int, step: trace.Step) -> Iterator[trace.Session]:
         """Add the step of record ``index``; yields its session if this was its last record."""
         session = self._plan.session_of(index)
         if session is None:
@@ -238,13 +229,13 @@ class SessionAssembler:
         if self._plan.last[session] == index:
             yield self._build(session, self._open.pop(session))
 
-    def flush(self) -> Iterator[Session]:
+    def flush(self) -> Iterator[trace.Session]:
         """Sessions still open at the end (only when pass 2 dropped a session's last record)."""
         for session in sorted(self._open, key=lambda number: self._plan.first[number]):
             yield self._build(session, self._open[session])
         self._open.clear()
 
-    def _take_history(self, response_id: str) -> list[Message] | None:
+    def _take_history(self, response_id: str) -> list[trace.Message] | None:
         """The history an answer left, dropped after its last continuation."""
         history = self._histories.get(response_id)
         if history is not None:
@@ -253,24 +244,24 @@ class SessionAssembler:
                 del self._histories[response_id]
         return history
 
-    def _build(self, session: int, steps: list[Step]) -> Session:
+    def _build(self, session: int, steps: list[trace.Step]) -> trace.Session:
         """A finished session from its steps, split into turns."""
         location = self._locate(self._plan.first[session])
-        return Session(
+        return trace.Session(
             id=self._plan.names[session],
-            source=SourceRef(file=str(self._file), format=self._format, location=location),
+            source=trace.SourceRef(file=str(self._file), format=self._format, location=location),
             turns=split_turns(steps),
         )
 
 
-def split_turns(steps: list[Step]) -> list[Turn]:
+def split_turns(steps: list[trace.Step]) -> list[trace.Turn]:
     """Turns of a session's LLM steps: a new turn at each request ending in a new user message."""
-    turns: list[Turn] = []
-    previous: list[Message] = []
+    turns: list[trace.Turn] = []
+    previous: list[trace.Message] = []
     for step in steps:
         messages = step.llm.request.messages if step.llm else []
         if not turns or _opens_turn(messages, previous):
-            turns.append(Turn(index=len(turns), user_input=_last_user_text(messages)))
+            turns.append(trace.Turn(index=len(turns), user_input=_last_user_text(messages)))
         turn = turns[-1]
         turn.steps.append(step)
         answer = step.llm.response.message if step.llm and step.llm.response else None
@@ -281,7 +272,7 @@ def split_turns(steps: list[Step]) -> list[Turn]:
     return turns
 
 
-def _opens_turn(messages: list[Message], previous: list[Message]) -> bool:
+def _opens_turn(messages: list[trace.Message], previous: list[trace.Message]) -> bool:
     """True when a request ends with a user message the previous request did not hold."""
     if not messages or messages[-1].role != "user":
         return False
@@ -289,7 +280,7 @@ def _opens_turn(messages: list[Message], previous: list[Message]) -> bool:
     return not (position < len(previous) and previous[position] == messages[-1])
 
 
-def _last_user_text(messages: list[Message]) -> str | None:
+def _last_user_text(messages: list[trace.Message]) -> str | None:
     """The text of the last user message of a request, if any."""
     for message in reversed(messages):
         if message.role == "user":

@@ -10,7 +10,7 @@ live here and :mod:`genai_events` reuses them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -31,7 +31,6 @@ from agent_backtest.trace import (
     Message,
     ToolExecution,
     Usage,
-    parse_arguments,
 )
 from agent_backtest.trace.openai_wire import tools_from_openai
 
@@ -90,13 +89,10 @@ def tool_execution(span: Span) -> ToolExecution | None:
     name = attributes.get("gen_ai.tool.name")
     if not isinstance(name, str) or not name:
         name = span.name.removeprefix("execute_tool").strip() or span.name
-    value, raw, error = parse_arguments(attributes.get("gen_ai.tool.call.arguments"))
-    return ToolExecution(
-        name=name,
+    return ToolExecution.from_raw(
+        name,
+        attributes.get("gen_ai.tool.call.arguments"),
         call_id=optional_str(attributes.get("gen_ai.tool.call.id"), "gen_ai.tool.call.id"),
-        arguments=value,
-        arguments_raw=raw,
-        arguments_error=error,
         result=attributes.get("gen_ai.tool.call.result"),
     )
 
@@ -170,26 +166,11 @@ def tool_definitions(value: Any) -> list[Any] | None:
 def request_params(attributes: dict[str, Any]) -> dict[str, Any]:
     """``gen_ai.request.*`` sampling parameters under their OpenAI names."""
     params = {}
-    for key, (name, convert) in REQUEST_PARAMS.items():
+    for key, name in REQUEST_PARAMS.items():
         # Instrumentations write a setting left unset as "" (OpenLit's seed, for one).
         if attributes.get(key) not in (None, ""):
-            params[name] = convert(attributes[key], key)
+            params[name] = PARAM_READERS[name](attributes[key], key)
     return params
-
-
-def usage(attributes: dict[str, Any]) -> Usage | None:
-    """Token counts from ``gen_ai.usage.*``, with cached input and reasoning tokens under the
-    names instrumentations use; None when none is recorded."""
-    found = Usage(
-        **{
-            field: next(
-                (to_int(attributes[key], key) for key in keys if attributes.get(key) is not None),
-                None,
-            )
-            for field, keys in USAGE_KEYS.items()
-        }
-    )
-    return None if found == Usage() else found
 
 
 # Usage fields and the attribute names that record them, the current name first.
@@ -208,6 +189,24 @@ USAGE_KEYS = {
         "gen_ai.usage.details.thoughts_tokens",
     ),
 }
+
+
+def usage(
+    attributes: dict[str, Any], keys: Mapping[str, tuple[str, ...]] = USAGE_KEYS
+) -> Usage | None:
+    """Token counts from the attributes ``keys`` names for each usage field (the first one
+    recorded wins); None when none is recorded. By default ``gen_ai.usage.*``, with cached input
+    and reasoning tokens under the names instrumentations use."""
+    found = Usage(
+        **{
+            field: next(
+                (to_int(attributes[key], key) for key in names if attributes.get(key) is not None),
+                None,
+            )
+            for field, names in keys.items()
+        }
+    )
+    return None if found == Usage() else found
 
 
 def provider(attributes: dict[str, Any]) -> str | None:
@@ -276,15 +275,27 @@ def optional_str(value: Any, key: str) -> str | None:
     raise RecordError("mistyped_field", f"{key} must be a string, got {type(value).__name__}")
 
 
-# gen_ai.request.* → the OpenAI chat-completions parameter name and how to read its value.
-REQUEST_PARAMS: dict[str, tuple[str, Callable[[Any, str], Any]]] = {
-    "gen_ai.request.temperature": ("temperature", to_float),
-    "gen_ai.request.max_tokens": ("max_tokens", to_int),
-    "gen_ai.request.top_p": ("top_p", to_float),
-    "gen_ai.request.top_k": ("top_k", to_float),
-    "gen_ai.request.seed": ("seed", to_int),
-    "gen_ai.request.stop_sequences": ("stop", to_str_list),
-    "gen_ai.request.frequency_penalty": ("frequency_penalty", to_float),
-    "gen_ai.request.presence_penalty": ("presence_penalty", to_float),
-    "gen_ai.request.choice.count": ("n", to_int),
+# How a sampling parameter's recorded value is read, by its OpenAI chat-completions name.
+PARAM_READERS: dict[str, Callable[[Any, str], Any]] = {
+    "temperature": to_float,
+    "max_tokens": to_int,
+    "top_p": to_float,
+    "top_k": to_float,
+    "seed": to_int,
+    "stop": to_str_list,
+    "frequency_penalty": to_float,
+    "presence_penalty": to_float,
+    "n": to_int,
+}
+# gen_ai.request.* → the OpenAI chat-completions parameter it records.
+REQUEST_PARAMS = {
+    "gen_ai.request.temperature": "temperature",
+    "gen_ai.request.max_tokens": "max_tokens",
+    "gen_ai.request.top_p": "top_p",
+    "gen_ai.request.top_k": "top_k",
+    "gen_ai.request.seed": "seed",
+    "gen_ai.request.stop_sequences": "stop",
+    "gen_ai.request.frequency_penalty": "frequency_penalty",
+    "gen_ai.request.presence_penalty": "presence_penalty",
+    "gen_ai.request.choice.count": "n",
 }

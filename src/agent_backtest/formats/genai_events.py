@@ -19,6 +19,7 @@ import orjson
 
 from agent_backtest.errors import RecordError
 from agent_backtest.formats import genai_current
+from agent_backtest.formats.jsonio import json_text_value
 from agent_backtest.formats.messages import read_message
 from agent_backtest.formats.span_model import SpanEvent
 from agent_backtest.trace import LLMCall, Message, Unusable
@@ -204,10 +205,5 @@ def _is_plain_text(value: Any) -> bool:
 
 
 def _decoded(value: Any) -> Any:
-    """A value that may be JSON text, decoded."""
-    if isinstance(value, str):
-        try:
-            return orjson.loads(value)
-        except orjson.JSONDecodeError:
-            raise RecordError("malformed_json", "an event holds invalid JSON") from None
-    return value
+    """A value of an event, decoded when it is JSON text; an event never holds other text."""
+    return json_text_value(value, "an event")

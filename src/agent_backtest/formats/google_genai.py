@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_backtest.errors import RecordError
 from agent_backtest.formats import genai_current
-from agent_backtest.formats.messages import decoded, read_answer, read_message
+from agent_backtest.formats.messages import decoded, read_answer, read_message, tool_list
 from agent_backtest.trace import LLMCall, LLMRequest, LLMResponse, Message, ToolDef
 from agent_backtest.trace.openai_wire import tool_def_from_openai
 
@@ -109,13 +109,11 @@ def request_from_gemini(body: Any) -> LLMRequest:
 
 def tools_from_gemini(value: Any) -> list[ToolDef] | None:
     """Gemini tools (``function_declarations`` lists) as tool definitions; None when absent."""
-    value = decoded(value)
-    if value is None:
+    listed = tool_list(value, "Gemini tools")
+    if listed is None:
         return None
-    if not isinstance(value, list):
-        raise RecordError("malformed_tool_definition", "Gemini tools must be a list")
     tools: list[ToolDef] = []
-    for tool in value:
+    for tool in listed:
         declarations = None
         if isinstance(tool, dict):
             declarations = tool.get("function_declarations", tool.get("functionDeclarations"))

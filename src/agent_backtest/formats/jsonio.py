@@ -1,5 +1,5 @@
 """Reading JSON and JSON Lines with errors that name the file and the line, within the limits
-of ``formats.limits`` (nesting, string length, size)."""
+of ``formats.limits`` (nesting, string length, size); and JSON text recorded inside a record."""
 
 from __future__ import annotations
 
@@ -9,26 +9,22 @@ from typing import Any
 
 import orjson
 
-from agent_backtest.errors import InputError
+from agent_backtest.errors import InputError, RecordError
 from agent_backtest.formats.limits import MAX_DOCUMENT_BYTES, check_size, check_value
 
 
 def load_json(path: Path) -> Any:
     """The whole file as one JSON document."""
     data = read_bytes(path)
-    try:
-        document = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise InputError(
-            path,
-            f"line {exc.lineno} column {exc.colno}",
-            f"not valid JSON ({exc.msg}); check the file is complete",
-        ) from None
+    document = _decoded(data, path, None, "check the file is complete")
     return check_value(document, path, len(data))
 
 
-def iter_json_lines(path: Path) -> Iterator[tuple[int, Any]]:
-    """(line number, value) for each non-blank line, read one line at a time."""
+def iter_json_lines(
+    path: Path, expected: str = "each line must be one JSON value"
+) -> Iterator[tuple[int, Any]]:
+    """(line number, value) for each non-blank line, read one line at a time; ``expected`` is
+    what an error on a line that is not JSON says the file must hold."""
     try:
         handle = path.open("rb")
     except OSError as exc:
@@ -37,18 +33,22 @@ def iter_json_lines(path: Path) -> Iterator[tuple[int, Any]]:
         number = 0
         while line := handle.readline(MAX_DOCUMENT_BYTES + 1):
             number += 1
-            check_size(len(line), path, f"line {number}")
+            where = f"line {number}"
+            check_size(len(line), path, where)
             if not line.strip():
                 continue
-            try:
-                value = orjson.loads(line)
-            except orjson.JSONDecodeError as exc:
-                raise InputError(
-                    path,
-                    f"line {number}",
-                    f"not valid JSON ({exc.msg}); each line must be one JSON value",
-                ) from None
-            yield number, check_value(value, path, len(line), f"line {number}")
+            value = _decoded(line, path, where, expected)
+            yield number, check_value(value, path, len(line), where)
+
+
+def _decoded(data: bytes, path: Path, where: str | None, expected: str) -> Any:
+    """``data`` as one JSON value, or an :class:`InputError` at ``where`` (None: where the
+    parser stopped) that says what the file must hold."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        place = f"line {exc.lineno} column {exc.colno}" if where is None else where
+        raise InputError(path, place, f"not valid JSON ({exc.msg}); {expected}") from None
 
 
 def read_bytes(path: Path) -> bytes:
@@ -77,3 +77,17 @@ def is_json_lines(path: Path) -> bool:
     except OSError as exc:
         raise InputError(path, None, f"cannot open: {exc.strerror}") from None
     return False
+
+
+def json_text_value(value: Any, holder: str | None = None) -> Any:
+    """A value recorded as JSON text, decoded whatever JSON it holds (a number, a string, …);
+    anything but a string as it is. Text that is not JSON stays text, unless ``holder`` names
+    what holds it: then it is a ``malformed_json`` :class:`RecordError`."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return orjson.loads(value)
+    except orjson.JSONDecodeError:
+        if holder is None:
+            return value
+        raise RecordError("malformed_json", f"{holder} holds invalid JSON") from None

@@ -20,15 +20,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from agent_backtest.errors import InputError, RecordError
 from agent_backtest.formats.base import ReadOptions, SkipLog
 from agent_backtest.formats.dialects import step_kind
-from agent_backtest.formats.jsonio import is_json_lines, iter_json_lines, load_json
+from agent_backtest.formats.jsonio import (
+    is_json_lines,
+    iter_json_lines,
+    json_text_value,
+    load_json,
+)
 from agent_backtest.formats.span_model import Span
 from agent_backtest.formats.spans import build_session, group_spans, version_text
-from agent_backtest.trace import Session, ToolExecution, parse_arguments
+from agent_backtest.trace import Session, ToolExecution
 from agent_backtest.trace.models import StepKind
 
 FORMAT = "langfuse"
@@ -169,7 +172,8 @@ def observation_span(raw: Any, trace: dict[str, Any], location: str) -> Span:
         kind_hint=kind_hint,
         version=_version(raw, trace),
     )
-    span.input, span.output = _decoded(raw.get("input")), _decoded(raw.get("output"))
+    # Langfuse stores payloads as JSON text; text that is not JSON stays text.
+    span.input, span.output = json_text_value(raw.get("input")), json_text_value(raw.get("output"))
     kind = step_kind(span)
     if kind == "llm":
         span.consumed = frozenset(_fill_generation(attributes, raw))
@@ -228,7 +232,7 @@ def _fill_tool(attributes: dict[str, Any], raw: dict[str, Any]) -> set[str]:
     if raw.get("input") is not None:
         added["gen_ai.tool.call.arguments"] = raw["input"]
     if raw.get("output") is not None:
-        added["gen_ai.tool.call.result"] = _decoded(raw["output"])
+        added["gen_ai.tool.call.result"] = json_text_value(raw["output"])
     added = {key: value for key, value in added.items() if key not in attributes}
     attributes.update(added)
     return set(added)
@@ -236,31 +240,14 @@ def _fill_tool(attributes: dict[str, Any], raw: dict[str, Any]) -> set[str]:
 
 def _tool_fallback(raw: dict[str, Any]) -> ToolExecution:
     """The execution from a tool observation without GenAI attributes."""
-    value, text, error = parse_arguments(raw.get("input"))
     name = raw.get("name") if isinstance(raw.get("name"), str) else "tool"
-    return ToolExecution(
-        name=name,
-        arguments=value,
-        arguments_raw=text,
-        arguments_error=error,
-        result=_decoded(raw.get("output")),
-    )
+    return ToolExecution.from_raw(name, raw.get("input"), result=json_text_value(raw.get("output")))
 
 
 def _metadata(value: Any) -> dict[str, Any]:
     """The observation metadata as a dict."""
-    value = _decoded(value)
+    value = json_text_value(value)
     return value if isinstance(value, dict) else {}
-
-
-def _decoded(value: Any) -> Any:
-    """Langfuse stores payloads as JSON text; text that is not JSON stays text."""
-    if isinstance(value, str):
-        try:
-            return orjson.loads(value)
-        except orjson.JSONDecodeError:
-            return value
-    return value
 
 
 def _str_or_none(value: Any, what: str) -> str | None:

@@ -18,9 +18,10 @@ from typing import Any
 import orjson
 
 from agent_backtest.errors import RecordError
-from agent_backtest.trace import ContentPart, Message, ToolCall, ToolDef, Usage
+from agent_backtest.trace import ContentPart, LLMRequest, Message, ToolCall, ToolDef, Usage
 from agent_backtest.trace.openai_wire import (
     ROLES,
+    TRANSPORT_KEYS,
     first_count,
     tool_def_from_openai,
     usage_from_openai,
@@ -85,6 +86,37 @@ def split_tools(raw: Any, client_types: frozenset[str | None]) -> tuple[list[Too
     return client, hosted
 
 
+def body_request(
+    payload: dict[str, Any],
+    messages: list[Message],
+    tool_choice: Any,
+    *,
+    request_keys: tuple[str, ...],
+    client_tool_types: frozenset[str | None],
+    hosted_kind: str,
+) -> tuple[LLMRequest, list[str]]:
+    """A recorded request body of an API whose tools come typed (Responses, Anthropic Messages)
+    as a canonical request, with notes on what was set aside. The caller reads the messages and
+    the tool choice; here the tools of ``client_tool_types`` become definitions, the hosted ones
+    (``hosted_kind`` names them in the note) are kept in ``params.hosted_tools``, and every key
+    besides ``request_keys`` and the transport keys is a param."""
+    tools, hosted = split_tools(payload.get("tools"), client_tool_types)
+    params = {k: v for k, v in payload.items() if k not in request_keys + TRANSPORT_KEYS}
+    notes: list[str] = []
+    if hosted:
+        params["hosted_tools"] = hosted
+        notes.append(f"hosted ({hosted_kind}) tools kept in params.hosted_tools")
+    model = payload.get("model")
+    request = LLMRequest(
+        model=model if isinstance(model, str) else None,
+        messages=messages,
+        tools=tools,
+        tool_choice=tool_choice,
+        params=params,
+    )
+    return request, notes
+
+
 def finish_reason_name(reason: Any) -> str | None:
     """A finish reason under its OpenAI name (``tool-calls``, ``STOP``, ``end_turn`` …)."""
     if reason is None:
@@ -103,6 +135,17 @@ def decoded(value: Any) -> Any:
             return orjson.loads(value)
         except orjson.JSONDecodeError:
             return value
+    return value
+
+
+def tool_list(value: Any, what: str) -> list[Any] | None:
+    """A recorded list of tools, decoded when it is JSON text; None when not recorded, and a
+    ``malformed_tool_definition`` :class:`RecordError` naming ``what`` when it is not a list."""
+    value = decoded(value)
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise RecordError("malformed_tool_definition", f"{what} must be a list")
     return value
 
 

@@ -14,10 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_backtest.errors import RecordError
-from agent_backtest.formats.messages import split_tools
+from agent_backtest.formats.messages import body_request
 from agent_backtest.trace import LLMRequest, LLMResponse, Message, ToolCall
 from agent_backtest.trace.openai_wire import (
-    TRANSPORT_KEYS,
     content_from_openai,
     message_from_openai,
     usage_from_openai,
@@ -55,24 +54,17 @@ def request_from_responses(payload: Any) -> ResponsesRequest:
     if payload.get("input") is None:
         raise RecordError("malformed_request", "Responses request has no input")
     instructions = _instructions(payload.get("instructions"))
-    messages = instructions + messages_from_items(payload["input"])
-    tools, hosted = split_tools(payload.get("tools"), CLIENT_TOOL_TYPES)
-    params = {k: v for k, v in payload.items() if k not in REQUEST_KEYS + TRANSPORT_KEYS}
-    notes = []
-    if hosted:
-        params["hosted_tools"] = hosted
-        notes.append("hosted (non-function) tools kept in params.hosted_tools")
+    request, notes = body_request(
+        payload,
+        instructions + messages_from_items(payload["input"]),
+        _tool_choice(payload.get("tool_choice")),
+        request_keys=REQUEST_KEYS,
+        client_tool_types=CLIENT_TOOL_TYPES,
+        hosted_kind="non-function",
+    )
     previous = payload.get("previous_response_id")
     if previous is not None and not isinstance(previous, str):
         raise RecordError("malformed_request", "previous_response_id must be a string")
-    model = payload.get("model")
-    request = LLMRequest(
-        model=model if isinstance(model, str) else None,
-        messages=messages,
-        tools=tools,
-        tool_choice=_tool_choice(payload.get("tool_choice")),
-        params=params,
-    )
     return ResponsesRequest(request, len(instructions), previous, notes)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from agent_backtest.errors import RecordError
-from agent_backtest.formats.genai_current import load_json_value, optional_str, to_int
+from agent_backtest.formats.genai_current import load_json_value, optional_str, usage
 from agent_backtest.formats.messages import Answer, finish_reason_name, read_answer, read_message
 from agent_backtest.trace import (
     LLMCall,
@@ -22,8 +22,6 @@ from agent_backtest.trace import (
     LLMResponse,
     Message,
     ToolExecution,
-    Usage,
-    parse_arguments,
 )
 from agent_backtest.trace.openai_wire import (
     REQUEST_KEYS,
@@ -100,13 +98,10 @@ def tool_execution(span: Span) -> ToolExecution | None:
     attributes = span.attributes
     if attributes.get("openinference.span.kind") != "TOOL":
         return None
-    value, raw, error = parse_arguments(attributes.get("input.value"))
-    return ToolExecution(
-        name=_first_str(attributes, "tool.name") or span.name,
+    return ToolExecution.from_raw(
+        _first_str(attributes, "tool.name") or span.name,
+        attributes.get("input.value"),
         call_id=_first_str(attributes, "tool_call.id", "tool.id"),
-        arguments=value,
-        arguments_raw=raw,
-        arguments_error=error,
         result=attributes.get("output.value"),
     )
 
@@ -203,7 +198,7 @@ def _response(attributes: dict[str, Any]) -> LLMResponse | None:
         message=answer.message,
         finish_reason=finish_reason_name(attributes.get("llm.finish_reason"))
         or answer.finish_reason,
-        usage=_usage(attributes),
+        usage=usage(attributes, USAGE_KEYS),
         model=_first_str(attributes, "llm.response.model_name", "llm.model_name"),
     )
 
@@ -214,19 +209,14 @@ def _output_message(raw: dict[str, Any]) -> dict[str, Any]:
     return {**message_to_wire(message), "role": message.role}
 
 
+# Usage fields and the llm.token_count.* attributes that record them.
 USAGE_KEYS = {
-    "input_tokens": "llm.token_count.prompt",
-    "output_tokens": "llm.token_count.completion",
-    "total_tokens": "llm.token_count.total",
-    "cached_input_tokens": "llm.token_count.prompt_details.cache_read",
-    "reasoning_tokens": "llm.token_count.completion_details.reasoning",
+    "input_tokens": ("llm.token_count.prompt",),
+    "output_tokens": ("llm.token_count.completion",),
+    "total_tokens": ("llm.token_count.total",),
+    "cached_input_tokens": ("llm.token_count.prompt_details.cache_read",),
+    "reasoning_tokens": ("llm.token_count.completion_details.reasoning",),
 }
-
-
-def _usage(attributes: dict[str, Any]) -> Usage | None:
-    """Token counts from ``llm.token_count.*``; None when none is recorded."""
-    found = Usage(**{name: to_int(attributes.get(key), key) for name, key in USAGE_KEYS.items()})
-    return None if found == Usage() else found
 
 
 # A Responses object (the OpenAI Agents SDK records it as the invocation parameters) echoes
@@ -290,7 +280,7 @@ def _fill_from_values(call: LLMCall, attributes: dict[str, Any]) -> None:
             call.response = LLMResponse(
                 message=answer.message,
                 finish_reason=answer.finish_reason,
-                usage=_usage(attributes) or answer.usage,
+                usage=usage(attributes, USAGE_KEYS) or answer.usage,
                 model=_first_str(attributes, "llm.response.model_name", "llm.model_name")
                 or answer.model,
                 id=answer.response_id,

@@ -25,27 +25,12 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from pydantic import ValidationError
 
+from agent_backtest import trace
 from agent_backtest.errors import InputError, RecordError
-from agent_backtest.formats.base import ReadOptions, SkipLog
-from agent_backtest.formats.canonical import first_validation_error
+from agent_backtest.formats.base import ReadOptions, SkipLog, validation_errors_as
 from agent_backtest.formats.isotime import parse_timestamp
-from agent_backtest.formats.jsonio import load_json
-from agent_backtest.trace import (
-    AgentInfo,
-    LLMCall,
-    LLMRequest,
-    LLMResponse,
-    Message,
-    Session,
-    SourceRef,
-    Step,
-    ToolExecution,
-    Turn,
-    Usage,
-    parse_arguments,
-)
+from agent_backtest.formats.jsonio import json_text_value, load_json
 from agent_backtest.trace.models import StepStatus
 from agent_backtest.trace.openai_wire import message_from_openai, tools_from_openai
 
@@ -67,7 +52,7 @@ def sniff(head: str, path: Path) -> bool:
     )
 
 
-def read(path: Path, options: ReadOptions, skips: SkipLog) -> Iterator[Session]:
+def read(path: Path, options: ReadOptions, skips: SkipLog) -> Iterator[trace.Session]:
     """Yield one session per item of the document, logging unusable steps and sessions."""
     sessions, base = _session_list(load_json(path), path)
     for index, raw in enumerate(sessions):
@@ -78,7 +63,7 @@ def read(path: Path, options: ReadOptions, skips: SkipLog) -> Iterator[Session]:
             skips.record_error(exc, location)
 
 
-def read_session(raw: Any, path: Path, location: str, skips: SkipLog) -> Session:
+def read_session(raw: Any, path: Path, location: str, skips: SkipLog) -> trace.Session:
     """One session; a step that cannot be used is skipped, the rest of the session kept."""
     if not isinstance(raw, dict):
         raise RecordError("malformed_session", "a session must be an object")
@@ -88,9 +73,9 @@ def read_session(raw: Any, path: Path, location: str, skips: SkipLog) -> Session
     turns = raw.get("turns", [])
     if not isinstance(turns, list):
         raise RecordError("malformed_session", "turns must be a list")
-    session = Session(
+    session = trace.Session(
         id=str(session_id),
-        source=SourceRef(file=str(path), format=FORMAT, location=location),
+        source=trace.SourceRef(file=str(path), format=FORMAT, location=location),
         agent=_agent(raw.get("agent")),
         turns=[
             read_turn(turn, index, f"{location}.turns[{index}]", skips)
@@ -103,14 +88,14 @@ def read_session(raw: Any, path: Path, location: str, skips: SkipLog) -> Session
     return session
 
 
-def read_turn(raw: Any, index: int, location: str, skips: SkipLog) -> Turn:
+def read_turn(raw: Any, index: int, location: str, skips: SkipLog) -> trace.Turn:
     """One turn: the user's input, the agent's output, the topic, and the usable steps."""
     if not isinstance(raw, dict):
         raise RecordError("malformed_turn", f"{location} is not an object")
     steps = raw.get("steps", [])
     if not isinstance(steps, list):
         raise RecordError("malformed_turn", f"{location}.steps is not a list")
-    turn = Turn(
+    turn = trace.Turn(
         index=index,
         user_input=_turn_text(raw, "Input"),
         agent_output=_turn_text(raw, "Output"),
@@ -125,20 +110,13 @@ def read_turn(raw: Any, index: int, location: str, skips: SkipLog) -> Turn:
     return turn
 
 
-def read_step(raw: Any, fallback_id: str) -> Step:
+@validation_errors_as("malformed_step")
+def read_step(raw: Any, fallback_id: str) -> trace.Step:
     """One step by its type: LLM_STEP → llm, ACTION_STEP → tool, others → other."""
-    try:
-        return _read_step(raw, fallback_id)
-    except ValidationError as exc:  # a value of the wrong type deep inside the step
-        raise RecordError("malformed_step", first_validation_error(exc)) from None
-
-
-def _read_step(raw: Any, fallback_id: str) -> Step:
-    """The checks and conversions of :func:`read_step`."""
     if not isinstance(raw, dict):
         raise RecordError("malformed_step", "a step must be an object")
     status, error = _status(raw)
-    step = Step(
+    step = trace.Step(
         id=str(raw.get("step_id") or fallback_id),
         kind="other",
         name=_optional_str(raw.get("name")),
@@ -161,7 +139,7 @@ def _read_step(raw: Any, fallback_id: str) -> Step:
     return step
 
 
-def llm_call(raw: dict[str, Any]) -> LLMCall:
+def llm_call(raw: dict[str, Any]) -> trace.LLMCall:
     """An LLM_STEP's request (messages, tools, model, parameters) and answer."""
     payload = _json_object(raw.get("input"), "malformed_step_input", "input")
     messages = payload.get(INPUT_MESSAGES)
@@ -174,33 +152,30 @@ def llm_call(raw: dict[str, Any]) -> LLMCall:
         and key not in (REQUEST_PREFIX + "model", REQUEST_PREFIX + "tools")
     }
     model = payload.get(REQUEST_PREFIX + "model")
-    request = LLMRequest(
+    request = trace.LLMRequest(
         model=model if isinstance(model, str) else None,
         messages=[_message(message) for message in messages],
         tools=tools_from_openai(payload.get(REQUEST_PREFIX + "tools")),
         params=params,
     )
-    return LLMCall(request=request, response=_response(raw.get("output")))
+    return trace.LLMCall(request=request, response=_response(raw.get("output")))
 
 
-def tool_execution(raw: dict[str, Any], error: str | None) -> ToolExecution:
+def tool_execution(raw: dict[str, Any], error: str | None) -> trace.ToolExecution:
     """An ACTION_STEP's tool (the action name after its namespace), arguments and result."""
     payload = _json_object(raw.get("input"), "malformed_step_input", "input")
     action = payload.get("actionName")
     if not isinstance(action, str) or not action:
         raise RecordError("malformed_step_input", "input has no actionName")
-    arguments, arguments_raw, arguments_error = parse_arguments(payload.get("actionInput"))
-    return ToolExecution(
-        name=action.rsplit(".", 1)[-1],
-        arguments=arguments,
-        arguments_raw=arguments_raw,
-        arguments_error=arguments_error,
-        result=_result(raw.get("output")),
+    return trace.ToolExecution.from_raw(
+        action.rsplit(".", 1)[-1],
+        payload.get("actionInput"),
+        result=json_text_value(raw.get("output")),
         error=error,
     )
 
 
-def _response(raw: Any) -> LLMResponse:
+def _response(raw: Any) -> trace.LLMResponse:
     """An LLM_STEP's output as the answer; a missing answer is ``no_response``."""
     if raw is None or raw == "":
         raise RecordError("no_response", "LLM step has no output")
@@ -217,7 +192,7 @@ def _response(raw: Any) -> LLMResponse:
     if finish is None and isinstance(reasons, list) and reasons:
         finish = reasons[0]
     model = payload.get("gen_ai.response.model")
-    return LLMResponse(
+    return trace.LLMResponse(
         message=message,
         finish_reason=_optional_str(finish),
         usage=_usage(payload),
@@ -225,7 +200,7 @@ def _response(raw: Any) -> LLMResponse:
     )
 
 
-def _message(raw: Any) -> Message:
+def _message(raw: Any) -> trace.Message:
     """A message in this format: OpenAI chat, with tool calls named ``tool_invocations``."""
     if not isinstance(raw, dict):
         raise RecordError("malformed_message", "a message must be an object")
@@ -236,7 +211,7 @@ def _message(raw: Any) -> Message:
     return message_from_openai(chat)
 
 
-def _usage(payload: dict[str, Any]) -> Usage | None:
+def _usage(payload: dict[str, Any]) -> trace.Usage | None:
     """Token counts from ``gen_ai.usage.*`` keys of the output, if any."""
     counts = {
         name: payload.get(f"gen_ai.usage.{name}") for name in ("input_tokens", "output_tokens")
@@ -247,7 +222,7 @@ def _usage(payload: dict[str, Any]) -> Usage | None:
     }
     if all(value is None for value in counts.values()):
         return None
-    return Usage(**counts)
+    return trace.Usage(**counts)
 
 
 def _json_object(raw: Any, reason: str, what: str) -> dict[str, Any]:
@@ -259,17 +234,6 @@ def _json_object(raw: Any, reason: str, what: str) -> dict[str, Any]:
             raise RecordError(reason, f"{what} is not valid JSON ({exc})") from None
     if not isinstance(raw, dict):
         raise RecordError(reason, f"{what} must be a JSON object")
-    return raw
-
-
-def _result(raw: Any) -> Any:
-    """A tool result, parsed when it is JSON text."""
-    # A tool result that is JSON text is kept parsed; any other text stays as it is.
-    if isinstance(raw, str):
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            return raw
     return raw
 
 
@@ -300,12 +264,12 @@ def _turn_text(turn: dict[str, Any], message_type: str) -> str | None:
     return "\n".join(texts) if texts else None
 
 
-def _agent(raw: Any) -> AgentInfo | None:
+def _agent(raw: Any) -> trace.AgentInfo | None:
     """The session's agent name and version, if recorded."""
     if not isinstance(raw, dict):
         return None
     version = raw.get("version")
-    return AgentInfo(
+    return trace.AgentInfo(
         name=_optional_str(raw.get("name")), version=str(version) if version is not None else None
     )
 

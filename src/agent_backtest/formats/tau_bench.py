@@ -12,20 +12,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from agent_backtest import trace
 from agent_backtest.errors import InputError, RecordError
 from agent_backtest.formats.base import ReadOptions, SkipLog
 from agent_backtest.formats.jsonio import load_json
-from agent_backtest.trace import (
-    LLMCall,
-    LLMRequest,
-    LLMResponse,
-    Message,
-    Session,
-    SourceRef,
-    Step,
-    ToolExecution,
-    Turn,
-)
 from agent_backtest.trace.openai_wire import message_from_openai
 
 FORMAT = "tau_bench"
@@ -36,7 +26,7 @@ def sniff(head: str, path: Path) -> bool:
     return head.lstrip().startswith("[") and '"traj"' in head and '"task_id"' in head
 
 
-def read(path: Path, options: ReadOptions, skips: SkipLog) -> Iterator[Session]:
+def read(path: Path, options: ReadOptions, skips: SkipLog) -> Iterator[trace.Session]:
     """Yield one session per trajectory."""
     data = load_json(path)
     if not isinstance(data, list):
@@ -53,27 +43,27 @@ def read(path: Path, options: ReadOptions, skips: SkipLog) -> Iterator[Session]:
             skips.record_error(exc, location)
 
 
-def trajectory_session(item: Any, path: Path, location: str) -> Session:
+def trajectory_session(item: Any, path: Path, location: str) -> trace.Session:
     """One trajectory as a session: a turn per user message, a step per assistant/tool message."""
     if not isinstance(item, dict) or not isinstance(item.get("traj"), list):
         raise RecordError("malformed_trajectory", "item has no traj list")
     task_id, trial = item.get("task_id"), item.get("trial")
     messages = [_message(raw, f"{location}.traj[{i}]") for i, raw in enumerate(item["traj"])]
-    session = Session(
+    session = trace.Session(
         id=f"tau-task{task_id}-trial{trial}",
-        source=SourceRef(file=str(path), format=FORMAT, location=location),
+        source=trace.SourceRef(file=str(path), format=FORMAT, location=location),
         metadata=_metadata(item),
     )
-    turn: Turn | None = None
+    turn: trace.Turn | None = None
     calls: dict[str, Any] = {}
     for index, message in enumerate(messages):
         if message.role == "user":
-            turn = Turn(index=len(session.turns), user_input=message.text())
+            turn = trace.Turn(index=len(session.turns), user_input=message.text())
             session.turns.append(turn)
         if message.role not in ("assistant", "tool"):
             continue
         if turn is None:  # the agent spoke first: a turn without user input
-            turn = Turn(index=0)
+            turn = trace.Turn(index=0)
             session.turns.append(turn)
         if message.role == "assistant":
             turn.steps.append(_llm_step(index, messages[:index], message))
@@ -85,21 +75,23 @@ def trajectory_session(item: Any, path: Path, location: str) -> Session:
     return session
 
 
-def _message(raw: Any, location: str) -> Message:
+def _message(raw: Any, location: str) -> trace.Message:
     try:
         return message_from_openai(raw)
     except RecordError as exc:
         raise RecordError(exc.reason, f"{location}: {exc.detail}") from None
 
 
-def _llm_step(index: int, history: list[Message], answer: Message) -> Step:
+def _llm_step(index: int, history: list[trace.Message], answer: trace.Message) -> trace.Step:
     # The trajectories record neither finish reasons, usage nor times: they stay missing.
-    call = LLMCall(request=LLMRequest(messages=history), response=LLMResponse(message=answer))
-    return Step(id=f"msg-{index}", kind="llm", llm=call)
+    call = trace.LLMCall(
+        request=trace.LLMRequest(messages=history), response=trace.LLMResponse(message=answer)
+    )
+    return trace.Step(id=f"msg-{index}", kind="llm", llm=call)
 
 
-def _tool_step(index: int, message: Message, call: Any) -> Step:
-    execution = ToolExecution(
+def _tool_step(index: int, message: trace.Message, call: Any) -> trace.Step:
+    execution = trace.ToolExecution(
         name=message.name or (call.name if call else "unknown"),
         call_id=message.tool_call_id,
         arguments=call.arguments if call else None,
@@ -111,7 +103,7 @@ def _tool_step(index: int, message: Message, call: Any) -> Step:
     failed = isinstance(message.content, str) and message.content.startswith("Error:")
     if failed:
         execution.error = message.text()
-    return Step(
+    return trace.Step(
         id=f"msg-{index}",
         kind="tool",
         name=execution.name,

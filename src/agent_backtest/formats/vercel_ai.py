@@ -16,12 +16,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from agent_backtest.errors import RecordError
-from agent_backtest.formats.genai_current import optional_str, to_float, to_int, to_str_list
+from agent_backtest.formats.genai_current import PARAM_READERS, optional_str, usage
 from agent_backtest.formats.messages import (
     decoded,
     finish_reason_name,
     read_answer,
     read_messages,
+    tool_list,
 )
 from agent_backtest.trace import (
     LLMCall,
@@ -31,8 +32,6 @@ from agent_backtest.trace import (
     ToolCall,
     ToolDef,
     ToolExecution,
-    Usage,
-    parse_arguments,
 )
 from agent_backtest.trace.openai_wire import tool_def_from_openai
 
@@ -53,18 +52,19 @@ CONTENT_KEYS = (
     "ai.toolCall.input",
     "ai.toolCall.output",
 )
-# ai.settings.* → the OpenAI chat-completions parameter and how to read its value.
+# ai.settings.* → the OpenAI chat-completions parameter it records.
 SETTINGS = {
-    "ai.settings.temperature": ("temperature", to_float),
-    "ai.settings.topP": ("top_p", to_float),
-    "ai.settings.topK": ("top_k", to_float),
-    "ai.settings.maxOutputTokens": ("max_tokens", to_int),
-    "ai.settings.maxTokens": ("max_tokens", to_int),
-    "ai.settings.seed": ("seed", to_int),
-    "ai.settings.stopSequences": ("stop", to_str_list),
-    "ai.settings.frequencyPenalty": ("frequency_penalty", to_float),
-    "ai.settings.presencePenalty": ("presence_penalty", to_float),
+    "ai.settings.temperature": "temperature",
+    "ai.settings.topP": "top_p",
+    "ai.settings.topK": "top_k",
+    "ai.settings.maxOutputTokens": "max_tokens",
+    "ai.settings.maxTokens": "max_tokens",
+    "ai.settings.seed": "seed",
+    "ai.settings.stopSequences": "stop",
+    "ai.settings.frequencyPenalty": "frequency_penalty",
+    "ai.settings.presencePenalty": "presence_penalty",
 }
+# ai.usage.* under both the 4.x and the 5.x names.
 USAGE = {
     "input_tokens": ("ai.usage.inputTokens", "ai.usage.promptTokens"),
     "output_tokens": ("ai.usage.outputTokens", "ai.usage.completionTokens"),
@@ -103,8 +103,8 @@ def llm_call(span: Span) -> LLMCall | None:
         tools=_tools(attributes.get("ai.prompt.tools")),
         tool_choice=_tool_choice(attributes.get("ai.prompt.toolChoice")),
         params={
-            name: convert(attributes[key], key)
-            for key, (name, convert) in SETTINGS.items()
+            name: PARAM_READERS[name](attributes[key], key)
+            for key, name in SETTINGS.items()
             if attributes.get(key) is not None
         },
     )
@@ -120,14 +120,11 @@ def tool_execution(span: Span) -> ToolExecution | None:
         return None
     name = optional_str(attributes.get("ai.toolCall.name"), "ai.toolCall.name") or span.name
     raw = attributes.get("ai.toolCall.args", attributes.get("ai.toolCall.input", span.input))
-    value, text, error = parse_arguments(raw)
     result = attributes.get("ai.toolCall.result", attributes.get("ai.toolCall.output", span.output))
-    return ToolExecution(
-        name=name,
+    return ToolExecution.from_raw(
+        name,
+        raw,
         call_id=optional_str(attributes.get("ai.toolCall.id"), "ai.toolCall.id"),
-        arguments=value,
-        arguments_raw=text,
-        arguments_error=error,
         result=decoded(result),
     )
 
@@ -153,7 +150,7 @@ def _response(span: Span) -> LLMResponse | None:
     return LLMResponse(
         message=message,
         finish_reason=finish_reason_name(attributes.get("ai.response.finishReason")),
-        usage=_usage(attributes),
+        usage=usage(attributes, USAGE),
         model=optional_str(attributes.get("ai.response.model"), "ai.response.model"),
         id=optional_str(attributes.get("ai.response.id"), "ai.response.id"),
     )
@@ -169,12 +166,8 @@ def _call(raw: Any) -> ToolCall:
 
 def _tools(value: Any) -> list[ToolDef] | None:
     """``ai.prompt.tools``: one JSON string (or object) per tool; None when not recorded."""
-    value = decoded(value)
-    if value is None:
-        return None
-    if not isinstance(value, list):
-        raise RecordError("malformed_tool_definition", "ai.prompt.tools must be a list")
-    return [tool_def_from_openai(decoded(tool)) for tool in value]
+    tools = tool_list(value, "ai.prompt.tools")
+    return None if tools is None else [tool_def_from_openai(decoded(tool)) for tool in tools]
 
 
 def _tool_choice(value: Any) -> Any:
@@ -187,20 +180,6 @@ def _tool_choice(value: Any) -> Any:
         if kind in ("auto", "none", "required"):
             return kind
     return value
-
-
-def _usage(attributes: dict[str, Any]) -> Usage | None:
-    """``ai.usage.*`` under both the 4.x and the 5.x names."""
-    found = Usage(
-        **{
-            name: next(
-                (to_int(attributes[key], key) for key in keys if attributes.get(key) is not None),
-                None,
-            )
-            for name, keys in USAGE.items()
-        }
-    )
-    return None if found == Usage() else found
 
 
 def _provider(attributes: dict[str, Any]) -> str | None:

@@ -197,6 +197,13 @@ class ToolExecution(Record):
     result: Any = Field(default=None, description="What the tool returned, if recorded.")
     error: str | None = Field(default=None, description="The tool's error, if it failed.")
 
+    @classmethod
+    def from_raw(cls, name: str, arguments: Any, **fields: Any) -> ToolExecution:
+        """An execution whose recorded arguments may be a JSON string, an object, or absent;
+        ``fields`` are its other fields as recorded (``call_id``, ``result``, ``error``)."""
+        value, raw, error = parse_arguments(arguments)
+        return cls(name=name, arguments=value, arguments_raw=raw, arguments_error=error, **fields)
+
 
 class Step(Record):
     """One thing the agent did inside a turn."""

@@ -28,10 +28,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from agent_backtest.errors import InputError
+from agent_backtest.formats.jsonio import iter_json_lines
 
 __all__ = ["ArgumentKey", "CallKey", "GoldLine", "read_answer_keys"]
 
@@ -100,26 +100,16 @@ def read_answer_keys(path: Path) -> dict[str, tuple[int, list[CallKey]]]:
 
 def _lines(path: Path) -> Iterator[tuple[int, GoldLine]]:
     """The parsed lines of a gold file, numbered; blank lines skipped."""
-    try:
-        handle = path.open("rb")
-    except OSError as exc:
-        raise InputError(path, None, f"cannot open the gold file: {exc.strerror}") from None
-    with handle:
-        for number, raw in enumerate(handle, start=1):
-            if raw.isspace():
-                continue
-            try:
-                yield number, GoldLine.model_validate(orjson.loads(raw))
-            except orjson.JSONDecodeError as exc:
-                raise InputError(
-                    path, f"line {number}", f"not valid JSON ({exc.msg}); one key a line"
-                ) from None
-            except ValidationError as exc:
-                error = exc.errors()[0]
-                where = ".".join(str(part) for part in error["loc"]) or "$"
-                raise InputError(
-                    path,
-                    f"line {number}",
-                    f"not an answer key at {where}: {error['msg']} "
-                    '(expected {"unit_id": …, "calls": [{"name": …, "arguments": {…}}]})',
-                ) from None
+    for number, value in iter_json_lines(path, expected="one key a line"):
+        try:
+            line = GoldLine.model_validate(value)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            where = ".".join(str(part) for part in error["loc"]) or "$"
+            raise InputError(
+                path,
+                f"line {number}",
+                f"not an answer key at {where}: {error['msg']} "
+                '(expected {"unit_id": …, "calls": [{"name": …, "arguments": {…}}]})',
+            ) from None
+        yield number, line

@@ -117,7 +117,7 @@ def _unit(path: Path, number: int, line: bytes) -> Unit:
             raise InputError(
                 path, f"line {number}", f"not valid JSON ({why}); each line must be one JSON value"
             ) from None
-        from agent_backtest.formats.canonical import first_validation_error
+        from agent_backtest.formats.base import first_validation_error
 
         raise InputError(
             path, f"line {number}", f"not a unit record ({first_validation_error(exc)})"
