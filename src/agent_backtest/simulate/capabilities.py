@@ -25,8 +25,6 @@ from typing import Any
 
 import yaml
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     ValidationError,
     field_validator,
@@ -36,14 +34,13 @@ from pydantic import (
 from agent_backtest.errors import InputError
 from agent_backtest.formats.cassette import BoundedLoader
 from agent_backtest.formats.jsonio import load_json, read_bytes
+from agent_backtest.record_model import StrictModel
 
 FAMILY_NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 
 
-class Seed(BaseModel):
+class Seed(StrictModel):
     """One seed conversation: the user's messages, and what a good answer did."""
-
-    model_config = ConfigDict(extra="forbid")
 
     turns: list[str] = Field(min_length=1, description="The user's messages, in order.")
     expect: str | None = Field(default=None, description="What a good answer did.")
@@ -61,10 +58,8 @@ class Seed(BaseModel):
         return self
 
 
-class Family(BaseModel):
+class Family(StrictModel):
     """One capability: what it is, the tools it uses, and its seed conversations."""
-
-    model_config = ConfigDict(extra="forbid")
 
     name: str = Field(description="Letters, digits, _ and -; 40 at most: it names the flows.")
     description: str = Field(min_length=1)
@@ -80,10 +75,8 @@ class Family(BaseModel):
         return value
 
 
-class Capabilities(BaseModel):
+class Capabilities(StrictModel):
     """A capability file's families."""
-
-    model_config = ConfigDict(extra="forbid")
 
     families: list[Family] = Field(min_length=1)
 
