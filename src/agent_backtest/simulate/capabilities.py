@@ -90,12 +90,20 @@ def read_capabilities(path: Path, catalogue: set[str]) -> Capabilities:
     if path.suffix.lower() == ".json":
         load_json(path)  # a JSON mistake is told as JSON, before it is read for its lines
     root, document = _compose(path, data)
+    capabilities = _validated(path, root, document)
+    _check_names_and_tools(path, root, capabilities, catalogue)
+    return capabilities
+
+
+def _validated(path: Path, root: yaml.Node, document: Any) -> Capabilities:
+    """The document as capabilities (a bare list is the families); its first problem is an
+    :class:`InputError` naming the line and the field."""
     if isinstance(document, list):
         document = {"families": document}
     if not isinstance(document, dict):
         raise InputError(path, "line 1", "a capability file holds families: [...]")
     try:
-        capabilities = Capabilities.model_validate(document)
+        return Capabilities.model_validate(document)
     except ValidationError as exc:
         error = exc.errors()[0]
         loc = list(error["loc"])
@@ -103,8 +111,6 @@ def read_capabilities(path: Path, catalogue: set[str]) -> Capabilities:
         field = ".".join(str(part) for part in loc)
         line = _line_of(root, loc, isinstance(root, yaml.SequenceNode))
         raise InputError(path, f"line {line}", f"{field}: {message}") from None
-    _check_names_and_tools(path, root, capabilities, catalogue)
-    return capabilities
 
 
 def _check_names_and_tools(
