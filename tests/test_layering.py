@@ -13,6 +13,7 @@ GROUND = {
     "errors",
     "exports",
     "plugins",
+    "record_model",
     "redaction",
     "registry",
     "statistics",

@@ -32,12 +32,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from agent_backtest.bench.audit import audit
 from agent_backtest.bench.models import EpisodeRecord
 from agent_backtest.bench.reading import BenchRun, EpisodeTrace, error_kind, read_run
 from agent_backtest.errors import UserError
+from agent_backtest.record_model import StrictModel, TaggedRecord, schema_tag
 from agent_backtest.runs import code_version, private_atomic_writer
 from agent_backtest.trace import Message
 from agent_backtest.trace.openai_wire import message_to_wire, tool_to_wire
@@ -47,19 +48,19 @@ META_SUFFIX = ".meta.json"
 ALL_MEMBERS_EXCLUDED = "all_members_excluded"
 
 
-class Exclusion(BaseModel):
+class Exclusion(StrictModel):
     """Why an episode is left out of an export: a named reason and the particulars."""
-
-    model_config = ConfigDict(extra="forbid")
 
     reason: str
     detail: str
 
 
-class Eligibility(BaseModel):
-    """One episode's place in the exports: empty reasons mean it is in."""
+EPISODE_IDENTITY = {"episode_id", "case_id", "rollout", "prompt_group"}
+"""The fields of an episode's record that its eligibility repeats, to name the episode."""
 
-    model_config = ConfigDict(extra="forbid")
+
+class Eligibility(StrictModel):
+    """One episode's place in the exports: empty reasons mean it is in."""
 
     episode_id: str
     case_id: str
@@ -70,10 +71,8 @@ class Eligibility(BaseModel):
     rl: list[Exclusion] = Field(description="Why it is not an RL group member; [] when it is.")
 
 
-class ExportSource(BaseModel):
+class ExportSource(StrictModel):
     """Where the examples come from."""
-
-    model_config = ConfigDict(extra="forbid")
 
     run: str = Field(description="The run directory as given.")
     run_id: str | None
@@ -84,12 +83,10 @@ class ExportSource(BaseModel):
     exported_by: str = Field(description="The code version of the export itself.")
 
 
-class ExportMeta(BaseModel):
+class ExportMeta(TaggedRecord):
     """``FILE.meta.json`` beside an export: its source, rows and every episode's eligibility."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    schema_: Literal["abt.bench-export/1"] = Field(default=EXPORT_SCHEMA, alias="schema")
+    schema_: Literal["abt.bench-export/1"] = schema_tag(EXPORT_SCHEMA)
     kind: Literal["sft", "rl"]
     file: str
     source: ExportSource
@@ -200,15 +197,8 @@ def eligibility_of(
         sft += [
             Exclusion(reason=f.reason, detail=f.detail) for f in audit(trace.messages, trace.tools)
         ]
-    return Eligibility(
-        episode_id=episode.episode_id,
-        case_id=episode.case_id,
-        rollout=episode.rollout,
-        prompt_group=episode.prompt_group,
-        reward=reward,
-        sft=sft,
-        rl=common,
-    )
+    identity = episode.model_dump(include=EPISODE_IDENTITY)
+    return Eligibility(**identity, reward=reward, sft=sft, rl=common)
 
 
 def _permission(run: BenchRun) -> list[Exclusion]:

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from agent_backtest.record_model import StrictModel, TaggedRecord, schema_tag
 from agent_backtest.units.answer_key import CallKey
 
 BENCHMARK_SCHEMA = "abt.benchmark/1"
@@ -27,10 +28,10 @@ EPISODE_SCHEMA = "abt.episode/1"
 GRADE_SCHEMA = "abt.grade/1"
 
 
-class EpisodeRules(BaseModel):
+class EpisodeRules(StrictModel):
     """How an episode runs and when it ends."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(frozen=True)
 
     max_steps: int = Field(default=30, ge=1, description="Agent turns at most; then it ends.")
     first_tool_call_only: bool = Field(
@@ -45,12 +46,10 @@ class EpisodeRules(BaseModel):
     )
 
 
-class BenchmarkManifest(BaseModel):
+class BenchmarkManifest(TaggedRecord):
     """``manifest.json`` of a benchmark directory."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    schema_: Literal["abt.benchmark/1"] = Field(default=BENCHMARK_SCHEMA, alias="schema")
+    schema_: Literal["abt.benchmark/1"] = schema_tag(BENCHMARK_SCHEMA)
     name: str
     version: str
     release: str = Field(description="The kind of release: public, private, internal, …")
@@ -69,10 +68,8 @@ class BenchmarkManifest(BaseModel):
     rules: EpisodeRules = Field(default_factory=EpisodeRules)
 
 
-class Case(BaseModel):
+class Case(StrictModel):
     """One benchmark case as the agent side may see it: never any gold."""
-
-    model_config = ConfigDict(extra="forbid")
 
     id: str
     instruction: str | None = Field(
@@ -85,10 +82,8 @@ class Case(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
-class GoldAction(BaseModel):
+class GoldAction(StrictModel):
     """One expected tool call: what a correct episode does, in order."""
-
-    model_config = ConfigDict(extra="forbid")
 
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
@@ -97,10 +92,8 @@ class GoldAction(BaseModel):
     )
 
 
-class Gold(BaseModel):
+class Gold(StrictModel):
     """What grading compares one case's episodes with. Read only after the rollouts."""
-
-    model_config = ConfigDict(extra="forbid")
 
     case_id: str
     actions: list[GoldAction] = Field(
@@ -122,10 +115,8 @@ class Gold(BaseModel):
     rubric: list[str] = Field(default_factory=list, description="Items the judge checks.")
 
 
-class EpisodeError(BaseModel):
+class EpisodeError(StrictModel):
     """An engineering failure: no reward, never a zero; counted apart from the means."""
-
-    model_config = ConfigDict(extra="forbid")
 
     kind: str = Field(
         description="model_<call error kind> (model_timeout, model_http_5xx, …), user_<…>, "
@@ -134,12 +125,10 @@ class EpisodeError(BaseModel):
     detail: str
 
 
-class EpisodeRecord(BaseModel):
+class EpisodeRecord(TaggedRecord):
     """One line of ``episodes.jsonl``: how one rollout of one case went, before grading."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    schema_: Literal["abt.episode/1"] = Field(default=EPISODE_SCHEMA, alias="schema")
+    schema_: Literal["abt.episode/1"] = schema_tag(EPISODE_SCHEMA)
     episode_id: str
     case_id: str
     rollout: int
@@ -164,12 +153,10 @@ class EpisodeRecord(BaseModel):
         return self.case_id, self.rollout
 
 
-class GradeRecord(BaseModel):
+class GradeRecord(TaggedRecord):
     """One line of ``grades.jsonl``: the reward of one episode and its components."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    schema_: Literal["abt.grade/1"] = Field(default=GRADE_SCHEMA, alias="schema")
+    schema_: Literal["abt.grade/1"] = schema_tag(GRADE_SCHEMA)
     episode_id: str
     case_id: str
     rollout: int
@@ -180,3 +167,8 @@ class GradeRecord(BaseModel):
     reasons: dict[str, str] = Field(
         default_factory=dict, description="Why a component is below 1, in a few words."
     )
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """(case_id, rollout): the key of the episode it grades."""
+        return self.case_id, self.rollout

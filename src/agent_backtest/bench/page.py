@@ -19,6 +19,13 @@ from agent_backtest.reporting.assets import page
 from agent_backtest.reporting.charts import RateBar, rate_chart
 from agent_backtest.reporting.figures import clustered_rate as figure
 from agent_backtest.reporting.markup import Markup, escape, join, tag
+from agent_backtest.reporting.page_parts import (
+    count_card,
+    count_rows,
+    facts_list,
+    head_row,
+    metric_card,
+)
 from agent_backtest.reporting.report_page import warnings_section
 from agent_backtest.trace import Message
 
@@ -79,11 +86,7 @@ def facts_section(summary: BenchSummary) -> Markup:
             f"{counts.ungraded} not graded yet",
         ),
     ]
-    return tag(
-        "section",
-        tag("dl", [(tag("dt", k), tag("dd", v)) for k, v in facts], attrs={"class": "facts"}),
-        attrs={"id": "facts"},
-    )
+    return tag("section", facts_list(facts), attrs={"id": "facts"})
 
 
 def headline_section(summary: BenchSummary) -> Markup:
@@ -103,9 +106,9 @@ def headline_section(summary: BenchSummary) -> Markup:
     )
     errors = ", ".join(f"{k} {v}" for k, v in counts.errors_by_kind.items())
     cards.append(
-        _count("errors", "engineering errors", counts.errors, errors or "no reward, not a zero")
+        count_card("errors", "engineering errors", counts.errors, errors or "no reward, not a zero")
     )
-    cards.append(_count("ungraded", "not graded yet", counts.ungraded, "left out of the means"))
+    cards.append(count_card("ungraded", "not graded yet", counts.ungraded, "left out of the means"))
     explained = tag(
         "p",
         "A rollout passes when its reward is 1. pass^k is the chance that k rollouts of a case "
@@ -118,40 +121,12 @@ def headline_section(summary: BenchSummary) -> Markup:
 
 
 def _metric(key: str, name: str, estimate: CaseMean, note: str) -> Markup:
-    mean = estimate.mean
-    return tag(
-        "div",
-        tag("div", name, attrs={"class": "name"}),
-        tag("div", "n/a" if mean is None else f"{mean:.3f}", attrs={"class": "mean"}),
-        tag("div", figure(estimate).partition(" ")[2], attrs={"class": "interval"}),
-        tag("div", note, attrs={"class": "note"}),
-        attrs={"class": "metric", "data-metric": key, "data-value": "" if mean is None else mean},
-    )
-
-
-def _count(key: str, name: str, count: int, note: str) -> Markup:
-    return tag(
-        "div",
-        tag("div", name, attrs={"class": "name"}),
-        tag("div", count, attrs={"class": "mean"}),
-        tag("div", note, attrs={"class": "note"}),
-        attrs={
-            "class": f"metric{' bad' if count else ''}",
-            "data-metric": key,
-            "data-value": count,
-        },
-    )
+    return metric_card(key, name, estimate.mean, figure(estimate).partition(" ")[2], note)
 
 
 def passk_section(summary: BenchSummary) -> Markup:
     """pass^k and pass@k for each k, with how many cases each rests on, and a chart."""
-    head = tag(
-        "tr",
-        tag("th", "k"),
-        tag("th", "pass^k"),
-        tag("th", "pass@k"),
-        tag("th", "cases", attrs={"class": "num"}),
-    )
+    head = head_row("k", "pass^k", "pass@k", "cases", numeric=1)
     rows = [
         tag(
             "tr",
@@ -184,54 +159,26 @@ def breakdown_section(summary: BenchSummary) -> Markup:
     """Reward components, per-episode costs and errors by kind."""
     components = tag(
         "table",
-        tag(
-            "tr",
-            tag("th", "component"),
-            tag("th", "mean"),
-            tag("th", "episodes", attrs={"class": "num"}),
-            tag("th", "not graded", attrs={"class": "num"}),
-        ),
+        head_row("component", "mean", "episodes", "not graded", numeric=2),
         [
-            tag(
-                "tr",
-                tag("td", name),
-                tag("td", figure(c.mean), attrs={"class": "mono"}),
-                tag("td", c.mean.n, attrs={"class": "num"}),
-                tag("td", c.not_graded, attrs={"class": "num"}),
-                attrs={"data-component": name},
-            )
+            _figure_row("component", name, name, figure(c.mean), c.mean.n, c.not_graded)
             for name, c in summary.components.items()
         ],
         attrs={"id": "components"},
     )
     costs = tag(
         "table",
-        tag(
-            "tr",
-            tag("th", "per episode"),
-            tag("th", "mean"),
-            tag("th", "episodes", attrs={"class": "num"}),
-        ),
+        head_row("per episode", "mean", "episodes", numeric=1),
         [
-            tag(
-                "tr",
-                tag("td", COST_NAMES.get(name, name)),
-                tag("td", _plain(e), attrs={"class": "mono"}),
-                tag("td", e.n, attrs={"class": "num"}),
-                attrs={"data-cost": name},
-            )
+            _figure_row("cost", name, COST_NAMES.get(name, name), _plain(e), e.n)
             for name, e in summary.per_episode.items()
         ],
         attrs={"id": "costs"},
     )
     errors = tag(
         "table",
-        tag("tr", tag("th", "engineering error"), tag("th", "episodes", attrs={"class": "num"})),
-        [
-            tag("tr", tag("td", kind), tag("td", n, attrs={"class": "num"}))
-            for kind, n in summary.counts.errors_by_kind.items()
-        ]
-        or tag("tr", tag("td", "none"), tag("td", 0, attrs={"class": "num"})),
+        head_row("engineering error", "episodes", numeric=1),
+        count_rows(summary.counts.errors_by_kind),
         attrs={"id": "errors"},
     )
     return tag(
@@ -243,6 +190,18 @@ def breakdown_section(summary: BenchSummary) -> Markup:
             tag("div", tag("h3", "Per graded episode"), costs, tag("h3", "Errors"), errors),
             attrs={"class": "grid2"},
         ),
+    )
+
+
+def _figure_row(key: str, name: str, label: str, shown: str, *counts: int) -> Markup:
+    """A row of a figures table, marked ``data-<key>=<name>``: the label, the figure in
+    monospace, then the counts it rests on."""
+    return tag(
+        "tr",
+        tag("td", label),
+        tag("td", shown, attrs={"class": "mono"}),
+        [tag("td", n, attrs={"class": "num"}) for n in counts],
+        attrs={f"data-{key}": name},
     )
 
 
@@ -338,7 +297,7 @@ def _rollout(run: BenchRun, episode: EpisodeRecord, grade: GradeRecord | None) -
     return tag(
         "div",
         tag("h3", f"rollout {episode.rollout}"),
-        tag("dl", [(tag("dt", k), tag("dd", v)) for k, v in facts], attrs={"class": "facts"}),
+        facts_list(facts),
         messages,
         attrs={"class": "rollout", "data-episode": episode.episode_id},
     )

@@ -12,12 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import Field, ValidationError
 
 from agent_backtest.bench.models import BenchmarkManifest, EpisodeRecord, GradeRecord
 from agent_backtest.bench.run_files import episodes_log, grades_log
 from agent_backtest.bench.run_manifest import MANIFEST_FILE, BenchRunManifest
 from agent_backtest.errors import InputError, RecordError, UserError
+from agent_backtest.record_model import StrictModel
 from agent_backtest.runs.manifest_base import FINAL_STATUSES, run_kind
 from agent_backtest.trace import LLMCall, Message, ToolDef
 from agent_backtest.trace.openai_wire import message_from_openai
@@ -26,10 +27,8 @@ PASSED = 1.0 - 1e-9  # rewards are products of components: 1 within rounding is 
 GRADING_ERROR = "grading_error"
 
 
-class RunFacts(BaseModel):
+class RunFacts(StrictModel):
     """What a bench run was, as far as its manifest says: every fact may be missing."""
-
-    model_config = ConfigDict(extra="forbid")
 
     run_id: str | None = None
     status: str | None = None
@@ -38,7 +37,7 @@ class RunFacts(BaseModel):
     release: str | None = None
     training_prohibited: bool | None = None
     commit: str | None = None
-    models: dict[str, str] = {}
+    models: dict[str, str] = Field(default={})
     base_seed: int | None = None
 
 
@@ -53,7 +52,7 @@ class BenchRun:
 
     def grade(self, episode: EpisodeRecord) -> GradeRecord | None:
         """The grade of ``episode``, or None while it has none."""
-        return self.grades.get(record_key(episode))
+        return self.grades.get(episode.key)
 
     def trace(self, episode: EpisodeRecord) -> EpisodeTrace | None:
         """The episode's conversation and tools, or None when its trace is absent or unreadable."""
@@ -84,7 +83,7 @@ def read_run(path: Path, allow_partial: bool = False) -> BenchRun:
             "allow_partial",
         )
     episodes = list(episodes_log(path).read())
-    grades = {record_key(grade): grade for grade in grades_log(path).read()}
+    grades = {grade.key: grade for grade in grades_log(path).read()}
     return BenchRun(path, facts, episodes, grades)
 
 
@@ -139,11 +138,6 @@ def _benchmark_manifest(folder: Path) -> BenchmarkManifest | None:
         return BenchmarkManifest.model_validate_json((folder / "manifest.json").read_bytes())
     except (OSError, ValidationError, ValueError):
         return None
-
-
-def record_key(record: EpisodeRecord | GradeRecord) -> tuple[str, int]:
-    """(case_id, rollout): what an episode and its grade share."""
-    return record.case_id, record.rollout
 
 
 @dataclass(frozen=True)

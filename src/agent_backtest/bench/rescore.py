@@ -24,7 +24,7 @@ from agent_backtest.bench.graders import Component, final_state, outputs
 from agent_backtest.bench.models import Case, Gold, GoldAction
 from agent_backtest.bench.passk import over_cases
 from agent_backtest.errors import InputError
-from agent_backtest.formats.jsonio import load_json
+from agent_backtest.formats.tau_bench import load_trajectories
 from agent_backtest.statistics import Estimate
 
 __all__ = ["STOP_MARKER", "RescoredEpisode", "Rescoring", "pass_hat_k", "rescore"]
@@ -68,15 +68,9 @@ def rescore(trajectories: str | Path, env: str) -> Rescoring:
     a fresh environment ``env`` (a shipped name such as ``tau_airline``, or module:Class)."""
     path = Path(trajectories)
     new_environment = environment_factory(env, "env")
-    items = load_json(path)
-    if not isinstance(items, list):
-        raise InputError(
-            path,
-            "$",
-            "expected a list of τ-bench trajectories ({task_id, trial, reward, info, traj})",
-        )
     episodes = [
-        _rescore_one(item, path, f"$[{index}]", new_environment) for index, item in enumerate(items)
+        _rescore_one(item, path, f"$[{index}]", new_environment)
+        for index, item in enumerate(load_trajectories(path))
     ]
     return Rescoring(episodes, pass_hat_k(episodes))
 

@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import ClassVar, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from agent_backtest.bench.csv_export import write_episodes_csv
 from agent_backtest.bench.models import EpisodeRecord, GradeRecord
 from agent_backtest.bench.page import render_page
 from agent_backtest.bench.passk import over_cases
 from agent_backtest.bench.reading import BenchRun, RunFacts, error_kind, passed, read_run
+from agent_backtest.record_model import StrictModel, TaggedRecord, schema_tag
 from agent_backtest.runs import private_atomic_writer
 from agent_backtest.runs.estimate import ClusteredMean
 from agent_backtest.statistics import Estimate, clustered_average, clustered_mean
@@ -50,19 +51,15 @@ class CaseMean(ClusteredMean):
     cases: int = Field(description="How many cases those values come from.")
 
 
-class ComponentFigure(BaseModel):
+class ComponentFigure(StrictModel):
     """One reward component's mean over the episodes it graded, and how many it could not."""
-
-    model_config = ConfigDict(extra="forbid")
 
     mean: CaseMean
     not_graded: int = Field(description="Episodes whose grader returned no value: not zeros.")
 
 
-class EpisodeCounts(BaseModel):
+class EpisodeCounts(StrictModel):
     """How many episodes the figures rest on, and why the others are not in them."""
-
-    model_config = ConfigDict(extra="forbid")
 
     episodes: int = Field(description="Episodes recorded in episodes.jsonl.")
     graded: int = Field(description="Episodes with a reward: the ones in the means.")
@@ -76,12 +73,10 @@ class EpisodeCounts(BaseModel):
     )
 
 
-class BenchSummary(BaseModel):
+class BenchSummary(TaggedRecord):
     """``summary.json`` of a bench run."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    schema_: Literal["abt.bench_summary/1"] = Field(default=SUMMARY_SCHEMA, alias="schema")
+    schema_: Literal["abt.bench_summary/1"] = schema_tag(SUMMARY_SCHEMA)
     run: RunFacts
     counts: EpisodeCounts
     pass_hat_k: dict[str, CaseMean] = Field(

@@ -74,6 +74,7 @@ from agent_backtest.runs.settle import settle
 from agent_backtest.runs.signals import StopRequest, stop_on_signals
 
 GRADING_CONCURRENCY = 8
+DESCRIBED_MANIFEST_FIELDS = {"name", "version", "release", "training_prohibited"}
 
 
 @dataclass(frozen=True)
@@ -162,6 +163,13 @@ def plan_run(
     return BenchPlan(out, benchmark, manifest, planned, environments, graders, config)
 
 
+def _descriptor(benchmark: Benchmark) -> BenchmarkDescriptor:
+    """The benchmark as run.json records it: where it is, what its manifest says it is (name,
+    version, release, whether training on it is prohibited) and its content hash."""
+    said = benchmark.manifest.model_dump(include=DESCRIBED_MANIFEST_FIELDS)
+    return BenchmarkDescriptor(path=str(benchmark.path.resolve()), sha256=benchmark.sha256, **said)
+
+
 def _new_manifest(
     benchmark: Benchmark,
     selected: Sequence[Case],
@@ -179,14 +187,7 @@ def _new_manifest(
         run_id="bench-" + secrets.token_hex(8),
         code_version=code_version(),
         git_commit=git_commit,
-        benchmark=BenchmarkDescriptor(
-            path=str(benchmark.path.resolve()),
-            name=manifest_file.name,
-            version=manifest_file.version,
-            release=manifest_file.release,
-            training_prohibited=manifest_file.training_prohibited,
-            sha256=benchmark.sha256,
-        ),
+        benchmark=_descriptor(benchmark),
         environment=manifest_file.environment,
         policy_revisions=revisions,
         roles=roles,

@@ -5,30 +5,32 @@ rollout): a torn last line (a killed writer's) is left out, and the first record
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypeVar
 
 from agent_backtest.bench.models import EpisodeRecord, GradeRecord
 from agent_backtest.bench.run_manifest import EPISODES_FILE, GRADES_FILE
 from agent_backtest.runs.record_log import RecordLog
 
+CaseRecord = TypeVar("CaseRecord", EpisodeRecord, GradeRecord)
+
 
 def episodes_log(directory: Path) -> RecordLog[EpisodeRecord]:
     """episodes.jsonl of the run in ``directory``."""
-    return RecordLog(
-        directory / EPISODES_FILE,
-        EpisodeRecord,
-        lambda record: (record.case_id, record.rollout),
-        broken=lambda detail: f"not an episode: {detail}",
-        line=record_line,
-    )
+    return _case_log(directory / EPISODES_FILE, EpisodeRecord, "an episode")
 
 
 def grades_log(directory: Path) -> RecordLog[GradeRecord]:
     """grades.jsonl of the run in ``directory``."""
+    return _case_log(directory / GRADES_FILE, GradeRecord, "a GradeRecord")
+
+
+def _case_log(path: Path, model: type[CaseRecord], what: str) -> RecordLog[CaseRecord]:
+    """A log of ``model`` records keyed by (case, rollout); a broken line reads "not ``what``"."""
     return RecordLog(
-        directory / GRADES_FILE,
-        GradeRecord,
-        lambda record: (record.case_id, record.rollout),
-        broken=lambda detail: f"not a GradeRecord: {detail}",
+        path,
+        model,
+        lambda record: record.key,
+        broken=lambda detail: f"not {what}: {detail}",
         line=record_line,
     )
 

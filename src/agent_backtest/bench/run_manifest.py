@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from agent_backtest.bench.models import EpisodeRules
 from agent_backtest.providers.config import ModelRole
+from agent_backtest.record_model import StrictModel, schema_tag
 from agent_backtest.runs.manifest_base import ManifestBase
 
 BENCH_RUN_SCHEMA = "abt.bench_run/1"
@@ -27,10 +28,8 @@ EPISODES_FILE = "episodes.jsonl"
 GRADES_FILE = "grades.jsonl"
 
 
-class BenchmarkDescriptor(BaseModel):
+class BenchmarkDescriptor(StrictModel):
     """The benchmark a run rolled out, identified by content (the gold is not in it)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     path: str
     name: str
@@ -40,19 +39,15 @@ class BenchmarkDescriptor(BaseModel):
     sha256: str = Field(description="sha256 of manifest.json and cases.jsonl.")
 
 
-class GoldDescriptor(BaseModel):
+class GoldDescriptor(StrictModel):
     """The gold file grading read, added once it was read (never before the rollouts ended)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     path: str
     sha256: str
 
 
-class CaseSelectionSettings(BaseModel):
+class CaseSelectionSettings(StrictModel):
     """How the cases were chosen, and which were."""
-
-    model_config = ConfigDict(extra="forbid")
 
     case_ids: list[str] = Field(default_factory=list, description="--case-id, in order.")
     shard_count: int = 1
@@ -61,10 +56,8 @@ class CaseSelectionSettings(BaseModel):
     selected: list[str] = Field(description="The cases the run has, in order.")
 
 
-class RolloutSettings(BaseModel):
+class RolloutSettings(StrictModel):
     """How many episodes per case, their seeds, and how they run."""
-
-    model_config = ConfigDict(extra="forbid")
 
     rollouts: int = Field(ge=1, description="Episodes per case.")
     base_seed: int
@@ -77,10 +70,10 @@ class RolloutSettings(BaseModel):
 class BenchRunManifest(ManifestBase):
     """The bench run's manifest."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid")
 
     kind: Literal["bench"] = "bench"
-    schema_: Literal["abt.bench_run/1"] = Field(default=BENCH_RUN_SCHEMA, alias="schema")
+    schema_: Literal["abt.bench_run/1"] = schema_tag(BENCH_RUN_SCHEMA)
     run_id: str
     command: Literal["bench run"] = "bench run"
     git_commit: str | None = Field(default=None, description="GIT_COMMIT as given, if set.")

@@ -28,6 +28,16 @@ def sniff(head: str, path: Path) -> bool:
 
 def read(path: Path, options: ReadOptions, skips: SkipLog) -> Iterator[trace.Session]:
     """Yield one session per trajectory."""
+    for index, item in enumerate(load_trajectories(path)):
+        location = f"$[{index}]"
+        try:
+            yield trajectory_session(item, path, location)
+        except RecordError as exc:
+            skips.record_error(exc, location)
+
+
+def load_trajectories(path: Path) -> list[Any]:
+    """The trajectories of a τ-bench results file, unchecked: it must hold a JSON list."""
     data = load_json(path)
     if not isinstance(data, list):
         raise InputError(
@@ -35,12 +45,7 @@ def read(path: Path, options: ReadOptions, skips: SkipLog) -> Iterator[trace.Ses
             "$",
             "expected a list of τ-bench trajectories ({task_id, trial, reward, info, traj})",
         )
-    for index, item in enumerate(data):
-        location = f"$[{index}]"
-        try:
-            yield trajectory_session(item, path, location)
-        except RecordError as exc:
-            skips.record_error(exc, location)
+    return data
 
 
 def trajectory_session(item: Any, path: Path, location: str) -> trace.Session:

@@ -25,8 +25,6 @@ from typing import Any
 
 import yaml
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     ValidationError,
     field_validator,
@@ -36,14 +34,13 @@ from pydantic import (
 from agent_backtest.errors import InputError
 from agent_backtest.formats.cassette import BoundedLoader
 from agent_backtest.formats.jsonio import load_json, read_bytes
+from agent_backtest.record_model import StrictModel
 
 FAMILY_NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 
 
-class Seed(BaseModel):
+class Seed(StrictModel):
     """One seed conversation: the user's messages, and what a good answer did."""
-
-    model_config = ConfigDict(extra="forbid")
 
     turns: list[str] = Field(min_length=1, description="The user's messages, in order.")
     expect: str | None = Field(default=None, description="What a good answer did.")
@@ -61,10 +58,8 @@ class Seed(BaseModel):
         return self
 
 
-class Family(BaseModel):
+class Family(StrictModel):
     """One capability: what it is, the tools it uses, and its seed conversations."""
-
-    model_config = ConfigDict(extra="forbid")
 
     name: str = Field(description="Letters, digits, _ and -; 40 at most: it names the flows.")
     description: str = Field(min_length=1)
@@ -80,10 +75,8 @@ class Family(BaseModel):
         return value
 
 
-class Capabilities(BaseModel):
+class Capabilities(StrictModel):
     """A capability file's families."""
-
-    model_config = ConfigDict(extra="forbid")
 
     families: list[Family] = Field(min_length=1)
 
@@ -97,12 +90,20 @@ def read_capabilities(path: Path, catalogue: set[str]) -> Capabilities:
     if path.suffix.lower() == ".json":
         load_json(path)  # a JSON mistake is told as JSON, before it is read for its lines
     root, document = _compose(path, data)
+    capabilities = _validated(path, root, document)
+    _check_names_and_tools(path, root, capabilities, catalogue)
+    return capabilities
+
+
+def _validated(path: Path, root: yaml.Node, document: Any) -> Capabilities:
+    """The document as capabilities (a bare list is the families); its first problem is an
+    :class:`InputError` naming the line and the field."""
     if isinstance(document, list):
         document = {"families": document}
     if not isinstance(document, dict):
         raise InputError(path, "line 1", "a capability file holds families: [...]")
     try:
-        capabilities = Capabilities.model_validate(document)
+        return Capabilities.model_validate(document)
     except ValidationError as exc:
         error = exc.errors()[0]
         loc = list(error["loc"])
@@ -110,8 +111,6 @@ def read_capabilities(path: Path, catalogue: set[str]) -> Capabilities:
         field = ".".join(str(part) for part in loc)
         line = _line_of(root, loc, isinstance(root, yaml.SequenceNode))
         raise InputError(path, f"line {line}", f"{field}: {message}") from None
-    _check_names_and_tools(path, root, capabilities, catalogue)
-    return capabilities
 
 
 def _check_names_and_tools(

@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from agent_backtest.errors import InputError
+from agent_backtest.record_model import StrictModel, TaggedRecord, schema_tag
 from agent_backtest.runs.files import private_atomic_writer
 from agent_backtest.simulate.models import Flow, Verdict
 from agent_backtest.simulate.summary import DECIDED, SeedMean, cluster_of
@@ -28,10 +29,8 @@ COMPARISON_SCHEMA = "abt.simulate_comparison/1"
 COMPARISON_FILE = "compare.json"
 
 
-class Flip(BaseModel):
+class Flip(StrictModel):
     """One flow whose verdict changed from A to B."""
-
-    model_config = ConfigDict(extra="forbid")
 
     flow_id: str
     family: str
@@ -41,10 +40,8 @@ class Flip(BaseModel):
     b_category: str | None = None
 
 
-class PairedCounts(BaseModel):
+class PairedCounts(StrictModel):
     """How many flows were compared, and why the others were not."""
-
-    model_config = ConfigDict(extra="forbid")
 
     in_both: int = Field(description="Flows in both runs.")
     decided_in_both: int = Field(description="Pass or fail in both: the difference's pairs.")
@@ -54,12 +51,10 @@ class PairedCounts(BaseModel):
     changed_flows: int = Field(description="In both runs, but not the same flow (turns, user…).")
 
 
-class SimulateComparison(BaseModel):
+class SimulateComparison(TaggedRecord):
     """``compare.json`` of two simulate runs."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    schema_: Literal["abt.simulate_comparison/1"] = Field(default=COMPARISON_SCHEMA, alias="schema")
+    schema_: Literal["abt.simulate_comparison/1"] = schema_tag(COMPARISON_SCHEMA)
     a: str = Field(description="The baseline run's directory.")
     b: str
     pass_rate_a: SeedMean = Field(description="A's pass rate over the pairs decided in both.")

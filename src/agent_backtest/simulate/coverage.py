@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from agent_backtest.errors import UserError
+from agent_backtest.record_model import StrictModel, TaggedRecord, schema_tag
 from agent_backtest.runs.files import private_atomic_writer
 from agent_backtest.simulate.flows import YAML_SUFFIXES, read_flows
-from agent_backtest.simulate.manifest import TargetRecord
+from agent_backtest.simulate.manifest import SimulateManifest, TargetRecord
 from agent_backtest.simulate.models import Flow, Verdict
 
 COVERAGE_SCHEMA = "abt.simulate_coverage/1"
@@ -36,10 +37,8 @@ def seed_of(flow: Flow) -> str:
     return flow.seed_id or flow.id
 
 
-class FamilyCoverage(BaseModel):
+class FamilyCoverage(StrictModel):
     """The seeds of one family (or of the whole corpus), judged and pending."""
-
-    model_config = ConfigDict(extra="forbid")
 
     family: str
     seeds: int
@@ -82,12 +81,10 @@ def _percent(part: int, whole: int) -> float:
     return round(100 * part / whole, 1) if whole else 0.0
 
 
-class CoverageManifest(BaseModel):
+class CoverageManifest(TaggedRecord):
     """``coverage.json``, and what ``abt simulate coverage`` prints."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    schema_: Literal["abt.simulate_coverage/1"] = Field(default=COVERAGE_SCHEMA, alias="schema")
+    schema_: Literal["abt.simulate_coverage/1"] = schema_tag(COVERAGE_SCHEMA)
     corpus: list[str] = Field(description="The flow files read.")
     runs: list[str] = Field(description="The runs whose verdicts count.")
     targets: list[str] = Field(description="The targets those runs played through, as name@sha256.")
@@ -105,13 +102,18 @@ class CoverageManifest(BaseModel):
 
 @dataclass(frozen=True)
 class JudgedRun:
-    """What coverage needs of a run: where it is, its target, its flows and their verdicts."""
+    """A simulate run as its findings and coverage read it: where it is, its manifest (None
+    when it has no run.json), its flows and their verdicts by flow."""
 
     path: Path
-    target: str | None
-    """name@sha256 (its first 12 digits) of the target; None when the run has no run.json."""
+    manifest: SimulateManifest | None
     flows: list[Flow]
     verdicts: dict[str, Verdict]
+
+    @property
+    def target(self) -> str | None:
+        """name@sha256 (its first 12 digits) of the target; None when the run has no run.json."""
+        return target_label(self.manifest.target) if self.manifest is not None else None
 
 
 def coverage(

@@ -11,7 +11,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from agent_backtest.errors import InputError, UserError
-from agent_backtest.simulate.coverage import JudgedRun, seed_of, target_label
+from agent_backtest.simulate.coverage import JudgedRun, seed_of
 from agent_backtest.simulate.flows import LocatedFlow, read_flows
 from agent_backtest.simulate.judging import read_verdicts
 from agent_backtest.simulate.layout import FLOWS, MANIFEST, VERDICTS
@@ -36,7 +36,7 @@ class EarlierRun:
     def judged(self) -> JudgedRun:
         """What the coverage manifest reads of the run."""
         flows = [located.flow for located in self.flows]
-        return JudgedRun(self.path, target_label(self.manifest.target), flows, self.verdicts)
+        return JudgedRun(self.path, self.manifest, flows, self.verdicts)
 
     def decided(self) -> dict[str, Verdict]:
         """The pass and fail verdicts of the run, by seed (``seed_id``, else the flow's id)."""

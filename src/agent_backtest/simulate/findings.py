@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 
 from agent_backtest.errors import InputError, UserError
-from agent_backtest.simulate.coverage import JudgedRun, coverage, target_label
+from agent_backtest.simulate.coverage import coverage
 from agent_backtest.simulate.layout import CONVERSATIONS, COVERAGE, FLOWS, LEDGER, MANIFEST
 from agent_backtest.simulate.ledger import RunFindings, append_once, write_run_ledger
 from agent_backtest.simulate.manifest import SimulateManifest
@@ -32,9 +32,7 @@ def write_findings(run: Path, flows: list[Flow], verdicts: list[Verdict]) -> Fin
     by_flow = {verdict.flow_id: verdict for verdict in verdicts}
     findings = RunFindings(run, manifest, flows, by_flow, _lines(run / CONVERSATIONS))
     ledger = write_run_ledger(findings)
-    name = target_label(manifest.target) if manifest is not None else None
-    judged = JudgedRun(run, name, flows, by_flow)
-    covered = coverage([run / FLOWS], flows, [judged])
+    covered = coverage([run / FLOWS], flows, [findings])
     covered.save(run / COVERAGE)
     appended = None
     complete = all(flow.id in by_flow for flow in flows)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from agent_backtest.episodes.judge_chain import JudgeSeat
 from agent_backtest.errors import InputError, UserError, bounded
@@ -41,6 +41,7 @@ from agent_backtest.providers.roles import (
     open_clients,
     resolve_role,
 )
+from agent_backtest.record_model import TaggedRecord, schema_tag
 from agent_backtest.redaction import redact
 from agent_backtest.runs.files import private_atomic_writer
 from agent_backtest.runs.lock import run_lock
@@ -65,12 +66,10 @@ JUDGING_SCHEMA = "abt.judging/1"
 Rejudge = Literal["uncertain", "all"]
 
 
-class JudgingSettings(BaseModel):
+class JudgingSettings(TaggedRecord):
     """``judging.json``: what decided the verdicts of a run."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    schema_: Literal["abt.judging/1"] = Field(default=JUDGING_SCHEMA, alias="schema")
+    schema_: Literal["abt.judging/1"] = schema_tag(JUDGING_SCHEMA)
     judge: ModelRole
     fallback_judge: ModelRole | None = None
     rubric: str = Field(description="The rubric, as conversation@version.")

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from agent_backtest.errors import UserError
 from agent_backtest.runs.files import private_atomic_writer, private_mkdir
+from agent_backtest.simulate.coverage import JudgedRun
 from agent_backtest.simulate.layout import CONVERSATIONS, LEDGER
-from agent_backtest.simulate.manifest import SimulateManifest
 from agent_backtest.simulate.models import Flow, Verdict
 
 REPORT_PAGE = "report.html"
@@ -38,13 +38,9 @@ class FailureGroup:
 
 
 @dataclass(frozen=True)
-class RunFindings:
-    """What a ledger section says of a run."""
+class RunFindings(JudgedRun):
+    """What a ledger section says of a run: the run judged, and where its conversations sit."""
 
-    run: Path
-    manifest: SimulateManifest | None
-    flows: list[Flow]
-    verdicts: dict[str, Verdict]
     lines: dict[str, int]
     """Each flow's line in conversations.jsonl."""
 
@@ -103,9 +99,9 @@ _KINDS = ("pass", "fail", "uncertain")
 
 
 def _heading(findings: RunFindings, links_from: Path) -> str:
-    where = _relative(findings.run, links_from)
+    where = _relative(findings.path, links_from)
     if where == ".":  # the run's own ledger
-        where = findings.run.resolve().name
+        where = findings.path.resolve().name
     manifest = findings.manifest
     if manifest is None:
         return f"## Simulate run `{where}`"
@@ -134,12 +130,12 @@ def _failures(findings: RunFindings, links_from: Path) -> list[str]:
 
 def _representative(findings: RunFindings, flow_id: str, links_from: Path) -> str:
     """A link to the flow's place in the run's HTML page, and its conversations.jsonl line."""
-    page = _relative(findings.run / REPORT_PAGE, links_from)
+    page = _relative(findings.path / REPORT_PAGE, links_from)
     link = f"[{flow_id}]({page}#flow-{flow_id})"
     line = findings.lines.get(flow_id)
     if line is None:
         return link
-    conversations = _relative(findings.run / CONVERSATIONS, links_from)
+    conversations = _relative(findings.path / CONVERSATIONS, links_from)
     return f"{link} · [{CONVERSATIONS} line {line}]({conversations})"
 
 
@@ -178,9 +174,9 @@ def _relative(path: Path, start: Path) -> str:
 
 def write_run_ledger(findings: RunFindings) -> Path:
     """``ledger.md`` of the run, rewritten atomically."""
-    path = findings.run / LEDGER
+    path = findings.path / LEDGER
     with private_atomic_writer(path) as handle:
-        handle.write(f"# Findings\n\n{section(findings, findings.run)}".encode())
+        handle.write(f"# Findings\n\n{section(findings, findings.path)}".encode())
     return path
 
 

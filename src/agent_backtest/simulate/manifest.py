@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from agent_backtest.record_model import StrictModel, schema_tag
 from agent_backtest.runs.manifest_base import (
     InputFile,
     ManifestBase,
@@ -17,20 +18,16 @@ from agent_backtest.runs.manifest_base import (
 SIMULATE_RUN_SCHEMA = "abt.simulate_run/1"
 
 
-class TargetRecord(BaseModel):
+class TargetRecord(StrictModel):
     """The target file the run plays through, with its hash (a resume refuses an edited one)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     name: str
     type: str
     file: InputFile
 
 
-class SelectionRecord(BaseModel):
+class SelectionRecord(StrictModel):
     """The selection asked for."""
-
-    model_config = ConfigDict(extra="forbid")
 
     families: list[str] = Field(default_factory=list)
     per_family: int | None = None
@@ -50,10 +47,8 @@ class SelectionRecord(BaseModel):
     )
 
 
-class IsolationRecord(BaseModel):
+class IsolationRecord(StrictModel):
     """How flows that may change the agent's data are isolated."""
-
-    model_config = ConfigDict(extra="forbid")
 
     kind: Literal["none", "fixture_db", "commands"] = "none"
     fixture_db: str | None = None
@@ -62,10 +57,8 @@ class IsolationRecord(BaseModel):
     snapshot_taken: bool = False
 
 
-class PlayedCounts(BaseModel):
+class PlayedCounts(StrictModel):
     """How many flows, conversations and errors (the model calls are in ``counts``)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     flows: int = 0
     isolated: int = Field(default=0, description="Selected flows that may change state.")
@@ -81,10 +74,10 @@ class SimulateManifest(ManifestBase):
     """The manifest of a simulate run; ``counts`` holds the calls of the user, judge, teacher
     and agent roles that the run made itself (an HTTP target's own calls are its own)."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid")
 
     kind: Literal["simulate"] = "simulate"
-    schema_: Literal["abt.simulate_run/1"] = Field(default=SIMULATE_RUN_SCHEMA, alias="schema")
+    schema_: Literal["abt.simulate_run/1"] = schema_tag(SIMULATE_RUN_SCHEMA)
     command: Literal["simulate run"] = "simulate run"
     flows: InputFile = Field(description="The flows file as given (flows.jsonl: as selected).")
     target: TargetRecord

@@ -14,8 +14,9 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from agent_backtest.record_model import StrictModel, TaggedRecord, schema_tag
 from agent_backtest.trace import LLMRequest, LLMResponse
 
 FLOW_SCHEMA = "abt.flow/1"
@@ -39,19 +40,15 @@ def sanitise_id(raw: str) -> str:
     return _UNSAFE.sub("-", raw)[:60]
 
 
-class ScriptedTurn(BaseModel):
+class ScriptedTurn(StrictModel):
     """One turn of a scripted flow: what the user says, and what a good answer does."""
-
-    model_config = ConfigDict(extra="forbid")
 
     user: str = Field(min_length=1)
     expect: str | None = Field(default=None, description="The outcome a good answer reaches.")
 
 
-class SimulatedUser(BaseModel):
+class SimulatedUser(StrictModel):
     """A user played by the ``user`` role until it says the stop marker (or max_turns)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     instructions: str = Field(min_length=1)
     known_info: str | None = Field(default=None, description="What the user can tell.")
@@ -59,10 +56,8 @@ class SimulatedUser(BaseModel):
     max_turns: int = Field(default=6, ge=1, le=50)
 
 
-class Flow(BaseModel):
+class Flow(StrictModel):
     """One test conversation: scripted turns, or a simulated user with instructions."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     id: str
     family: str = Field(min_length=1, description="The capability the flow tests.")
@@ -101,10 +96,8 @@ class Flow(BaseModel):
         return self
 
 
-class ToolActivity(BaseModel):
+class ToolActivity(StrictModel):
     """One tool call the agent made during a turn, with its result as the target reported it."""
-
-    model_config = ConfigDict(extra="forbid")
 
     name: str
     call_id: str | None = Field(default=None, description="The call's id, when the agent gave one.")
@@ -116,10 +109,8 @@ class ToolActivity(BaseModel):
     error: str | None = None
 
 
-class ModelCall(BaseModel):
+class ModelCall(StrictModel):
     """One call the built-in agent loop made to its model: the exact request and its answer."""
-
-    model_config = ConfigDict(extra="forbid")
 
     request: LLMRequest
     response: LLMResponse | None = Field(default=None, description="None when the call failed.")
@@ -130,10 +121,8 @@ class ModelCall(BaseModel):
     ms: float | None = Field(default=None, description="The call's time.")
 
 
-class TurnRecord(BaseModel):
+class TurnRecord(StrictModel):
     """What happened in one turn: the user's message and everything the agent did."""
-
-    model_config = ConfigDict(extra="forbid")
 
     index: int = Field(ge=1, description="1-based, as the judge's failed_turns count.")
     user: str
@@ -157,12 +146,10 @@ class TurnRecord(BaseModel):
     )
 
 
-class ConversationRecord(BaseModel):
+class ConversationRecord(TaggedRecord):
     """One line of ``conversations.jsonl``: one flow played through the target."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    schema_: Literal["abt.conversation/1"] = Field(default=CONVERSATION_SCHEMA, alias="schema")
+    schema_: Literal["abt.conversation/1"] = schema_tag(CONVERSATION_SCHEMA)
     flow_id: str
     seed_id: str | None = None
     family: str
@@ -176,12 +163,10 @@ class ConversationRecord(BaseModel):
     seconds: float
 
 
-class Verdict(BaseModel):
+class Verdict(TaggedRecord):
     """One line of ``verdicts.jsonl``: the decision on one conversation."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    schema_: Literal["abt.verdict/1"] = Field(default=VERDICT_SCHEMA, alias="schema")
+    schema_: Literal["abt.verdict/1"] = schema_tag(VERDICT_SCHEMA)
     flow_id: str
     verdict: Literal["pass", "fail", "uncertain"]
     score: int | None = Field(default=None, ge=0, le=100)

@@ -21,6 +21,7 @@ from agent_backtest.reporting.charts import RateBar, rate_chart
 from agent_backtest.reporting.figures import clustered_rate as figure
 from agent_backtest.reporting.figures import quantity
 from agent_backtest.reporting.markup import Markup, escape, join, tag
+from agent_backtest.reporting.page_parts import count_rows, facts_list, head_row, metric_card
 from agent_backtest.reporting.report_page import warnings_section
 from agent_backtest.simulate.manifest import SimulateManifest
 from agent_backtest.simulate.models import (
@@ -30,9 +31,11 @@ from agent_backtest.simulate.models import (
     TurnRecord,
     Verdict,
 )
-from agent_backtest.simulate.summary import PassRate, SimulateSummary
+from agent_backtest.simulate.summary import PassRate, SimulateSummary, flow_state
 
 NO_OWNER = "(none)"
+STATE_LABELS = {"unjudged": "not judged", "not_played": "not played"}
+"""How the page names the states of a flow without a verdict."""
 STYLE = """
 .conversation { border-top: 1px solid var(--line); padding: 8px 0 14px; }
 .conversation[hidden] { display: none; }
@@ -108,15 +111,10 @@ def facts_section(manifest: SimulateManifest | None, summary: SimulateSummary) -
         (
             "flows",
             f"{overall.flows} flows: {overall.passed} passed, {overall.failed} failed, "
-            f"{overall.uncertain} uncertain, {overall.unjudged} not judged, "
-            f"{overall.not_played} not played",
+            + _left_out(overall),
         )
     )
-    return tag(
-        "section",
-        tag("dl", [(tag("dt", k), tag("dd", v)) for k, v in facts], attrs={"class": "facts"}),
-        attrs={"id": "facts"},
-    )
+    return tag("section", facts_list(facts), attrs={"id": "facts"})
 
 
 def rates_section(summary: SimulateSummary) -> Markup:
@@ -145,22 +143,20 @@ def rates_section(summary: SimulateSummary) -> Markup:
 
 
 def _card(key: str, name: str, rate: PassRate) -> Markup:
-    mean = rate.rate.mean
-    apart = f"{rate.uncertain} uncertain, {rate.unjudged} not judged, {rate.not_played} not played"
-    return tag(
-        "div",
-        tag("div", name, attrs={"class": "name"}),
-        tag("div", "n/a" if mean is None else f"{mean:.3f}", attrs={"class": "mean"}),
-        tag("div", figure(rate.rate).partition(" ")[2], attrs={"class": "interval"}),
-        tag(
-            "div",
-            f"{rate.passed} of {rate.decided} decided passed · {rate.rate.seeds} seeds · "
-            f"{rate.flows} flows",
-            attrs={"class": "note"},
-        ),
-        tag("div", apart, attrs={"class": "note"}),
-        attrs={"class": "metric", "data-metric": key, "data-value": "" if mean is None else mean},
+    return metric_card(
+        key,
+        name,
+        rate.rate.mean,
+        figure(rate.rate).partition(" ")[2],
+        f"{rate.passed} of {rate.decided} decided passed · {rate.rate.seeds} seeds · "
+        f"{rate.flows} flows",
+        _left_out(rate),
     )
+
+
+def _left_out(rate: PassRate) -> str:
+    """The flows a pass rate leaves out, counted by why."""
+    return f"{rate.uncertain} uncertain, {rate.unjudged} not judged, {rate.not_played} not played"
 
 
 def failures_section(summary: SimulateSummary) -> Markup:
@@ -182,17 +178,13 @@ def failures_section(summary: SimulateSummary) -> Markup:
 
 
 def _count_table(title: str, column: str, counts: Mapping[str, int]) -> Markup:
-    rows = [
-        tag("tr", tag("td", name), tag("td", n, attrs={"class": "num"}))
-        for name, n in counts.items()
-    ] or tag("tr", tag("td", "none"), tag("td", 0, attrs={"class": "num"}))
     return tag(
         "div",
         tag("h3", title),
         tag(
             "table",
-            tag("tr", tag("th", column), tag("th", "flows", attrs={"class": "num"})),
-            rows,
+            head_row(column, "flows", numeric=1),
+            count_rows(counts),
             attrs={"data-counts": column},
         ),
     )
@@ -204,7 +196,7 @@ def conversations_section(
     verdicts: Mapping[str, Verdict],
 ) -> Markup:
     """The filters, then every flow of the run in its order."""
-    states = {flow.id: _verdict_of(flow, conversations, verdicts) for flow in flows}
+    states = {flow.id: _state_label(flow, conversations, verdicts) for flow in flows}
     owners = {flow.id: _owner_of(verdicts.get(flow.id)) for flow in flows}
     filters = [
         _select("verdict", "verdict", states.values()),
@@ -232,13 +224,12 @@ def _select(key: str, label: str, values: Iterable[str]) -> Markup:
     return tag("label", label, tag("select", options, attrs={"id": f"filter-{key}"}))
 
 
-def _verdict_of(
+def _state_label(
     flow: Flow, conversations: Mapping[str, ConversationRecord], verdicts: Mapping[str, Verdict]
 ) -> str:
-    verdict = verdicts.get(flow.id)
-    if verdict is not None:
-        return verdict.verdict
-    return "not judged" if flow.id in conversations else "not played"
+    """The flow's verdict as the page shows and filters it."""
+    state = flow_state(flow, conversations, verdicts)
+    return STATE_LABELS.get(state, state)
 
 
 def _owner_of(verdict: Verdict | None) -> str:

@@ -24,10 +24,10 @@ from agent_backtest.scoring.prompts import (
     PromptTemplate,
     block,
     clip,
-    data_tag,
     load_template,
 )
 from agent_backtest.simulate.models import DEFAULT_OWNERS, ConversationRecord, Flow, TurnRecord
+from agent_backtest.simulate.prompt_data import fill
 from agent_backtest.trace import ToolDef
 
 PROMPT_DIR = Path(__file__).with_name("prompts")
@@ -141,21 +141,16 @@ def render(
 ) -> RenderedRubric:
     """The rubric filled in with one flow, its recorded conversation and the tool catalogue."""
     rubric = rubric or load_rubric()
-    data = {
-        "catalogue": catalogue_text(tools),
-        "flow": flow_text(flow),
-        "conversation": conversation_text(conversation),
-    }
-    tag = data_tag(data)
-    blocks = {name: block(name, text, tag) for name, text in data.items()}
-    return RenderedRubric(
+    system, user, tag, blocks = fill(
         rubric,
-        rubric.system.substitute(owners=owners.text(), tag=tag),
-        rubric.user.substitute(blocks, tag=tag),
-        tag,
-        blocks,
-        owners,
+        {
+            "catalogue": catalogue_text(tools),
+            "flow": flow_text(flow),
+            "conversation": conversation_text(conversation),
+        },
+        owners=owners.text(),
     )
+    return RenderedRubric(rubric, system, user, tag, blocks, owners)
 
 
 def catalogue_text(tools: list[ToolDef] | None) -> str:

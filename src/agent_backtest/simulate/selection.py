@@ -142,20 +142,17 @@ def from_earlier(
 ) -> tuple[list[LocatedFlow], int]:
     """The earlier run's flows, as played, whose verdict is one of ``verdicts`` and whose owner
     one of ``owners`` (either empty: any); with how many were left out."""
-    unknown = sorted(set(verdicts) - set(VERDICTS))
-    if unknown:
-        raise UserError(
-            f"no verdict is called {', '.join(unknown)}: give {', '.join(VERDICTS)}",
-            "from_verdicts",
-        )
+    _refuse_unknown(
+        verdicts, VERDICTS, "from_verdicts", "no verdict is called", f": give {', '.join(VERDICTS)}"
+    )
     named = {v.owner for v in earlier.verdicts.values() if v.owner}
-    stray = sorted(set(owners) - named)
-    if stray:
-        raise UserError(
-            f"no verdict of {earlier.path} names the owner {', '.join(stray)} (its verdicts "
-            f"name: {', '.join(sorted(named)) or 'no owner'})",
-            "from_owners",
-        )
+    _refuse_unknown(
+        owners,
+        named,
+        "from_owners",
+        f"no verdict of {earlier.path} names the owner",
+        f" (its verdicts name: {', '.join(sorted(named)) or 'no owner'})",
+    )
     kept = [
         located
         for located in earlier.flows
@@ -257,14 +254,24 @@ def _families(flows: list[LocatedFlow], families: Sequence[str]) -> list[Located
     if not families:
         return list(flows)
     present = {f.flow.family for f in flows}
-    unknown = sorted(set(families) - present)
-    if unknown:
-        raise UserError(
-            f"no flow of the families {', '.join(unknown)} (the file has: "
-            f"{', '.join(sorted(present))})",
-            "families",
-        )
+    _refuse_unknown(
+        families,
+        present,
+        "families",
+        "no flow of the families",
+        f" (the file has: {', '.join(sorted(present))})",
+    )
     return [f for f in flows if f.flow.family in families]
+
+
+def _refuse_unknown(
+    asked: Iterable[str], known: Iterable[str], parameter: str, problem: str, known_text: str
+) -> None:
+    """A user error naming the values of ``parameter`` that are not ``known``: ``problem``, the
+    unknown values, then ``known_text`` (what there is)."""
+    unknown = sorted(set(asked) - set(known))
+    if unknown:
+        raise UserError(f"{problem} {', '.join(unknown)}{known_text}", parameter)
 
 
 def _round_robin(flows: list[LocatedFlow], cap: int | None) -> list[LocatedFlow]:

@@ -15,8 +15,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from agent_backtest.record_model import StrictModel, TaggedRecord, schema_tag
 from agent_backtest.runs.estimate import ClusteredMean
 from agent_backtest.simulate.models import ConversationRecord, Flow, Verdict
 from agent_backtest.statistics import clustered_mean
@@ -38,10 +39,8 @@ class SeedMean(ClusteredMean):
     seeds: int = Field(description="How many seeds those values come from.")
 
 
-class PassRate(BaseModel):
+class PassRate(StrictModel):
     """The pass rate of a set of flows, and how every flow of the set was counted."""
-
-    model_config = ConfigDict(extra="forbid")
 
     rate: SeedMean = Field(description="Passed over decided (pass or fail) flows.")
     flows: int = Field(description="Flows of the set in flows.jsonl.")
@@ -56,12 +55,10 @@ class PassRate(BaseModel):
     )
 
 
-class SimulateSummary(BaseModel):
+class SimulateSummary(TaggedRecord):
     """``summary.json`` of a simulate run."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    schema_: Literal["abt.simulate_summary/1"] = Field(default=SUMMARY_SCHEMA, alias="schema")
+    schema_: Literal["abt.simulate_summary/1"] = schema_tag(SUMMARY_SCHEMA)
     overall: PassRate
     families: dict[str, PassRate] = Field(description="Per family, in the order flows list them.")
     uncertain_by_reason: dict[str, int] = Field(
@@ -105,7 +102,7 @@ def pass_rate(
     verdicts: Mapping[str, Verdict],
 ) -> PassRate:
     """The pass rate of ``flows`` clustered by seed, with every flow counted once."""
-    states = [(flow, _state(flow, conversations, verdicts)) for flow in flows]
+    states = [(flow, flow_state(flow, conversations, verdicts)) for flow in flows]
     state = Counter(s for _, s in states)
     scored = [(1.0 if s == "pass" else 0.0, cluster_of(flow)) for flow, s in states if s in DECIDED]
     estimate = clustered_mean([v for v, _ in scored], [c for _, c in scored])
@@ -122,7 +119,7 @@ def pass_rate(
     )
 
 
-def _state(
+def flow_state(
     flow: Flow, conversations: Mapping[str, ConversationRecord], verdicts: Mapping[str, Verdict]
 ) -> FlowState:
     """Where a flow stands: its verdict, or why it has none."""

@@ -12,9 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent_backtest.scoring.prompts import PromptTemplate, block, data_tag, load_template
+from agent_backtest.scoring.prompts import PromptTemplate, load_template
 from agent_backtest.simulate.capabilities import Family
 from agent_backtest.simulate.models import Flow
+from agent_backtest.simulate.prompt_data import fill
 from agent_backtest.simulate.rubric import catalogue_text
 from agent_backtest.trace import ToolDef
 
@@ -54,19 +55,16 @@ def render_request(
     family: Family, tools: list[ToolDef], count: int, prompt: PromptTemplate
 ) -> TeacherRequest:
     """The prompt asking for ``count`` tests of ``family`` with the catalogue ``tools``."""
-    data = {
-        "family": family_text(family),
-        "seeds": seeds_text(family),
-        "catalogue": catalogue_text(tools),
-    }
-    tag = data_tag(data)
-    blocks = {name: block(name, text, tag) for name, text in data.items()}
-    return TeacherRequest(
+    system, user, tag, _ = fill(
         prompt,
-        prompt.system.substitute(),
-        prompt.user.substitute(blocks, tag=tag, count=count),
-        tag,
+        {
+            "family": family_text(family),
+            "seeds": seeds_text(family),
+            "catalogue": catalogue_text(tools),
+        },
+        count=count,
     )
+    return TeacherRequest(prompt, system, user, tag)
 
 
 def family_text(family: Family) -> str:

@@ -48,9 +48,10 @@ from pathlib import Path
 from string import Template
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from agent_backtest.errors import InputError, UserError
+from agent_backtest.record_model import StrictModel
 from agent_backtest.simulate.targets.events import EventKind, EventPaths
 
 TURN_VALUES = ("message", "session_id", "flow_id", "turn")
@@ -58,13 +59,7 @@ TURN_VALUES = ("message", "session_id", "flow_id", "turn")
 session.create), the flow's id, and the turn's number (1-based)."""
 
 
-class Strict(BaseModel):
-    """Unknown keys are refused: a typo in the target file is an error, not a silent default."""
-
-    model_config = ConfigDict(extra="forbid")
-
-
-class Request(Strict):
+class Request(StrictModel):
     """One HTTP request: method, path under base_url, and a templated body."""
 
     method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] = "POST"
@@ -81,14 +76,14 @@ class SessionCreate(Request):
     id_path: str = Field(default="id", description="Dotted path of the id in the JSON answer.")
 
 
-class SessionCalls(Strict):
+class SessionCalls(StrictModel):
     """Open an agent session before a conversation and close it after (whatever happened)."""
 
     create: SessionCreate
     teardown: Request | None = None
 
 
-class JsonAnswer(Strict):
+class JsonAnswer(StrictModel):
     """The answer is one JSON document; each path says where a part of the turn sits in it."""
 
     format: Literal["json"]
@@ -108,8 +103,6 @@ class JsonAnswer(Strict):
 class SseEvent(EventPaths):
     """What one type of server-sent event means, and where its fields sit in its data."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
     kind: EventKind
 
     def paths(self) -> EventPaths:
@@ -117,7 +110,7 @@ class SseEvent(EventPaths):
         return EventPaths(**self.model_dump(exclude={"kind"}))
 
 
-class SseAnswer(Strict):
+class SseAnswer(StrictModel):
     """The answer is a stream of server-sent events, each mapped by its type."""
 
     format: Literal["sse"]
@@ -132,7 +125,7 @@ class SseAnswer(Strict):
     )
 
 
-class TargetBase(Strict):
+class TargetBase(StrictModel):
     """What every target has: a name (recorded with each conversation) and a turn timeout."""
 
     name: str = Field(min_length=1)
@@ -198,7 +191,7 @@ class PythonTarget(TargetBase):
     )
 
 
-class McpServer(Strict):
+class McpServer(StrictModel):
     """An MCP server started over stdio for the run: its command, arguments and environment."""
 
     command: str = Field(min_length=1, description="A program on PATH, or a path to one.")
@@ -209,7 +202,7 @@ class McpServer(Strict):
     cwd: str | None = Field(default=None, description="Its working folder (relative to the file).")
 
 
-class ModelTools(Strict):
+class ModelTools(StrictModel):
     """The tools the agent's model is offered, and the code that runs them."""
 
     file: str | None = Field(
@@ -260,7 +253,7 @@ class ModelTarget(TargetBase):
 Target = HttpTarget | PythonTarget | ModelTarget
 
 
-class TargetFile(Strict):
+class TargetFile(StrictModel):
     """The whole file: one target."""
 
     target: Annotated[HttpTarget | PythonTarget | ModelTarget, Field(discriminator="type")]

@@ -12,7 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+
+from agent_backtest.record_model import StrictModel
 
 EventKind = Literal[
     "text_delta", "final_text", "tool_start", "tool_result", "error", "usage", "tools_offered"
@@ -36,13 +38,13 @@ class TurnEvent:
     tools: list[str] | None = None
 
 
-class EventPaths(BaseModel):
+class EventPaths(StrictModel):
     """Where each field of an event sits in its JSON; an empty path is the value itself.
 
     The target file gives them (unknown keys refused, as everywhere in it).
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(frozen=True)
 
     text: str = "text"
     name: str = "name"
