@@ -23,7 +23,6 @@ from typing import Annotated, Any, Literal
 import typer
 
 from agent_backtest.api import options
-from agent_backtest.cli.bars import GateBars
 from agent_backtest.cli.errors import flag_of
 from agent_backtest.cli.options import CALLS, INPUTS, ROLES, SCORING, SELECTION
 from agent_backtest.cli.roles import JudgeFlags
@@ -40,10 +39,7 @@ PANELS: dict[type, str] = {
     options.ExecutorOptions: CALLS,
     options.RolloutOptions: CALLS,
     options.JudgeOptions: SCORING,
-    GateBars: SCORING,
 }
-
-SHARE = {"metavar": "F", "min": 0.0, "max": 1.0}  # a fraction of answers, flows or episodes
 
 # Per group, per field: the type typer parses, and the option's metavar, help and bounds.
 Spec = tuple[Any, dict[str, Any]]
@@ -81,7 +77,7 @@ FLAG_SPECS: dict[type, dict[str, Spec]] = {
                                            "answered by this recorded model (repeatable)."}),
         "agent_versions": (list[str] | None, {"metavar": "V", "help": "Keep only steps "
                                               "served by this agent version (repeatable)."}),
-        "val_fraction": (float | None, SHARE),
+        "val_fraction": (float | None, {"metavar": "F", "min": 0.0, "max": 1.0}),
         "split_salt": (str, {"metavar": "SALT"}),
         "split": (Literal["test", "val", "all"], {"metavar": "test|val|all", "help": "Keep only "
                                                  "this split (needs --val-fraction)."}),
@@ -133,15 +129,6 @@ FLAG_SPECS: dict[type, dict[str, Spec]] = {
         "seed": (int, {"metavar": "N"}),
         "concurrency": (int, {"metavar": "N", "min": 1}),
         "episode_timeout": (float, {"metavar": "SECONDS", "min": 0.001}),
-    },
-    GateBars: {
-        "min_agreement": (float | None, SHARE),
-        "min_strict": (float | None, SHARE),
-        "min_decided": (float | None, SHARE),
-        "max_infra_errors": (int | None, {"metavar": "N", "min": 0}),
-        "max_infra_error_rate": (float | None, SHARE),
-        "max_undecided": (float | None, SHARE),
-        "min_pass_rate": (float | None, SHARE),
     },
 }  # fmt: skip
 
