@@ -5,17 +5,21 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from agent_backtest.cli.app import COMMANDS, Command, Group, app, load_command
-from agent_backtest.cli.reference import command_paths
+from agent_backtest.cli.options import PANELS
+from agent_backtest.cli.reference import command_paths, help_text
 from agent_backtest.errors import UserError
 
 runner = CliRunner()
+ROOT = Path(__file__).resolve().parents[2]
 
 # What ``abt ARGS`` imports, printed by a fresh interpreter (the test process has it all loaded).
 IMPORTS = """
@@ -73,6 +77,24 @@ def test_every_command_turns_a_user_error_into_one_line(
     result = runner.invoke(app, list(path))
     assert result.exit_code == 2
     assert result.stderr == "abt: error: --model: no such model\n"
+
+
+@pytest.mark.parametrize("path", command_paths(), ids=" ".join)
+def test_every_command_help_lists_its_flags_by_panel_and_ends_with_an_example(
+    path: tuple[str, ...],
+) -> None:
+    text = help_text(*path)
+    headings = re.findall(r"^(\w[\w ]*):$", text, flags=re.MULTILINE)
+    # the panels in their one order, every flag in one (only --help is left for "Options")
+    panels = [heading for heading in headings if heading in PANELS]
+    assert panels == sorted(panels, key=PANELS.index), path
+    assert headings[-2:] == ["Options", "Example"], path
+    options = text.split("\nOptions:\n", 1)[1].split("\n\n", 1)[0]
+    assert options.split()[0] == "--help" and len(options.splitlines()) == 1, path
+    example = text.split("\nExample:\n", 1)[1].split()
+    assert example[: 1 + len(path)] == ["abt", *path]
+    shipped = [word for word in example if word.startswith("examples/")]
+    assert all((ROOT / word).exists() for word in shipped), shipped
 
 
 def test_groups_list_their_commands_and_run_them(tmp_path) -> None:

@@ -22,17 +22,22 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 GC_THRESHOLD = 50_000
+# Shipped examples the commands' own examples read (in the source tree).
+TAU_TRACES = "examples/tau_airline/gpt-4o-airline-tasks-00-24.json"
+DEMO = "examples/demo_agent"
 HELP = "agent-backtest: what a change to an LLM agent would have done on its recorded traces."
 
 
 @dataclass(frozen=True)
 class Command:
     """A command run by ``function`` of ``agent_backtest.cli.MODULE``; ``summary`` is the first
-    sentence of its docstring, shown by the group's help (a test keeps the two equal)."""
+    sentence of its docstring, shown by the group's help (a test keeps the two equal), and
+    ``example`` a command line its own help ends with."""
 
     module: str
     function: str
     summary: str
+    example: str
 
 
 @dataclass(frozen=True)
@@ -50,55 +55,66 @@ COMMANDS: Mapping[str, Entry] = {
         "ingest",
         "ingest",
         "Read traces and report, per input, what they hold and how many replay units they give.",
+        f"abt ingest {TAU_TRACES} --recorded-model gpt-4o",
     ),
     "units": Command(
         "units",
         "units",
         "Build one replay unit per recorded LLM step: the request as sent, production's answer.",
+        f"abt units {TAU_TRACES} --recorded-model gpt-4o --steps action -o units.jsonl",
     ),
     "replay": Command(
         "replay",
         "replay",
         "Replay units on a candidate model; every answer is recorded the moment it arrives, then "
         "the run is scored against production (as abt score does).",
+        "abt replay traces.jsonl --model openai/gpt-4.1-mini --judge openai/gpt-4.1 --out "
+        "runs/candidate --report",
     ),
     "score": Command(
         "score",
         "score",
         "Score a run's results against production's answers; never calls the candidate.",
+        "abt score runs/candidate --judge openai/gpt-4.1",
     ),
     "report": Command(
         "report",
         "report",
         "Write results.csv and report.html (one offline page) into a scored run's directory, or "
         "summary.json and report.html into a simulate run's.",
+        "abt report runs/candidate --format markdown",
     ),
     "compare": Command(
         "compare",
         "compare",
         "Compare two scored runs: agreement of each, the paired difference, McNemar, flips; or "
         "two simulate runs: pass rates, the paired difference, flips by flow.",
+        "abt compare runs/self-control runs/candidate --max-drop 0.02",
     ),
     "gate": Command(
         "gate",
         "gate",
         "Check a scored run, or a simulate run, against bars; exit 3 when one is not met (2 is a "
         "usage error).",
+        "abt gate runs/candidate --min-agreement 0.9 --use-lower-bound",
     ),
     "show": Command(
         "show",
         "show",
         "Show a session (turns, messages, tool calls, timing) or a unit (request and golden).",
+        f"abt show {TAU_TRACES} --session SESSION_ID",
     ),
     "schema": Command(
         "schema",
         "schema",
         "Print the JSON Schema of every persisted record (sessions, units, run files).",
+        "abt schema summary",
     ),
     "profile": Command(
         "profile",
         "profile",
         "Profile agent loops: calls, times, gaps, tokens, failures and retries, per group.",
+        f"abt profile {TAU_TRACES} --group-by model",
     ),
     "bench": Group(
         "Benchmarks: agents rolled out in tool environments, graded against hidden gold; their "
@@ -109,31 +125,41 @@ COMMANDS: Mapping[str, Entry] = {
                 "run",
                 "Roll out an agent on a benchmark's cases, then grade every episode against the "
                 "gold (read only after the rollouts).",
+                "abt bench run tau_airline --agent openai/gpt-4.1-mini --user openai/gpt-4.1 "
+                "--rollouts 4 --out runs/airline",
             ),
             "rescore": Command(
                 "bench_rescore",
                 "rescore",
                 "Recompute the rewards of recorded τ-bench trajectories, with no model call: "
                 "pass^k, and how many equal the recorded ones.",
+                f"abt bench rescore {TAU_TRACES} --env tau_airline",
             ),
             "report": Command(
                 "bench_report",
                 "report",
                 "Write summary.json, results.csv and report.html into a bench run; print pass^k.",
+                "abt bench report runs/airline",
             ),
             "export": Command(
                 "bench_export",
                 "export",
                 "Write a bench run's eligible episodes as training data: SFT chat JSONL, RL "
                 "prompt groups.",
+                "abt bench export runs/airline --sft sft.jsonl --rl groups.jsonl",
             ),
         },
     ),
     "cache": Group(
         "The response cache of model answers.",
         {
-            "stats": Command("cache", "stats", "Entries and size of the cache."),
-            "clear": Command("cache", "clear", "Remove every stored answer."),
+            "stats": Command("cache", "stats", "Entries and size of the cache.", "abt cache stats"),
+            "clear": Command(
+                "cache",
+                "clear",
+                "Remove every stored answer.",
+                "abt cache clear --cache-dir .cache",
+            ),
         },
     ),
     "config": Group(
@@ -144,6 +170,7 @@ COMMANDS: Mapping[str, Entry] = {
                 "path",
                 "Print the config file in effect (./abt.toml, else the user's), then where each "
                 "is looked for.",
+                "abt config path",
             )
         },
     ),
@@ -156,6 +183,8 @@ COMMANDS: Mapping[str, Entry] = {
                 "Play test conversations through a live agent and record every turn; "
                 "conversations are appended as they end, and --resume finishes an interrupted "
                 "run.",
+                f"abt simulate run {DEMO}/flows.yaml --target {DEMO}/target.toml --judge "
+                "openai/gpt-4.1 --out runs/sim",
             ),
             "generate": Command(
                 "simulate_generate",
@@ -163,12 +192,15 @@ COMMANDS: Mapping[str, Entry] = {
                 "Have a teacher model write exactly N test conversations per capability family "
                 "from its seed conversations; every flow is checked, and nothing is written "
                 "unless all are there.",
+                f"abt simulate generate {DEMO}/capabilities.yaml --tools {DEMO}/tools.json "
+                "--per-family 3 --teacher openai/gpt-4.1 --out flows.jsonl",
             ),
             "judge": Command(
                 "simulate_judge",
                 "judge",
                 "Judge a saved simulate run's conversations: checks, then the judge; never "
                 "replays.",
+                "abt simulate judge runs/sim --judge openai/gpt-4.1 --rejudge uncertain",
             ),
             "coverage": Command(
                 "simulate_coverage",
@@ -176,6 +208,7 @@ COMMANDS: Mapping[str, Entry] = {
                 "Per family of a corpus of flows: its seeds, those judged pass or fail in any of "
                 "the runs, those pending (never judged, or only uncertain), and the percent "
                 "covered.",
+                f"abt simulate coverage {DEMO}/flows.yaml --runs runs",
             ),
         },
     ),
@@ -187,6 +220,7 @@ COMMANDS: Mapping[str, Entry] = {
                 "check",
                 "Apply a patch to the units and report, per op, how many units have its target "
                 "and how many it changed; exit 1 when an op matches nothing.",
+                "abt patch check prompt-change.yaml runs/candidate/units.jsonl",
             )
         },
     ),
@@ -208,8 +242,40 @@ def load_command(name: str, entry: Entry) -> TyperCommand | TyperGroup:
 
     module = importlib.import_module(f"agent_backtest.cli.{entry.module}")
     single = typer.Typer(add_completion=False, rich_markup_mode=None)
-    single.command(name)(friendly_errors(getattr(module, entry.function)))
+    single.command(name, cls=PanelledCommand, epilog=entry.example)(
+        friendly_errors(getattr(module, entry.function))
+    )
     return typer.main.get_command(single)
+
+
+class PanelledCommand(TyperCommand):
+    """A command whose help lists its arguments, then its options panel by panel (inputs,
+    selection, models and roles, calls, scoring, output: see ``cli/options.py``), then its
+    example (the epilog) as a command line that is never wrapped."""
+
+    def format_options(self, ctx: typer.Context, formatter: Any) -> None:
+        from agent_backtest.cli.options import PANELS
+
+        arguments: list[tuple[str, str]] = []
+        panels: dict[str, list[tuple[str, str]]] = {name: [] for name in PANELS}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            if param.param_type_name == "argument":
+                arguments.append(record)
+            else:
+                panel = getattr(param, "rich_help_panel", None) or "Options"
+                panels.setdefault(panel, []).append(record)
+        for title, records in [("Arguments", arguments), *panels.items()]:
+            if records:
+                with formatter.section(title):
+                    formatter.write_dl(records)
+
+    def format_epilog(self, ctx: typer.Context, formatter: Any) -> None:
+        if self.epilog:
+            with formatter.section("Example"):
+                formatter.write(" " * formatter.current_indent + self.epilog + "\n")
 
 
 class LazyCommands(MutableMapping[str, TyperCommand | TyperGroup]):

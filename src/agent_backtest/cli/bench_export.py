@@ -3,47 +3,47 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
-
-import typer
+from typing import TYPE_CHECKING
 
 from agent_backtest import api
 from agent_backtest.cli.bench_report import AllowPartialOption, BenchRunArgument
+from agent_backtest.cli.options import OUTPUT, SELECTION, option
 from agent_backtest.cli.terminal import SafeConsole
 
 if TYPE_CHECKING:
     from agent_backtest.api.bench_exports import Written
 
 
+SftFile = option(
+    Path | None,
+    "--sft",
+    OUTPUT,
+    "Write eligible episodes as OpenAI fine-tuning chat JSONL ({messages, tools}).",
+    metavar="FILE",
+)
+RlFile = option(
+    Path | None,
+    "--rl",
+    OUTPUT,
+    "Write one line per prompt group: members, rewards, advantages (reward − the group's mean).",
+    metavar="FILE",
+)
+MinReward = option(
+    float,
+    "--min-reward",
+    SELECTION,
+    "SFT: leave out episodes whose reward is below F.",
+    min=0.0,
+    max=1.0,
+    metavar="F",
+)
+
+
 def export(
     run: BenchRunArgument,
-    sft: Annotated[
-        Path | None,
-        typer.Option(
-            "--sft",
-            metavar="FILE",
-            help="Write eligible episodes as OpenAI fine-tuning chat JSONL ({messages, tools}).",
-        ),
-    ] = None,
-    rl: Annotated[
-        Path | None,
-        typer.Option(
-            "--rl",
-            metavar="FILE",
-            help="Write one line per prompt group: members, rewards, advantages (reward − the "
-            "group's mean).",
-        ),
-    ] = None,
-    min_reward: Annotated[
-        float,
-        typer.Option(
-            "--min-reward",
-            min=0.0,
-            max=1.0,
-            metavar="F",
-            help="SFT: leave out episodes whose reward is below F.",
-        ),
-    ] = 1.0,
+    sft: SftFile = None,
+    rl: RlFile = None,
+    min_reward: MinReward = 1.0,
     allow_partial: AllowPartialOption = False,
 ) -> None:
     """Write a bench run's eligible episodes as training data: SFT chat JSONL, RL prompt groups."""

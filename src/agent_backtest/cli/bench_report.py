@@ -3,30 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
-
-import typer
+from typing import TYPE_CHECKING
 
 from agent_backtest import api
+from agent_backtest.cli.options import INPUTS, argument, option
 from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.reporting.figures import clustered_rate as figure
 
 if TYPE_CHECKING:
     from agent_backtest.api.bench_reports import BenchSummary, CaseMean
 
-BenchRunArgument = Annotated[
-    Path,
-    typer.Argument(
-        metavar="RUN", show_default=False, help="A bench run directory (abt bench run)."
-    ),
-]
-AllowPartialOption = Annotated[
+BenchRunArgument = argument(Path, "RUN", "A bench run directory (abt bench run).")
+AllowPartialOption = option(
     bool,
-    typer.Option(
-        "--allow-partial",
-        help="Use a run that is still running (or was killed while running): what it recorded.",
-    ),
-]
+    "--allow-partial",
+    INPUTS,
+    "Use a run that is still running (or was killed while running): what it recorded.",
+)
 
 
 def report(run: BenchRunArgument, allow_partial: AllowPartialOption = False) -> None:

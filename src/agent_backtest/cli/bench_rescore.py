@@ -2,41 +2,41 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import typer
 
 from agent_backtest import api
+from agent_backtest.cli.options import INPUTS, OUTPUT, argument, option
 from agent_backtest.cli.terminal import SafeConsole
 
 if TYPE_CHECKING:
     from agent_backtest.api.bench_rescoring import Estimate, RescoredEpisode, Rescoring
 
 
+Trajectories = argument(
+    Path, "TRAJECTORIES", "A τ-bench trajectory file ([{task_id, trial, reward, info.task, traj}])."
+)
+Environment = option(
+    str,
+    "--env",
+    INPUTS,
+    "The environment the trajectories ran in: tau_airline, or module:Class.",
+    metavar="NAME",
+    show_default=False,
+)
+RescoringJson = option(
+    bool, "--json", OUTPUT, "Print pass^k and every episode's rewards as one JSON object."
+)
+
+
 def rescore(
-    trajectories: Annotated[
-        Path,
-        typer.Argument(
-            metavar="TRAJECTORIES",
-            help="A τ-bench trajectory file ([{task_id, trial, reward, info.task, traj}]).",
-            show_default=False,
-        ),
-    ],
-    env: Annotated[
-        str,
-        typer.Option(
-            "--env",
-            metavar="NAME",
-            help="The environment the trajectories ran in: tau_airline, or module:Class.",
-            show_default=False,
-        ),
-    ],
-    as_json: Annotated[
-        bool,
-        typer.Option("--json", help="Print pass^k and every episode's rewards as one JSON object."),
-    ] = False,
+    trajectories: Trajectories,
+    env: Environment,
+    as_json: RescoringJson = False,
 ) -> None:
     """Recompute the rewards of recorded τ-bench trajectories, with no model call: pass^k, and how
     many equal the recorded ones.
@@ -49,7 +49,9 @@ def rescore(
     if as_json:
         typer.echo(orjson.dumps(document(result), option=orjson.OPT_INDENT_2).decode())
     else:
-        print_rescoring(SafeConsole(highlight=False), result, env)
+        console = SafeConsole(highlight=False)
+        for line in rescoring_lines(result, env):
+            console.print(line, markup=False)
 
 
 def document(result: Rescoring) -> dict[str, Any]:
@@ -57,26 +59,20 @@ def document(result: Rescoring) -> dict[str, Any]:
     return {
         "pass_hat_k": {str(k): _estimate(estimate) for k, estimate in result.pass_hat_k.items()},
         "recorded_equal": len(result.episodes) - len(result.disagreements),
-        "episodes": [_episode(episode) for episode in result.episodes],
+        "episodes": [dataclasses.asdict(episode) for episode in result.episodes],
     }
 
 
-def print_rescoring(console: SafeConsole, result: Rescoring, env: str) -> None:
+def rescoring_lines(result: Rescoring, env: str) -> list[str]:
     """pass^k with intervals, then the agreement with the recorded rewards and each exception."""
+    episodes, unequal = len(result.episodes), result.disagreements
     tasks = len({episode.task for episode in result.episodes})
-    console.print(
-        f"{len(result.episodes)} episodes of {tasks} tasks rescored on {env}", markup=False
-    )
-    for k, estimate in result.pass_hat_k.items():
-        console.print(f"pass^{k} {_rate(estimate)} ({estimate.n} tasks)", markup=False)
-    unequal = result.disagreements
-    console.print(
-        f"recomputed rewards equal to the recorded ones: "
-        f"{len(result.episodes) - len(unequal)} of {len(result.episodes)}",
-        markup=False,
-    )
-    for episode in unequal:
-        console.print(f"  {_disagreement(episode)}", markup=False)
+    return [
+        f"{episodes} episodes of {tasks} tasks rescored on {env}",
+        *(f"pass^{k} {_rate(e)} ({e.n} tasks)" for k, e in result.pass_hat_k.items()),
+        f"recomputed rewards equal to the recorded ones: {episodes - len(unequal)} of {episodes}",
+        *(f"  {_disagreement(episode)}" for episode in unequal),
+    ]
 
 
 def _rate(estimate: Estimate) -> str:
@@ -101,16 +97,4 @@ def _estimate(estimate: Estimate) -> dict[str, Any]:
         "high": estimate.high,
         "se": estimate.se,
         "tasks": estimate.n,
-    }
-
-
-def _episode(episode: RescoredEpisode) -> dict[str, Any]:
-    return {
-        "task": episode.task,
-        "trial": episode.trial,
-        "reward": episode.reward,
-        "recorded_reward": episode.recorded_reward,
-        "ended": episode.ended,
-        "components": episode.components,
-        "reasons": episode.reasons,
     }

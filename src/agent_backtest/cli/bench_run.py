@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated
 
 import typer
 
@@ -12,94 +12,52 @@ from agent_backtest.api import bench as api
 from agent_backtest.api.bench import BenchOutcome, EpisodeRecord
 from agent_backtest.api.bench_reports import ResultFiles
 from agent_backtest.cli.bench_report import summary_lines
-from agent_backtest.cli.flags import with_groups
+from agent_backtest.cli.flags import Only, flag, with_groups
+from agent_backtest.cli.options import INPUTS, ROLES, ConfigFile, RunDirectory, argument
 from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.errors import UserError
 
 FAILED = 1
 
 
-@with_groups(cases=CaseOptions, rollouts=RolloutOptions, execution=ExecutorOptions)
+Benchmark = argument(
+    str | None,
+    "BENCHMARK",
+    "A benchmark directory (manifest.json, cases.jsonl and the gold file), or a shipped "
+    "benchmark's name: tau_airline, bfcl.",
+)
+
+
+@dataclass
+class BenchRunFlags:
+    """The models of a bench run's roles, and the run to finish."""
+
+    agent: str | None = field(default=None, metadata=flag(ROLES, "MODEL"))
+    """The agent's model: provider/model."""
+    user: str | None = field(default=None, metadata=flag(ROLES, "MODEL"))
+    """The simulated user's model (provider/model), or scripted: each case's
+    metadata.user_turns (else its instruction) one per agent reply, then the stop marker."""
+    judge: str | None = field(default=None, metadata=flag(ROLES, "MODEL"))
+    """Judge of the rubric grader's items: provider/model."""
+    resume: Path | None = field(default=None, metadata=flag(INPUTS, "DIR"))
+    """Finish this run: only the episodes with no record, then grade it again."""
+
+    def roles(self) -> dict[str, str]:
+        """The roles named, for the API's ``roles``."""
+        named = {"agent": self.agent, "user": self.user, "judge": self.judge}
+        return {name: model for name, model in named.items() if model}
+
+
+@with_groups(calls=Only(CallOptions, ("timeout", "max_retries", "cache", "cache_dir")))
 def run(
     cases: CaseOptions,
     rollouts: RolloutOptions,
+    calls: CallOptions,
     execution: ExecutorOptions,
-    benchmark: Annotated[
-        str | None,
-        typer.Argument(
-            metavar="BENCHMARK",
-            help="A benchmark directory (manifest.json, cases.jsonl and the gold file), or a "
-            "shipped benchmark's name: tau_airline, bfcl.",
-            show_default=False,
-        ),
-    ] = None,
-    agent: Annotated[
-        str | None,
-        typer.Option("--agent", metavar="MODEL", help="The agent's model: provider/model."),
-    ] = None,
-    user: Annotated[
-        str | None,
-        typer.Option(
-            "--user",
-            metavar="MODEL",
-            help="The simulated user's model (provider/model), or scripted: each case's "
-            "metadata.user_turns (else its instruction) one per agent reply, then the stop "
-            "marker.",
-        ),
-    ] = None,
-    judge: Annotated[
-        str | None,
-        typer.Option(
-            "--judge", metavar="MODEL", help="Judge of the rubric grader's items: provider/model."
-        ),
-    ] = None,
-    out: Annotated[
-        Path | None,
-        typer.Option("--out", metavar="DIR", help="The run directory to create (new or empty)."),
-    ] = None,
-    resume: Annotated[
-        Path | None,
-        typer.Option(
-            "--resume",
-            metavar="DIR",
-            help="Finish this run: only the episodes with no record, then grade it again.",
-        ),
-    ] = None,
-    config_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--config",
-            metavar="FILE",
-            help="Model config (abt.toml): endpoints, key variables, roles "
-            "[default: ./abt.toml, else the user config dir].",
-        ),
-    ] = None,
-    timeout: Annotated[
-        float | None,
-        typer.Option(
-            "--timeout", metavar="SECONDS", min=0.001, help="Seconds per model call [default: 60]."
-        ),
-    ] = None,
-    max_retries: Annotated[
-        int | None,
-        typer.Option(
-            "--max-retries",
-            metavar="N",
-            min=0,
-            help="Retries of a model call's 429, 5xx, connection error or malformed answer "
-            "[default: 4].",
-        ),
-    ] = None,
-    cache: Annotated[
-        bool,
-        typer.Option("--cache/--no-cache", help="Read and fill the response cache."),
-    ] = True,
-    cache_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--cache-dir", metavar="DIR", help="Response cache [default: the user cache dir]."
-        ),
-    ] = None,
+    flags: BenchRunFlags,
+    benchmark: Benchmark = None,
+    out: RunDirectory = None,
+    config_file: ConfigFile = None,
 ) -> None:
     """Roll out an agent on a benchmark's cases, then grade every episode against the gold
     (read only after the rollouts)."""
@@ -108,31 +66,25 @@ def run(
     def episode_ended(record: EpisodeRecord) -> None:
         console.print(_episode_line(record), markup=False)
 
-    if resume is not None:
-        if benchmark or agent or user or judge or out:
+    common = dict(execution=execution, config_file=config_file, on_episode=episode_ended)
+    if flags.resume is not None:
+        if benchmark or flags.roles() or out:
             raise UserError(
                 "takes the run's own benchmark, roles and settings; pass only the run directory",
                 "resume",
             )
-        outcome = api.bench_resume(
-            resume, execution=execution, config_file=config_file, on_episode=episode_ended
-        )
+        outcome = api.bench_resume(flags.resume, **common)
     else:
-        if benchmark is None or not agent or not user or out is None:
+        if benchmark is None or not flags.agent or not flags.user or out is None:
             raise UserError("give BENCHMARK, --agent, --user and --out (or --resume DIR)")
-        roles = {"agent": agent, "user": user} | ({"judge": judge} if judge else {})
         outcome = api.bench_run(
             benchmark,
-            roles=roles,
+            roles=flags.roles(),
             out=out,
             cases=cases,
             rollouts=rollouts,
-            calls=CallOptions(
-                timeout=timeout, max_retries=max_retries, cache=cache, cache_dir=cache_dir
-            ),
-            execution=execution,
-            config_file=config_file,
-            on_episode=episode_ended,
+            calls=calls,
+            **common,
         )
     _print_summary(outcome)
     if outcome.manifest.status == "failed":

@@ -5,66 +5,58 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
 import typer
 
 from agent_backtest import api
 from agent_backtest.api.results import BAR_NOT_MET, SimulateCompareOutcome
 from agent_backtest.cli.markdown import compare_markdown
+from agent_backtest.cli.options import OUTPUT, SCORING, argument, option
 from agent_backtest.cli.report import FormatOption, OutputFormat, markdown_lines
 from agent_backtest.cli.simulate_figures import comparison_lines
-from agent_backtest.cli.terminal import SafeConsole
+from agent_backtest.cli.terminal import SafeConsole, print_warnings
 from agent_backtest.reporting.figures import p_text, rate, signed
 
 if TYPE_CHECKING:
     from agent_backtest.api.results import Check
     from agent_backtest.runs import Comparison
 
-MaxDropOption = Annotated[
+MaxDropOption = option(
     float | None,
-    typer.Option(
-        "--max-drop",
-        min=0.0,
-        metavar="F",
-        help="Fail (exit 3) when B's agreement (simulate runs: pass rate) is more than F below "
-        "A's on the paired answers (flows).",
-    ),
-]
-LowerBoundOption = Annotated[
+    "--max-drop",
+    SCORING,
+    "Fail (exit 3) when B's agreement (simulate runs: pass rate) is more than F below A's on the "
+    "paired answers (flows).",
+    min=0.0,
+    metavar="F",
+)
+LowerBoundOption = option(
     bool,
-    typer.Option(
-        "--use-lower-bound",
-        help="Apply the bar to the pessimistic end of the "
-        "95% interval instead of the point estimate.",
-    ),
-]
+    "--use-lower-bound",
+    SCORING,
+    "Apply the bar to the pessimistic end of the 95% interval instead of the point estimate.",
+)
+BaselineRun = argument(
+    Path,
+    "A",
+    "The baseline run (e.g. --model trace, the current prompt, or the current agent's simulate "
+    "run).",
+)
+CandidateRun = argument(Path, "B", "The run to compare with it (the candidate).")
+CompareOut = option(
+    Path | None,
+    "--out",
+    OUTPUT,
+    "Write compare.json (and, for scored runs, compare.html) here [default: B].",
+    metavar="DIR",
+)
 
 
 def compare(
-    a: Annotated[
-        Path,
-        typer.Argument(
-            metavar="A",
-            show_default=False,
-            help="The baseline run (e.g. --model trace, the current prompt, or the current "
-            "agent's simulate run).",
-        ),
-    ],
-    b: Annotated[
-        Path,
-        typer.Argument(
-            metavar="B", show_default=False, help="The run to compare with it (the candidate)."
-        ),
-    ],
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out",
-            metavar="DIR",
-            help="Write compare.json (and, for scored runs, compare.html) here [default: B].",
-        ),
-    ] = None,
+    a: BaselineRun,
+    b: CandidateRun,
+    out: CompareOut = None,
     max_drop: MaxDropOption = None,
     use_lower_bound: LowerBoundOption = False,
     output_format: FormatOption = OutputFormat.text,
@@ -113,8 +105,7 @@ def _print_scored(result: Comparison, checks: list[Check], markdown: bool) -> No
 
 
 def _print_text(console: SafeConsole, result: Comparison) -> None:
-    for warning in result.warnings:
-        console.print(f"warning: {warning}", style="yellow", markup=False)
+    print_warnings(console, result.warnings)
     figures = [("agreement", result.agreement), ("strict", result.strict)]
     topic = result.topic_agreement
     if topic.a.n:

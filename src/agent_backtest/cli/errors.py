@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import typer
@@ -69,21 +69,35 @@ def report_stop(how: str) -> None:
     print(f"abt: {how}", file=sys.stderr, flush=True)
 
 
-def friendly_errors(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn a user mistake into one line on stderr and exit code 2, never a traceback."""
+# An exception a command ends with, mapped to what is printed and the exit code.
+Endings = Mapping[type[BaseException], tuple[Callable[[Any], None], int]]
 
-    @functools.wraps(command)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return command(*args, **kwargs)
-        except UserError as exc:
-            report(describe(exc))
-            raise typer.Exit(USER_ERROR) from None
-        except Terminated:
-            report_stop("terminated")
-            raise typer.Exit(TERMINATED) from None
-        except KeyboardInterrupt:
-            report_stop("interrupted")
-            raise typer.Exit(INTERRUPTED) from None
 
-    return run
+def ends_with(endings: Endings) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A command that ends on each exception of ``endings`` by printing its line and exiting
+    with its code, never with a traceback (the first matching entry wins)."""
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(command)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return command(*args, **kwargs)
+            except tuple(endings) as exc:
+                say, code = next(end for kind, end in endings.items() if isinstance(exc, kind))
+                say(exc)
+                raise typer.Exit(code) from None
+
+        return run
+
+    return decorate
+
+
+friendly_errors = ends_with(
+    {
+        UserError: (lambda exc: report(describe(exc)), USER_ERROR),
+        Terminated: (lambda _: report_stop("terminated"), TERMINATED),
+        KeyboardInterrupt: (lambda _: report_stop("interrupted"), INTERRUPTED),
+    }
+)
+"""Turn a user mistake into one line on stderr and exit code 2, and a stop into its line and
+exit code (130, 143), never a traceback."""

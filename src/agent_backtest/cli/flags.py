@@ -1,9 +1,13 @@
-"""Flags for the library's groups of settings, written once and shared by every command.
+"""Flags generated from groups of settings, each flag written once.
 
-A command declares the groups it takes (``@with_groups(reading=ReadingOptions, …)``); its
-signature gains one flag per field of each group, and it is called with one filled-in instance
-per group. A field's flag is its name with dashes (see ``cli/errors.py``), so an error the
-library raises about a field names the flag that sets it.
+A group is a dataclass whose fields are flags, with each field's docstring as its help: the
+library's groups (``ReadingOptions``, ``CallOptions``, …: their flag types and bounds are in
+``FLAG_SPECS``, their panel of --help in ``PANELS``), and a command's own groups, whose fields
+say all of it (``field(default=None, metadata=flag(INPUTS, "FILE"))``). A command decorated
+with ``@with_groups()`` names the groups it takes in its signature (``reading:
+ReadingOptions``); its signature gains one flag per field of each, and it is called with one
+filled-in instance per group. A field's flag is its name with dashes (see ``cli/errors.py``), so
+an error the library raises about a field names the flag that sets it.
 """
 
 from __future__ import annotations
@@ -11,36 +15,42 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-from collections.abc import Callable
+import typing
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
 
-from agent_backtest.api.options import (
-    AgentOptions,
-    BatchOptions,
-    CallOptions,
-    CaseOptions,
-    ExecutorOptions,
-    JudgeOptions,
-    ReadingOptions,
-    RolloutOptions,
-    SelectionOptions,
-)
+from agent_backtest.api import options
 from agent_backtest.cli.errors import flag_of
+from agent_backtest.cli.options import CALLS, INPUTS, ROLES, SCORING, SELECTION
 from agent_backtest.cli.roles import JudgeFlags
+
+# The panel of --help each group's flags are listed under (see cli/options.py).
+PANELS: dict[type, str] = {
+    options.ReadingOptions: INPUTS,
+    options.AgentOptions: INPUTS,
+    options.SelectionOptions: SELECTION,
+    options.CaseOptions: SELECTION,
+    JudgeFlags: ROLES,
+    options.CallOptions: CALLS,
+    options.BatchOptions: CALLS,
+    options.ExecutorOptions: CALLS,
+    options.RolloutOptions: CALLS,
+    options.JudgeOptions: SCORING,
+}
 
 # Per group, per field: the type typer parses, and the option's metavar, help and bounds.
 Spec = tuple[Any, dict[str, Any]]
 FLAG_SPECS: dict[type, dict[str, Spec]] = {
-    ReadingOptions: {
+    options.ReadingOptions: {
         "format": (str | None, {"metavar": "NAME"}),
         "tools": (Path | None, {"metavar": "FILE"}),
         "recorded_model": (str | None, {"metavar": "MODEL"}),
         "strict": (bool, {}),
     },
-    AgentOptions: {
+    options.AgentOptions: {
         "agent_config": (
             Path | None,
             {
@@ -59,7 +69,7 @@ FLAG_SPECS: dict[type, dict[str, Spec]] = {
             },
         ),
     },
-    SelectionOptions: {
+    options.SelectionOptions: {
         "steps": (Literal["router", "action", "all"], {"metavar": "router|action|all"}),
         "nodes": (list[str] | None, {"metavar": "NAME", "help": "Keep only steps of this node "
                                      "(repeatable)."}),
@@ -75,7 +85,7 @@ FLAG_SPECS: dict[type, dict[str, Spec]] = {
         "limit": (int | None, {"metavar": "N", "min": 0}),
         "per_session": (int | None, {"metavar": "N", "min": 1}),
     },
-    CallOptions: {
+    options.CallOptions: {
         "concurrency": (int | None, {"metavar": "N", "min": 1}),
         "rpm": (float | None, {"metavar": "N", "min": 1}),
         "tpm": (float | None, {"metavar": "N", "min": 1}),
@@ -91,12 +101,12 @@ FLAG_SPECS: dict[type, dict[str, Spec]] = {
         "cache_dir": (Path | None, {"metavar": "DIR", "help": "Response cache [default: the "
                                     "user cache dir]."}),
     },
-    BatchOptions: {
+    options.BatchOptions: {
         "batch": (bool, {}),
         "batch_poll": (float | None, {"metavar": "SECONDS", "min": 0.001}),
         "batch_size": (int | None, {"metavar": "N", "min": 1}),
     },
-    ExecutorOptions: {
+    options.ExecutorOptions: {
         "executor": (Literal["local", "ray"], {"metavar": "local|ray"}),
         "ray_address": (str | None, {"metavar": "ADDR"}),
     },
@@ -104,17 +114,17 @@ FLAG_SPECS: dict[type, dict[str, Spec]] = {
         "judge": (str | None, {"metavar": "MODEL"}),
         "fallback_judge": (str | None, {"metavar": "MODEL"}),
     },
-    JudgeOptions: {
+    options.JudgeOptions: {
         "judge_repeats": (int, {"metavar": "N", "min": 1}),
         "exact_strings": (bool, {}),
     },
-    CaseOptions: {
+    options.CaseOptions: {
         "case_ids": (list[str] | None, {"flag": "--case-id", "metavar": "ID"}),
         "shard_count": (int, {"metavar": "N", "min": 1}),
         "shard_index": (int, {"metavar": "I", "min": 0}),
         "limit": (int | None, {"metavar": "N", "min": 1}),
     },
-    RolloutOptions: {
+    options.RolloutOptions: {
         "rollouts": (int, {"metavar": "N", "min": 1}),
         "seed": (int, {"metavar": "N"}),
         "concurrency": (int, {"metavar": "N", "min": 1}),
@@ -123,23 +133,51 @@ FLAG_SPECS: dict[type, dict[str, Spec]] = {
 }  # fmt: skip
 
 
-def with_groups(**groups: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Give a command the flags of each named group; it receives an instance per group."""
+@dataclasses.dataclass(frozen=True)
+class Only:
+    """Some flags of a group, for a command that takes only these (the rest keep their
+    defaults)."""
+
+    group: type
+    fields: Collection[str]
+
+
+GroupFlags = type | Only
+
+
+def flag(panel: str, metavar: str | None = None, **spec: Any) -> dict[str, Any]:
+    """The metadata of a field of a command's own flag group
+    (``field(default=None, metadata=flag(INPUTS, "FILE"))``): the panel of --help it is listed
+    under, its metavar, and the rest of its option (``flag="-o --output"``, bounds); its help is
+    the field's docstring, as in the library's groups."""
+    if metavar is not None:
+        spec["metavar"] = metavar
+    return {"panel": panel, "spec": spec}
+
+
+def with_groups(**only: Only) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Give a command the flags of each group its signature takes (a parameter annotated with
+    one of the library's groups, or with a command's own group of ``flag`` fields), or ``only``
+    some flags of one; it is called with an instance per group."""
 
     def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
         signature = inspect.signature(command, eval_str=True)
+        groups = {
+            p.name: only.get(p.name, p.annotation)
+            for p in signature.parameters.values()
+            if _is_group(p.annotation)
+        }
         own = [p for p in signature.parameters.values() if p.name not in groups]
         added = [
-            _parameter(group, field)
-            for group in groups.values()
-            for field in dataclasses.fields(group)
-            if field.name in FLAG_SPECS[group]
+            _parameter(_group(flags), field)
+            for flags in groups.values()
+            for field in _fields(flags)
         ]
 
         @functools.wraps(command)
         def run(**values: Any) -> Any:
-            for name, group in groups.items():
-                values[name] = _instance(group, values)
+            for name, flags in groups.items():
+                values[name] = _instance(flags, values)
             return command(**values)
 
         parameters = own + added
@@ -150,16 +188,44 @@ def with_groups(**groups: type) -> Callable[[Callable[..., Any]], Callable[..., 
     return decorate
 
 
+def _is_group(annotation: Any) -> bool:
+    """Whether a parameter's type is a group of flags."""
+    if not (isinstance(annotation, type) and dataclasses.is_dataclass(annotation)):
+        return False
+    fields = dataclasses.fields(annotation)
+    return annotation in FLAG_SPECS or any("panel" in field.metadata for field in fields)
+
+
+def _group(flags: GroupFlags) -> type:
+    return flags.group if isinstance(flags, Only) else flags
+
+
+def _fields(flags: GroupFlags) -> list[dataclasses.Field[Any]]:
+    """The fields of a group that get a flag, in their order."""
+    group = _group(flags)
+    if isinstance(flags, Only):
+        return [field for field in dataclasses.fields(group) if field.name in flags.fields]
+    if group in FLAG_SPECS:
+        return [field for field in dataclasses.fields(group) if field.name in FLAG_SPECS[group]]
+    return [field for field in dataclasses.fields(group) if "panel" in field.metadata]
+
+
 def _parameter(group: type, field: dataclasses.Field[Any]) -> inspect.Parameter:
-    """The typer parameter of one field: its flag, metavar, help (the field's docstring)."""
-    kind, spec = FLAG_SPECS[group][field.name]
+    """The typer parameter of one field: its flag, metavar, help (the field's docstring) and
+    the group's panel."""
+    if group in FLAG_SPECS:
+        kind, spec = FLAG_SPECS[group][field.name]
+        panel = PANELS[group]
+    else:  # a command's own group: its fields say it all
+        kind, spec = typing.get_type_hints(group)[field.name], field.metadata["spec"]
+        panel = field.metadata["panel"]
     spec = dict(spec)
     flags = spec.pop("flag", flag_of(field.name)).split(" ")
     spec.setdefault("help", _field_help(group, field.name))
     default = field.default if field.default is not dataclasses.MISSING else None
     if isinstance(default, tuple):
         default = None  # an empty list: typer's "not given"
-    option = typer.Option(*flags, **spec)
+    option = typer.Option(*flags, rich_help_panel=panel, **spec)
     return inspect.Parameter(
         _cli_name(group, field.name),
         inspect.Parameter.KEYWORD_ONLY,
@@ -173,17 +239,15 @@ def _cli_name(group: type, field: str) -> str:
     return f"{group.__name__}__{field}"
 
 
-def _instance(group: type, values: dict[str, Any]) -> Any:
+def _instance(flags: GroupFlags, values: dict[str, Any]) -> Any:
     """The group filled in from the parsed flags (removed from ``values``)."""
     given = {}
-    for field in dataclasses.fields(group):
-        if field.name not in FLAG_SPECS[group]:
-            continue
-        value = values.pop(_cli_name(group, field.name))
+    for field in _fields(flags):
+        value = values.pop(_cli_name(_group(flags), field.name))
         if value is None and isinstance(field.default, tuple):
             value = ()
         given[field.name] = value
-    return group(**given)
+    return _group(flags)(**given)
 
 
 @functools.cache

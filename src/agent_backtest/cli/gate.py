@@ -3,8 +3,10 @@ the bar."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
-from typing import Annotated
+from dataclasses import dataclass, field
+from typing import Any
 
 import typer
 
@@ -12,99 +14,53 @@ from agent_backtest import Run, api
 from agent_backtest.api.reports import is_simulate_run, simulate_summary
 from agent_backtest.api.results import BAR_NOT_MET
 from agent_backtest.cli.compare import LowerBoundOption
+from agent_backtest.cli.flags import flag, with_groups
 from agent_backtest.cli.markdown import gate_markdown
+from agent_backtest.cli.options import SCORING
 from agent_backtest.cli.report import FormatOption, OutputFormat, RunArgument
 from agent_backtest.cli.simulate_figures import rate_line
 from agent_backtest.cli.terminal import SafeConsole
 
+SHARE = flag(SCORING, "F", min=0.0, max=1.0)  # a bar on a share of answers or flows
 
+
+@dataclass
+class GateBars:
+    """A scored run's agreement bars, and a simulate run's pass-rate bar; None is not asked."""
+
+    min_agreement: float | None = field(default=None, metadata=SHARE)
+    """Agreement must be at least F."""
+    min_strict: float | None = field(default=None, metadata=SHARE)
+    """Strict agreement must be at least F."""
+    min_decided: float | None = field(default=None, metadata=SHARE)
+    """At least this share of answers must be decided (by the matcher, the judge or the same
+    text) [default: more than none]."""
+    max_infra_errors: int | None = field(default=None, metadata=flag(SCORING, "N", min=0))
+    """At most N answers may end in an infrastructure error of the candidate's call."""
+    max_infra_error_rate: float | None = field(default=None, metadata=SHARE)
+    """At most this share of answers may end in an infrastructure error of the candidate's
+    call."""
+    max_undecided: float | None = field(default=None, metadata=SHARE)
+    """At most this share of answers may be undecided for infrastructure: the candidate's call
+    or the judge's failed [default: 0.05]."""
+    min_pass_rate: float | None = field(default=None, metadata=SHARE)
+    """A simulate run's pass rate (over its flows judged pass or fail) must be at least F."""
+
+    def given(self) -> dict[str, Any]:
+        """The bars by name, as ``api.gate`` takes them."""
+        return dataclasses.asdict(self)
+
+
+@with_groups()
 def gate(
+    bars: GateBars,
     run: RunArgument,
-    min_agreement: Annotated[
-        float | None,
-        typer.Option(
-            "--min-agreement", min=0.0, max=1.0, metavar="F", help="Agreement must be at least F."
-        ),
-    ] = None,
-    min_strict: Annotated[
-        float | None,
-        typer.Option(
-            "--min-strict",
-            min=0.0,
-            max=1.0,
-            metavar="F",
-            help="Strict agreement must be at least F.",
-        ),
-    ] = None,
-    min_decided: Annotated[
-        float | None,
-        typer.Option(
-            "--min-decided",
-            min=0.0,
-            max=1.0,
-            metavar="F",
-            help="At least this share of answers must be decided (by the matcher, the judge or "
-            "the same text) [default: more than none].",
-        ),
-    ] = None,
-    max_infra_errors: Annotated[
-        int | None,
-        typer.Option(
-            "--max-infra-errors",
-            min=0,
-            metavar="N",
-            help="At most N answers may end in an infrastructure error of the candidate's call.",
-        ),
-    ] = None,
-    max_infra_error_rate: Annotated[
-        float | None,
-        typer.Option(
-            "--max-infra-error-rate",
-            min=0.0,
-            max=1.0,
-            metavar="F",
-            help="At most this share of answers may end in an infrastructure error of the "
-            "candidate's call.",
-        ),
-    ] = None,
-    max_undecided: Annotated[
-        float | None,
-        typer.Option(
-            "--max-undecided",
-            min=0.0,
-            max=1.0,
-            metavar="F",
-            help="At most this share of answers may be undecided for infrastructure: the "
-            "candidate's call or the judge's failed [default: 0.05].",
-        ),
-    ] = None,
-    min_pass_rate: Annotated[
-        float | None,
-        typer.Option(
-            "--min-pass-rate",
-            min=0.0,
-            max=1.0,
-            metavar="F",
-            help="A simulate run's pass rate (over its flows judged pass or fail) must be at "
-            "least F.",
-        ),
-    ] = None,
     use_lower_bound: LowerBoundOption = False,
     output_format: FormatOption = OutputFormat.text,
 ) -> None:
     """Check a scored run, or a simulate run, against bars; exit 3 when one is not met (2 is a
     usage error)."""
-    checks = api.gate(
-        run,
-        min_agreement=min_agreement,
-        min_strict=min_strict,
-        min_decided=min_decided,
-        max_infra_errors=max_infra_errors,
-        max_infra_error_rate=max_infra_error_rate,
-        max_undecided=max_undecided,
-        min_pass_rate=min_pass_rate,
-        use_lower_bound=use_lower_bound,
-    )
+    checks = api.gate(run, **bars.given(), use_lower_bound=use_lower_bound)
     if is_simulate_run(run):
         coverage = rate_line("pass rate", simulate_summary(run).overall)
     else:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Annotated
 
 import orjson
 import typer
@@ -12,29 +11,27 @@ import typer
 from agent_backtest import api
 from agent_backtest.api import AgentOptions, ReadingOptions
 from agent_backtest.cli.flags import with_groups
-from agent_backtest.cli.options import Inputs
+from agent_backtest.cli.options import OUTPUT, Inputs, JsonReport, option
 from agent_backtest.cli.output import STDOUT, output_file
 from agent_backtest.cli.render import input_report, print_input_table
 from agent_backtest.cli.terminal import SafeConsole
 
+SessionsFile = option(
+    Path | None,
+    "-o --output",
+    OUTPUT,
+    "Write the sessions here as canonical JSONL (- for stdout).",
+    metavar="FILE",
+)
 
-@with_groups(reading=ReadingOptions, agent=AgentOptions)
+
+@with_groups()
 def ingest(
     reading: ReadingOptions,
     agent: AgentOptions,
     inputs: Inputs,
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "-o",
-            "--output",
-            metavar="FILE",
-            help="Write the sessions here as canonical JSONL (- for stdout).",
-        ),
-    ] = None,
-    json_report: Annotated[
-        bool, typer.Option("--json", help="Print the report as JSON instead of a table.")
-    ] = False,
+    output: SessionsFile = None,
+    json_report: JsonReport = False,
 ) -> None:
     """Read traces and report, per input, what they hold and how many replay units they give."""
     writer = output_file(output) if output else nullcontext(None)

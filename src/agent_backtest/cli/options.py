@@ -1,17 +1,66 @@
-"""Command-line arguments shared by every command that reads traces."""
+"""The command line's arguments and single options, declared once and reused by name, and the
+panels of --help every flag is listed under.
+
+An argument or option here is an ``Annotated`` type that typer reads (``out: RunDirectory =
+None``), built by ``argument`` or ``option``. Those several commands share are declared here;
+one of a single command at the top of its module. A command with many flags of its own keeps
+them in a group instead (see ``cli/flags.py``), as the library's settings are grouped.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-Inputs = Annotated[
-    list[Path],
-    typer.Argument(
-        metavar="INPUT",
-        help="Trace files in any supported format (detected from the content).",
-        show_default=False,
-    ),
-]
+# The panels of --help, in the order they are printed (options in no panel come last).
+INPUTS = "Inputs"
+SELECTION = "Selection"
+ROLES = "Models and roles"
+CALLS = "Calls"
+SCORING = "Scoring"
+OUTPUT = "Output"
+PANELS = (INPUTS, SELECTION, ROLES, CALLS, SCORING, OUTPUT)
+
+
+def option(kind: Any, flags: str, panel: str, help: str, **spec: Any) -> Any:
+    """An option typer reads from the annotation: ``flags`` (space-separated, such as
+    ``"-o --output"``), its help and the panel it is listed under; ``spec`` is the rest of
+    ``typer.Option`` (metavar, bounds)."""
+    return Annotated[kind, typer.Option(*flags.split(), help=help, rich_help_panel=panel, **spec)]
+
+
+def argument(kind: Any, metavar: str, help: str) -> Any:
+    """A positional argument, shown as ``metavar`` with its help and no default."""
+    return Annotated[kind, typer.Argument(metavar=metavar, help=help, show_default=False)]
+
+
+Inputs = argument(
+    list[Path], "INPUT", "Trace files in any supported format (detected from the content)."
+)
+UnitsOrTraces = argument(
+    list[Path] | None,
+    "INPUT",
+    "A units JSONL (from abt units) or trace files in any supported format.",
+)
+RunDirectory = option(Path | None, "--out", OUTPUT, "The run directory to create.", metavar="DIR")
+ConfigFile = option(
+    Path | None,
+    "--config",
+    ROLES,
+    "Model config (abt.toml): endpoints, key variables, roles and aliases [default: ./abt.toml, "
+    "else the user config dir].",
+    metavar="FILE",
+)
+Cache = option(
+    bool, "--cache/--no-cache", CALLS, "Read and fill the response cache (--no-cache: neither)."
+)
+CacheDirectory = option(
+    Path | None,
+    "--cache-dir",
+    CALLS,
+    "Response cache [default: the user cache dir].",
+    metavar="DIR",
+)
+JsonReport = option(bool, "--json", OUTPUT, "Print the report as JSON instead of a table.")

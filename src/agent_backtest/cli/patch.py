@@ -4,7 +4,7 @@ step ``abt replay --patch`` takes before anything is sent."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -12,6 +12,7 @@ from rich.console import Console
 from agent_backtest import api
 from agent_backtest.api import AgentOptions, ReadingOptions, SelectionOptions
 from agent_backtest.cli.flags import with_groups
+from agent_backtest.cli.options import OUTPUT, UnitsOrTraces, argument, option
 from agent_backtest.cli.terminal import SafeConsole
 
 if TYPE_CHECKING:
@@ -19,40 +20,27 @@ if TYPE_CHECKING:
 
 UNMATCHED_EXIT = 1
 
-PatchFileArgument = Annotated[
-    Path,
-    typer.Argument(
-        metavar="PATCH", help="The patch file (abt.patch/1, JSON or YAML).", show_default=False
-    ),
-]
+PatchFileArgument = argument(Path, "PATCH", "The patch file (abt.patch/1, JSON or YAML).")
+ShowDiff = option(
+    bool,
+    "--diff/--no-diff",
+    OUTPUT,
+    "Show the first request each op changed, before and after.",
+)
+CoverageJson = option(
+    bool, "--json", OUTPUT, "Print the coverage report as JSON (as patch_coverage.json holds it)."
+)
 
 
-@with_groups(reading=ReadingOptions, agent=AgentOptions, selection=SelectionOptions)
+@with_groups()
 def check(
     reading: ReadingOptions,
     agent: AgentOptions,
     selection: SelectionOptions,
     patch_file: PatchFileArgument,
-    inputs: Annotated[
-        list[Path],
-        typer.Argument(
-            metavar="INPUT",
-            help="A units JSONL (from abt units) or trace files in any supported format.",
-            show_default=False,
-        ),
-    ],
-    diff: Annotated[
-        bool,
-        typer.Option(
-            "--diff/--no-diff", help="Show the first request each op changed, before and after."
-        ),
-    ] = True,
-    json_report: Annotated[
-        bool,
-        typer.Option(
-            "--json", help="Print the coverage report as JSON (as patch_coverage.json holds it)."
-        ),
-    ] = False,
+    inputs: UnitsOrTraces,
+    diff: ShowDiff = True,
+    json_report: CoverageJson = False,
 ) -> None:
     """Apply a patch to the units and report, per op, how many units have its target and how
     many it changed; exit 1 when an op matches nothing."""

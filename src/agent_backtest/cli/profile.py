@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Literal
 
 import typer
 from rich.table import Table as RichTable
 
 from agent_backtest import api
 from agent_backtest.api import ReadingOptions
-from agent_backtest.cli.flags import with_groups
-from agent_backtest.cli.options import Inputs
+from agent_backtest.cli.flags import flag, with_groups
+from agent_backtest.cli.options import INPUTS, OUTPUT, SELECTION, Inputs
 from agent_backtest.cli.output import STDOUT
 from agent_backtest.cli.terminal import SafeConsole
 
@@ -22,89 +23,59 @@ if TYPE_CHECKING:
 LABELS = frozenset({"group", "tool", "model", "figure", "variant"})
 
 
-@with_groups(reading=ReadingOptions)
-def profile(
-    reading: ReadingOptions,
-    inputs: Inputs,
-    group_by: Annotated[
-        Literal["session", "agent", "model", "variant"] | None,
-        typer.Option(
-            "--group-by",
-            metavar="session|agent|model|variant",
-            help="Profile per session, agent, model (set of models a session used) or "
-            "variant.  [default: variant with --variant or --annotations, else agent]",
-            show_default=False,
-        ),
-    ] = None,
-    variant: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--variant",
-            metavar="NAME=SELECTOR",
-            help="A variant to compare (repeatable; the first is the baseline). "
-            "SELECTOR: FIELD=GLOB or FIELD!=GLOB joined by commas; fields: agent, "
-            "agent_version, model, tool, session, file, format, case, run_variant, "
-            "meta.KEY.",
-        ),
-    ] = None,
-    annotations: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--annotations",
-            metavar="FILE",
-            help="Run annotations (JSON object, list or JSONL; repeatable). Needs --case-manifest.",
-        ),
-    ] = None,
-    case_manifest: Annotated[
-        Path | None,
-        typer.Option(
-            "--case-manifest", metavar="FILE", help="The cases the annotations name (JSON)."
-        ),
-    ] = None,
-    prices: Annotated[
-        Path | None,
-        typer.Option(
-            "--prices",
-            metavar="FILE",
-            help='Prices per million tokens by model (JSON: {"MODEL": '
-            '{"input_per_million": X, "output_per_million": Y}}).',
-        ),
-    ] = None,
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "-o", "--output", metavar="FILE", help="Write the profile here (JSON; - for stdout)."
-        ),
-    ] = None,
-    as_markdown: Annotated[
-        bool, typer.Option("--markdown", help="Print a short Markdown version, not a table.")
-    ] = False,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print the profile JSON instead of a table.")
-    ] = False,
-) -> None:
+@dataclass
+class ProfileFlags:
+    """How sessions are grouped, what else is read about them, and how the profile is given."""
+
+    group_by: Literal["session", "agent", "model", "variant"] | None = field(
+        default=None, metadata=flag(SELECTION, "session|agent|model|variant", show_default=False)
+    )
+    """Profile per session, agent, model (set of models a session used) or variant.  [default:
+    variant with --variant or --annotations, else agent]"""
+    variant: list[str] | None = field(default=None, metadata=flag(SELECTION, "NAME=SELECTOR"))
+    """A variant to compare (repeatable; the first is the baseline). SELECTOR: FIELD=GLOB or
+    FIELD!=GLOB joined by commas; fields: agent, agent_version, model, tool, session, file,
+    format, case, run_variant, meta.KEY."""
+    annotations: list[Path] | None = field(default=None, metadata=flag(INPUTS, "FILE"))
+    """Run annotations (JSON object, list or JSONL; repeatable). Needs --case-manifest."""
+    case_manifest: Path | None = field(default=None, metadata=flag(INPUTS, "FILE"))
+    """The cases the annotations name (JSON)."""
+    prices: Path | None = field(default=None, metadata=flag(INPUTS, "FILE"))
+    """Prices per million tokens by model (JSON: {"MODEL": {"input_per_million": X,
+    "output_per_million": Y}})."""
+    output: Path | None = field(default=None, metadata=flag(OUTPUT, "FILE", flag="-o --output"))
+    """Write the profile here (JSON; - for stdout)."""
+    as_markdown: bool = field(default=False, metadata=flag(OUTPUT, flag="--markdown"))
+    """Print a short Markdown version, not a table."""
+    as_json: bool = field(default=False, metadata=flag(OUTPUT, flag="--json"))
+    """Print the profile JSON instead of a table."""
+
+
+@with_groups()
+def profile(reading: ReadingOptions, flags: ProfileFlags, inputs: Inputs) -> None:
     """Profile agent loops: calls, times, gaps, tokens, failures and retries, per group."""
     result = api.profile(
         inputs,
-        group_by=group_by,
-        variants=variant or [],
-        annotations=annotations or [],
-        case_manifest=case_manifest,
-        prices=prices,
+        group_by=flags.group_by,
+        variants=flags.variant or [],
+        annotations=flags.annotations or [],
+        case_manifest=flags.case_manifest,
+        prices=flags.prices,
         reading=reading,
     )
     # Loaded with a profile, not with the command line: the profile's figure types come along.
     from agent_backtest.api.profiles import profile_document, write_profile
     from agent_backtest.cli.profile_markdown import markdown
 
+    output = flags.output
     if output == STDOUT:
         typer.echo(profile_document(result).decode(), nl=False)
         return
     if output:
         write_profile(result, output)
-    if as_json:
+    if flags.as_json:
         typer.echo(profile_document(result).decode(), nl=False)
-    elif as_markdown:
+    elif flags.as_markdown:
         typer.echo(markdown(result), nl=False)
     else:
         _print(result, output)

@@ -35,6 +35,34 @@ TIME_FIGURES: tuple[tuple[str, Callable[[Times], DistributionFigure]], ...] = (
     ("gap between turns", lambda time: time.gap_ms.between_turns),
     ("session span", lambda time: time.session_span_ms),
 )
+# The columns of each table, in the order its rows give them.
+CALLS_HEADERS = (
+    "group",
+    "sessions",
+    "turns",
+    "LLM calls",
+    "tool calls",
+    "success",
+    "failed",
+    "timeout/unknown",
+    "retries",
+    "repeats",
+    "overlapping",
+    "asked together",
+)
+TOOLS_HEADERS = (
+    "group",
+    "tool",
+    "calls",
+    "success",
+    "failed",
+    "timeout/unknown",
+    "retries",
+    "p50 ms",
+    "p95 ms",
+)
+TIME_HEADERS = ("group", "figure", "count", "total", "p50", "p95", "max")
+TOKENS_HEADERS = ("group", "model", "LLM calls", "input", "output", "cost")
 # Differences shown in the summary; the profile JSON holds every figure's difference.
 KEY_DIFFERENCES = (
     "/sessions",
@@ -111,24 +139,7 @@ def calls_table(groups: dict[str, ProfileGroup]) -> Table:
                 number(tool.parallel.requested_together.calls),
             )
         )
-    return Table(
-        "Calls",
-        (
-            "group",
-            "sessions",
-            "turns",
-            "LLM calls",
-            "tool calls",
-            "success",
-            "failed",
-            "timeout/unknown",
-            "retries",
-            "repeats",
-            "overlapping",
-            "asked together",
-        ),
-        rows,
-    )
+    return Table("Calls", CALLS_HEADERS, rows)
 
 
 def tools_table(groups: dict[str, ProfileGroup]) -> Table:
@@ -153,21 +164,7 @@ def tools_table(groups: dict[str, ProfileGroup]) -> Table:
                     observed(time, time.p95),
                 )
             )
-    return Table(
-        "Calls by tool",
-        (
-            "group",
-            "tool",
-            "calls",
-            "success",
-            "failed",
-            "timeout/unknown",
-            "retries",
-            "p50 ms",
-            "p95 ms",
-        ),
-        rows,
-    )
+    return Table("Calls by tool", TOOLS_HEADERS, rows)
 
 
 def time_table(groups: dict[str, ProfileGroup]) -> Table:
@@ -187,7 +184,7 @@ def time_table(groups: dict[str, ProfileGroup]) -> Table:
                     observed(value, value.max),
                 )
             )
-    return Table("Time (ms)", ("group", "figure", "count", "total", "p50", "p95", "max"), rows)
+    return Table("Time (ms)", TIME_HEADERS, rows)
 
 
 def tokens_table(groups: dict[str, ProfileGroup]) -> Table:
@@ -206,7 +203,7 @@ def tokens_table(groups: dict[str, ProfileGroup]) -> Table:
                     total(costs[model]) if model in costs else NOT_AVAILABLE,
                 )
             )
-    return Table("Tokens", ("group", "model", "LLM calls", "input", "output", "cost"), rows)
+    return Table("Tokens", TOKENS_HEADERS, rows)
 
 
 def differences_table(profile: Profile) -> Table | None:

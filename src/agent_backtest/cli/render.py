@@ -69,27 +69,34 @@ def _counts(counts: dict[str, int]) -> str:
     return " · ".join(f"{name} {count}" for name, count in counts.items())
 
 
+# What an input's report notes, when its count is not 0: the count, then these words.
+NOTES = (
+    ("reconstructed", "LLM steps rebuilt from server-side history"),
+    (
+        "without_tool_definitions",
+        "LLM steps lack their tool definitions (the trace did not record them; --tools supplies "
+        "them)",
+    ),
+    ("secret_fields_dropped", None),  # a count per field: written by _secret_fields
+    ("tools_supplied", "LLM steps use tool definitions from --tools"),
+    (
+        "unsent_parts",
+        "LLM steps hold reasoning or parts chat completions does not take (kept in the trace, "
+        "left out of a replay and listed as adjustments)",
+    ),
+)
+
+
 def _flags(report: dict[str, Any]) -> list[str]:
-    flags = []
-    if report["reconstructed"]:
-        flags.append(f"{report['reconstructed']} LLM steps rebuilt from server-side history")
-    if report["without_tool_definitions"]:
-        flags.append(
-            f"{report['without_tool_definitions']} LLM steps lack their tool "
-            "definitions (the trace did not record them; --tools supplies them)"
-        )
-    if report["secret_fields_dropped"]:
-        flags.append(
-            f"{sum(report['secret_fields_dropped'].values())} recorded request fields left out "
-            "as credentials or transport options, never sent ("
-            + _counts(report["secret_fields_dropped"])
-            + ")"
-        )
-    if report["tools_supplied"]:
-        flags.append(f"{report['tools_supplied']} LLM steps use tool definitions from --tools")
-    if report["unsent_parts"]:
-        flags.append(
-            f"{report['unsent_parts']} LLM steps hold reasoning or parts chat completions does "
-            "not take (kept in the trace, left out of a replay and listed as adjustments)"
-        )
-    return flags
+    return [
+        f"{report[key]} {words}" if words else _secret_fields(report[key])
+        for key, words in NOTES
+        if report[key]
+    ]
+
+
+def _secret_fields(dropped: dict[str, int]) -> str:
+    return (
+        f"{sum(dropped.values())} recorded request fields left out as credentials or transport "
+        f"options, never sent ({_counts(dropped)})"
+    )

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -31,11 +32,21 @@ from agent_backtest.api import (
 from agent_backtest.api import replays as api
 from agent_backtest.api.reports import report as write_run_report
 from agent_backtest.cli.errors import INTERRUPTED
-from agent_backtest.cli.flags import with_groups
+from agent_backtest.cli.flags import flag, with_groups
+from agent_backtest.cli.options import (
+    CALLS,
+    INPUTS,
+    OUTPUT,
+    ROLES,
+    SCORING,
+    ConfigFile,
+    RunDirectory,
+    UnitsOrTraces,
+)
 from agent_backtest.cli.patch import print_coverage
 from agent_backtest.cli.roles import JudgeFlags
 from agent_backtest.cli.score import print_outcome
-from agent_backtest.cli.terminal import SafeConsole
+from agent_backtest.cli.terminal import SafeConsole, print_warnings
 from agent_backtest.errors import UserError
 
 if TYPE_CHECKING:
@@ -49,16 +60,45 @@ if TYPE_CHECKING:
 FAILED = 1
 
 
-@with_groups(
-    reading=ReadingOptions,
-    agent=AgentOptions,
-    selection=SelectionOptions,
-    calls=CallOptions,
-    judges=JudgeFlags,
-    judging=JudgeOptions,
-    batching=BatchOptions,
-    execution=ExecutorOptions,
-)
+@dataclass
+class ReplayFlags:
+    """The candidate, the run to create or finish, the patch, and what else a replay does."""
+
+    model: str | None = field(default=None, metadata=flag(ROLES, "MODEL"))
+    """Candidate: provider/model (openai/…, anthropic/…, local/smollm2, mock/golden), or trace
+    for the model that served each step."""
+    resume: Path | None = field(default=None, metadata=flag(INPUTS, "DIR"))
+    """Finish this run: send only the pairs with no result."""
+    retry_errors: bool = field(default=False, metadata=flag(INPUTS))
+    """With --resume: also send again the pairs that ended in an infrastructure error."""
+    repair: bool = field(default=False, metadata=flag(INPUTS))
+    """With --resume: rewrite a results file with torn lines in its middle, keeping every whole
+    record."""
+    patch_file: Path | None = field(default=None, metadata=flag(INPUTS, "FILE"))
+    """Edit ops (abt.patch/1, JSON or YAML) applied to each unit's request before it is sent;
+    the run stops before anything is written if an op matches nothing."""
+    allow_unmatched: bool = field(default=False, metadata=flag(INPUTS))
+    """With --patch: replay even when an op matches nothing."""
+    k: int = field(default=1, metadata=flag(CALLS, "N", min=1, max=1000))
+    """Repeats per unit."""
+    seed: int = field(default=0, metadata=flag(CALLS, "N"))
+    """Seed of repeat 0; repeat r uses seed + r."""
+    dry_run: bool = field(default=False, metadata=flag(CALLS))
+    """Write units.jsonl and run.json, send nothing."""
+    credential_command: str | None = field(default=None, metadata=flag(CALLS, "CMD"))
+    """On HTTP 401, run CMD; it prints a fresh API key, and the call is sent again once."""
+    no_score: bool = field(default=False, metadata=flag(SCORING))
+    """Only record the answers; score later with abt score."""
+    overwrite: bool = field(default=False, metadata=flag(OUTPUT))
+    """Replace a run already in --out (its files are removed first)."""
+    label: list[str] | None = field(default=None, metadata=flag(OUTPUT, "KEY=VALUE"))
+    """Recorded in run.json and carried into the summary, CSV and report, to tell runs apart
+    (repeatable)."""
+    report: bool = field(default=False, metadata=flag(OUTPUT))
+    """Once scored, write results.csv and report.html (as abt report does)."""
+
+
+@with_groups()
 def replay(
     reading: ReadingOptions,
     agent: AgentOptions,
@@ -68,183 +108,71 @@ def replay(
     judging: JudgeOptions,
     batching: BatchOptions,
     execution: ExecutorOptions,
-    inputs: Annotated[
-        list[Path] | None,
-        typer.Argument(
-            metavar="INPUT",
-            help="A units JSONL (from abt units) or trace files in any supported format.",
-            show_default=False,
-        ),
-    ] = None,
-    model: Annotated[
-        str | None,
-        typer.Option(
-            "--model",
-            metavar="MODEL",
-            help="Candidate: provider/model (openai/…, anthropic/…, "
-            "local/smollm2, mock/golden), or trace for the model that served each step.",
-        ),
-    ] = None,
-    out: Annotated[
-        Path | None, typer.Option("--out", metavar="DIR", help="The run directory to create.")
-    ] = None,
-    resume: Annotated[
-        Path | None,
-        typer.Option(
-            "--resume", metavar="DIR", help="Finish this run: send only the pairs with no result."
-        ),
-    ] = None,
-    retry_errors: Annotated[
-        bool,
-        typer.Option(
-            "--retry-errors",
-            help="With --resume: also send again the pairs that ended in an infrastructure error.",
-        ),
-    ] = False,
-    repair: Annotated[
-        bool,
-        typer.Option(
-            "--repair",
-            help="With --resume: rewrite a results file with torn lines in its middle, keeping "
-            "every whole record.",
-        ),
-    ] = False,
-    overwrite: Annotated[
-        bool,
-        typer.Option(
-            "--overwrite", help="Replace a run already in --out (its files are removed first)."
-        ),
-    ] = False,
-    k: Annotated[
-        int, typer.Option("--k", min=1, max=1000, metavar="N", help="Repeats per unit.")
-    ] = 1,
-    seed: Annotated[
-        int, typer.Option("--seed", metavar="N", help="Seed of repeat 0; repeat r uses seed + r.")
-    ] = 0,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Write units.jsonl and run.json, send nothing.")
-    ] = False,
-    config_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--config",
-            metavar="FILE",
-            help="Model config (abt.toml): endpoints, key variables, roles, "
-            "aliases [default: ./abt.toml, else the user config dir].",
-        ),
-    ] = None,
-    credential_command: Annotated[
-        str | None,
-        typer.Option(
-            "--credential-command",
-            metavar="CMD",
-            help="On HTTP 401, run CMD; it prints a fresh "
-            "API key, and the call is sent again once.",
-        ),
-    ] = None,
-    label: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--label",
-            metavar="KEY=VALUE",
-            help="Recorded in run.json and carried into the summary, CSV and report, to tell "
-            "runs apart (repeatable).",
-        ),
-    ] = None,
-    no_score: Annotated[
-        bool,
-        typer.Option("--no-score", help="Only record the answers; score later with abt score."),
-    ] = False,
-    report: Annotated[
-        bool,
-        typer.Option(
-            "--report", help="Once scored, write results.csv and report.html (as abt report does)."
-        ),
-    ] = False,
-    patch_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--patch",
-            metavar="FILE",
-            help="Edit ops (abt.patch/1, JSON or YAML) applied to each unit's request before "
-            "it is sent; the run stops before anything is written if an op matches nothing.",
-        ),
-    ] = None,
-    allow_unmatched: Annotated[
-        bool,
-        typer.Option(
-            "--allow-unmatched", help="With --patch: replay even when an op matches nothing."
-        ),
-    ] = False,
+    flags: ReplayFlags,
+    inputs: UnitsOrTraces = None,
+    out: RunDirectory = None,
+    config_file: ConfigFile = None,
 ) -> None:
     """Replay units on a candidate model; every answer is recorded the moment it arrives, then
     the run is scored against production (as abt score does)."""
     console = SafeConsole(stderr=True, highlight=False)
-    events = ReplayEvents(console, batching.batch or _is_batch_run(resume))
-    if report and (no_score or dry_run):
+    events = ReplayEvents(console, batching.batch or _is_batch_run(flags.resume))
+    if flags.report and (flags.no_score or flags.dry_run):
         raise UserError("needs a scored run: leave out --no-score and --dry-run", "report")
-    if resume is not None:
-        if inputs or out or model or patch_file:
+    common = dict(
+        calls=calls,
+        roles=judges.roles(),
+        judging=judging,
+        agent=agent,
+        batching=batching,
+        execution=execution,
+        score=not flags.no_score,
+        credential_command=flags.credential_command,
+        hooks=events,
+    )
+    if flags.resume is not None:
+        if inputs or out or flags.model or flags.patch_file:
             raise UserError(
                 "takes the run's own inputs, model and settings; pass only the run directory "
                 "(and call settings)",
                 "resume",
             )
-        for flag, given in (("dry_run", dry_run), ("overwrite", overwrite)):
+        for flag_name, given in (("dry_run", flags.dry_run), ("overwrite", flags.overwrite)):
             if given:  # refused rather than ignored: the user meant something by it
-                raise UserError("does nothing to a run you resume: leave it out", flag)
+                raise UserError("does nothing to a run you resume: leave it out", flag_name)
         run = api.resume(
-            resume,
-            retry_errors=retry_errors,
-            repair=repair,
-            calls=calls,
-            roles=judges.roles(),
-            judging=judging,
-            agent=agent,
-            batching=batching,
-            execution=execution,
-            score=not no_score,
-            credential_command=credential_command,
-            hooks=events,
+            flags.resume, retry_errors=flags.retry_errors, repair=flags.repair, **common
         )
     else:
-        if repair:
+        if flags.repair:
             raise UserError("rewrites the results of a run you resume: add --resume DIR", "repair")
-        if not inputs or not model or not out:
+        if not inputs or not flags.model or not out:
             raise UserError("give INPUT…, --model and --out (or --resume DIR)")
         run = api.replay(
             inputs,
-            model=model,
+            model=flags.model,
             out=out,
-            k=k,
-            seed=seed,
+            k=flags.k,
+            seed=flags.seed,
             reading=reading,
-            agent=agent,
             selection=selection,
-            calls=calls,
-            roles=judges.roles(),
-            judging=judging,
-            batching=batching,
-            execution=execution,
-            score=not no_score,
-            patch_file=patch_file,
-            allow_unmatched=allow_unmatched,
-            labels=parse_labels(label or []),
+            patch_file=flags.patch_file,
+            allow_unmatched=flags.allow_unmatched,
+            labels=parse_labels(flags.label or []),
             config_file=config_file,
-            credential_command=credential_command,
-            overwrite=overwrite,
-            dry_run=dry_run,
-            hooks=events,
+            overwrite=flags.overwrite,
+            dry_run=flags.dry_run,
+            **common,
         )
-    if report and run.directory.is_scored():
+    if flags.report and run.directory.is_scored():
         written = write_run_report(run)
         SafeConsole(highlight=False).print(
             f"wrote {written.csv_path} ({written.rows} rows) and {written.html_path}",
             markup=False,
         )
-    if not dry_run:
+    if not flags.dry_run:
         print_local_model_hint(console, run)
-    _exit_for(console, run, dry_run)
+    _exit_for(console, run, flags.dry_run)
 
 
 def print_local_model_hint(console: Console, run: Run) -> None:
@@ -329,8 +257,7 @@ class ReplayEvents(api.RunEvents):
         self.on_scored = self.scored
 
     def planned(self, plan: ReplayPlan) -> None:
-        for warning in plan.warnings:
-            self.console.print(f"warning: {warning}", style="yellow", markup=False)
+        print_warnings(self.console, plan.warnings)
         readers = plan.readers
         if readers is not None:
             skipped = ", ".join(f"{k} {v}" for k, v in readers.skipped_steps.items())

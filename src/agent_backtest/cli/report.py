@@ -6,16 +6,15 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
-
-import typer
 
 from agent_backtest import api
 from agent_backtest.api.results import SimulateReport
 from agent_backtest.cli.markdown import cell, report_markdown
+from agent_backtest.cli.options import OUTPUT, argument, option
+from agent_backtest.cli.score import agreement_line
 from agent_backtest.cli.simulate_figures import summary_lines
-from agent_backtest.cli.terminal import SafeConsole
-from agent_backtest.reporting.figures import rate, rate_with_count
+from agent_backtest.cli.terminal import SafeConsole, print_warnings
+from agent_backtest.reporting.figures import rate_with_count
 
 
 class OutputFormat(StrEnum):
@@ -25,23 +24,17 @@ class OutputFormat(StrEnum):
     markdown = "markdown"
 
 
-RunArgument = Annotated[
-    Path,
-    typer.Argument(
-        metavar="RUN",
-        show_default=False,
-        help="A scored run directory (abt replay/score), or a simulate run (abt simulate run).",
-    ),
-]
-FormatOption = Annotated[
+RunArgument = argument(
+    Path, "RUN", "A scored run directory (abt replay/score), or a simulate run (abt simulate run)."
+)
+FormatOption = option(
     OutputFormat,
-    typer.Option(
-        "--format",
-        metavar="text|markdown",
-        help="Print the summary as text, or as Markdown fit for a "
-        "pull-request comment (file paths then go to stderr).",
-    ),
-]
+    "--format",
+    OUTPUT,
+    "Print the summary as text, or as Markdown fit for a pull-request comment (file paths then "
+    "go to stderr).",
+    metavar="text|markdown",
+)
 
 
 def report(run: RunArgument, output_format: FormatOption = OutputFormat.text) -> None:
@@ -56,14 +49,8 @@ def report(run: RunArgument, output_format: FormatOption = OutputFormat.text) ->
         sys.stdout.write(report_markdown(run.name, summary, outcome.warnings))
     else:
         console = SafeConsole(highlight=False)
-        for warning in outcome.warnings:
-            console.print(f"warning: {warning}", style="yellow", markup=False)
-        counts = summary.counts
-        console.print(
-            f"agreement {rate(summary.overall.agreement)} · strict "
-            f"{rate(summary.overall.strict)} · {counts.coverage()}",
-            markup=False,
-        )
+        print_warnings(console, outcome.warnings)
+        console.print(agreement_line(summary), markup=False)
         if summary.topic_agreement.n:
             console.print(
                 f"router agreement {rate_with_count(summary.topic_agreement)}", markup=False

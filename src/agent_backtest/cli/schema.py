@@ -3,26 +3,22 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated
 
 import orjson
 import typer
 
 from agent_backtest import api
 from agent_backtest.api.schemas import RECORDS
+from agent_backtest.cli.options import argument
 
 RecordName = StrEnum("RecordName", {name: name for name in RECORDS})
+RecordArgument = argument(
+    RecordName | None, "RECORD", "Print only this record's schema (default: all, keyed by record)."
+)
 
 
 def schema(
-    record: Annotated[
-        RecordName | None,
-        typer.Argument(
-            metavar="RECORD",
-            help="Print only this record's schema (default: all, keyed by record).",
-            show_default=False,
-        ),
-    ] = None,
+    record: RecordArgument = None,
 ) -> None:
     """Print the JSON Schema of every persisted record (sessions, units, run files)."""
     document = api.schema(record.value if record is not None else None)

@@ -3,48 +3,49 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
-import typer
 from rich.table import Table
 
 from agent_backtest import Run, api
 from agent_backtest.api import AgentOptions, JudgeOptions
 from agent_backtest.cli.flags import with_groups
+from agent_backtest.cli.options import CALLS, ROLES, argument, option
 from agent_backtest.cli.roles import JudgeFlags
-from agent_backtest.cli.terminal import SafeConsole
+from agent_backtest.cli.terminal import SafeConsole, print_warnings
 from agent_backtest.reporting.figures import rate, rate_with_count
 
 if TYPE_CHECKING:
+    from agent_backtest.runs import Summary
     from agent_backtest.scoring.run import ScoreOutcome
 
 
-@with_groups(judges=JudgeFlags, judging=JudgeOptions, agent=AgentOptions)
+ReplayRun = argument(Path, "RUN", "A run directory from abt replay.")
+JudgesConfig = option(
+    Path | None,
+    "--config",
+    ROLES,
+    "Model config (abt.toml) the judges are reached through [default: the run's].",
+    metavar="FILE",
+)
+Workers = option(
+    int | None,
+    "--workers",
+    CALLS,
+    "Processes sharing the answers when no judge is set (Linux) [default: one per core, at most "
+    "one per 2,500 answers].",
+    metavar="N",
+)
+
+
+@with_groups()
 def score(
     judges: JudgeFlags,
     judging: JudgeOptions,
     agent: AgentOptions,
-    run: Annotated[
-        Path,
-        typer.Argument(metavar="RUN", help="A run directory from abt replay.", show_default=False),
-    ],
-    config_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--config",
-            metavar="FILE",
-            help="Model config (abt.toml) the judges are reached through [default: the run's].",
-        ),
-    ] = None,
-    workers: Annotated[
-        int | None,
-        typer.Option(
-            "--workers",
-            metavar="N",
-            help="Processes sharing the answers when no judge is set (Linux) [default: one "
-            "per core, at most one per 2,500 answers].",
-        ),
-    ] = None,
+    run: ReplayRun,
+    config_file: JudgesConfig = None,
+    workers: Workers = None,
 ) -> None:
     """Score a run's results against production's answers; never calls the candidate."""
     outcome = api.score(
@@ -61,18 +62,21 @@ def score(
 MAX_ROWS = 15  # groups of one kind printed, the largest first
 
 
+def agreement_line(summary: Summary) -> str:
+    """The headline of a scored run: agreement, strict agreement, and what was decided."""
+    overall = summary.overall
+    return (
+        f"agreement {rate(overall.agreement)} · strict {rate(overall.strict)} · "
+        f"{summary.counts.coverage()}"
+    )
+
+
 def print_outcome(console: SafeConsole, run: Path, outcome: ScoreOutcome) -> None:
     """The headline figures, breakdowns, buckets and warnings of a scoring."""
     summary = outcome.summary
     counts = summary.counts
-    for warning in summary.warnings:
-        console.print(f"warning: {warning}", style="yellow", markup=False)
-    overall = summary.overall
-    console.print(
-        f"agreement {rate(overall.agreement)} · strict {rate(overall.strict)} · "
-        f"{counts.coverage()} · {counts.sessions} sessions",
-        markup=False,
-    )
+    print_warnings(console, summary.warnings)
+    console.print(f"{agreement_line(summary)} · {counts.sessions} sessions", markup=False)
     if summary.undecided_bounds is not None:
         console.print(summary.undecided_bounds.text(counts.records), markup=False)
     if counts.no_judge:

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
 import orjson
-import typer
 from rich.console import Console
 from rich.table import Table
 
 from agent_backtest import api
 from agent_backtest.api import ReadingOptions
 from agent_backtest.cli.flags import with_groups
+from agent_backtest.cli.options import OUTPUT, SELECTION, argument, option
 from agent_backtest.cli.terminal import SafeConsole, escape, printable
 
 if TYPE_CHECKING:
@@ -31,31 +31,25 @@ ROLE_STYLES = {
 }
 
 
-@with_groups(reading=ReadingOptions)
+TraceOrUnits = argument(Path, "FILE", "A trace file in any supported format, or a units JSONL.")
+SessionId = option(str | None, "--session", SELECTION, "Show this session.", metavar="ID")
+UnitId = option(str | None, "--unit", SELECTION, "Show this unit (units files).", metavar="ID")
+Explain = option(
+    bool,
+    "--explain",
+    OUTPUT,
+    "For each span or observation: the step it became, the dialect that read it, and why it gave "
+    "no unit.",
+)
+
+
+@with_groups()
 def show(
     reading: ReadingOptions,
-    file: Annotated[
-        Path,
-        typer.Argument(
-            metavar="FILE",
-            help="A trace file in any supported format, or a units JSONL.",
-            show_default=False,
-        ),
-    ],
-    session: Annotated[
-        str | None, typer.Option("--session", metavar="ID", help="Show this session.")
-    ] = None,
-    unit: Annotated[
-        str | None, typer.Option("--unit", metavar="ID", help="Show this unit (units files).")
-    ] = None,
-    explain: Annotated[
-        bool,
-        typer.Option(
-            "--explain",
-            help="For each span or observation: the step it became, the dialect that read it, "
-            "and why it gave no unit.",
-        ),
-    ] = False,
+    file: TraceOrUnits,
+    session: SessionId = None,
+    unit: UnitId = None,
+    explain: Explain = False,
 ) -> None:
     """Show a session (turns, messages, tool calls, timing) or a unit (request and golden).
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
-
-import typer
+from typing import TYPE_CHECKING
 
 from agent_backtest import api
+from agent_backtest.cli.options import INPUTS, OUTPUT, argument, option
 from agent_backtest.cli.terminal import SafeConsole
 
 if TYPE_CHECKING:
@@ -23,27 +22,27 @@ class CoverageFormat(StrEnum):
     json = "json"
 
 
+Corpus = argument(
+    list[Path],
+    "FLOWS",
+    "The flows a team keeps: flows files, or folders of them (JSONL, JSON, YAML).",
+)
+JudgedRuns = option(
+    list[Path] | None,
+    "--runs",
+    INPUTS,
+    "A simulate run, or a folder of runs, whose verdicts count (repeatable).",
+    metavar="RUN",
+)
+CoverageFormatOption = option(
+    CoverageFormat, "--format", OUTPUT, "A table, or the manifest as JSON.", metavar="text|json"
+)
+
+
 def coverage(
-    corpus: Annotated[
-        list[Path],
-        typer.Argument(
-            metavar="FLOWS",
-            show_default=False,
-            help="The flows a team keeps: flows files, or folders of them (JSONL, JSON, YAML).",
-        ),
-    ],
-    runs: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--runs",
-            metavar="RUN",
-            help="A simulate run, or a folder of runs, whose verdicts count (repeatable).",
-        ),
-    ] = None,
-    output_format: Annotated[
-        CoverageFormat,
-        typer.Option("--format", metavar="text|json", help="A table, or the manifest as JSON."),
-    ] = CoverageFormat.text,
+    corpus: Corpus,
+    runs: JudgedRuns = None,
+    output_format: CoverageFormatOption = CoverageFormat.text,
 ) -> None:
     """Per family of a corpus of flows: its seeds, those judged pass or fail in any of the runs,
     those pending (never judged, or only uncertain), and the percent covered."""

@@ -2,83 +2,66 @@
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
-
-import typer
 
 from agent_backtest.api import simulate as api
 from agent_backtest.api.results import GenerationError
-from agent_backtest.cli.errors import report
+from agent_backtest.cli.errors import ends_with, report
+from agent_backtest.cli.options import (
+    INPUTS,
+    OUTPUT,
+    ROLES,
+    SELECTION,
+    ConfigFile,
+    argument,
+    option,
+)
 from agent_backtest.cli.terminal import SafeConsole
 
 # The teacher's options, shared with abt simulate run --generate.
-TeacherOption = Annotated[
+TeacherOption = option(
     str | None,
-    typer.Option(
-        "--teacher",
-        metavar="MODEL",
-        help="The model (provider/model) that writes the flows [default: [roles.teacher] of "
-        "abt.toml].",
-    ),
-]
+    "--teacher",
+    ROLES,
+    "The model (provider/model) that writes the flows [default: [roles.teacher] of abt.toml].",
+    metavar="MODEL",
+)
+Capabilities = argument(
+    Path,
+    "CAPABILITIES",
+    "The capability file (YAML or JSON): families, each with a description, the tools it uses "
+    "and seed conversations.",
+)
+FlowsFile = option(Path, "--out", OUTPUT, "The flows file to write (JSONL).", metavar="FILE")
+PerFamily = option(
+    int, "--per-family", SELECTION, "Exactly N flows for each family.", metavar="N", min=1
+)
+ToolCatalogue = option(
+    Path,
+    "--tools",
+    INPUTS,
+    "The agent's tool definitions (OpenAI function format): the catalogue the families' tools "
+    "and every flow's expect_tools come from.",
+    metavar="FILE",
+)
 TEACHER_FAILED = 1
 
 
-def teacher_failures_exit_1(command: Callable[..., Any]) -> Callable[..., Any]:
-    """A command that generates flows: the teacher's failure is one line on stderr and exit
-    code 1 (the model failed, not the user's input, which is exit code 2)."""
-
-    @functools.wraps(command)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return command(*args, **kwargs)
-        except GenerationError as exc:
-            report(str(exc))
-            raise typer.Exit(TEACHER_FAILED) from None
-
-    return run
+# A command that generates flows: the teacher's failure is one line on stderr and exit code 1
+# (the model failed, not the user's input, which is exit code 2).
+teacher_failures_exit_1 = ends_with(
+    {GenerationError: (lambda exc: report(str(exc)), TEACHER_FAILED)}
+)
 
 
 @teacher_failures_exit_1
 def generate(
-    capabilities: Annotated[
-        Path,
-        typer.Argument(
-            metavar="CAPABILITIES",
-            show_default=False,
-            help="The capability file (YAML or JSON): families, each with a description, the "
-            "tools it uses and seed conversations.",
-        ),
-    ],
-    out: Annotated[
-        Path, typer.Option("--out", metavar="FILE", help="The flows file to write (JSONL).")
-    ],
-    per_family: Annotated[
-        int,
-        typer.Option("--per-family", metavar="N", min=1, help="Exactly N flows for each family."),
-    ],
-    tools: Annotated[
-        Path,
-        typer.Option(
-            "--tools",
-            metavar="FILE",
-            help="The agent's tool definitions (OpenAI function format): the catalogue the "
-            "families' tools and every flow's expect_tools come from.",
-        ),
-    ],
+    capabilities: Capabilities,
+    out: FlowsFile,
+    per_family: PerFamily,
+    tools: ToolCatalogue,
     teacher: TeacherOption = None,
-    config_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--config",
-            metavar="FILE",
-            help="Model config (abt.toml) for the teacher role [default: ./abt.toml, else the "
-            "user config dir].",
-        ),
-    ] = None,
+    config_file: ConfigFile = None,
 ) -> None:
     """Have a teacher model write exactly N test conversations per capability family from its
     seed conversations; every flow is checked, and nothing is written unless all are there."""

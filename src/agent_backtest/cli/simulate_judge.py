@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
-
-import typer
+from typing import TYPE_CHECKING
 
 from agent_backtest import api
+from agent_backtest.cli.flags import flag, with_groups
+from agent_backtest.cli.options import (
+    ROLES,
+    SCORING,
+    SELECTION,
+    Cache,
+    ConfigFile,
+    argument,
+    option,
+)
 from agent_backtest.cli.roles import JudgeFlags
 from agent_backtest.cli.simulate_figures import summary_lines
 from agent_backtest.cli.terminal import SafeConsole
@@ -25,93 +34,59 @@ class RejudgeChoice(StrEnum):
     all = "all"
 
 
-# The judge's options, shared with abt simulate run (which judges after playing).
-JudgeOption = Annotated[
-    str | None,
-    typer.Option(
-        "--judge",
-        metavar="MODEL",
-        help="The judge (provider/model) [default: the run's earlier judging, else "
-        "[roles.judge] of the config].",
-    ),
-]
-FallbackJudgeOption = Annotated[
-    str | None,
-    typer.Option(
-        "--fallback-judge",
-        metavar="MODEL",
-        help="Asked when the judge gives no valid verdict after one correction.",
-    ),
-]
-OwnersOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--owners",
-        metavar="FILE",
-        help="Owner taxonomy replacing the default: one owner a line, as name: what it owns.",
-    ),
-]
-ToolsOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--tools",
-        metavar="FILE",
-        help="The agent's tool definitions (OpenAI function format): the judge's catalogue "
-        "and the schema every call is checked against.",
-    ),
-]
-ChecksOption = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--check",
-        metavar="MODULE:FUNCTION",
-        help="A check of your own, run after the built-in ones (repeatable).",
-    ),
-]
+@dataclass
+class VerdictFlags:
+    """Who judges simulated conversations and by what; shared with abt simulate run (which
+    judges after playing)."""
+
+    judge: str | None = field(default=None, metadata=flag(ROLES, "MODEL"))
+    """The judge (provider/model) [default: the run's earlier judging, else [roles.judge] of the
+    config]."""
+    fallback_judge: str | None = field(default=None, metadata=flag(ROLES, "MODEL"))
+    """Asked when the judge gives no valid verdict after one correction."""
+    owners: Path | None = field(default=None, metadata=flag(SCORING, "FILE"))
+    """Owner taxonomy replacing the default: one owner a line, as name: what it owns."""
+    tools: Path | None = field(default=None, metadata=flag(SCORING, "FILE"))
+    """The agent's tool definitions (OpenAI function format): the judge's catalogue and the
+    schema every call is checked against."""
+    checks: list[str] | None = field(default=None, metadata=flag(SCORING, "MODULE:FUNCTION"))
+    """A check of your own, run after the built-in ones (repeatable)."""
+
+    def roles(self) -> dict[str, str]:
+        """The judge roles named, for the API's ``roles``."""
+        return JudgeFlags(self.judge, self.fallback_judge).roles()
 
 
+SimulateRun = argument(Path, "RUN", "A run directory from abt simulate run.")
+ResumeJudging = option(
+    bool, "--resume", SELECTION, "Judge only the conversations without a verdict."
+)
+Rejudge = option(
+    RejudgeChoice | None,
+    "--rejudge",
+    SELECTION,
+    "Ask again where no verdict was reached (uncertain), or for every conversation (all); never "
+    "from the response cache.",
+    metavar="uncertain|all",
+)
+
+
+@with_groups()
 def judge(
-    run: Annotated[
-        Path,
-        typer.Argument(
-            metavar="RUN", show_default=False, help="A run directory from abt simulate run."
-        ),
-    ],
-    judge_model: JudgeOption = None,
-    fallback_judge: FallbackJudgeOption = None,
-    owners: OwnersOption = None,
-    tools: ToolsOption = None,
-    checks: ChecksOption = None,
-    resume: Annotated[
-        bool, typer.Option("--resume", help="Judge only the conversations without a verdict.")
-    ] = False,
-    rejudge: Annotated[
-        RejudgeChoice | None,
-        typer.Option(
-            "--rejudge",
-            metavar="uncertain|all",
-            help="Ask again where no verdict was reached (uncertain), or for every "
-            "conversation (all); never from the response cache.",
-        ),
-    ] = None,
-    config_file: Annotated[
-        Path | None,
-        typer.Option("--config", metavar="FILE", help="Model config (abt.toml)."),
-    ] = None,
-    cache: Annotated[
-        bool,
-        typer.Option(
-            "--cache/--no-cache", help="Read and fill the response cache (--no-cache: neither)."
-        ),
-    ] = True,
+    run: SimulateRun,
+    verdicts: VerdictFlags,
+    resume: ResumeJudging = False,
+    rejudge: Rejudge = None,
+    config_file: ConfigFile = None,
+    cache: Cache = True,
 ) -> None:
     """Judge a saved simulate run's conversations: checks, then the judge; never replays."""
     outcome = api.simulate_judge(
         run,
-        roles=JudgeFlags(judge_model, fallback_judge).roles(),
-        owners=owners,
-        tools=tools,
-        checks=checks or (),
+        roles=verdicts.roles(),
+        owners=verdicts.owners,
+        tools=verdicts.tools,
+        checks=verdicts.checks or (),
         resume=resume,
         rejudge=rejudge.value if rejudge is not None else None,
         config_file=config_file,

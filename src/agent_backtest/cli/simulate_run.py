@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Literal
 
 import typer
 
@@ -16,313 +16,171 @@ from agent_backtest.api.simulate import (
     JudgingOptions,
     SimulateHooks,
 )
-from agent_backtest.cli.roles import JudgeFlags
-from agent_backtest.cli.simulate_generate import TeacherOption, teacher_failures_exit_1
-from agent_backtest.cli.simulate_judge import (
-    ChecksOption,
-    FallbackJudgeOption,
-    JudgeOption,
-    OwnersOption,
-    ToolsOption,
-    print_outcome,
+from agent_backtest.cli.flags import flag, with_groups
+from agent_backtest.cli.options import (
+    CALLS,
+    INPUTS,
+    OUTPUT,
+    ROLES,
+    SCORING,
+    SELECTION,
+    ConfigFile,
+    RunDirectory,
+    argument,
 )
+from agent_backtest.cli.simulate_generate import TeacherOption, teacher_failures_exit_1
+from agent_backtest.cli.simulate_judge import VerdictFlags, print_outcome
 from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.errors import UserError
 
 FAILED = 1
 
 
+Flows = argument(
+    Path | None, "FLOWS", "The flows: JSONL, JSON (a list, or an object holding flows) or YAML."
+)
+
+
+@dataclass
+class SimulateRunFlags:
+    """The target, where the flows come from and which are played, the roles, the isolation of
+    flows that change data, and what is written."""
+
+    target: Path | None = field(default=None, metadata=flag(INPUTS, "FILE"))
+    """The target file (TOML): the live agent."""
+    resume: Path | None = field(default=None, metadata=flag(INPUTS, "DIR"))
+    """Finish this run: play only the flows with no recorded conversation."""
+    retry_errors: bool = field(default=False, metadata=flag(INPUTS))
+    """With --resume: also play again the flows whose conversation ended in a transport error."""
+    generate: Path | None = field(default=None, metadata=flag(INPUTS, "CAPABILITIES"))
+    """Play flows the teacher writes from this capability file (YAML or JSON), --per-family N
+    of each family, with --tools as the catalogue, instead of FLOWS."""
+    from_run: Path | None = field(default=None, metadata=flag(INPUTS, "RUN"))
+    """Play the flows of this earlier simulate run, as it played them (instead of FLOWS), kept
+    by --verdict and --owner."""
+    agent_config: Path | None = field(default=None, metadata=flag(INPUTS, "FILE"))
+    """Agent config file (TOML, JSON or YAML): read_only_tools and mutating_tools."""
+    user: str | None = field(default=None, metadata=flag(ROLES, "MODEL"))
+    """The model (provider/model) that plays simulated users [default: [roles.user] of
+    abt.toml]."""
+    agent: str | None = field(default=None, metadata=flag(ROLES, "MODEL"))
+    """The model (provider/model) of a model target's agent loop [default: [roles.agent] of
+    abt.toml]."""
+    family: list[str] | None = field(default=None, metadata=flag(SELECTION, "NAME"))
+    """Play only flows of this family (repeatable)."""
+    per_family: int | None = field(default=None, metadata=flag(SELECTION, "N", min=1))
+    """At most N flows of each family, taken round-robin across families."""
+    offset: int = field(default=0, metadata=flag(SELECTION, "N", min=0))
+    """Skip the first N flows selected."""
+    limit: int | None = field(default=None, metadata=flag(SELECTION, "N", min=1))
+    """Play at most N flows."""
+    verdict: list[str] | None = field(default=None, metadata=flag(SELECTION, "VERDICT"))
+    """With --from: only the flows it judged so: pass, fail or uncertain (repeatable)."""
+    owner: list[str] | None = field(default=None, metadata=flag(SELECTION, "OWNER"))
+    """With --from: only the flows whose verdict names this owner (repeatable)."""
+    exclude_judged: list[Path] | None = field(default=None, metadata=flag(SELECTION, "RUN"))
+    """Leave out the flows whose seed this run (or each run in this folder) judged pass or fail
+    through the same target; uncertain ones play again (repeatable)."""
+    read_only_only: bool = field(default=False, metadata=flag(SELECTION))
+    """Skip (and count) the flows that may change the agent's data, instead of refusing the
+    run."""
+    fixture_db: Path | None = field(default=None, metadata=flag(CALLS, "FILE"))
+    """A SQLite file the agent keeps its data in: copied once, restored before and after every
+    flow that may change it, and at the end."""
+    snapshot_cmd: str | None = field(default=None, metadata=flag(CALLS, "CMD"))
+    """Snapshot the agent's data once (a shell command; with --restore-cmd)."""
+    restore_cmd: str | None = field(default=None, metadata=flag(CALLS, "CMD"))
+    """Restore that snapshot, before and after every flow that may change the data, and at the
+    end."""
+    concurrency: int | None = field(default=None, metadata=flag(CALLS, "N", min=1))
+    """Conversations side by side (isolated flows run one at a time) [default: 4]."""
+    skip_judge: bool = field(default=False, metadata=flag(SCORING))
+    """Record the conversations only; abt simulate judge RUN later."""
+    ledger: Path | None = field(default=None, metadata=flag(OUTPUT, "FILE"))
+    """A team ledger (Markdown) the run's failures are appended to, once, when every
+    conversation has a verdict."""
+    result_chars: int = field(default=2000, metadata=flag(OUTPUT, "N", min=0))
+    """Characters of each tool result kept (its full length is recorded)."""
+
+
 @teacher_failures_exit_1
+@with_groups()
 def run(
-    flows: Annotated[
-        Path | None,
-        typer.Argument(
-            metavar="FLOWS",
-            help="The flows: JSONL, JSON (a list, or an object holding flows) or YAML.",
-            show_default=False,
-        ),
-    ] = None,
-    target: Annotated[
-        Path | None,
-        typer.Option("--target", metavar="FILE", help="The target file (TOML): the live agent."),
-    ] = None,
-    out: Annotated[
-        Path | None, typer.Option("--out", metavar="DIR", help="The run directory to create.")
-    ] = None,
-    resume: Annotated[
-        Path | None,
-        typer.Option(
-            "--resume",
-            metavar="DIR",
-            help="Finish this run: play only the flows with no recorded conversation.",
-        ),
-    ] = None,
-    retry_errors: Annotated[
-        bool,
-        typer.Option(
-            "--retry-errors",
-            help="With --resume: also play again the flows whose conversation ended in a "
-            "transport error.",
-        ),
-    ] = False,
-    generate: Annotated[
-        Path | None,
-        typer.Option(
-            "--generate",
-            metavar="CAPABILITIES",
-            help="Play flows the teacher writes from this capability file (YAML or JSON), "
-            "--per-family N of each family, with --tools as the catalogue, instead of FLOWS.",
-        ),
-    ] = None,
+    execution: ExecutorOptions,
+    flags: SimulateRunFlags,
+    verdicts: VerdictFlags,
+    flows: Flows = None,
+    out: RunDirectory = None,
+    config_file: ConfigFile = None,
     teacher: TeacherOption = None,
-    user: Annotated[
-        str | None,
-        typer.Option(
-            "--user",
-            metavar="MODEL",
-            help="The model (provider/model) that plays simulated users [default: [roles.user] "
-            "of abt.toml].",
-        ),
-    ] = None,
-    agent: Annotated[
-        str | None,
-        typer.Option(
-            "--agent",
-            metavar="MODEL",
-            help="The model (provider/model) of a model target's agent loop [default: "
-            "[roles.agent] of abt.toml].",
-        ),
-    ] = None,
-    family: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--family", metavar="NAME", help="Play only flows of this family (repeatable)."
-        ),
-    ] = None,
-    per_family: Annotated[
-        int | None,
-        typer.Option(
-            "--per-family",
-            metavar="N",
-            min=1,
-            help="At most N flows of each family, taken round-robin across families.",
-        ),
-    ] = None,
-    offset: Annotated[
-        int, typer.Option("--offset", metavar="N", min=0, help="Skip the first N flows selected.")
-    ] = 0,
-    limit: Annotated[
-        int | None, typer.Option("--limit", metavar="N", min=1, help="Play at most N flows.")
-    ] = None,
-    from_run: Annotated[
-        Path | None,
-        typer.Option(
-            "--from",
-            metavar="RUN",
-            help="Play the flows of this earlier simulate run, as it played them (instead of "
-            "FLOWS), kept by --verdict and --owner.",
-        ),
-    ] = None,
-    verdict: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--verdict",
-            metavar="VERDICT",
-            help="With --from: only the flows it judged so: pass, fail or uncertain (repeatable).",
-        ),
-    ] = None,
-    owner: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--owner",
-            metavar="OWNER",
-            help="With --from: only the flows whose verdict names this owner (repeatable).",
-        ),
-    ] = None,
-    exclude_judged: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--exclude-judged",
-            metavar="RUN",
-            help="Leave out the flows whose seed this run (or each run in this folder) judged "
-            "pass or fail through the same target; uncertain ones play again (repeatable).",
-        ),
-    ] = None,
-    ledger: Annotated[
-        Path | None,
-        typer.Option(
-            "--ledger",
-            metavar="FILE",
-            help="A team ledger (Markdown) the run's failures are appended to, once, when "
-            "every conversation has a verdict.",
-        ),
-    ] = None,
-    read_only_only: Annotated[
-        bool,
-        typer.Option(
-            "--read-only-only",
-            help="Skip (and count) the flows that may change the agent's data, instead of "
-            "refusing the run.",
-        ),
-    ] = False,
-    fixture_db: Annotated[
-        Path | None,
-        typer.Option(
-            "--fixture-db",
-            metavar="FILE",
-            help="A SQLite file the agent keeps its data in: copied once, restored before and "
-            "after every flow that may change it, and at the end.",
-        ),
-    ] = None,
-    snapshot_cmd: Annotated[
-        str | None,
-        typer.Option(
-            "--snapshot-cmd",
-            metavar="CMD",
-            help="Snapshot the agent's data once (a shell command; with --restore-cmd).",
-        ),
-    ] = None,
-    restore_cmd: Annotated[
-        str | None,
-        typer.Option(
-            "--restore-cmd",
-            metavar="CMD",
-            help="Restore that snapshot, before and after every "
-            "flow that may change the data, and at the end.",
-        ),
-    ] = None,
-    concurrency: Annotated[
-        int | None,
-        typer.Option(
-            "--concurrency",
-            metavar="N",
-            min=1,
-            help="Conversations side by side (isolated flows run one at a time) [default: 4].",
-        ),
-    ] = None,
-    agent_config: Annotated[
-        Path | None,
-        typer.Option(
-            "--agent-config",
-            metavar="FILE",
-            help="Agent config file (TOML, JSON or YAML): read_only_tools and mutating_tools.",
-        ),
-    ] = None,
-    config_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--config",
-            metavar="FILE",
-            help="Model config (abt.toml) for the user and agent roles [default: ./abt.toml, else "
-            "the user config dir].",
-        ),
-    ] = None,
-    result_chars: Annotated[
-        int,
-        typer.Option(
-            "--result-chars",
-            metavar="N",
-            min=0,
-            help="Characters of each tool result kept (its full length is recorded).",
-        ),
-    ] = 2000,
-    skip_judge: Annotated[
-        bool,
-        typer.Option(
-            "--skip-judge", help="Record the conversations only; abt simulate judge RUN later."
-        ),
-    ] = False,
-    executor: Annotated[
-        Literal["local", "ray"],
-        typer.Option(
-            "--executor",
-            metavar="local|ray",
-            help="Make the agent's, the simulated user's and the judges' model calls here (local) "
-            "or on Ray workers (ray: needs the ray extra); the run directory is the same either "
-            "way.",
-        ),
-    ] = "local",
-    ray_address: Annotated[
-        str | None,
-        typer.Option(
-            "--ray-address",
-            metavar="ADDR",
-            help="With --executor ray: the cluster to join (auto, or ray://HOST:PORT) "
-            "[default: start one on this machine].",
-        ),
-    ] = None,
-    judge_model: JudgeOption = None,
-    fallback_judge: FallbackJudgeOption = None,
-    owners: OwnersOption = None,
-    tools: ToolsOption = None,
-    checks: ChecksOption = None,
 ) -> None:
     """Play test conversations through a live agent and record every turn; conversations are
     appended as they end, and --resume finishes an interrupted run."""
     hooks = _Progress(SafeConsole(stderr=True, highlight=False))
-    execution = ExecutorOptions(executor, ray_address)
-    judges = JudgeFlags(judge_model, fallback_judge).roles()
+    judges = verdicts.roles()
     judging = JudgingOptions(
-        owners=owners,
-        tools=tools,
-        checks=tuple(checks or ()),
+        owners=verdicts.owners,
+        tools=verdicts.tools,
+        checks=tuple(verdicts.checks or ()),
         config_file=config_file,
     )
-    if resume is not None:
-        given = (flows, target, out, generate, from_run, verdict, owner, exclude_judged, ledger)
-        if any(given):
+    common = dict(skip_judge=flags.skip_judge, judging=judging, hooks=hooks, execution=execution)
+    if flags.resume is not None:
+        given = (flows, flags.target, out, flags.generate, flags.from_run, flags.verdict)
+        if any((*given, flags.owner, flags.exclude_judged, flags.ledger)):
             raise UserError(
                 "takes the run's own flows, target and settings; pass only the run directory",
                 "resume",
             )
         done = api.simulate_resume(
-            resume,
+            flags.resume,
             roles=judges,
-            concurrency=concurrency,
-            snapshot_cmd=snapshot_cmd,
-            restore_cmd=restore_cmd,
-            retry_errors=retry_errors,
-            skip_judge=skip_judge,
-            judging=judging,
-            hooks=hooks,
-            execution=execution,
+            concurrency=flags.concurrency,
+            snapshot_cmd=flags.snapshot_cmd,
+            restore_cmd=flags.restore_cmd,
+            retry_errors=flags.retry_errors,
+            **common,
         )
     else:
-        if retry_errors:
+        if flags.retry_errors:
             raise UserError(
                 "plays again the flows of a run you resume: add --resume DIR", "retry_errors"
             )
-        sources = [flows is not None, generate is not None, from_run is not None]
-        if sum(sources) != 1:
+        generate = flags.generate
+        if sum(source is not None for source in (flows, generate, flags.from_run)) != 1:
             raise UserError(
                 "give FLOWS, --generate CAPABILITIES or --from RUN (one of the three)", "flows"
             )
-        if target is None or out is None:
+        if flags.target is None or out is None:
             raise UserError("give FLOWS, --target and --out (or --resume DIR)")
+        roles = _run_roles(
+            judges, user=flags.user, agent=flags.agent, teacher=teacher if generate else None
+        )
         done = api.simulate_run(
             flows,
-            target=target,
+            target=flags.target,
             out=out,
-            roles=_run_roles(judges, user=user, agent=agent, teacher=teacher if generate else None),
-            families=family or (),
-            per_family=per_family,
-            offset=offset,
-            limit=limit,
-            from_run=from_run,
-            from_verdicts=verdict or (),
-            from_owners=owner or (),
-            exclude_judged=exclude_judged or (),
-            ledger=ledger,
-            isolation=IsolationOptions(read_only_only, fixture_db, snapshot_cmd, restore_cmd),
-            concurrency=concurrency or 4,
-            agent_config=agent_config,
+            roles=roles,
+            families=flags.family or (),
+            per_family=flags.per_family,
+            offset=flags.offset,
+            limit=flags.limit,
+            from_run=flags.from_run,
+            from_verdicts=flags.verdict or (),
+            from_owners=flags.owner or (),
+            exclude_judged=flags.exclude_judged or (),
+            ledger=flags.ledger,
+            isolation=IsolationOptions(
+                flags.read_only_only, flags.fixture_db, flags.snapshot_cmd, flags.restore_cmd
+            ),
+            concurrency=flags.concurrency or 4,
+            agent_config=flags.agent_config,
             config_file=config_file,
-            result_chars=result_chars,
-            skip_judge=skip_judge,
-            judging=judging,
-            hooks=hooks,
-            execution=execution,
-            generate=GenerateOptions(generate, tools, per_family) if generate else None,
+            result_chars=flags.result_chars,
+            generate=GenerateOptions(generate, verdicts.tools, flags.per_family)
+            if generate
+            else None,
+            **common,
         )
     _summary(done)
 

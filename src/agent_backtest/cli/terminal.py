@@ -44,6 +44,12 @@ def escape(text: str) -> str:
     return escape_markup(printable(text))
 
 
+def print_warnings(console: Console, warnings: Iterable[str]) -> None:
+    """Each warning on its own line, in yellow."""
+    for warning in warnings:
+        console.print(f"warning: {warning}", style="yellow", markup=False)
+
+
 class SafeConsole(Console):
     """A rich console that shows every control character in what it prints as its escape.
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import orjson
 import typer
@@ -19,34 +19,30 @@ from rich.markup import escape
 from agent_backtest import api
 from agent_backtest.api import AgentOptions, ReadingOptions, SelectionOptions
 from agent_backtest.cli.flags import with_groups
+from agent_backtest.cli.options import OUTPUT, JsonReport, argument, option
 from agent_backtest.cli.output import STDOUT, output_file
 from agent_backtest.cli.render import input_report, print_input_table
 from agent_backtest.cli.terminal import SafeConsole
 
+TracesOrUnits = argument(
+    list[Path],
+    "INPUT",
+    "Trace files in any supported format (detected from the content), or one units file to "
+    "select from again.",
+)
+UnitsFile = option(
+    Path, "-o --output", OUTPUT, "Write the units here (JSONL; - for stdout).", metavar="FILE"
+)
 
-@with_groups(reading=ReadingOptions, agent=AgentOptions, selection=SelectionOptions)
+
+@with_groups()
 def units(
     reading: ReadingOptions,
     agent: AgentOptions,
     selection: SelectionOptions,
-    inputs: Annotated[
-        list[Path],
-        typer.Argument(
-            metavar="INPUT",
-            help="Trace files in any supported format (detected from the content), or one "
-            "units file to select from again.",
-            show_default=False,
-        ),
-    ],
-    output: Annotated[
-        Path,
-        typer.Option(
-            "-o", "--output", metavar="FILE", help="Write the units here (JSONL; - for stdout)."
-        ),
-    ],
-    json_report: Annotated[
-        bool, typer.Option("--json", help="Print the report as JSON instead of a table.")
-    ] = False,
+    inputs: TracesOrUnits,
+    output: UnitsFile,
+    json_report: JsonReport = False,
 ) -> None:
     """Build one replay unit per recorded LLM step: the request as sent, production's answer."""
     with output_file(output) as handle:
