@@ -289,6 +289,10 @@ class Items:
     keys: tuple[tuple[Any, ...], ...]
 
 
+_CONTAINER_OF: dict[type, type] = {Fields: dict, Items: list}
+"""The JSON value that each part-by-part acceptable value checks."""
+
+
 def golden_key(arguments: Mapping[str, Any]) -> ArgumentsKey:
     """Production's recorded arguments as a reference: each parameter's one value.
 
@@ -824,26 +828,28 @@ def _compare_option(
     option: Any, cv: Any, path: str, rules: MatchRules, out: list[Mismatch]
 ) -> bool:
     """Compare ``cv`` with one acceptable value, which may be checked part by part."""
-    to = type(option)
-    if to is Fields:
+    container = _CONTAINER_OF.get(type(option))
+    if container is None:
+        return _compare(option, cv, path, rules, out)
+    if type(cv) is str:
+        decoded = _decode_json(cv, container)
+        if decoded is not _ABSENT:
+            # Matched part by part for the mismatches it shows, but JSON sent as a string is
+            # never the exact call.
+            _compare_option(option, decoded, path, rules, out)
+            return False
+    if type(cv) is not container:
+        out.append(Mismatch(path, "type", _plain(option), cv))
+        return False
+    if container is dict:
         return _compare_fields(option, cv, path, rules, out)
-    if to is Items:
-        return _compare_items(option, cv, path, rules, out)
-    return _compare(option, cv, path, rules, out)
+    return _compare_items(option, cv, path, rules, out)
 
 
 def _compare_fields(
-    option: Fields, cv: Any, path: str, rules: MatchRules, out: list[Mismatch]
+    option: Fields, cv: dict[str, Any], path: str, rules: MatchRules, out: list[Mismatch]
 ) -> bool:
     """An object checked against the acceptable values of each field."""
-    if type(cv) is str:
-        decoded = _decode_json(cv, dict)
-        if decoded is not _ABSENT:
-            _compare_fields(option, decoded, path, rules, out)
-            return False
-    if type(cv) is not dict:
-        out.append(Mismatch(path, "type", _plain(option), cv))
-        return False
     exact = True
     for name, options in option.keys.items():
         child = f"{path}.{name}" if path else name
@@ -858,17 +864,9 @@ def _compare_fields(
 
 
 def _compare_items(
-    option: Items, cv: Any, path: str, rules: MatchRules, out: list[Mismatch]
+    option: Items, cv: list[Any], path: str, rules: MatchRules, out: list[Mismatch]
 ) -> bool:
     """An array checked item by item against the acceptable values of each item."""
-    if type(cv) is str:
-        decoded = _decode_json(cv, list)
-        if decoded is not _ABSENT:
-            _compare_items(option, decoded, path, rules, out)
-            return False
-    if type(cv) is not list:
-        out.append(Mismatch(path, "type", _plain(option), cv))
-        return False
     if len(option.keys) != len(cv):
         out.append(Mismatch(path, "length", _plain(option), cv))
         return False
