@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import yaml
 from pydantic import (
@@ -185,30 +185,34 @@ class ReplaceText(PromptOp):
         return text.replace(self.find, self.replace)
 
 
-class AppendText(PromptOp):
+class EdgeText(PromptOp):
+    """Add a paragraph at one edge of the first system/developer message."""
+
+    action: str
+    """Each edge's own word (a literal in the subclass)."""
+    text: str = Field(min_length=1)
+    at_end: ClassVar[bool]
+    """After the message's text, or before it."""
+
+    def edit(self, request: LLMRequest) -> Edit:
+        """The first target message with the paragraph at its edge."""
+        index = self.first_index(request)
+        message = _with_edge_text(request.messages[index], self.text, at_end=self.at_end)
+        return Edit(_replace_message(request, index, message))
+
+
+class AppendText(EdgeText):
     """Add a paragraph at the end of the first system/developer message."""
 
     action: Literal["append"]
-    text: str = Field(min_length=1)
-
-    def edit(self, request: LLMRequest) -> Edit:
-        """The first target message with the paragraph after its text."""
-        index = self.first_index(request)
-        message = _with_edge_text(request.messages[index], self.text, at_end=True)
-        return Edit(_replace_message(request, index, message))
+    at_end = True
 
 
-class PrependText(PromptOp):
+class PrependText(EdgeText):
     """Add a paragraph at the start of the first system/developer message."""
 
     action: Literal["prepend"]
-    text: str = Field(min_length=1)
-
-    def edit(self, request: LLMRequest) -> Edit:
-        """The first target message with the paragraph before its text."""
-        index = self.first_index(request)
-        message = _with_edge_text(request.messages[index], self.text, at_end=False)
-        return Edit(_replace_message(request, index, message))
+    at_end = False
 
 
 class SetText(PromptOp):
