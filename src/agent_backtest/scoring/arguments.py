@@ -520,6 +520,15 @@ def _decode_json(text: str, expected: type) -> Any:
     return value if type(value) is expected else _ABSENT
 
 
+def _one_side_only(
+    path: str, value: Any, kind: str, rules: MatchRules, out: list[Mismatch]
+) -> None:
+    """A value only one side set (``kind`` missing or extra): a mismatch, unless setting it is
+    the same call as leaving it out."""
+    if not _absent_is_fine(path, value, rules):
+        out.append(_one_sided(path, value, kind, rules))
+
+
 def _absent_is_fine(path: str, value: Any, rules: MatchRules) -> bool:
     """True when leaving out the parameter at ``path`` is the same call as sending ``value``:
     ``null`` or the parameter's default, unless the schema requires the parameter."""
@@ -606,16 +615,13 @@ def _compare_dicts(g: dict, c: dict, path: str, rules: MatchRules, out: list[Mis
         cv = c.get(key, _ABSENT)
         if cv is _ABSENT:
             exact = False
-            if not _absent_is_fine(child, gv, rules):
-                out.append(_one_sided(child, gv, "missing", rules))
+            _one_side_only(child, gv, "missing", rules, out)
         elif not (type(gv) is type(cv) and type(gv) in _FLAT and gv == cv):
             exact = _compare(gv, cv, child, rules, out) and exact
     for key, cv in c.items():
         if key not in g:
             exact = False
-            child = f"{path}.{key}" if path else key
-            if not _absent_is_fine(child, cv, rules):
-                out.append(_one_sided(child, cv, "extra", rules))
+            _one_side_only(f"{path}.{key}" if path else key, cv, "extra", rules, out)
     return exact
 
 
@@ -696,8 +702,7 @@ def _free(
         if gv is _ABSENT and cv is _ABSENT:
             return True
         value, kind = (cv, "extra") if gv is _ABSENT else (gv, "missing")
-        if not _absent_is_fine(key, value, rules):
-            mismatches.append(_one_sided(key, value, kind, rules))
+        _one_side_only(key, value, kind, rules, mismatches)
         return False
     free_text.append((key, gv, cv))
     return type(gv) is type(cv) and gv == cv
@@ -743,8 +748,7 @@ def _check_option_list(
     if equal_found:
         return False
     if best is None:  # only leaving it out was acceptable
-        if not _absent_is_fine(path, cv, rules):
-            out.append(_one_sided(path, cv, "extra", rules))
+        _one_side_only(path, cv, "extra", rules, out)
         return False
     out.extend(best)
     return False
@@ -798,8 +802,7 @@ def _check_scalar(
     if equal_found:
         return False
     if first is _ABSENT:  # only leaving it out was acceptable
-        if not _absent_is_fine(path, cv, rules):
-            out.append(_one_sided(path, cv, "extra", rules))
+        _one_side_only(path, cv, "extra", rules, out)
         return False
     if comparable is not _ABSENT:
         out.append(Mismatch(path, "value", comparable, cv))
@@ -857,9 +860,7 @@ def _compare_fields(
     for name, value in cv.items():
         if name not in option.keys:
             exact = False
-            child = f"{path}.{name}" if path else name
-            if not _absent_is_fine(child, value, rules):
-                out.append(_one_sided(child, value, "extra", rules))
+            _one_side_only(f"{path}.{name}" if path else name, value, "extra", rules, out)
     return exact
 
 
