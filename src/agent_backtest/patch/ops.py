@@ -22,8 +22,6 @@ from typing import Annotated, Any, ClassVar, Literal
 
 import yaml
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Discriminator,
     Field,
     Tag,
@@ -34,6 +32,7 @@ from pydantic import (
 
 from agent_backtest.errors import InputError
 from agent_backtest.providers import parse_model_ref
+from agent_backtest.record_model import StrictModel, TaggedRecord
 from agent_backtest.trace import ContentPart, LLMRequest, Message, ToolDef
 from agent_backtest.units import Unit
 
@@ -61,10 +60,8 @@ class Edit:
     note: str | None = None
 
 
-class OpBase(BaseModel):
+class OpBase(StrictModel):
     """Fields every op has: its id and the scope that narrows which units it applies to."""
-
-    model_config = ConfigDict(extra="forbid")
 
     id: str = Field(min_length=1, description="Names the op in coverage reports and results.")
     nodes: list[str] | None = Field(default=None, description="Only units of these nodes.")
@@ -232,10 +229,8 @@ class SetText(PromptOp):
         )
 
 
-class NewMessage(BaseModel):
+class NewMessage(StrictModel):
     """A message an insert op adds."""
-
-    model_config = ConfigDict(extra="forbid")
 
     role: Literal["system", "developer", "user", "assistant"]
     content: str
@@ -648,10 +643,8 @@ class PatchedRequest:
         return bool(self.ops)
 
 
-class Patch(BaseModel):
+class Patch(TaggedRecord):
     """A patch file: edit ops applied in order to every unit's request."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     schema_: Literal["abt.patch/1"] = Field(alias="schema")
     description: str | None = None

@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import BinaryIO, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from agent_backtest.errors import InputError
+from agent_backtest.record_model import StrictModel, TaggedRecord, schema_tag
 from agent_backtest.runs.offsets import UnitOffsets, unit_key
 from agent_backtest.runs.record_log import LogWriter, RecordLog
 from agent_backtest.trace import LLMResponse, dump_record
@@ -30,10 +31,8 @@ from agent_backtest.trace import LLMResponse, dump_record
 RESULT_SCHEMA = "abt.result/1"
 
 
-class CallError(BaseModel):
+class CallError(StrictModel):
     """An infrastructure error: the call gave no answer. Never scored as a disagreement."""
-
-    model_config = ConfigDict(extra="forbid")
 
     kind: str = Field(
         description="http_401, http_429, http_4xx, http_5xx, timeout, connection, "
@@ -44,12 +43,10 @@ class CallError(BaseModel):
     status: int | None = None
 
 
-class ResultRecord(BaseModel):
+class ResultRecord(TaggedRecord):
     """What the candidate did with one unit on one repeat."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    schema_: Literal["abt.result/1"] = Field(default=RESULT_SCHEMA, alias="schema")
+    schema_: Literal["abt.result/1"] = schema_tag(RESULT_SCHEMA)
     unit_id: str
     repeat: int
     session_id: str
