@@ -728,6 +728,9 @@ def _check_option_list(
     """
     if cv is _ABSENT:
         return _check_omitted(options, path, rules, out)
+    if not options or options[0] is OMIT:  # only leaving it out was acceptable (OMIT is last)
+        _one_side_only(path, cv, "extra", rules, out)
+        return False
     if type(cv) in _FLAT and not (type(cv) is str and _has_container(options)):
         return _check_scalar(options, cv, path, rules, out)
     best: list[Mismatch] | None = None
@@ -745,12 +748,8 @@ def _check_option_list(
             equal_found = True
         elif best is None or len(scratch) < len(best):
             best = scratch
-    if equal_found:
-        return False
-    if best is None:  # only leaving it out was acceptable
-        _one_side_only(path, cv, "extra", rules, out)
-        return False
-    out.extend(best)
+    if not equal_found and best is not None:
+        out.extend(best)
     return False
 
 
@@ -800,9 +799,6 @@ def _check_scalar(
         if comparable is _ABSENT:
             comparable = option
     if equal_found:
-        return False
-    if first is _ABSENT:  # only leaving it out was acceptable
-        _one_side_only(path, cv, "extra", rules, out)
         return False
     if comparable is not _ABSENT:
         out.append(Mismatch(path, "value", comparable, cv))
