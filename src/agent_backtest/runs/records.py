@@ -43,13 +43,21 @@ class CallError(StrictModel):
     status: int | None = None
 
 
-class ResultRecord(TaggedRecord):
-    """What the candidate did with one unit on one repeat."""
+class AnswerRecord(TaggedRecord):
+    """A line of results.jsonl or scores.jsonl: a record of one answer, a unit on one repeat.
 
-    schema_: Literal["abt.result/1"] = schema_tag(RESULT_SCHEMA)
+    Each kind narrows ``schema_`` to its own tag; the answer's key follows it on every line."""
+
+    schema_: str = Field(alias="schema")
     unit_id: str
     repeat: int
     session_id: str
+
+
+class ResultRecord(AnswerRecord):
+    """What the candidate did with one unit on one repeat."""
+
+    schema_: Literal["abt.result/1"] = schema_tag(RESULT_SCHEMA)
     model: str = Field(description="provider/model that was asked.")
     seed: int | None = None
     request_sha: str = Field(description="sha256 of the payload exactly as sent.")

@@ -19,8 +19,9 @@ import orjson
 from pydantic import Field, ValidationError
 
 from agent_backtest.errors import InputError
-from agent_backtest.record_model import StrictModel, TaggedRecord, schema_tag
+from agent_backtest.record_model import StrictModel, schema_tag
 from agent_backtest.runs.offsets import UnitOffsets, unit_key
+from agent_backtest.runs.records import AnswerRecord
 
 SCORE_SCHEMA = "abt.score/1"
 
@@ -70,13 +71,10 @@ class JudgeSummary(StrictModel):
     unscored_reason: str | None = None
 
 
-class ScoreRecord(TaggedRecord):
+class ScoreRecord(AnswerRecord):
     """How one candidate answer compares with production's."""
 
     schema_: Literal["abt.score/1"] = schema_tag(SCORE_SCHEMA)
-    unit_id: str
-    repeat: int
-    session_id: str
     node: str | None = None
     kind: str
     split: str | None = None
