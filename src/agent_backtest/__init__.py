@@ -10,113 +10,34 @@ their option groups, the typed roles (:class:`RoleSettings`, :class:`ModelRole`)
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from agent_backtest import api
+from agent_backtest.exports import lazy_exports
+
 if TYPE_CHECKING:
-    from agent_backtest.api import (
-        AgentOptions,
-        BatchOptions,
-        CallOptions,
-        CaseOptions,
-        ExecutorOptions,
-        JudgeOptions,
-        ModelRole,
-        ReadingOptions,
-        RoleSettings,
-        RolloutOptions,
-        SelectionOptions,
-        bench_export,
-        bench_report,
-        bench_rescore,
-        bench_resume,
-        bench_run,
-        build_units,
-        cache_clear,
-        cache_stats,
-        check_patch,
-        compare,
-        config_files,
-        gate,
-        ingest,
-        profile,
-        read_sessions,
-        replay,
-        report,
-        resume,
-        schema,
-        score,
-        show,
-        simulate_coverage,
-        simulate_generate,
-        simulate_judge,
-        simulate_resume,
-        simulate_run,
-        write_units,
-    )
+    from agent_backtest.api import *  # noqa: F403 (the API's names, listed in its __all__)
     from agent_backtest.errors import InputError, UserError
     from agent_backtest.runs.run import Run
 
-__all__ = [
-    "AgentOptions",
-    "BatchOptions",
-    "CallOptions",
-    "CaseOptions",
-    "ExecutorOptions",
-    "InputError",
-    "JudgeOptions",
-    "ModelRole",
-    "ReadingOptions",
-    "RoleSettings",
-    "RolloutOptions",
-    "Run",
-    "SelectionOptions",
-    "UserError",
-    "bench_export",
-    "bench_report",
-    "bench_rescore",
-    "bench_resume",
-    "bench_run",
-    "build_units",
-    "cache_clear",
-    "cache_stats",
-    "check_patch",
-    "compare",
-    "config_files",
-    "gate",
-    "ingest",
-    "profile",
-    "read_sessions",
-    "replay",
-    "report",
-    "resume",
-    "schema",
-    "score",
-    "show",
-    "simulate_coverage",
-    "simulate_generate",
-    "simulate_judge",
-    "simulate_resume",
-    "simulate_run",
-    "write_units",
-]
-# Where each name lives; the rest of __all__ is the API's.
-_HOMES = {
+# The API's names, and the few that live elsewhere.
+_HOMES = dict.fromkeys(api.__all__, "agent_backtest.api") | {
     "InputError": "agent_backtest.errors",
     "UserError": "agent_backtest.errors",
     "Run": "agent_backtest.runs.run",
 }
+__all__ = ["InputError", "Run", "UserError"]
+__all__ += api.__all__
+
+_exported = lazy_exports(_HOMES, globals())
 
 
 def __getattr__(name: str) -> Any:
     if name == "__version__":  # the package metadata is read only when asked for
         value: Any = _package_version()
-    elif name in __all__:
-        value = getattr(import_module(_HOMES.get(name, "agent_backtest.api")), name)
-    else:
-        raise AttributeError(f"module 'agent_backtest' has no attribute {name!r}")
-    globals()[name] = value  # later look-ups skip this function
-    return value
+        globals()[name] = value  # later look-ups skip this function
+        return value
+    return _exported(name)
 
 
 def _package_version() -> str:

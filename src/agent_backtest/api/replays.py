@@ -26,10 +26,10 @@ from agent_backtest.api.scoring import score_locked, score_settings
 from agent_backtest.errors import UserError, bounded
 from agent_backtest.providers import load_model_config
 from agent_backtest.providers.config import RoleName
-from agent_backtest.providers.roles import RoleModel
+from agent_backtest.providers.roles import RoleModel, check_judges
 from agent_backtest.replaying.batch import check_batch
 from agent_backtest.replaying.jobs import Job
-from agent_backtest.replaying.plan import JUDGE_ROLES, ReplayPlan, check_judges, plan_replay
+from agent_backtest.replaying.plan import JUDGE_ROLES, ReplayPlan, plan_replay
 from agent_backtest.replaying.run import (
     ReplayHooks,
     ReplayResult,

@@ -16,9 +16,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from agent_backtest.patch.ops import OpBase, OpOutcome, Patch
+from agent_backtest.record_model import StrictModel, TaggedRecord, schema_tag
 from agent_backtest.runs.documents import document_bytes
 from agent_backtest.trace import LLMRequest
 from agent_backtest.units import Unit
@@ -28,10 +29,8 @@ CoverageStatus = Literal["ok", "partial", "no_match", "no_target"]
 UNMATCHED: frozenset[str] = frozenset({"no_match", "no_target"})
 
 
-class OpCoverage(BaseModel):
+class OpCoverage(StrictModel):
     """What one op did over the selected units."""
-
-    model_config = ConfigDict(extra="forbid")
 
     id: str = Field(description="The op's id in the patch.")
     target: str = Field(description="What the op edits, e.g. 'system' or 'tool get_user'.")
@@ -44,12 +43,10 @@ class OpCoverage(BaseModel):
     example_unit: str | None = Field(default=None, description="The first unit it changed.")
 
 
-class CoverageReport(BaseModel):
+class CoverageReport(TaggedRecord):
     """The coverage of a whole patch over the selected units."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    schema_: Literal["abt.patch_coverage/1"] = Field(default=COVERAGE_SCHEMA, alias="schema")
+    schema_: Literal["abt.patch_coverage/1"] = schema_tag(COVERAGE_SCHEMA)
     patch_file: str = Field(description="The patch file's name as given.")
     patch_sha256: str = Field(description="sha256 of the patch file's bytes.")
     units: int = Field(description="Units the patch was applied to.")

@@ -18,12 +18,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import yaml
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Discriminator,
     Field,
     Tag,
@@ -34,6 +32,7 @@ from pydantic import (
 
 from agent_backtest.errors import InputError
 from agent_backtest.providers import parse_model_ref
+from agent_backtest.record_model import StrictModel, TaggedRecord
 from agent_backtest.trace import ContentPart, LLMRequest, Message, ToolDef
 from agent_backtest.units import Unit
 
@@ -61,10 +60,8 @@ class Edit:
     note: str | None = None
 
 
-class OpBase(BaseModel):
+class OpBase(StrictModel):
     """Fields every op has: its id and the scope that narrows which units it applies to."""
-
-    model_config = ConfigDict(extra="forbid")
 
     id: str = Field(min_length=1, description="Names the op in coverage reports and results.")
     nodes: list[str] | None = Field(default=None, description="Only units of these nodes.")
@@ -185,30 +182,34 @@ class ReplaceText(PromptOp):
         return text.replace(self.find, self.replace)
 
 
-class AppendText(PromptOp):
+class EdgeText(PromptOp):
+    """Add a paragraph at one edge of the first system/developer message."""
+
+    action: str
+    """Each edge's own word (a literal in the subclass)."""
+    text: str = Field(min_length=1)
+    at_end: ClassVar[bool]
+    """After the message's text, or before it."""
+
+    def edit(self, request: LLMRequest) -> Edit:
+        """The first target message with the paragraph at its edge."""
+        index = self.first_index(request)
+        message = _with_edge_text(request.messages[index], self.text, at_end=self.at_end)
+        return Edit(_replace_message(request, index, message))
+
+
+class AppendText(EdgeText):
     """Add a paragraph at the end of the first system/developer message."""
 
     action: Literal["append"]
-    text: str = Field(min_length=1)
-
-    def edit(self, request: LLMRequest) -> Edit:
-        """The first target message with the paragraph after its text."""
-        index = self.first_index(request)
-        message = _with_edge_text(request.messages[index], self.text, at_end=True)
-        return Edit(_replace_message(request, index, message))
+    at_end = True
 
 
-class PrependText(PromptOp):
+class PrependText(EdgeText):
     """Add a paragraph at the start of the first system/developer message."""
 
     action: Literal["prepend"]
-    text: str = Field(min_length=1)
-
-    def edit(self, request: LLMRequest) -> Edit:
-        """The first target message with the paragraph before its text."""
-        index = self.first_index(request)
-        message = _with_edge_text(request.messages[index], self.text, at_end=False)
-        return Edit(_replace_message(request, index, message))
+    at_end = False
 
 
 class SetText(PromptOp):
@@ -228,10 +229,8 @@ class SetText(PromptOp):
         )
 
 
-class NewMessage(BaseModel):
+class NewMessage(StrictModel):
     """A message an insert op adds."""
-
-    model_config = ConfigDict(extra="forbid")
 
     role: Literal["system", "developer", "user", "assistant"]
     content: str
@@ -644,10 +643,8 @@ class PatchedRequest:
         return bool(self.ops)
 
 
-class Patch(BaseModel):
+class Patch(TaggedRecord):
     """A patch file: edit ops applied in order to every unit's request."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     schema_: Literal["abt.patch/1"] = Field(alias="schema")
     description: str | None = None

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 
 import orjson
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -33,11 +34,28 @@ from agent_backtest.trace import sha256_of
 
 MANIFEST_SCHEMA = "abt.cases/1"
 ANNOTATION_SCHEMA = "abt.run-annotation/1"
-REVISION = re.compile(r"[0-9a-f]{40}")
-FINGERPRINT = re.compile(r"sha256:[0-9a-f]{64}")
 NonEmpty = Annotated[str, StringConstraints(min_length=1, strip_whitespace=False, pattern=r"\S")]
 Count = Annotated[int, Field(ge=0)]
 ReasonName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]*$")]
+
+
+def _matching(pattern: str, what: str) -> AfterValidator:
+    """Refuse a string that ``pattern`` does not match whole, saying ``what`` it must be (the
+    message a schema pattern would give names the regex, not the fix)."""
+    compiled = re.compile(pattern)
+
+    def check(value: str) -> str:
+        if not compiled.fullmatch(value):
+            raise ValueError(f"must be {what}, got {value!r}")
+        return value
+
+    return AfterValidator(check)
+
+
+Revision = Annotated[str, _matching(r"[0-9a-f]{40}", "an exact 40-hex Git commit (lowercase)")]
+Fingerprint = Annotated[
+    str, _matching(r"sha256:[0-9a-f]{64}", "'sha256:' and 64 lowercase hex digits")
+]
 
 
 class Strict(BaseModel):
@@ -140,8 +158,8 @@ class RunAnnotation(Strict):
     case_id: NonEmpty
     variant: NonEmpty
     session_ids: list[NonEmpty] = Field(min_length=1)
-    base_revision: str
-    case_fingerprint: str
+    base_revision: Revision
+    case_fingerprint: Fingerprint
     repair_turns: RepairTurns | None = None
     task_timing: TaskTiming | None = None
     correctness: Correctness | None = None
@@ -153,22 +171,6 @@ class RunAnnotation(Strict):
         if len(set(ids)) != len(ids):
             raise ValueError("session ids must be unique")
         return ids
-
-    @field_validator("base_revision")
-    @classmethod
-    def _revision(cls, value: str) -> str:
-        """Refuse anything but an exact 40-hex commit."""
-        if not REVISION.fullmatch(value):
-            raise ValueError(f"must be an exact 40-hex Git commit (lowercase), got {value!r}")
-        return value
-
-    @field_validator("case_fingerprint")
-    @classmethod
-    def _fingerprint(cls, value: str) -> str:
-        """Refuse anything but ``sha256:`` and 64 hex digits."""
-        if not FINGERPRINT.fullmatch(value):
-            raise ValueError(f"must be 'sha256:' and 64 lowercase hex digits, got {value!r}")
-        return value
 
 
 class Cases:

@@ -8,17 +8,13 @@ and the drop is recorded.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 
-from agent_backtest.providers.config import ProviderSettings
 from agent_backtest.providers.errors import ProviderError, require_answer
-from agent_backtest.providers.openai import json_endpoint
+from agent_backtest.providers.hosted import HostedProvider
 from agent_backtest.trace import LLMRequest, LLMResponse, Message, ToolCall, Usage
-
-if TYPE_CHECKING:
-    from agent_backtest.providers.factory import ProviderSpec
 
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
@@ -31,40 +27,17 @@ STOP_REASONS = {
 }
 
 
-class AnthropicProvider:
+class AnthropicProvider(HostedProvider):
     """POSTs ``/v1/messages`` over the provider's own connections."""
 
-    needs_base_url = True
-
-    @classmethod
-    def open(cls, spec: ProviderSpec) -> AnthropicProvider:
-        """The provider of one model reference (the provider type ``anthropic``)."""
-        return cls(spec.ref.provider, spec.settings, spec.api_key, spec.max_connections)
-
-    def __init__(
-        self, name: str, settings: ProviderSettings, api_key: str | None, max_connections: int = 64
-    ) -> None:
-        self.name = name
-        self.settings = settings
-        self.endpoint = (settings.base_url or "https://api.anthropic.com").rstrip("/")
-        self._api_key = api_key
-        self._http = json_endpoint(settings, self.endpoint, max_connections)
+    path = "/v1/messages"
+    default_base_url = "https://api.anthropic.com"
 
     def payload(
         self, request: LLMRequest, model: str, seed: int | None
     ) -> tuple[dict[str, Any], list[str]]:
         """The Messages body and what could not be carried over."""
         return messages_payload(request, model, seed)
-
-    def set_api_key(self, key: str) -> None:
-        """Send this key from now on."""
-        self._api_key = key
-
-    async def send(self, payload: dict[str, Any], timeout: float) -> LLMResponse:
-        """One POST; failures become classified ``ProviderError``s."""
-        headers = {"content-type": "application/json", **self.auth_headers()}
-        body = await self._http.post("/v1/messages", payload, headers, timeout, self.secrets())
-        return require_answer(response_from_messages(body))
 
     def auth_headers(self) -> dict[str, str]:
         """The API version, and the key when there is one."""
@@ -73,13 +46,9 @@ class AnthropicProvider:
             headers["x-api-key"] = self._api_key
         return headers
 
-    def secrets(self) -> tuple[str, ...]:
-        """What error messages must never show."""
-        return (self._api_key,) if self._api_key else ()
-
-    async def aclose(self) -> None:
-        """Close the connections."""
-        await self._http.aclose()
+    def answer(self, body: Any) -> LLMResponse:
+        """A Messages answer, which must hold the model's answer."""
+        return require_answer(response_from_messages(body))
 
 
 def messages_payload(

@@ -12,16 +12,15 @@ from typing import Any
 
 import orjson
 
-from agent_backtest.providers.anthropic import AnthropicProvider, response_from_messages
+from agent_backtest.providers.anthropic import response_from_messages
 from agent_backtest.providers.batches import (
     BatchAnswer,
-    BatchHTTP,
+    BatchAPI,
     BatchLimits,
     BatchState,
     Submitted,
     error_detail,
 )
-from agent_backtest.providers.client import CallPolicy
 from agent_backtest.providers.errors import ErrorKind, ProviderError, require_answer
 
 # The Message Batches guide: a batch holds at most 100,000 requests and 256 MB, whichever
@@ -41,14 +40,10 @@ ERROR_KINDS: dict[str, tuple[ErrorKind, int]] = {
 }
 
 
-class AnthropicBatches:
+class AnthropicBatches(BatchAPI):
     """The Message Batches endpoints of an Anthropic provider."""
 
     limits = LIMITS
-
-    def __init__(self, provider: AnthropicProvider, policy: CallPolicy) -> None:
-        headers = {**provider.settings.headers, **provider.auth_headers()}
-        self._http = BatchHTTP(provider.endpoint, headers, provider.secrets(), policy)
 
     def line(self, custom_id: str, payload: dict[str, Any]) -> bytes:
         """One entry of the batch's ``requests``."""
@@ -74,20 +69,13 @@ class AnthropicBatches:
         url = body.get("results_url")
         return BatchState(status, status == "ended", (url,) if isinstance(url, str) else ())
 
-    async def answers(self, state: BatchState) -> list[BatchAnswer]:
-        """Every line of the results."""
-        answers = []
-        for url in state.result_files:
-            response = await self._http.request("GET", url)
-            for line in response.content.splitlines():
-                answer = result_line(line)
-                if answer is not None:
-                    answers.append(answer)
-        return answers
+    def result_path(self, result_file: str) -> str:
+        """The results URL itself."""
+        return result_file
 
-    async def aclose(self) -> None:
-        """Close the connections."""
-        await self._http.aclose()
+    def result(self, line: bytes) -> BatchAnswer | None:
+        """One results line (:func:`result_line`)."""
+        return result_line(line)
 
 
 def result_line(line: bytes) -> BatchAnswer | None:

@@ -10,9 +10,10 @@ and a live answer of the same request are the same record.
 from __future__ import annotations
 
 import asyncio
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
 from agent_backtest.providers.client import RETRIED, CallPolicy
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     import httpx
 
     from agent_backtest.providers.base import Provider
+    from agent_backtest.providers.hosted import HostedProvider
 
 BATCH_TYPES = ("openai", "anthropic")
 """The provider types (``[providers.NAME] type``) that have a batch API."""
@@ -69,30 +71,52 @@ class BatchAnswer:
     error: ProviderError | None = None
 
 
-class BatchAPI(Protocol):
-    """One provider's batch endpoints."""
+class BatchAPI(ABC):
+    """One provider's batch endpoints, beside its live endpoint and over its headers and key: a
+    subclass says how a request line looks, how a batch is made and polled, where its result
+    files are read and what one result line says."""
 
-    limits: BatchLimits
+    limits: ClassVar[BatchLimits]
 
+    def __init__(self, provider: HostedProvider, policy: CallPolicy) -> None:
+        headers = {**provider.settings.headers, **provider.auth_headers()}
+        self._http = BatchHTTP(provider.endpoint, headers, provider.secrets(), policy)
+
+    @abstractmethod
     def line(self, custom_id: str, payload: dict[str, Any]) -> bytes:
         """One request of a batch as the provider takes it (a JSON line, without newline)."""
-        ...
 
+    @abstractmethod
     async def submit(self, lines: list[bytes]) -> Submitted:
         """Create a batch of these requests."""
-        ...
 
+    @abstractmethod
     async def state(self, batch: Submitted) -> BatchState:
         """The batch's status now."""
-        ...
+
+    @abstractmethod
+    def result_path(self, result_file: str) -> str:
+        """Where one of a state's ``result_files`` is read (a path or a URL on the endpoint)."""
+
+    @abstractmethod
+    def result(self, line: bytes) -> BatchAnswer | None:
+        """One result line as an answer or a classified error; None for a line that names no
+        request (that request stays to do)."""
 
     async def answers(self, state: BatchState) -> list[BatchAnswer]:
-        """Every result of an ended batch."""
-        ...
+        """Every line of the ended batch's result files."""
+        answers = []
+        for result_file in state.result_files:
+            response = await self._http.request("GET", self.result_path(result_file))
+            for line in response.content.splitlines():
+                answer = self.result(line)
+                if answer is not None:
+                    answers.append(answer)
+        return answers
 
     async def aclose(self) -> None:
         """Close the connections."""
-        ...
+        await self._http.aclose()
 
 
 def batch_api(provider: Provider, policy: CallPolicy) -> BatchAPI | None:

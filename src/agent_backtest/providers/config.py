@@ -34,6 +34,7 @@ from pydantic_core import PydanticCustomError
 
 from agent_backtest.errors import InputError, UserError
 from agent_backtest.providers.refs import TRACE, ModelRef, parse_model_ref
+from agent_backtest.record_model import StrictModel
 from agent_backtest.registry import Registry
 
 RoleName = Literal["candidate", "judge", "fallback_judge", "agent", "user", "teacher"]
@@ -79,10 +80,8 @@ BUILT_IN: dict[str, dict[str, str]] = {
 }
 
 
-class ProviderSettings(BaseModel):
+class ProviderSettings(StrictModel):
     """How to reach one provider."""
-
-    model_config = ConfigDict(extra="forbid")
 
     type: str = Field(
         description="The wire protocol: openai, anthropic, local, mock, or a type an installed "
@@ -124,10 +123,8 @@ class ProviderSettings(BaseModel):
         return value
 
 
-class RoleSettings(BaseModel):
+class RoleSettings(StrictModel):
     """The settings a role's calls take; every field optional, for ``[roles.NAME]``."""
-
-    model_config = ConfigDict(extra="forbid")
 
     model: str | None = Field(
         default=None, description="provider/model (or trace, for the candidate)."
@@ -189,10 +186,8 @@ class ModelRole(BaseModel):
             raise UserError(error["msg"], str(error["loc"][0])) from None
 
 
-class ModelConfig(BaseModel):
+class ModelConfig(StrictModel):
     """The whole config file."""
-
-    model_config = ConfigDict(extra="forbid")
 
     providers: dict[str, ProviderSettings] = Field(default_factory=dict)
     roles: dict[RoleName, RoleSettings] = Field(

@@ -7,7 +7,7 @@ judge) loads none of the call machinery.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from agent_backtest.trace import Usage
@@ -96,15 +96,9 @@ class CallCounters:
         return replace(self, errors=Counter(self.errors))
 
     def as_dict(self) -> dict[str, Any]:
-        """Plain data for run.json."""
-        return {
-            "calls": self.calls,
-            "cache_hits": self.cache_hits,
-            "retries": self.retries,
-            "credential_refreshes": self.credential_refreshes,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "errors": dict(sorted(self.errors.items())),
-            "cache_write_errors": self.cache_write_errors,
-            "model_load_seconds": round(self.model_load_seconds, 3),
-        }
+        """Plain data for run.json: every count (``changes`` is not one), errors by kind in
+        name order, the load time to the millisecond."""
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "changes"}
+        data["errors"] = dict(sorted(self.errors.items()))
+        data["model_load_seconds"] = round(self.model_load_seconds, 3)
+        return data

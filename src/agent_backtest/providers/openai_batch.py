@@ -15,15 +15,14 @@ import orjson
 
 from agent_backtest.providers.batches import (
     BatchAnswer,
-    BatchHTTP,
+    BatchAPI,
     BatchLimits,
     BatchState,
     Submitted,
     error_detail,
 )
-from agent_backtest.providers.client import CallPolicy
 from agent_backtest.providers.errors import ProviderError, kind_of_status
-from agent_backtest.providers.openai import OpenAIProvider, chat_answer
+from agent_backtest.providers.openai import chat_answer
 
 # The Batch API reference: an input file holds at most 50,000 requests and 200 MB.
 LIMITS = BatchLimits(requests=50_000, bytes=200 * 1024 * 1024)
@@ -31,14 +30,10 @@ ENDPOINT = "/v1/chat/completions"
 ENDED = frozenset({"completed", "expired", "cancelled", "failed"})
 
 
-class OpenAIBatches:
+class OpenAIBatches(BatchAPI):
     """The batch endpoints next to an OpenAI provider's chat completions."""
 
     limits = LIMITS
-
-    def __init__(self, provider: OpenAIProvider, policy: CallPolicy) -> None:
-        headers = {**provider.settings.headers, **provider.auth_headers()}
-        self._http = BatchHTTP(provider.endpoint, headers, provider.secrets(), policy)
 
     def line(self, custom_id: str, payload: dict[str, Any]) -> bytes:
         """One request line of the input file."""
@@ -74,20 +69,13 @@ class OpenAIBatches:
         )
         return BatchState(status, status in ENDED, files, _problem(body))
 
-    async def answers(self, state: BatchState) -> list[BatchAnswer]:
-        """Every line of the output and error files."""
-        answers = []
-        for file_id in state.result_files:
-            response = await self._http.request("GET", f"/files/{file_id}/content")
-            for line in response.content.splitlines():
-                answer = result_line(line)
-                if answer is not None:
-                    answers.append(answer)
-        return answers
+    def result_path(self, result_file: str) -> str:
+        """The content of an output or error file."""
+        return f"/files/{result_file}/content"
 
-    async def aclose(self) -> None:
-        """Close the connections."""
-        await self._http.aclose()
+    def result(self, line: bytes) -> BatchAnswer | None:
+        """One line of an output or error file (:func:`result_line`)."""
+        return result_line(line)
 
 
 def result_line(line: bytes) -> BatchAnswer | None:

@@ -14,7 +14,7 @@ reads roles (``abt score`` without a judge) starts without them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +31,7 @@ from agent_backtest.providers.config import (
 )
 from agent_backtest.providers.counters import CallCounters
 from agent_backtest.providers.factory import build_provider, check_provider
+from agent_backtest.providers.families import JudgeError, check_judge
 from agent_backtest.providers.refs import TRACE, ModelRef, parse_model_ref
 from agent_backtest.trace import LLMRequest, LLMResponse
 
@@ -115,6 +116,21 @@ def check_role(role: ModelRole, refs: Iterable[ModelRef], config: ModelConfig) -
     the provider exists and is complete, its key is set, a local model is installed."""
     for ref in refs:
         check_provider(ref, config, role.base_url, role.api_key_env, role.parameter)
+
+
+def check_judges(
+    judges: Sequence[ModelRole], candidates: Sequence[str], config: ModelConfig
+) -> list[str]:
+    """The judges can be reached and are none of the candidates; warnings for a judge of a
+    candidate's family."""
+    warnings: list[str] = []
+    for judge in judges:
+        try:
+            warnings += check_judge(judge.model, candidates)
+        except JudgeError as exc:
+            raise UserError(str(exc), judge.parameter) from None
+        check_role(judge, [judge.ref], config)
+    return warnings
 
 
 def open_clients(

@@ -13,15 +13,13 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_backtest.errors import InputError, UserError
 from agent_backtest.patch import CoverageReport, Patch, PatchCoverage, load_patch
 from agent_backtest.providers import ModelConfig, ModelRef, parse_model_ref
-from agent_backtest.providers.config import ModelRole
-from agent_backtest.providers.roles import check_role
+from agent_backtest.providers.roles import check_judges, check_role
 from agent_backtest.replaying.jobs import model_of
 from agent_backtest.runs import RunDirectory
 from agent_backtest.runs.manifest import (
@@ -74,23 +72,6 @@ def check_output(directory: RunDirectory, overwrite: bool) -> None:
             f"{directory.path}, or choose another --out, or pass --overwrite",
             "out",
         )
-
-
-def check_judges(
-    judges: Sequence[ModelRole], candidates: Sequence[str], config: ModelConfig
-) -> list[str]:
-    """The judges can be reached and are none of the candidates; warnings for a judge of a
-    candidate's family."""
-    from agent_backtest.providers.families import JudgeError, check_judge
-
-    warnings: list[str] = []
-    for judge in judges:
-        try:
-            warnings += check_judge(judge.model, candidates)
-        except JudgeError as exc:
-            raise UserError(str(exc), judge.parameter) from None
-        check_role(judge, [judge.ref], config)
-    return warnings
 
 
 def plan_replay(

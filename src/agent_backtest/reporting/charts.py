@@ -54,14 +54,17 @@ def rate_chart(bars: Sequence[RateBar], title: str) -> Markup:
         )
         if bar.low is not None and bar.high is not None:
             x1, x2 = LABEL_WIDTH + bar.low * PLOT_WIDTH, LABEL_WIDTH + bar.high * PLOT_WIDTH
-            mid = y + ROW_HEIGHT / 2 - 1
-            rows.append(
-                Markup(
-                    f'<path class="whisker" d="M{x1:.1f} {mid:.1f}H{x2:.1f}'
-                    f'M{x1:.1f} {mid - 4:.1f}v8M{x2:.1f} {mid - 4:.1f}v8"/>'
-                )
-            )
+            rows.append(_whisker(x1, x2, y))
     return _svg(rows, height, title)
+
+
+def _whisker(x1: float, x2: float, y: float) -> Markup:
+    """An interval from ``x1`` to ``x2``, with end ticks, across the row at ``y``."""
+    mid = y + ROW_HEIGHT / 2 - 1
+    return Markup(
+        f'<path class="whisker" d="M{x1:.1f} {mid:.1f}H{x2:.1f}'
+        f'M{x1:.1f} {mid - 4:.1f}v8M{x2:.1f} {mid - 4:.1f}v8"/>'
+    )
 
 
 def count_chart(counts: Sequence[tuple[str, int]], title: str) -> Markup:
@@ -228,12 +231,5 @@ def delta_chart(bars: Sequence[RateBar], title: str) -> Markup:
             )
         )
         if bar.low is not None and bar.high is not None:
-            x1, x2 = zero + bar.low * scale, zero + bar.high * scale
-            mid = y + ROW_HEIGHT / 2 - 1
-            rows.append(
-                Markup(
-                    f'<path class="whisker" d="M{x1:.1f} {mid:.1f}H{x2:.1f}'
-                    f'M{x1:.1f} {mid - 4:.1f}v8M{x2:.1f} {mid - 4:.1f}v8"/>'
-                )
-            )
+            rows.append(_whisker(zero + bar.low * scale, zero + bar.high * scale, y))
     return _svg(rows, height, title)

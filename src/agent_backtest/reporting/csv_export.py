@@ -13,6 +13,15 @@ from agent_backtest.reporting.loading import Joined
 from agent_backtest.runs import ResultRecord, ScoreRecord, private_atomic_writer
 from agent_backtest.units import Unit
 
+# Production's answer and the candidate's, side by side.
+ANSWER_COLUMNS = (
+    "golden_tool",
+    "golden_args",
+    "golden_text",
+    "candidate_tool",
+    "candidate_args",
+    "candidate_text",
+)
 COLUMNS = (
     "unit_id",
     "repeat",
@@ -22,12 +31,7 @@ COLUMNS = (
     "kind",
     "split",
     "agent_version",
-    "golden_tool",
-    "golden_args",
-    "golden_text",
-    "candidate_tool",
-    "candidate_args",
-    "candidate_text",
+    *ANSWER_COLUMNS,
     "status",
     "bucket",
     "strict",
@@ -44,19 +48,7 @@ LABEL_PREFIX = "label."
 # Text from traces that a spreadsheet would run as a formula (CSV injection); such a cell gets a
 # leading apostrophe, which spreadsheets hide and which keeps the text as text.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-TRACE_COLUMNS = frozenset(
-    {
-        "session",
-        "node",
-        "golden_tool",
-        "golden_args",
-        "golden_text",
-        "candidate_tool",
-        "candidate_args",
-        "candidate_text",
-        "judge_reason",
-    }
-)
+TRACE_COLUMNS = frozenset({"session", "node", *ANSWER_COLUMNS, "judge_reason"})
 
 
 def write_results_csv(joined: Iterable[Joined], path: Path, labels: Mapping[str, str]) -> int:

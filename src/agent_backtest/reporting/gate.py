@@ -14,7 +14,7 @@ happened not to need says less).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from agent_backtest.runs import Comparison, MeanEstimate, Summary
@@ -36,13 +36,7 @@ class Check:
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data for JSON output."""
-        return {
-            "name": self.name,
-            "requirement": self.requirement,
-            "value": self.value,
-            "met": self.met,
-            "why": self.why,
-        }
+        return asdict(self)
 
 
 def checked_value(estimate: MeanEstimate, use_lower_bound: bool) -> tuple[float | None, str]:

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
+from agent_backtest.record_model import TaggedRecord, schema_tag
 from agent_backtest.runs.documents import DocumentPart
 from agent_backtest.runs.estimate import MeanEstimate
 
@@ -127,12 +128,10 @@ class Missing(DocumentPart):
     not_comparable: list[NotComparable] = Field(description="Pairs one side could not score.")
 
 
-class Comparison(DocumentPart):
+class Comparison(TaggedRecord):
     """Run B against run A (the baseline), answer by answer."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    schema_: Literal["abt.compare/3"] = Field(default=COMPARISON_SCHEMA, alias="schema")
+    schema_: Literal["abt.compare/3"] = schema_tag(COMPARISON_SCHEMA)
     a: ComparedRun = Field(description="The baseline run.")
     b: ComparedRun = Field(description="The run compared with it.")
     counts: Counts = Field(description="How the answers paired up.")

@@ -10,18 +10,17 @@ from pathlib import Path
 from typing import TypeVar
 
 import orjson
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from agent_backtest.errors import InputError
+from agent_backtest.record_model import StrictModel
 from agent_backtest.runs.files import private_atomic_writer
 
 Record = TypeVar("Record", bound=BaseModel)
 
 
-class DocumentPart(BaseModel):
+class DocumentPart(StrictModel):
     """A part of a document: unknown fields are refused, so a misread file fails loudly."""
-
-    model_config = ConfigDict(extra="forbid")
 
 
 def document_bytes(record: BaseModel) -> bytes:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from agent_backtest.providers.config import ModelRole
+from agent_backtest.record_model import StrictModel, schema_tag
 from agent_backtest.runs.manifest_base import InputFile as InputFile
 from agent_backtest.runs.manifest_base import ManifestBase
 from agent_backtest.runs.manifest_base import RunCounts as RunCounts
@@ -20,10 +21,8 @@ from agent_backtest.units import AgentConfig
 RUN_SCHEMA = "abt.run/2"
 
 
-class PatchSettings(BaseModel):
+class PatchSettings(StrictModel):
     """The patch of a run, as run.json records it; the ops themselves are in patch.json."""
-
-    model_config = ConfigDict(extra="forbid")
 
     file: str = Field(description="The patch file's name as given.")
     sha256: str = Field(description="sha256 of the patch file's bytes.")
@@ -31,10 +30,8 @@ class PatchSettings(BaseModel):
     allow_unmatched: bool = False
 
 
-class ReadSettings(BaseModel):
+class ReadSettings(StrictModel):
     """How trace inputs were read."""
-
-    model_config = ConfigDict(extra="forbid")
 
     format: str | None = Field(default=None, description="The format forced on every input.")
     tools: str | None = Field(default=None, description="The --tools file, if one was given.")
@@ -42,10 +39,8 @@ class ReadSettings(BaseModel):
     strict: bool = False
 
 
-class ReaderAccounting(BaseModel):
+class ReaderAccounting(StrictModel):
     """What the readers could not use, for a replay that read traces (not a units file)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     sessions: int = 0
     skipped_steps: dict[str, int] = Field(
@@ -57,20 +52,16 @@ class ReaderAccounting(BaseModel):
     duplicate_sessions: int = Field(default=0, description="Sessions read twice, kept once.")
 
 
-class ExclusionRecord(BaseModel):
+class ExclusionRecord(StrictModel):
     """The sessions a run left out (--exclude-sessions)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     file: str
     sessions: int = Field(description="Session ids the file holds.")
     matched: int = Field(description="How many of them the input held.")
 
 
-class SelectionSettings(BaseModel):
+class SelectionSettings(StrictModel):
     """How the units were chosen, and how many each filter left out."""
-
-    model_config = ConfigDict(extra="forbid")
 
     steps: Literal["router", "action", "all"] = "all"
     nodes: list[str] = Field(default_factory=list)
@@ -88,10 +79,8 @@ class SelectionSettings(BaseModel):
     dropped: dict[str, int] = Field(default_factory=dict, description="Units left out, by filter.")
 
 
-class BatchSettings(BaseModel):
+class BatchSettings(StrictModel):
     """A replay sent through the provider's batch API instead of live calls."""
-
-    model_config = ConfigDict(extra="forbid")
 
     poll_seconds: float = Field(
         default=60.0, gt=0, description="The longest wait between two looks at a batch's status."
@@ -105,11 +94,9 @@ class BatchSettings(BaseModel):
     )
 
 
-class BatchJob(BaseModel):
+class BatchJob(StrictModel):
     """A provider batch of the run, recorded the moment the provider accepted it, before it
     is polled: a resume polls it and never sends its requests again."""
-
-    model_config = ConfigDict(extra="forbid")
 
     id: str = Field(description="The provider's batch id.")
     model: str = Field(description="provider/model every request of the batch asks.")
@@ -132,10 +119,8 @@ class BatchJob(BaseModel):
     problem: str | None = Field(default=None, description="Why the batch ran nothing.")
 
 
-class BatchLog(BaseModel):
+class BatchLog(StrictModel):
     """The batches of a batch replay."""
-
-    model_config = ConfigDict(extra="forbid")
 
     jobs: list[BatchJob] = Field(default_factory=list)
     problem: str | None = Field(
@@ -144,10 +129,8 @@ class BatchLog(BaseModel):
     )
 
 
-class ReplaySettings(BaseModel):
+class ReplaySettings(StrictModel):
     """Everything that decides what a replay sends and how it is scored; run.json's config."""
-
-    model_config = ConfigDict(extra="forbid")
 
     roles: dict[str, ModelRole] = Field(
         description="The run's models by role: candidate, and judge and fallback_judge when set."
@@ -183,7 +166,7 @@ class RunManifest(ManifestBase):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     kind: Literal["replay"] = "replay"
-    schema_: Literal["abt.run/2"] = Field(default=RUN_SCHEMA, alias="schema")
+    schema_: Literal["abt.run/2"] = schema_tag(RUN_SCHEMA)
     command: str = Field(description="The job: replay.")
     config: ReplaySettings = Field(description="Every setting that decides the answers.")
     labels: dict[str, str] = Field(

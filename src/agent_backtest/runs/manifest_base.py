@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from agent_backtest.errors import InputError
 from agent_backtest.providers.config import ModelRole
+from agent_backtest.record_model import StrictModel
 from agent_backtest.runs.files import private_atomic_writer
 
 MANIFEST_FILE = "run.json"
@@ -42,20 +43,16 @@ KIND_OF_SCHEMA: dict[str, RunKind] = {
 """The kind of each manifest schema, for the manifests written before ``kind`` was."""
 
 
-class InputFile(BaseModel):
+class InputFile(StrictModel):
     """An input of the run, identified by content."""
-
-    model_config = ConfigDict(extra="forbid")
 
     path: str
     sha256: str
     bytes: int
 
 
-class RunCounts(BaseModel):
+class RunCounts(StrictModel):
     """What the run's calls cost and gave, over every start of the run."""
-
-    model_config = ConfigDict(extra="forbid")
 
     calls: int = Field(default=0, description="HTTP attempts sent (retries included).")
     cache_hits: int = 0

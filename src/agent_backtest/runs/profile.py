@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
+from agent_backtest.record_model import TaggedRecord, schema_tag
 from agent_backtest.runs.documents import DocumentPart
 
 PROFILE_SCHEMA = "abt.profile/2"
@@ -291,12 +292,10 @@ class AnnotationsRead(DocumentPart):
     examples_not_in_input: list[str] = Field(description="The first few of them.")
 
 
-class Profile(DocumentPart):
+class Profile(TaggedRecord):
     """A profile of agent loops, per group."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    schema_: Literal["abt.profile/2"] = Field(default=PROFILE_SCHEMA, alias="schema")
+    schema_: Literal["abt.profile/2"] = schema_tag(PROFILE_SCHEMA)
     group_by: GroupBy = Field(description="What sessions are grouped by.")
     inputs: list[InputRead] = Field(description="What was read from each input.")
     steps_profiled: dict[str, int] = Field(description="Steps of the grouped sessions, by kind.")

@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import BinaryIO, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from agent_backtest.errors import InputError
+from agent_backtest.record_model import StrictModel, TaggedRecord, schema_tag
 from agent_backtest.runs.offsets import UnitOffsets, unit_key
 from agent_backtest.runs.record_log import LogWriter, RecordLog
 from agent_backtest.trace import LLMResponse, dump_record
@@ -30,10 +31,8 @@ from agent_backtest.trace import LLMResponse, dump_record
 RESULT_SCHEMA = "abt.result/1"
 
 
-class CallError(BaseModel):
+class CallError(StrictModel):
     """An infrastructure error: the call gave no answer. Never scored as a disagreement."""
-
-    model_config = ConfigDict(extra="forbid")
 
     kind: str = Field(
         description="http_401, http_429, http_4xx, http_5xx, timeout, connection, "
@@ -44,15 +43,21 @@ class CallError(BaseModel):
     status: int | None = None
 
 
-class ResultRecord(BaseModel):
-    """What the candidate did with one unit on one repeat."""
+class AnswerRecord(TaggedRecord):
+    """A line of results.jsonl or scores.jsonl: a record of one answer, a unit on one repeat.
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    Each kind narrows ``schema_`` to its own tag; the answer's key follows it on every line."""
 
-    schema_: Literal["abt.result/1"] = Field(default=RESULT_SCHEMA, alias="schema")
+    schema_: str = Field(alias="schema")
     unit_id: str
     repeat: int
     session_id: str
+
+
+class ResultRecord(AnswerRecord):
+    """What the candidate did with one unit on one repeat."""
+
+    schema_: Literal["abt.result/1"] = schema_tag(RESULT_SCHEMA)
     model: str = Field(description="provider/model that was asked.")
     seed: int | None = None
     request_sha: str = Field(description="sha256 of the payload exactly as sent.")

@@ -16,10 +16,12 @@ from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from agent_backtest.errors import InputError
+from agent_backtest.record_model import StrictModel, schema_tag
 from agent_backtest.runs.offsets import UnitOffsets, unit_key
+from agent_backtest.runs.records import AnswerRecord
 
 SCORE_SCHEMA = "abt.score/1"
 
@@ -45,10 +47,8 @@ and the judge's ``judge_http_5xx`` are told apart wherever kinds are listed toge
 Method = Literal["matcher", "judge", "exact_text"]
 
 
-class ArgumentDifference(BaseModel):
+class ArgumentDifference(StrictModel):
     """Where a candidate's call arguments differ from production's."""
-
-    model_config = ConfigDict(extra="forbid")
 
     call: int = Field(description="Index of the golden call.")
     path: str
@@ -58,10 +58,8 @@ class ArgumentDifference(BaseModel):
     required: bool = False
 
 
-class JudgeSummary(BaseModel):
+class JudgeSummary(StrictModel):
     """What the judge said about one text answer or free-text argument."""
-
-    model_config = ConfigDict(extra="forbid")
 
     target: str = Field(description="'text', or 'call N argument NAME'.")
     score: float | None = Field(default=None, description="The verdict; None when unscored.")
@@ -73,15 +71,10 @@ class JudgeSummary(BaseModel):
     unscored_reason: str | None = None
 
 
-class ScoreRecord(BaseModel):
+class ScoreRecord(AnswerRecord):
     """How one candidate answer compares with production's."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    schema_: Literal["abt.score/1"] = Field(default=SCORE_SCHEMA, alias="schema")
-    unit_id: str
-    repeat: int
-    session_id: str
+    schema_: Literal["abt.score/1"] = schema_tag(SCORE_SCHEMA)
     node: str | None = None
     kind: str
     split: str | None = None

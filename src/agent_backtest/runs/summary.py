@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
+from agent_backtest.record_model import TaggedRecord, schema_tag
 from agent_backtest.runs.documents import DocumentPart
 from agent_backtest.runs.estimate import MeanEstimate
 from agent_backtest.runs.manifest import RunStatus
@@ -178,12 +179,10 @@ class RunFacts(DocumentPart):
     )
 
 
-class Summary(DocumentPart):
+class Summary(TaggedRecord):
     """A scored run's aggregates."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    schema_: Literal["abt.summary/3"] = Field(default=SUMMARY_SCHEMA, alias="schema")
+    schema_: Literal["abt.summary/3"] = schema_tag(SUMMARY_SCHEMA)
     scoring: ScoringSettings = Field(description="The scoring settings.")
     run: RunFacts = Field(description="The run that was scored.")
     labels: dict[str, str] = Field(description="The run's labels (--label KEY=VALUE).")

@@ -289,6 +289,10 @@ class Items:
     keys: tuple[tuple[Any, ...], ...]
 
 
+_CONTAINER_OF: dict[type, type] = {Fields: dict, Items: list}
+"""The JSON value that each part-by-part acceptable value checks."""
+
+
 def golden_key(arguments: Mapping[str, Any]) -> ArgumentsKey:
     """Production's recorded arguments as a reference: each parameter's one value.
 
@@ -516,6 +520,15 @@ def _decode_json(text: str, expected: type) -> Any:
     return value if type(value) is expected else _ABSENT
 
 
+def _one_side_only(
+    path: str, value: Any, kind: str, rules: MatchRules, out: list[Mismatch]
+) -> None:
+    """A value only one side set (``kind`` missing or extra): a mismatch, unless setting it is
+    the same call as leaving it out."""
+    if not _absent_is_fine(path, value, rules):
+        out.append(_one_sided(path, value, kind, rules))
+
+
 def _absent_is_fine(path: str, value: Any, rules: MatchRules) -> bool:
     """True when leaving out the parameter at ``path`` is the same call as sending ``value``:
     ``null`` or the parameter's default, unless the schema requires the parameter."""
@@ -602,16 +615,13 @@ def _compare_dicts(g: dict, c: dict, path: str, rules: MatchRules, out: list[Mis
         cv = c.get(key, _ABSENT)
         if cv is _ABSENT:
             exact = False
-            if not _absent_is_fine(child, gv, rules):
-                out.append(_one_sided(child, gv, "missing", rules))
+            _one_side_only(child, gv, "missing", rules, out)
         elif not (type(gv) is type(cv) and type(gv) in _FLAT and gv == cv):
             exact = _compare(gv, cv, child, rules, out) and exact
     for key, cv in c.items():
         if key not in g:
             exact = False
-            child = f"{path}.{key}" if path else key
-            if not _absent_is_fine(child, cv, rules):
-                out.append(_one_sided(child, cv, "extra", rules))
+            _one_side_only(f"{path}.{key}" if path else key, cv, "extra", rules, out)
     return exact
 
 
@@ -692,8 +702,7 @@ def _free(
         if gv is _ABSENT and cv is _ABSENT:
             return True
         value, kind = (cv, "extra") if gv is _ABSENT else (gv, "missing")
-        if not _absent_is_fine(key, value, rules):
-            mismatches.append(_one_sided(key, value, kind, rules))
+        _one_side_only(key, value, kind, rules, mismatches)
         return False
     free_text.append((key, gv, cv))
     return type(gv) is type(cv) and gv == cv
@@ -719,6 +728,9 @@ def _check_option_list(
     """
     if cv is _ABSENT:
         return _check_omitted(options, path, rules, out)
+    if not options or options[0] is OMIT:  # only leaving it out was acceptable (OMIT is last)
+        _one_side_only(path, cv, "extra", rules, out)
+        return False
     if type(cv) in _FLAT and not (type(cv) is str and _has_container(options)):
         return _check_scalar(options, cv, path, rules, out)
     best: list[Mismatch] | None = None
@@ -738,10 +750,8 @@ def _check_option_list(
             best = scratch
     if equal_found or _stands_for_omission(options, path, cv, rules):
         return False
-    if best is None:  # only leaving it out was acceptable
-        out.append(_one_sided(path, cv, "extra", rules))
-        return False
-    out.extend(best)
+    if best is not None:
+        out.extend(best)
     return False
 
 
@@ -798,9 +808,6 @@ def _check_scalar(
             comparable = option
     if equal_found or _stands_for_omission(options, path, cv, rules):
         return False
-    if first is _ABSENT:  # only leaving it out was acceptable
-        out.append(_one_sided(path, cv, "extra", rules))
-        return False
     if comparable is not _ABSENT:
         out.append(Mismatch(path, "value", comparable, cv))
     else:
@@ -828,26 +835,28 @@ def _compare_option(
     option: Any, cv: Any, path: str, rules: MatchRules, out: list[Mismatch]
 ) -> bool:
     """Compare ``cv`` with one acceptable value, which may be checked part by part."""
-    to = type(option)
-    if to is Fields:
+    container = _CONTAINER_OF.get(type(option))
+    if container is None:
+        return _compare(option, cv, path, rules, out)
+    if type(cv) is str:
+        decoded = _decode_json(cv, container)
+        if decoded is not _ABSENT:
+            # Matched part by part for the mismatches it shows, but JSON sent as a string is
+            # never the exact call.
+            _compare_option(option, decoded, path, rules, out)
+            return False
+    if type(cv) is not container:
+        out.append(Mismatch(path, "type", _plain(option), cv))
+        return False
+    if container is dict:
         return _compare_fields(option, cv, path, rules, out)
-    if to is Items:
-        return _compare_items(option, cv, path, rules, out)
-    return _compare(option, cv, path, rules, out)
+    return _compare_items(option, cv, path, rules, out)
 
 
 def _compare_fields(
-    option: Fields, cv: Any, path: str, rules: MatchRules, out: list[Mismatch]
+    option: Fields, cv: dict[str, Any], path: str, rules: MatchRules, out: list[Mismatch]
 ) -> bool:
     """An object checked against the acceptable values of each field."""
-    if type(cv) is str:
-        decoded = _decode_json(cv, dict)
-        if decoded is not _ABSENT:
-            _compare_fields(option, decoded, path, rules, out)
-            return False
-    if type(cv) is not dict:
-        out.append(Mismatch(path, "type", _plain(option), cv))
-        return False
     exact = True
     for name, options in option.keys.items():
         child = f"{path}.{name}" if path else name
@@ -855,24 +864,14 @@ def _compare_fields(
     for name, value in cv.items():
         if name not in option.keys:
             exact = False
-            child = f"{path}.{name}" if path else name
-            if not _absent_is_fine(child, value, rules):
-                out.append(_one_sided(child, value, "extra", rules))
+            _one_side_only(f"{path}.{name}" if path else name, value, "extra", rules, out)
     return exact
 
 
 def _compare_items(
-    option: Items, cv: Any, path: str, rules: MatchRules, out: list[Mismatch]
+    option: Items, cv: list[Any], path: str, rules: MatchRules, out: list[Mismatch]
 ) -> bool:
     """An array checked item by item against the acceptable values of each item."""
-    if type(cv) is str:
-        decoded = _decode_json(cv, list)
-        if decoded is not _ABSENT:
-            _compare_items(option, decoded, path, rules, out)
-            return False
-    if type(cv) is not list:
-        out.append(Mismatch(path, "type", _plain(option), cv))
-        return False
     if len(option.keys) != len(cv):
         out.append(Mismatch(path, "length", _plain(option), cv))
         return False

@@ -61,26 +61,14 @@ class Scorer:
                 bucket="removed_tool_called_in_golden",
                 unscored_reason="production called a tool the patch removed",
             )
-        if golden.tool_calls and not candidate.tool_calls:
+        if bool(golden.tool_calls) != bool(candidate.tool_calls):
             return ScoreRecord(
                 **base,
                 status="scored",
-                bucket="text_instead_of_tool",
                 strict=False,
                 score=0.0,
                 method="matcher",
-                missing_calls=len(golden.tool_calls),
-                topic_match=False if unit.kind == "router" else None,
-            )
-        if candidate.tool_calls and not golden.tool_calls:
-            return ScoreRecord(
-                **base,
-                status="scored",
-                bucket="tool_instead_of_text",
-                strict=False,
-                score=0.0,
-                method="matcher",
-                extra_calls=len(candidate.tool_calls),
+                **_wrong_answer_type(unit, golden, candidate),
             )
         if golden.tool_calls:
             return await self._calls(unit, base, golden, candidate)
@@ -339,6 +327,18 @@ def _input_tokens_ratio(golden: LLMResponse, candidate: LLMResponse) -> float | 
     if not recorded or reported is None:
         return None
     return round(reported / recorded, 4)
+
+
+def _wrong_answer_type(unit: Unit, golden: Message, candidate: Message) -> dict[str, Any]:
+    """The bucket and call counts of a text where production called a tool, or of a call where
+    it answered in text (a router that answered in text missed its topic)."""
+    if golden.tool_calls:
+        return {
+            "bucket": "text_instead_of_tool",
+            "missing_calls": len(golden.tool_calls),
+            "topic_match": False if unit.kind == "router" else None,
+        }
+    return {"bucket": "tool_instead_of_text", "extra_calls": len(candidate.tool_calls or [])}
 
 
 def _first_tool(message: Message) -> str | None:

@@ -16,11 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from agent_backtest.errors import InputError, UserError
+from agent_backtest.errors import InputError
 from agent_backtest.providers import CallCounters, ModelConfig, load_model_config
 from agent_backtest.providers.config import ModelRole
-from agent_backtest.providers.families import JudgeError, check_judge
-from agent_backtest.providers.roles import check_role
+from agent_backtest.providers.roles import check_judges
 from agent_backtest.runs import ResultRecord, RunDirectory, RunManifest, private_atomic_writer
 from agent_backtest.runs.documents import write_document
 from agent_backtest.runs.records import ResultIndex
@@ -96,7 +95,8 @@ def score_run(
     if not directory.results_path.exists():
         raise InputError(directory.results_path, None, "no results yet: run abt replay first")
     results = ResultIndex(directory.results_path)
-    warnings = _judge_warnings(settings, sorted(results.models), config)
+    judges = [judge for judge in (settings.judge, settings.fallback_judge) if judge]
+    warnings = check_judges(judges, sorted(results.models), config)
     counters = CallCounters()
     scores = _ScoresFile(directory, manifest, settings)
     count = 1 if settings.judge else worker_count(workers, results.records)
@@ -264,16 +264,3 @@ class _ScoresFile:
         )
         write_document(self.directory.summary_path, summary)
         return ScoreOutcome(summary, counters.as_dict(), self.kept)
-
-
-def _judge_warnings(
-    settings: ScoreSettings, candidates: list[str], config: ModelConfig
-) -> list[str]:
-    warnings: list[str] = []
-    for judge in filter(None, (settings.judge, settings.fallback_judge)):
-        try:
-            warnings += check_judge(judge.model, candidates)
-        except JudgeError as exc:
-            raise UserError(str(exc), judge.parameter) from None
-        check_role(judge, [judge.ref], config)
-    return warnings

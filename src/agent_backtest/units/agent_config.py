@@ -11,19 +11,18 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from agent_backtest.errors import InputError
+from agent_backtest.record_model import StrictModel
 
 DEFAULT_ROUTING_PREFIXES = ("go_to_", "transfer_to_", "route_to_")
 DEFAULT_END_SESSION_TOOLS = ("__end_session_action__", "end_session", "end_conversation")
 ROUTER_RULES = frozenset({"router_nodes", "routing_tool_prefixes", "end_session_tools"})
 
 
-class AgentConfig(BaseModel):
+class AgentConfig(StrictModel):
     """Facts about the agent that classify and score its steps."""
-
-    model_config = ConfigDict(extra="forbid")
 
     router_nodes: list[str] = Field(
         default_factory=list, description="Node names whose steps are routing decisions."

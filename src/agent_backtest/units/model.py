@@ -6,8 +6,9 @@ import hashlib
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
+from agent_backtest.record_model import TaggedRecord, schema_tag
 from agent_backtest.trace import LLMRequest, LLMResponse, SourceRef
 from agent_backtest.units.answer_key import CallKey
 
@@ -17,12 +18,10 @@ UnitKind = Literal["router", "action"]
 Split = Literal["test", "val"]
 
 
-class Unit(BaseModel):
+class Unit(TaggedRecord):
     """What a candidate model is asked (``request``) and what production answered (``golden``)."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    schema_: Literal["abt.unit/1"] = Field(default=UNIT_SCHEMA, alias="schema")
+    schema_: Literal["abt.unit/1"] = schema_tag(UNIT_SCHEMA)
     unit_id: str = Field(description="Stable id: a hash of the session id and the step id.")
     session_id: str
     turn_index: int
