@@ -17,6 +17,7 @@ from agent_backtest.reporting.latency import CandidateFigures
 from agent_backtest.reporting.loading import ScoredRun
 from agent_backtest.reporting.markup import Markup, escape, join, tag
 from agent_backtest.reporting.page_data import PageData
+from agent_backtest.reporting.page_parts import count_card, metric_card
 from agent_backtest.runs import MeanEstimate, Summary
 from agent_backtest.runs.summary import NOT_RECORDED, GroupFigures
 
@@ -162,18 +163,18 @@ def headline_section(summary: Summary) -> Markup:
             )
         )
     cards += [
-        _count(
+        count_card(
             "infra_errors",
             "infrastructure errors",
             counts.infra_errors,
             errors or "not scored, never counted as disagreement",
         ),
-        _count("unscored", "unscored", counts.unscored, "left out of the means"),
+        count_card("unscored", "unscored", counts.unscored, "left out of the means"),
     ]
     if counts.judge_errors:
         judge_kinds = ", ".join(f"{k} {v}" for k, v in counts.judge_errors_by_kind.items())
         cards.append(
-            _count(
+            count_card(
                 "judge_errors",
                 "judge errors",
                 counts.judge_errors,
@@ -192,7 +193,7 @@ def headline_section(summary: Summary) -> Markup:
         )
     if summary.suspected_injection:
         cards.append(
-            _count(
+            count_card(
                 "suspected_injection",
                 "aimed at the judge",
                 summary.suspected_injection,
@@ -215,33 +216,9 @@ def headline_section(summary: Summary) -> Markup:
 
 
 def _metric(key: str, name: str, estimate: MeanEstimate, note: str) -> Markup:
+    """A headline card for one of the summary's means, with its interval."""
     mean = estimate.mean
-    return tag(
-        "div",
-        tag("div", name, attrs={"class": "name"}),
-        tag("div", "n/a" if mean is None else f"{mean:.3f}", attrs={"class": "mean"}),
-        tag("div", interval(estimate) if mean is not None else "", attrs={"class": "interval"}),
-        tag("div", note, attrs={"class": "note"}),
-        attrs={
-            "class": "metric",
-            "data-metric": key,
-            "data-value": "" if mean is None else repr(mean),
-        },
-    )
-
-
-def _count(key: str, name: str, count: int, note: str) -> Markup:
-    return tag(
-        "div",
-        tag("div", name, attrs={"class": "name"}),
-        tag("div", count, attrs={"class": "mean"}),
-        tag("div", note, attrs={"class": "note"}),
-        attrs={
-            "class": f"metric{' bad' if count else ''}",
-            "data-metric": key,
-            "data-value": count,
-        },
-    )
+    return metric_card(key, name, mean, interval(estimate) if mean is not None else "", note)
 
 
 def report_warnings(run: ScoredRun, data: PageData, late: int) -> list[str]:
