@@ -1,6 +1,9 @@
-"""A gold file is checked against the units before a replay or a scoring spends anything: a line
-naming no unit, or a key that does not fit its unit, ends with one line naming the gold file, the
-line and the fix (exit 2), and leaves no run directory and no scores behind."""
+"""A gold file is checked against the units before a replay or a scoring spends anything. A line
+naming no unit ends with one line naming the gold file, the line and the fix (exit 2), and leaves
+no run directory and no scores behind. A key that does not fit its unit is one no answer can
+satisfy: that unit is left out under ``unsatisfiable_key`` (named in a warning, with its line) and
+every other unit is replayed and scored; with ``--strict`` it stops everything, as a line naming
+no unit does."""
 
 from __future__ import annotations
 
@@ -110,27 +113,90 @@ def test_a_line_naming_no_unit_stops_the_replay_before_its_directory(tmp_path: P
     assert not out.exists()
 
 
-def test_a_key_that_does_not_fit_its_unit_stops_the_replay(tmp_path: Path) -> None:
+def test_a_key_that_does_not_fit_its_unit_stops_a_strict_replay(tmp_path: Path) -> None:
     first, second, _ = ids()
     other = [CallKey(name="find_flights", arguments={})]
     units_file, config = write_inputs(tmp_path, [(first, FITS), (second, other)])
     out = tmp_path / "runs" / "b"
-    line = refused_line(*replay(units_file, config, out))
+    line = refused_line(*replay(units_file, config, out, "--strict"))
     assert "gold.jsonl: line 2: the answer key lists calls ['find_flights']" in line
     assert "give one key per golden call, in order" in line
     assert not out.exists()
 
 
-def test_a_key_leaving_out_a_required_parameter_stops_the_replay(tmp_path: Path) -> None:
+def test_a_key_leaving_out_a_required_parameter_stops_a_strict_replay(tmp_path: Path) -> None:
     (first, *_) = ids()
     partial = [CallKey(name="search_flights", arguments={"origin": ArgumentKey(values=["JFK"])})]
     units_file, config = write_inputs(tmp_path, [(first, partial)])
     out = tmp_path / "runs" / "c"
-    line = refused_line(*replay(units_file, config, out))
+    line = refused_line(*replay(units_file, config, out, "--strict"))
     assert (
         "gold.jsonl: line 1:" in line and "leaves out destination, which the tool requires" in line
     )
     assert not out.exists()
+
+
+UNSATISFIABLE_KEYS = {
+    "other calls": [CallKey(name="find_flights", arguments={})],
+    "a required parameter left out": [
+        CallKey(name="search_flights", arguments={"origin": ArgumentKey(values=["JFK"])})
+    ],
+    "a required parameter only left out": [
+        CallKey(
+            name="search_flights",
+            arguments={
+                "origin": ArgumentKey(values=["JFK"]),
+                "destination": ArgumentKey(optional=True),
+            },
+        )
+    ],
+}
+
+
+@pytest.mark.parametrize("bad", sorted(UNSATISFIABLE_KEYS))
+def test_a_key_no_answer_can_satisfy_leaves_out_its_unit_only(tmp_path: Path, bad: str) -> None:
+    first, second, third = ids()
+    units_file, config = write_inputs(
+        tmp_path, [(first, FITS), (second, UNSATISFIABLE_KEYS[bad]), (third, FITS)]
+    )
+    out = tmp_path / "runs" / "b"
+    code, output = replay(units_file, config, out)
+    assert code == 0, output
+    said = " ".join(output.split())
+    assert (
+        f"unsatisfiable_key: 1 unit(s) left out, their key fitting no answer: unit {second}" in said
+    )
+    assert "(line 2: the answer key of" in said or "(line 2: the answer key lists" in said
+    scores = list(RunDirectory(out).read_scores())
+    assert sorted(r.unit_id for r in scores) == sorted([first, third])
+    assert [r.bucket for r in scores] == ["match", "match"]
+    manifest = json.loads((out / "run.json").read_text())
+    assert manifest["config"]["selection"]["dropped"] == {"unsatisfiable_key": 1}
+
+
+def test_score_leaves_out_a_unit_whose_key_fits_no_answer(tmp_path: Path) -> None:
+    first, second, third = ids()
+    units_file, config = write_inputs(tmp_path, [])
+    out = tmp_path / "runs" / "f"
+    code, output = abt("replay", units_file, "--model", "mock/golden", "--out", out)
+    assert code == 0, output
+    gold = [(first, FITS), (second, UNSATISFIABLE_KEYS["other calls"])]
+    (tmp_path / "gold.jsonl").write_text(
+        "".join(
+            json.dumps({"unit_id": u, "calls": [c.model_dump() for c in key]}) + "\n"
+            for u, key in gold
+        )
+    )
+    code, output = abt("score", out, "--agent-config", config)
+    assert code == 0, output
+    assert "unsatisfiable_key: 1 unit(s) left out" in " ".join(output.split())
+    by_unit = {r.unit_id: r for r in RunDirectory(out).read_scores()}
+    assert by_unit[second].status == "unscored" and by_unit[second].bucket == "unsatisfiable_key"
+    assert "gold file line 2: the answer key lists calls" in by_unit[second].unscored_reason
+    assert by_unit[first].bucket == by_unit[third].bucket == "match"
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["counts"]["unscored"] == 1
+    assert any("unsatisfiable_key" in w for w in summary["warnings"])
 
 
 def test_keys_for_units_the_selection_leaves_out_are_no_mistake(tmp_path: Path) -> None:

@@ -70,13 +70,16 @@ def score_locked(
     config = load_model_config(Path(source) if source else None)
     roles = judges(judge_models, config) or dict(recorded_judges or {})
     agent_config = agent.config() if agent.given else manifest.config.agent
+    notes = []
     if agent_config.answer_keys:
-        check_gold(directory, manifest, Path(agent_config.answer_keys))
-    return score_run(directory, score_settings(judging, agent_config, roles), config, workers)
+        notes = check_gold(directory, manifest, Path(agent_config.answer_keys))
+    settings = score_settings(judging, agent_config, roles)
+    return score_run(directory, settings, config, workers, notes)
 
 
-def check_gold(directory: RunDirectory, manifest: RunManifest, gold: Path) -> None:
-    """The gold file fits the run's units, before anything is scored or written.
+def check_gold(directory: RunDirectory, manifest: RunManifest, gold: Path) -> list[str]:
+    """The gold file fits the run's units, before anything is scored or written; the warning
+    that names the units whose key fits no answer (scored ``unsatisfiable_key``), if any.
 
     Its lines must name units of the run only when the run kept every unit of its inputs: a
     line for a unit the selection left out is no mistake.
@@ -88,6 +91,8 @@ def check_gold(directory: RunDirectory, manifest: RunManifest, gold: Path) -> No
         count += 1
     if not manifest.config.selection.dropped:
         check.finish(f"the {count:,} units of run {directory.path}")
+    warning = check.warning()
+    return [warning] if warning else []
 
 
 def score_settings(

@@ -32,7 +32,7 @@ from agent_backtest.runs.manifest import (
 )
 from agent_backtest.trace import dump_record
 from agent_backtest.units import Selection
-from agent_backtest.units.gold import GoldCheck
+from agent_backtest.units.gold import UNSATISFIABLE, GoldCheck
 from agent_backtest.units.source import UnitSource
 
 JUDGE_ROLES = ("judge", "fallback_judge")
@@ -112,7 +112,8 @@ def plan_replay(
     except BaseException:
         plan.discard()
         raise
-    plan.overwrite, plan.labels, plan.warnings = overwrite, dict(labels or {}), warnings
+    plan.overwrite, plan.labels = overwrite, dict(labels or {})
+    plan.warnings = [*plan.warnings, *warnings]
     return plan
 
 
@@ -127,7 +128,7 @@ def _scan(
     """Select the units into a private temporary file, noting each unit's model and patch."""
     coverage = PatchCoverage(patch) if patch is not None else None
     gold = settings.agent.answer_keys
-    check = GoldCheck(Path(gold)) if gold else None
+    check = GoldCheck(Path(gold), settings.reading.strict) if gold else None
     candidates: set[ModelRef] = set()
     sessions: set[str] = set()
     count = 0
@@ -152,11 +153,13 @@ def _scan(
                 "selection flags)",
             )
         if check is not None:
+            selection.dropped[UNSATISFIABLE] += len(check.unusable)
             check.finish(f"the {sum(selection.dropped.values()) + count:,} units of the inputs")
     except BaseException:
         Path(name).unlink(missing_ok=True)
         raise
     _record_selection(settings, selection, source)
+    gold_warning = check.warning() if check is not None else None
     return ReplayPlan(
         directory=directory,
         settings=settings,
@@ -169,6 +172,7 @@ def _scan(
         patch=patch,
         coverage=_coverage_report(coverage, settings.patch),
         readers=None if source.from_units_file else _accounting(source),
+        warnings=[gold_warning] if gold_warning else [],
     )
 
 

@@ -39,6 +39,7 @@ Bucket = Literal[
     "unscored",
     "text_not_judged",
     "removed_tool_called_in_golden",
+    "unsatisfiable_key",
 ]
 Status = Literal["scored", "no_judge", "unscored", "infra_error", "judge_error"]
 JUDGE_ERROR_PREFIX = "judge_"

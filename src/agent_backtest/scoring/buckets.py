@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from agent_backtest.errors import InputError
 from agent_backtest.runs import ResultRecord
 from agent_backtest.runs.scores import ArgumentDifference, JudgeSummary, ScoreRecord
 from agent_backtest.scoring.calls import CallsMatch, match_calls
@@ -19,6 +18,7 @@ from agent_backtest.scoring.verdict import Unscored
 from agent_backtest.trace import LLMResponse, Message, ToolDef, canonical_json, sha256_of
 from agent_backtest.units import AgentConfig, Unit
 from agent_backtest.units.answer_key import CallKey, read_answer_keys
+from agent_backtest.units.gold import UNSATISFIABLE
 from agent_backtest.units.model import key_mismatch
 
 SCORER = "abt-scorer/2"
@@ -60,6 +60,11 @@ class Scorer:
                 status="unscored",
                 bucket="removed_tool_called_in_golden",
                 unscored_reason="production called a tool the patch removed",
+            )
+        problem = self._key_problem(unit)
+        if problem is not None:
+            return ScoreRecord(
+                **base, status="unscored", bucket=UNSATISFIABLE, unscored_reason=problem
             )
         if bool(golden.tool_calls) != bool(candidate.tool_calls):
             return ScoreRecord(
@@ -161,14 +166,20 @@ class Scorer:
         )
 
     def _answer_key(self, unit: Unit) -> list[CallKey] | None:
-        """The unit's answer key: its own, else the gold file's (checked against the unit)."""
+        """The unit's answer key: its own, else the gold file's (one that fits the unit: see
+        :meth:`_key_problem`)."""
         if unit.answer_key is not None or unit.unit_id not in self.gold:
             return unit.answer_key
+        return self.gold[unit.unit_id][1]
+
+    def _key_problem(self, unit: Unit) -> str | None:
+        """Why the gold file's key of ``unit`` fits no answer (its line, and what is wrong), or
+        None: the unit is then left out of the means, never scored 0."""
+        if unit.answer_key is not None or unit.unit_id not in self.gold:
+            return None
         line, key = self.gold[unit.unit_id]
         problem = key_mismatch(unit, key)
-        if problem:
-            raise InputError(str(self.agent.answer_keys), f"line {line}", problem)
-        return key
+        return f"gold file line {line}: {problem}" if problem else None
 
     async def _free_text(
         self, unit: Unit, calls: CallsMatch, golden: Message, tools: dict[str, ToolDef]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 import tempfile
 from array import array
-from collections.abc import Coroutine, Iterator
+from collections.abc import Coroutine, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,8 +78,10 @@ def score_run(
     settings: ScoreSettings,
     config: ModelConfig | None = None,
     workers: int | None = None,
+    notes: Sequence[str] = (),
 ) -> ScoreOutcome:
-    """Score every result of the run in ``directory`` and write scores.jsonl and summary.json.
+    """Score every result of the run in ``directory`` and write scores.jsonl and summary.json;
+    ``notes`` are warnings found before scoring, kept with the summary's.
 
     ``config`` is the model config the judges are reached through (default: the run's).
     Every judge is checked (reachable, none of the candidates) before anything is written.
@@ -96,7 +98,7 @@ def score_run(
         raise InputError(directory.results_path, None, "no results yet: run abt replay first")
     results = ResultIndex(directory.results_path)
     judges = [judge for judge in (settings.judge, settings.fallback_judge) if judge]
-    warnings = check_judges(judges, sorted(results.models), config)
+    warnings = [*notes, *check_judges(judges, sorted(results.models), config)]
     counters = CallCounters()
     scores = _ScoresFile(directory, manifest, settings)
     count = 1 if settings.judge else worker_count(workers, results.records)

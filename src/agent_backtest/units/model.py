@@ -10,7 +10,7 @@ from pydantic import Field, model_validator
 
 from agent_backtest.record_model import TaggedRecord, schema_tag
 from agent_backtest.trace import LLMRequest, LLMResponse, SourceRef
-from agent_backtest.units.answer_key import CallKey
+from agent_backtest.units.answer_key import ArgumentKey, CallKey
 
 UNIT_SCHEMA = "abt.unit/1"
 
@@ -92,7 +92,18 @@ def key_mismatch(unit: Unit, key: list[CallKey]) -> str | None:
                 f"the answer key of call {index} ({call.name}) leaves out {left_out[0]}, which "
                 "the tool requires: list its acceptable values"
             )
+        only_omitted = [name for name in required if _only_omission(call.arguments[name])]
+        if only_omitted:
+            return (
+                f"the answer key of call {index} ({call.name}) accepts only leaving out "
+                f"{only_omitted[0]}, which the tool requires: list its acceptable values"
+            )
     return None
+
+
+def _only_omission(key: ArgumentKey) -> bool:
+    """The key accepts no value at all, only leaving the argument out."""
+    return not key.values and key.fields is None and key.items is None
 
 
 def make_unit_id(session_id: str, step_id: str) -> str:
