@@ -52,6 +52,10 @@ from typing import IO
 from agent_backtest.distributions import beta_quantile, normal_quantile, t_sf, t_two_sided_quantile
 
 ALPHA = 0.05
+LEVEL = 1 - ALPHA
+"""The confidence level of every interval abt prints."""
+RATE_METHOD = "korn_graubard_clustered"
+"""How a rate's interval is made: Korn–Graubard on the clustered standard error (see above)."""
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,10 @@ def test_text_shows_pass_hat_k_with_intervals_and_the_agreement(tau_trajectories
     assert code == 0
     lines = stdout.splitlines()
     assert lines[0] == "100 episodes of 25 tasks rescored on tau_airline"
-    assert lines[1].startswith("pass^1 0.310 [") and lines[1].endswith("] (25 tasks)")
+    # the first interval printed says what it is; the others give their count
+    assert lines[1].startswith("pass^1 0.310 [")
+    assert lines[1].endswith("] 95% CI, clustered by task (25 tasks)")
+    assert lines[2].endswith("] (25 tasks)")
     assert [line.split()[0] for line in lines[1:5]] == ["pass^1", "pass^2", "pass^3", "pass^4"]
     assert lines[5] == "recomputed rewards equal to the recorded ones: 100 of 100"
     assert len(lines) == 6
@@ -49,6 +52,9 @@ def test_json_is_one_object_of_pass_hat_k_and_episodes(tau_trajectories: Path) -
     first = document["pass_hat_k"]["1"]
     assert first["mean"] == 0.31 and first["tasks"] == 25
     assert first["low"] < first["mean"] < first["high"]
+    # what the interval is: its level, its method, and the tasks it is clustered by
+    assert (first["level"], first["method"]) == (0.95, "korn_graubard_clustered")
+    assert (first["clusters"], first["clustered_by"]) == (25, "task")
     assert document["recorded_equal"] == 100
     episodes = document["episodes"]
     assert len(episodes) == 100

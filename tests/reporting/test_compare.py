@@ -145,7 +145,7 @@ def test_compare_markdown_is_a_pull_request_summary(units: list[Unit], tmp_path:
     )
     assert result.exit_code == 3
     assert result.stdout.startswith("### abt compare: a → b\n")
-    assert "| strict agreement | 0.950 " in result.stdout
+    assert "| exact | 0.950 " in result.stdout
     assert "6 right → wrong, 1 wrong → right (McNemar exact p = 0.125, unclustered" in result.stdout
     assert "**gate failed**" in result.stdout
     assert "wrote" not in result.stdout and "wrote" in result.stderr

@@ -124,7 +124,9 @@ def test_report_markdown_summarises_for_a_pull_request(candidate_run: Path) -> N
     assert result.exit_code == 0
     text = result.stdout
     assert text.startswith("### abt report: candidate\n")
-    assert f"| agreement | {summary['overall']['agreement']['mean']:.3f} [" in text
+    assert f"| exact (exactly right) | {summary['overall']['strict']['mean']:.3f} [" in text
+    assert f"| agreement (partial credit) | {summary['overall']['agreement']['mean']:.3f} [" in text
+    assert "| intervals | 95% CI, clustered by session (" in text
     assert "| infrastructure errors | 1 |" in text
     assert "&lt;img src=x" in text and "<img" not in text
     assert "wrote" in result.stderr and "wrote" not in text
@@ -237,6 +239,6 @@ def test_latencies_read_in_milliseconds_or_seconds() -> None:
 def test_the_page_explains_its_figures_and_keeps_numbers_readable(candidate_run: Path) -> None:
     write_report(candidate_run)
     page = (candidate_run / "report.html").read_text()
-    assert 'id="headline-explained"' in page and "95% intervals" in page
+    assert 'id="headline-explained"' in page and "95% CI, clustered by session (" in page
     assert "decided " in page and "text not judged" in page
     assert not re.search(r"\d\.\d+e\+\d\d", page)  # no 4.875e+04 anywhere

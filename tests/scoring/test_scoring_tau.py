@@ -53,7 +53,7 @@ def test_mock_golden_scores_full_strict_agreement(units_file: Path, tmp_path: Pa
     assert summary["overall"]["agreement"]["mean"] == 1.0
     assert set(summary["buckets"]) == {"match", "text_match"}
     assert summary["counts"]["sessions"] == 100
-    assert "strict 1.000" in result.output
+    assert "exact 1.000" in result.output
 
 
 PERTURBATIONS = ("args_mismatch", "wrong_tool", "text_instead_of_tool", "extra_call", "match")

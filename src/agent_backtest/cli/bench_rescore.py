@@ -12,6 +12,7 @@ import typer
 from agent_backtest import api
 from agent_backtest.cli.options import INPUTS, OUTPUT, argument, option
 from agent_backtest.cli.terminal import SafeConsole
+from agent_backtest.reporting.figures import interval_fields, interval_label
 
 if TYPE_CHECKING:
     from agent_backtest.api.bench_rescoring import Estimate, RescoredEpisode, Rescoring
@@ -64,15 +65,18 @@ def document(result: Rescoring) -> dict[str, Any]:
 
 
 def rescoring_lines(result: Rescoring, env: str) -> list[str]:
-    """pass^k with intervals, then the agreement with the recorded rewards and each exception."""
+    """pass^k with intervals (the first saying what they are), then the agreement with the
+    recorded rewards and each exception."""
     episodes, unequal = len(result.episodes), result.disagreements
     tasks = len({episode.task for episode in result.episodes})
-    return [
-        f"{episodes} episodes of {tasks} tasks rescored on {env}",
-        *(f"pass^{k} {_rate(e)} ({e.n} tasks)" for k, e in result.pass_hat_k.items()),
-        f"recomputed rewards equal to the recorded ones: {episodes - len(unequal)} of {episodes}",
-        *(f"  {_disagreement(episode)}" for episode in unequal),
-    ]
+    lines = [f"{episodes} episodes of {tasks} tasks rescored on {env}"]
+    for index, (k, estimate) in enumerate(result.pass_hat_k.items()):
+        said = interval_label(estimate.n, "task") if index == 0 else f"({estimate.n} tasks)"
+        lines.append(f"pass^{k} {_rate(estimate)} {said}")
+    lines.append(
+        f"recomputed rewards equal to the recorded ones: {episodes - len(unequal)} of {episodes}"
+    )
+    return lines + [f"  {_disagreement(episode)}" for episode in unequal]
 
 
 def _rate(estimate: Estimate) -> str:
@@ -97,4 +101,5 @@ def _estimate(estimate: Estimate) -> dict[str, Any]:
         "high": estimate.high,
         "se": estimate.se,
         "tasks": estimate.n,
+        **interval_fields(estimate.clusters, "task"),
     }

@@ -16,7 +16,7 @@ from agent_backtest.cli.options import OUTPUT, SCORING, argument, option
 from agent_backtest.cli.report import FormatOption, OutputFormat, markdown_lines
 from agent_backtest.cli.simulate_figures import comparison_lines
 from agent_backtest.cli.terminal import SafeConsole, print_warnings
-from agent_backtest.reporting.figures import p_text, rate, signed
+from agent_backtest.reporting.figures import interval_label, p_text, rate, signed
 
 if TYPE_CHECKING:
     from agent_backtest.api.results import Check
@@ -106,7 +106,7 @@ def _print_scored(result: Comparison, checks: list[Check], markdown: bool) -> No
 
 def _print_text(console: SafeConsole, result: Comparison) -> None:
     print_warnings(console, result.warnings)
-    figures = [("agreement", result.agreement), ("strict", result.strict)]
+    figures = [("exact", result.strict), ("agreement", result.agreement)]
     topic = result.topic_agreement
     if topic.a.n:
         figures.append((f"router agreement (n {topic.a.n})", topic))
@@ -118,8 +118,11 @@ def _print_text(console: SafeConsole, result: Comparison) -> None:
         )
     test, counts = result.mcnemar, result.counts
     console.print(
-        f"{counts.paired} paired answers, {counts.sessions} sessions · strict "
-        f"flips: {test.a_right_b_wrong} right → wrong, {test.a_wrong_b_right} "
+        f"{counts.paired} paired answers · intervals: {interval_label(counts.sessions)}",
+        markup=False,
+    )
+    console.print(
+        f"exact flips: {test.a_right_b_wrong} right → wrong, {test.a_wrong_b_right} "
         f"wrong → right · p {p_text(result.strict.p_value)} by session (McNemar, "
         f"unclustered: {test.p_value:.4g})",
         markup=False,

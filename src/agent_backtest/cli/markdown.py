@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from agent_backtest.reporting.figures import labels_text, p_text, rate, rate_with_count, signed
+from agent_backtest.reporting.figures import (
+    interval_label,
+    labels_text,
+    p_text,
+    rate,
+    rate_with_count,
+    signed,
+)
 
 if TYPE_CHECKING:
     from agent_backtest.reporting.gate import Check
@@ -39,8 +46,9 @@ def report_markdown(name: str, summary: Summary, warnings: Sequence[str]) -> str
     counts, overall = summary.counts, summary.overall
     rows: list[tuple[str, object]] = [
         ("candidate", summary.run.model or "?"),
-        ("agreement", rate(overall.agreement)),
-        ("strict agreement", rate(overall.strict)),
+        ("exact (exactly right)", rate(overall.strict)),
+        ("agreement (partial credit)", rate(overall.agreement)),
+        ("intervals", interval_label(counts.sessions)),
     ]
     if summary.topic_agreement.n:
         rows.append(("router agreement", rate_with_count(summary.topic_agreement)))
@@ -83,7 +91,7 @@ def report_markdown(name: str, summary: Summary, warnings: Sequence[str]) -> str
 def compare_markdown(compare: Comparison, checks: Sequence[Check] = ()) -> str:
     """A comparison's headline, its McNemar test, its largest per-group changes."""
     a, b, counts, test = compare.a, compare.b, compare.counts, compare.mcnemar
-    figures = [("agreement", compare.agreement), ("strict agreement", compare.strict)]
+    figures = [("exact", compare.strict), ("agreement", compare.agreement)]
     topic = compare.topic_agreement
     if topic.a.n:
         figures.append((f"router agreement (n {topic.a.n})", topic))

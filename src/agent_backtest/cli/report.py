@@ -11,7 +11,7 @@ from agent_backtest import api
 from agent_backtest.api.results import SimulateReport
 from agent_backtest.cli.markdown import cell, report_markdown
 from agent_backtest.cli.options import OUTPUT, argument, option
-from agent_backtest.cli.score import agreement_line
+from agent_backtest.cli.score import headline_lines
 from agent_backtest.cli.simulate_figures import summary_lines
 from agent_backtest.cli.terminal import SafeConsole, print_warnings
 from agent_backtest.reporting.figures import rate_with_count
@@ -50,7 +50,8 @@ def report(run: RunArgument, output_format: FormatOption = OutputFormat.text) ->
     else:
         console = SafeConsole(highlight=False)
         print_warnings(console, outcome.warnings)
-        console.print(agreement_line(summary), markup=False)
+        for line in headline_lines(summary):
+            console.print(line, markup=False)
         if summary.topic_agreement.n:
             console.print(
                 f"router agreement {rate_with_count(summary.topic_agreement)}", markup=False

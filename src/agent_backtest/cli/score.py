@@ -13,7 +13,7 @@ from agent_backtest.cli.flags import with_groups
 from agent_backtest.cli.options import CALLS, ROLES, argument, option
 from agent_backtest.cli.roles import JudgeFlags
 from agent_backtest.cli.terminal import SafeConsole, print_warnings
-from agent_backtest.reporting.figures import rate, rate_with_count
+from agent_backtest.reporting.figures import interval_label, rate, rate_with_count
 
 if TYPE_CHECKING:
     from agent_backtest.runs import Summary
@@ -62,13 +62,16 @@ def score(
 MAX_ROWS = 15  # groups of one kind printed, the largest first
 
 
-def agreement_line(summary: Summary) -> str:
-    """The headline of a scored run: agreement, strict agreement, and what was decided."""
-    overall = summary.overall
-    return (
-        f"agreement {rate(overall.agreement)} · strict {rate(overall.strict)} · "
-        f"{summary.counts.coverage()}"
-    )
+def headline_lines(summary: Summary) -> list[str]:
+    """The headline of a scored run: exact, then agreement, each with what its interval is,
+    then what was decided."""
+    overall, counts = summary.overall, summary.counts
+    label = interval_label(counts.sessions)
+    return [
+        f"exact {rate(overall.strict)} {label} · exactly right",
+        f"agreement {rate(overall.agreement)} {label} · partial credit",
+        counts.coverage(),
+    ]
 
 
 def print_outcome(console: SafeConsole, run: Path, outcome: ScoreOutcome) -> None:
@@ -76,7 +79,8 @@ def print_outcome(console: SafeConsole, run: Path, outcome: ScoreOutcome) -> Non
     summary = outcome.summary
     counts = summary.counts
     print_warnings(console, summary.warnings)
-    console.print(f"{agreement_line(summary)} · {counts.sessions} sessions", markup=False)
+    for line in headline_lines(summary):
+        console.print(line, markup=False)
     if summary.undecided_bounds is not None:
         console.print(summary.undecided_bounds.text(counts.records), markup=False)
     if counts.no_judge:
@@ -93,7 +97,7 @@ def print_outcome(console: SafeConsole, run: Path, outcome: ScoreOutcome) -> Non
             "partial: the run was interrupted; these figures cover the answers that arrived",
             markup=False,
         )
-    table = Table("group", "n", "agreement", "strict", show_edge=False, title_justify="left")
+    table = Table("group", "n", "exact", "agreement", show_edge=False, title_justify="left")
     left_out = []
     for grouping, groups in (
         ("kind", summary.by_kind),
@@ -110,8 +114,8 @@ def print_outcome(console: SafeConsole, run: Path, outcome: ScoreOutcome) -> Non
             table.add_row(
                 f"{grouping} {label}",
                 str(figures.agreement.n),
-                rate(figures.agreement),
                 rate(figures.strict),
+                rate(figures.agreement),
             )
     console.print(table)
     if left_out:

@@ -6,6 +6,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 from agent_backtest.runs.estimate import ClusteredMean, MeanEstimate
+from agent_backtest.statistics import LEVEL, RATE_METHOD
 
 
 def rate(estimate: MeanEstimate | None) -> str:
@@ -13,6 +14,17 @@ def rate(estimate: MeanEstimate | None) -> str:
     if estimate is None or estimate.mean is None:
         return "n/a"
     return f"{estimate.mean:.3f} {interval(estimate)}"
+
+
+def interval_label(clusters: int, unit: str = "session") -> str:
+    """What an interval is, said where it is first printed: ``95% CI, clustered by session
+    (4 sessions)``."""
+    return f"95% CI, clustered by {unit} ({clusters} {unit}{'' if clusters == 1 else 's'})"
+
+
+def interval_fields(clusters: int, unit: str) -> dict[str, object]:
+    """What an interval is, for a ``--json`` output: level, method and clusters."""
+    return {"level": LEVEL, "method": RATE_METHOD, "clusters": clusters, "clustered_by": unit}
 
 
 def interval(estimate: MeanEstimate) -> str:

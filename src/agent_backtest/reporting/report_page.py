@@ -12,7 +12,14 @@ from typing import BinaryIO
 
 from agent_backtest.reporting.assets import asset, page_around
 from agent_backtest.reporting.charts import RateBar, count_chart, histogram, rate_chart
-from agent_backtest.reporting.figures import interval, labels_text, percentile, quantity, rate
+from agent_backtest.reporting.figures import (
+    interval,
+    interval_label,
+    labels_text,
+    percentile,
+    quantity,
+    rate,
+)
 from agent_backtest.reporting.latency import CandidateFigures
 from agent_backtest.reporting.loading import ScoredRun
 from agent_backtest.reporting.markup import Markup, escape, join, tag
@@ -140,16 +147,16 @@ def headline_section(summary: Summary) -> Markup:
     errors = ", ".join(f"{k} {v}" for k, v in counts.infra_errors_by_kind.items())
     cards = [
         _metric(
+            "strict",
+            "exact",
+            overall.strict,
+            "exactly right: same tool and every argument equal, or the same text",
+        ),
+        _metric(
             "agreement",
             "agreement",
             overall.agreement,
-            counts.coverage(),
-        ),
-        _metric(
-            "strict",
-            "strict agreement",
-            overall.strict,
-            "same tool and every argument exact, or the same text",
+            f"with partial credit for close calls; {counts.coverage()}",
         ),
     ]
     topic = summary.topic_agreement
@@ -202,10 +209,11 @@ def headline_section(summary: Summary) -> Markup:
         )
     explained = tag(
         "p",
-        "Agreement is the mean score of the decided answers: 1 for production's tool with "
-        "equal arguments (or text that means the same), partial credit for a close call, 0 "
-        "otherwise; strict counts only exact matches. The brackets are 95% intervals that "
-        "account for sessions, since the steps of one conversation are not independent draws.",
+        "Exact is the share of decided answers exactly right: production's tool with equal "
+        "arguments, or text that means the same. Agreement is their mean score with partial "
+        "credit for a close call (0 otherwise). The brackets are "
+        f"{interval_label(counts.sessions)}: the steps of one conversation are not "
+        "independent draws.",
         attrs={"class": "muted", "id": "headline-explained"},
     )
     return tag(
