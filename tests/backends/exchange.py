@@ -35,7 +35,8 @@ def record_exchange(tracer: Any, sessions: int = len(CITIES)) -> None:
     """Record one weather conversation per session through ``tracer``."""
     from opentelemetry import trace
 
-    start = time.time_ns() - 60_000_000_000
+    # whole milliseconds: Phoenix keeps microseconds (rounded), the SDK nanoseconds
+    start = time.time_ns() // 1_000_000 * 1_000_000 - 60_000_000_000
     for index, city in enumerate(CITIES[:sessions]):
         session = f"weather-{index}"
         at = start + index * 1_000_000_000
