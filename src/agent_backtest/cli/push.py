@@ -34,8 +34,8 @@ def push(
     ] = 5.0,
 ) -> None:
     """Push a scored run's verdicts onto the production spans they judge, as Phoenix span
-    annotations (abt.agreement; a second push updates them). The key, if the server wants
-    one, is read from PHOENIX_API_KEY."""
+    annotations. Each is named abt.agreement, and a second push updates them; the key, if the
+    server wants one, is read from PHOENIX_API_KEY."""
     outcome = api.push_phoenix(run, endpoint, requests_per_second=requests_per_second)
     left = ", ".join(f"{reason} {count}" for reason, count in outcome.left_out.items())
     typer.echo(
