@@ -26,6 +26,7 @@ from agent_backtest.backends.otlp_receiver import (
 from agent_backtest.errors import UserError
 
 __all__ = [
+    "DEFAULT_MAX_REQUEST_BYTES",
     "PullOutcome",
     "PushOutcome",
     "ReceiverCounts",

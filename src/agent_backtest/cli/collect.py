@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from agent_backtest import api
-from agent_backtest.backends.otlp_receiver import DEFAULT_MAX_REQUEST_BYTES
+from agent_backtest.api.backends import DEFAULT_MAX_REQUEST_BYTES
 
 
 def collect(
