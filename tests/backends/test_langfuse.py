@@ -18,6 +18,7 @@ from tests.conftest import FIXTURES
 from tests.servers import serve_in_thread, stop_serving
 
 EXPORTS = sorted((FIXTURES / "frameworks" / "langfuse").glob("*.trace.json"))
+FAST = ("--requests-per-second", "100")
 KEYS = {"LANGFUSE_PUBLIC_KEY": PUBLIC_KEY, "LANGFUSE_SECRET_KEY": SECRET_KEY}
 
 
@@ -44,7 +45,7 @@ def test_pulled_traces_give_the_units_of_the_exports(
     langfuse: LangfuseServer, tmp_path: Path
 ) -> None:
     env = {**KEYS, "LANGFUSE_HOST": langfuse.url}
-    result = abt(tmp_path, env, "pull", "langfuse", "-o", "traces.jsonl", "--page-size", "3")
+    result = abt(tmp_path, env, "pull", "langfuse", "-o", "traces.jsonl", *FAST, "--page-size", "3")
     assert result.returncode == 0, result.stderr
     assert result.stdout == f"wrote {len(EXPORTS)} traces to traces.jsonl (complete)\n"
     pulled = tmp_path / "traces.jsonl"
@@ -71,3 +72,49 @@ def test_wrong_keys_are_one_line_without_the_secret(
         "LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY to a key pair of this project\n"
     )
     assert "WRONG" not in result.stdout + result.stderr
+
+
+def test_since_and_until_keep_the_traces_of_the_window(
+    langfuse: LangfuseServer, tmp_path: Path
+) -> None:
+    window = ("--since", "2025-08-01", "--until", "2025-09-01T00:00:00+00:00")
+    env = {**KEYS, "LANGFUSE_BASE_URL": langfuse.url}
+    result = abt(tmp_path, env, "pull", "langfuse", "-o", "august.jsonl", *FAST, *window)
+    assert result.returncode == 0, result.stderr
+    stamps = [
+        json.loads(line)["trace"]["timestamp"]
+        for line in (tmp_path / "august.jsonl").read_text().splitlines()
+    ]
+    in_august = [
+        json.loads(path.read_text())["trace"]["timestamp"]
+        for path in EXPORTS
+        if json.loads(path.read_text())["trace"]["timestamp"].startswith("2025-08")
+    ]
+    assert stamps == sorted(in_august) and len(stamps) == 6
+    again = abt(
+        tmp_path, env, "pull", "langfuse", "-o", "august.jsonl", *FAST, "--since", "2025-07-01"
+    )
+    assert again.returncode == 2
+    assert again.stderr.startswith("abt: error: --output: august.jsonl holds a pull of another ")
+
+
+def test_a_pull_that_finished_adds_nothing_when_run_again(
+    langfuse: LangfuseServer, tmp_path: Path
+) -> None:
+    env = {**KEYS, "LANGFUSE_HOST": langfuse.url}
+    first = abt(tmp_path, env, "pull", "langfuse", "-o", "all.jsonl", *FAST)
+    before = (tmp_path / "all.jsonl").read_bytes()
+    again = abt(tmp_path, env, "pull", "langfuse", "-o", "all.jsonl", *FAST)
+    assert first.returncode == again.returncode == 0, again.stderr
+    assert again.stdout == f"wrote {len(EXPORTS)} traces to all.jsonl (resumed, added 0)\n"
+    assert (tmp_path / "all.jsonl").read_bytes() == before
+
+
+def test_a_mistyped_time_is_one_line(tmp_path: Path) -> None:
+    env = {**KEYS, "LANGFUSE_HOST": "http://127.0.0.1:9"}
+    result = abt(tmp_path, env, "pull", "langfuse", "-o", "t.jsonl", "--since", "last week")
+    assert result.returncode == 2
+    assert result.stderr == (
+        "abt: error: --since: 'last week' is not an ISO 8601 time, such as 2026-05-01 or "
+        "2026-05-01T12:00Z\n"
+    )

@@ -19,6 +19,7 @@ import pytest
 
 from tests.backends.conftest import PhoenixServer
 from tests.backends.exchange import record_exchange, units_of, write_sdk_file
+from tests.conftest import FIXTURES
 from tests.optional import require
 
 require("phoenix", "pip install 'agent-backtest[phoenix]'")
@@ -147,6 +148,25 @@ def test_a_scored_replay_is_one_annotation_per_unit_however_often_pushed(
     assert again.returncode == 0, again.stderr
     after = _annotations(phoenix.url, list(by_span))
     assert sorted(a["id"] for a in after) == sorted(a["id"] for a in annotations)  # updated
+
+
+def test_a_run_whose_spans_phoenix_does_not_hold_is_one_line(
+    phoenix: PhoenixServer, tmp_path: Path
+) -> None:
+    elsewhere = FIXTURES / "otlp" / "openinference.jsonl"  # spans never sent to this Phoenix
+    replay = abt(tmp_path, "replay", elsewhere, "--model", "mock/golden", "--out", "run",
+                 "--no-cache")  # fmt: skip
+    assert replay.returncode == 0, replay.stderr
+    result = abt(tmp_path, "push", "run", "--to", "phoenix", "--endpoint", phoenix.url)
+    assert result.returncode == 2
+    assert result.stderr.startswith(
+        f"abt: error: --endpoint: Phoenix at {phoenix.url} does not hold the run's production "
+        "spans (2 missing, such as "
+    )
+    assert result.stderr.endswith("push to the Phoenix the traces were pulled from\n")
+    not_a_run = abt(tmp_path, "push", ".", "--to", "phoenix", "--endpoint", phoenix.url)
+    assert not_a_run.returncode == 2
+    assert not_a_run.stderr == "abt: error: .: is not a run directory (no run.json)\n"
 
 
 def _annotations(url: str, span_ids: Sequence[str]) -> list[dict[str, Any]]:
