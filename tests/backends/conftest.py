@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import socket
 import subprocess
@@ -14,6 +15,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.optional import unavailable
 
 START_SECONDS = 180
 STOP_SECONDS = 30
@@ -36,9 +39,8 @@ def free_port() -> int:
 @pytest.fixture(scope="session")
 def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PhoenixServer]:
     """``phoenix serve`` as a separate process; the tests that use it skip without Phoenix."""
-    from tests.optional import require
-
-    require("phoenix.server.main", "pip install 'agent-backtest[phoenix]'")
+    if importlib.util.find_spec("phoenix") is None:
+        unavailable("phoenix is not installed: pip install 'agent-backtest[phoenix]'")
     folder: Path = tmp_path_factory.mktemp("phoenix")
     port = free_port()
     environment = {
