@@ -118,3 +118,13 @@ def test_a_mistyped_time_is_one_line(tmp_path: Path) -> None:
         "abt: error: --since: 'last week' is not an ISO 8601 time, such as 2026-05-01 or "
         "2026-05-01T12:00Z\n"
     )
+
+
+def test_a_broken_progress_file_is_one_line(langfuse: LangfuseServer, tmp_path: Path) -> None:
+    (tmp_path / "t.jsonl.pull.json").write_text("{torn")
+    env = {**KEYS, "LANGFUSE_HOST": langfuse.url}
+    result = abt(tmp_path, env, "pull", "langfuse", "-o", "t.jsonl", *FAST)
+    assert result.returncode == 2
+    assert result.stderr == (
+        "abt: error: t.jsonl.pull.json: is not a pull state: remove it and pull again\n"
+    )

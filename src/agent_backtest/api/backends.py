@@ -169,13 +169,11 @@ def pull_langfuse(
             "project's API keys)"
         )
     source = {"service": "langfuse", "endpoint": endpoint, "since": _text(start)}
-    fixed_until = _moment(until, "until")
-    known = pull_state.state_path(out)
-    if fixed_until is None and known.exists():
-        # a resume keeps the window the pull started with
-        saved = pull_state.PullState.model_validate_json(known.read_bytes())
-        fixed_until = _moment(saved.source.get("until"), "until")
-    end = fixed_until or datetime.now(UTC)
+    end = _moment(until, "until")
+    earlier = pull_state.saved(out) if end is None else None
+    if earlier is not None:  # a resume keeps the window the pull started with
+        end = _moment(earlier.source.get("until"), "until")
+    end = end or datetime.now(UTC)
     state = pull_state.start(out, source | {"until": _text(end)})
     before, resumed = state.records, state.position is not None or state.complete
     hint = f"set {PUBLIC_KEY_VARIABLE} and {SECRET_KEY_VARIABLE} to a key pair of this project"

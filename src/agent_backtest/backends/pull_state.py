@@ -40,11 +40,22 @@ def state_path(out: Path) -> Path:
     return out.with_name(out.name + STATE_SUFFIX)
 
 
+def saved(out: Path) -> PullState | None:
+    """The saved state of a pull into ``out``, or None when there is none."""
+    path = state_path(out)
+    if not path.exists():
+        return None
+    try:
+        return PullState.model_validate(orjson.loads(path.read_bytes()))
+    except (orjson.JSONDecodeError, ValidationError):
+        raise InputError(path, None, "is not a pull state: remove it and pull again") from None
+
+
 def start(out: Path, source: dict[str, Any], parameter: str = "output") -> PullState:
     """The state to continue from: a fresh one for a new output, the saved one for an
     unfinished pull of the same source (the output cut back to its whole part)."""
-    path = state_path(out)
-    if not path.exists():
+    state = saved(out)
+    if state is None:
         if out.exists() and out.stat().st_size > 0:
             raise UserError(
                 f"{out} exists and was not written by an unfinished pull: remove it or name "
@@ -52,14 +63,10 @@ def start(out: Path, source: dict[str, Any], parameter: str = "output") -> PullS
                 parameter,
             )
         return PullState(source=source)
-    try:
-        state = PullState.model_validate(orjson.loads(path.read_bytes()))
-    except (orjson.JSONDecodeError, ValidationError):
-        raise InputError(path, None, "is not a pull state: remove it and pull again") from None
     if state.source != source:
         raise UserError(
             f"{out} holds a pull of another source ({_described(state.source)}): remove it "
-            f"and {path.name}, or name another file",
+            f"and {state_path(out).name}, or name another file",
             parameter,
         )
     if out.exists() and out.stat().st_size > state.written_bytes:
