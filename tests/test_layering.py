@@ -32,6 +32,7 @@ ALLOWED: dict[str, set[str]] = {
     "replaying": {"formats", "units", "patch", "providers", "runs", "executors"},
     "scoring": {"units", "providers", "runs", "episodes"},
     "reporting": {"units", "runs"},
+    "backends": {"runs"},
     "profiling": {"formats", "runs"},
     "bench": {
         *("formats", "units", "providers", "runs", "scoring", "reporting"),

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from agent_backtest.exports import lazy_exports
 
 if TYPE_CHECKING:
+    from agent_backtest.api.backends import collect, pull_langfuse, pull_phoenix, push_phoenix
     from agent_backtest.api.bench import bench_resume, bench_run
     from agent_backtest.api.bench_exports import bench_export
     from agent_backtest.api.bench_reports import bench_report
@@ -56,6 +57,10 @@ _HOMES = {
     "ReadingOptions": "agent_backtest.api.options",
     "RolloutOptions": "agent_backtest.api.options",
     "SelectionOptions": "agent_backtest.api.options",
+    "collect": "agent_backtest.api.backends",
+    "pull_langfuse": "agent_backtest.api.backends",
+    "pull_phoenix": "agent_backtest.api.backends",
+    "push_phoenix": "agent_backtest.api.backends",
     "bench_run": "agent_backtest.api.bench",
     "bench_resume": "agent_backtest.api.bench",
     "bench_export": "agent_backtest.api.bench_exports",
@@ -105,11 +110,15 @@ __all__ = [
     "cache_clear",
     "cache_stats",
     "check_patch",
+    "collect",
     "compare",
     "config_files",
     "gate",
     "ingest",
     "profile",
+    "pull_langfuse",
+    "pull_phoenix",
+    "push_phoenix",
     "read_sessions",
     "replay",
     "report",

@@ -116,6 +116,35 @@ COMMANDS: Mapping[str, Entry] = {
         "Profile agent loops: calls, times, gaps, tokens, failures and retries, per group.",
         f"abt profile {TAU_TRACES} --group-by model",
     ),
+    "collect": Command(
+        "collect",
+        "collect",
+        "Receive OTLP/HTTP traces (protobuf or JSON, gzip or not) and append them to a file "
+        "until Ctrl-C or SIGTERM.",
+    ),
+    "pull": Group(
+        "Pull traces from a running backend into a file the readers take.",
+        {
+            "phoenix": Command(
+                "pull",
+                "phoenix",
+                "Pull a Phoenix project's spans into an OTLP/JSON trace file (OpenInference "
+                "attributes kept); resumable.",
+            ),
+            "langfuse": Command(
+                "pull",
+                "langfuse",
+                "Pull Langfuse traces with their observations into the export the Langfuse "
+                "reader takes; resumable.",
+            ),
+        },
+    ),
+    "push": Command(
+        "push",
+        "push",
+        "Push a scored run's verdicts onto the production spans they judge, as Phoenix span "
+        "annotations.",
+    ),
     "bench": Group(
         "Benchmarks: agents rolled out in tool environments, graded against hidden gold; their "
         "results and training exports.",

@@ -1,0 +1,250 @@
+"""Trace backends as functions: receive OTLP (``collect``), pull traces from Phoenix or Langfuse
+(``pull_phoenix``, ``pull_langfuse``) and push a run's verdicts onto Phoenix spans
+(``push_phoenix``).
+
+Each checks its arguments before it opens a socket or a file, and raises
+:class:`agent_backtest.errors.UserError` naming the parameter at fault.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from agent_backtest.api.options import PathLike
+from agent_backtest.backends import pull_state
+from agent_backtest.backends.otlp_receiver import (
+    DEFAULT_MAX_REQUEST_BYTES,
+    OtlpReceiver,
+    ReceiverCounts,
+    parse_listen,
+)
+from agent_backtest.errors import UserError
+
+__all__ = [
+    "DEFAULT_MAX_REQUEST_BYTES",
+    "PullOutcome",
+    "PushOutcome",
+    "ReceiverCounts",
+    "collect",
+    "pull_langfuse",
+    "pull_phoenix",
+    "push_phoenix",
+]
+
+STOP_POLL_SECONDS = 0.2
+LARGEST_PAGE = 1000
+
+
+def collect(
+    listen: str,
+    out: PathLike,
+    stop: threading.Event,
+    *,
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
+    on_listening: Callable[[str], None] | None = None,
+) -> ReceiverCounts:
+    """Receive OTLP/HTTP traces on ``listen`` (``HOST:PORT``) and append each request to
+    ``out`` as one OTLP/JSON line, until ``stop`` is set; what was received and refused.
+
+    ``on_listening`` is called with the URL exporters send to once the port is bound (port 0
+    binds a free one)."""
+    host, port = parse_listen(listen)
+    if max_request_bytes < 1:
+        raise UserError("must be at least 1 byte", "max_request_bytes")
+    receiver = OtlpReceiver(host, port, Path(out), max_request_bytes)
+    receiver.start()
+    try:
+        if on_listening is not None:
+            on_listening(receiver.url)
+        while not stop.wait(STOP_POLL_SECONDS):
+            pass
+    finally:
+        receiver.stop()
+    return receiver.counts
+
+
+@dataclass(frozen=True)
+class PullOutcome:
+    """What a pull wrote: records (spans or traces) in all, of which this call added some."""
+
+    output: Path
+    records: int
+    added: int
+    resumed: bool
+    state_file: Path
+
+
+@dataclass(frozen=True)
+class PushOutcome:
+    """What a push wrote: annotations, and the units left without one by reason."""
+
+    run_id: str
+    annotations: int
+    left_out: dict[str, int]
+
+
+def pull_phoenix(
+    endpoint: str,
+    project: str,
+    output: PathLike,
+    *,
+    since: datetime | str | None = None,
+    until: datetime | str | None = None,
+    page_size: int = 500,
+    requests_per_second: float = 5.0,
+    api_key: str | None = None,
+) -> PullOutcome:
+    """Pull the spans of Phoenix ``project`` (started in [``since``, ``until``)) into
+    ``output`` as OTLP/JSON lines; an unfinished pull into the same file resumes from its
+    saved cursor. The key is ``api_key``, else ``$PHOENIX_API_KEY`` (none for a Phoenix
+    without authentication)."""
+    from agent_backtest.backends.phoenix_spans import KEY_VARIABLE, pull_spans
+    from agent_backtest.backends.rest_client import RestClient, check_endpoint
+
+    out, start, end = Path(output), _moment(since, "since"), _moment(until, "until")
+    _check_paging(page_size, requests_per_second)
+    if not project or any(char in project for char in "/?#"):
+        raise UserError(f"{project!r} is not a project name: name one Phoenix lists", "project")
+    endpoint = check_endpoint(endpoint)
+    key = api_key or os.environ.get(KEY_VARIABLE) or ""
+    source = {"service": "phoenix", "endpoint": endpoint, "project": project}
+    source |= {"since": _text(start), "until": _text(end)}
+    state = pull_state.start(out, source)
+    before, resumed = state.records, state.position is not None or state.complete
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    hint = f"set {KEY_VARIABLE} to a key of this Phoenix (Settings → API keys)"
+    with RestClient(
+        "Phoenix",
+        endpoint,
+        headers=headers,
+        requests_per_second=requests_per_second,
+        key_hint=hint,
+        secrets=(key,),
+    ) as client:
+        state = pull_spans(client, project, out, state, since=start, until=end, page_size=page_size)
+    return PullOutcome(
+        out, state.records, state.records - before, resumed, pull_state.state_path(out)
+    )
+
+
+def pull_langfuse(
+    output: PathLike,
+    *,
+    endpoint: str | None = None,
+    since: datetime | str | None = None,
+    until: datetime | str | None = None,
+    page_size: int = 50,
+    requests_per_second: float = 5.0,
+) -> PullOutcome:
+    """Pull Langfuse traces (with a timestamp in [``since``, ``until``)) and their
+    observations into ``output``, one ``{trace, observations}`` export per line; an
+    unfinished pull into the same file resumes from its saved page. The keys are
+    ``$LANGFUSE_PUBLIC_KEY`` and ``$LANGFUSE_SECRET_KEY``; the endpoint ``endpoint``, else
+    ``$LANGFUSE_HOST`` or ``$LANGFUSE_BASE_URL``."""
+    from agent_backtest.backends.langfuse_traces import (
+        HOST_VARIABLES,
+        PUBLIC_KEY_VARIABLE,
+        SECRET_KEY_VARIABLE,
+        pull_traces,
+    )
+    from agent_backtest.backends.rest_client import RestClient, check_endpoint
+
+    out, start = Path(output), _moment(since, "since")
+    _check_paging(page_size, requests_per_second)
+    endpoint = endpoint or next((os.environ[v] for v in HOST_VARIABLES if os.environ.get(v)), "")
+    if not endpoint:
+        raise UserError(
+            f"name the Langfuse URL with --endpoint or set {HOST_VARIABLES[0]}", "endpoint"
+        )
+    endpoint = check_endpoint(endpoint)
+    public, secret = os.environ.get(PUBLIC_KEY_VARIABLE), os.environ.get(SECRET_KEY_VARIABLE)
+    if not public or not secret:
+        raise UserError(
+            f"no Langfuse keys: set {PUBLIC_KEY_VARIABLE} and {SECRET_KEY_VARIABLE} (the "
+            "project's API keys)"
+        )
+    source = {"service": "langfuse", "endpoint": endpoint, "since": _text(start)}
+    end = _moment(until, "until")
+    earlier = pull_state.saved(out) if end is None else None
+    if earlier is not None:  # a resume keeps the window the pull started with
+        end = _moment(earlier.source.get("until"), "until")
+    end = end or datetime.now(UTC)
+    state = pull_state.start(out, source | {"until": _text(end)})
+    before, resumed = state.records, state.position is not None or state.complete
+    hint = f"set {PUBLIC_KEY_VARIABLE} and {SECRET_KEY_VARIABLE} to a key pair of this project"
+    with RestClient(
+        "Langfuse",
+        endpoint,
+        auth=(public, secret),
+        requests_per_second=requests_per_second,
+        key_hint=hint,
+        secrets=(public, secret),
+    ) as client:
+        state = pull_traces(client, out, state, since=start, until=end, page_size=page_size)
+    return PullOutcome(
+        out, state.records, state.records - before, resumed, pull_state.state_path(out)
+    )
+
+
+def push_phoenix(
+    run: PathLike,
+    endpoint: str,
+    *,
+    requests_per_second: float = 5.0,
+    api_key: str | None = None,
+) -> PushOutcome:
+    """Write each scored unit's verdict of the replay run at ``run`` as an ``abt.agreement``
+    annotation on its production span in the Phoenix at ``endpoint``; a second push of the
+    same run updates them. The key is ``api_key``, else ``$PHOENIX_API_KEY``."""
+    from agent_backtest.backends.phoenix_annotations import push_annotations
+    from agent_backtest.backends.phoenix_spans import KEY_VARIABLE
+    from agent_backtest.backends.rest_client import RestClient, check_endpoint
+    from agent_backtest.backends.run_verdicts import run_verdicts
+
+    endpoint = check_endpoint(endpoint)
+    _check_paging(1, requests_per_second)
+    verdicts = run_verdicts(Path(run))
+    key = api_key or os.environ.get(KEY_VARIABLE) or ""
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    hint = f"set {KEY_VARIABLE} to a key of this Phoenix that may write annotations"
+    with RestClient(
+        "Phoenix",
+        endpoint,
+        headers=headers,
+        requests_per_second=requests_per_second,
+        key_hint=hint,
+        secrets=(key,),
+    ) as client:
+        written = push_annotations(client, verdicts)
+    return PushOutcome(verdicts.run_id, written, dict(sorted(verdicts.left_out.items())))
+
+
+def _moment(value: datetime | str | None, parameter: str) -> datetime | None:
+    """An ISO 8601 date or time as an aware datetime (UTC when it names no zone)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            raise UserError(
+                f"{value!r} is not an ISO 8601 time, such as 2026-05-01 or 2026-05-01T12:00Z",
+                parameter,
+            ) from None
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def _text(moment: datetime | None) -> str | None:
+    return moment.astimezone(UTC).isoformat() if moment is not None else None
+
+
+def _check_paging(page_size: int, requests_per_second: float) -> None:
+    if not 1 <= page_size <= LARGEST_PAGE:
+        raise UserError(f"must be between 1 and {LARGEST_PAGE}", "page_size")
+    if requests_per_second <= 0:
+        raise UserError("must be above 0", "requests_per_second")

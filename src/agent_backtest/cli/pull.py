@@ -1,0 +1,99 @@
+"""``abt pull phoenix`` and ``abt pull langfuse``: traces from a running backend into a file
+the readers take; an interrupted pull into the same file resumes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from agent_backtest import api
+from agent_backtest.api.backends import PullOutcome
+
+Output = Annotated[
+    Path,
+    typer.Option(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="Write the traces here (mode 0600); the pull's progress is kept in FILE.pull.json.",
+    ),
+]
+Since = Annotated[
+    str | None,
+    typer.Option("--since", metavar="TIME", help="Only from this ISO 8601 time on (UTC if bare)."),
+]
+Until = Annotated[
+    str | None,
+    typer.Option("--until", metavar="TIME", help="Only before this ISO 8601 time (UTC if bare)."),
+]
+Rate = Annotated[
+    float,
+    typer.Option("--requests-per-second", metavar="N", help="At most N requests a second."),
+]
+
+
+def phoenix(
+    endpoint: Annotated[
+        str,
+        typer.Option(
+            "--endpoint", metavar="URL", help="The Phoenix server, such as http://127.0.0.1:6006."
+        ),
+    ],
+    project: Annotated[str, typer.Option("--project", metavar="NAME", help="The project.")],
+    output: Output,
+    since: Since = None,
+    until: Until = None,
+    page_size: Annotated[
+        int, typer.Option("--page-size", metavar="N", help="Spans per request (1-1000).")
+    ] = 500,
+    requests_per_second: Rate = 5.0,
+) -> None:
+    """Pull a Phoenix project's spans into an OTLP/JSON trace file (OpenInference attributes
+    kept); resumable. The key, if the server wants one, is read from PHOENIX_API_KEY."""
+    outcome = api.pull_phoenix(
+        endpoint,
+        project,
+        output,
+        since=since,
+        until=until,
+        page_size=page_size,
+        requests_per_second=requests_per_second,
+    )
+    _print(outcome, "spans")
+
+
+def langfuse(
+    output: Output,
+    endpoint: Annotated[
+        str | None,
+        typer.Option(
+            "--endpoint",
+            metavar="URL",
+            help="The Langfuse base URL (default: LANGFUSE_HOST or LANGFUSE_BASE_URL).",
+        ),
+    ] = None,
+    since: Since = None,
+    until: Until = None,
+    page_size: Annotated[
+        int, typer.Option("--page-size", metavar="N", help="Traces per request (1-1000).")
+    ] = 50,
+    requests_per_second: Rate = 5.0,
+) -> None:
+    """Pull Langfuse traces with their observations into the export the Langfuse reader takes;
+    resumable. The keys are read from LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY."""
+    outcome = api.pull_langfuse(
+        output,
+        endpoint=endpoint,
+        since=since,
+        until=until,
+        page_size=page_size,
+        requests_per_second=requests_per_second,
+    )
+    _print(outcome, "traces")
+
+
+def _print(outcome: PullOutcome, what: str) -> None:
+    how = f"resumed, added {outcome.added}" if outcome.resumed else "complete"
+    typer.echo(f"wrote {outcome.records} {what} to {outcome.output} ({how})")
