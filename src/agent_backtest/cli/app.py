@@ -121,6 +121,7 @@ COMMANDS: Mapping[str, Entry] = {
         "collect",
         "Receive OTLP/HTTP traces (protobuf or JSON, gzip or not) and append them to a file "
         "until Ctrl-C or SIGTERM.",
+        "abt collect --listen 127.0.0.1:4318 --out traces.jsonl",
     ),
     "pull": Group(
         "Pull traces from a running backend into a file the readers take.",
@@ -130,12 +131,15 @@ COMMANDS: Mapping[str, Entry] = {
                 "phoenix",
                 "Pull a Phoenix project's spans into an OTLP/JSON trace file (OpenInference "
                 "attributes kept); resumable.",
+                "abt pull phoenix --endpoint http://127.0.0.1:6006 --project default "
+                "-o traces.jsonl",
             ),
             "langfuse": Command(
                 "pull",
                 "langfuse",
                 "Pull Langfuse traces with their observations into the export the Langfuse "
                 "reader takes; resumable.",
+                "abt pull langfuse --since 2026-12-01 -o langfuse.jsonl",
             ),
         },
     ),
@@ -144,6 +148,7 @@ COMMANDS: Mapping[str, Entry] = {
         "push",
         "Push a scored run's verdicts onto the production spans they judge, as Phoenix span "
         "annotations.",
+        "abt push runs/candidate --to phoenix --endpoint http://127.0.0.1:6006",
     ),
     "bench": Group(
         "Benchmarks: agents rolled out in tool environments, graded against hidden gold; their "

@@ -12,6 +12,7 @@ import typer
 
 from agent_backtest import api
 from agent_backtest.api.backends import DEFAULT_MAX_REQUEST_BYTES
+from agent_backtest.cli.options import INPUTS, OUTPUT
 
 
 def collect(
@@ -20,6 +21,7 @@ def collect(
         typer.Option(
             "--out",
             "-o",
+            rich_help_panel=OUTPUT,
             metavar="FILE",
             help="Append what is received here: one OTLP/JSON TracesData per line (mode 0600), "
             "the collector's file-exporter form that abt ingest, units and replay read.",
@@ -29,6 +31,7 @@ def collect(
         str,
         typer.Option(
             "--listen",
+            rich_help_panel=INPUTS,
             metavar="HOST:PORT",
             help="Where to listen; exporters send to http://HOST:PORT/v1/traces (port 0: a "
             "free port, printed).",
@@ -38,6 +41,7 @@ def collect(
         int,
         typer.Option(
             "--max-request-bytes",
+            rich_help_panel=INPUTS,
             metavar="BYTES",
             min=1,
             help="Largest request body accepted, before and after gzip; a larger one gets 413.",

@@ -10,27 +10,44 @@ import typer
 
 from agent_backtest import api
 from agent_backtest.api.backends import PullOutcome
+from agent_backtest.cli.options import CALLS, INPUTS, OUTPUT, SELECTION
 
 Output = Annotated[
     Path,
     typer.Option(
         "-o",
         "--output",
+        rich_help_panel=OUTPUT,
         metavar="FILE",
         help="Write the traces here (mode 0600); the pull's progress is kept in FILE.pull.json.",
     ),
 ]
 Since = Annotated[
     str | None,
-    typer.Option("--since", metavar="TIME", help="Only from this ISO 8601 time on (UTC if bare)."),
+    typer.Option(
+        "--since",
+        rich_help_panel=SELECTION,
+        metavar="TIME",
+        help="Only from this ISO 8601 time on (UTC if bare).",
+    ),
 ]
 Until = Annotated[
     str | None,
-    typer.Option("--until", metavar="TIME", help="Only before this ISO 8601 time (UTC if bare)."),
+    typer.Option(
+        "--until",
+        rich_help_panel=SELECTION,
+        metavar="TIME",
+        help="Only before this ISO 8601 time (UTC if bare).",
+    ),
 ]
 Rate = Annotated[
     float,
-    typer.Option("--requests-per-second", metavar="N", help="At most N requests a second."),
+    typer.Option(
+        "--requests-per-second",
+        rich_help_panel=CALLS,
+        metavar="N",
+        help="At most N requests a second.",
+    ),
 ]
 
 
@@ -38,15 +55,23 @@ def phoenix(
     endpoint: Annotated[
         str,
         typer.Option(
-            "--endpoint", metavar="URL", help="The Phoenix server, such as http://127.0.0.1:6006."
+            "--endpoint",
+            rich_help_panel=INPUTS,
+            metavar="URL",
+            help="The Phoenix server, such as http://127.0.0.1:6006.",
         ),
     ],
-    project: Annotated[str, typer.Option("--project", metavar="NAME", help="The project.")],
+    project: Annotated[
+        str, typer.Option("--project", rich_help_panel=INPUTS, metavar="NAME", help="The project.")
+    ],
     output: Output,
     since: Since = None,
     until: Until = None,
     page_size: Annotated[
-        int, typer.Option("--page-size", metavar="N", help="Spans per request (1-1000).")
+        int,
+        typer.Option(
+            "--page-size", rich_help_panel=CALLS, metavar="N", help="Spans per request (1-1000)."
+        ),
     ] = 500,
     requests_per_second: Rate = 5.0,
 ) -> None:
@@ -70,6 +95,7 @@ def langfuse(
         str | None,
         typer.Option(
             "--endpoint",
+            rich_help_panel=INPUTS,
             metavar="URL",
             help="The Langfuse base URL (default: LANGFUSE_HOST or LANGFUSE_BASE_URL).",
         ),
@@ -77,7 +103,10 @@ def langfuse(
     since: Since = None,
     until: Until = None,
     page_size: Annotated[
-        int, typer.Option("--page-size", metavar="N", help="Traces per request (1-1000).")
+        int,
+        typer.Option(
+            "--page-size", rich_help_panel=CALLS, metavar="N", help="Traces per request (1-1000)."
+        ),
     ] = 50,
     requests_per_second: Rate = 5.0,
 ) -> None:

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from agent_backtest import api
+from agent_backtest.cli.options import CALLS, OUTPUT
 
 
 class Destination(StrEnum):
@@ -20,17 +21,28 @@ class Destination(StrEnum):
 def push(
     run: Annotated[Path, typer.Argument(metavar="RUN", help="A scored replay run directory.")],
     to: Annotated[
-        Destination, typer.Option("--to", help="The backend that holds the production spans.")
+        Destination,
+        typer.Option(
+            "--to", rich_help_panel=OUTPUT, help="The backend that holds the production spans."
+        ),
     ],
     endpoint: Annotated[
         str,
         typer.Option(
-            "--endpoint", metavar="URL", help="The backend, such as http://127.0.0.1:6006."
+            "--endpoint",
+            rich_help_panel=OUTPUT,
+            metavar="URL",
+            help="The backend, such as http://127.0.0.1:6006.",
         ),
     ],
     requests_per_second: Annotated[
         float,
-        typer.Option("--requests-per-second", metavar="N", help="At most N requests a second."),
+        typer.Option(
+            "--requests-per-second",
+            rich_help_panel=CALLS,
+            metavar="N",
+            help="At most N requests a second.",
+        ),
     ] = 5.0,
 ) -> None:
     """Push a scored run's verdicts onto the production spans they judge, as Phoenix span
