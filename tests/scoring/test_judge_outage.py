@@ -117,7 +117,7 @@ def test_a_judge_that_answers_500_fails_the_default_gate(tmp_path: Path) -> None
     assert reason in err and f"NOT met: {reason}" in out
     code, out, _ = gate(run, "--min-agreement", "0", "--max-undecided", "0.6")
     assert code == 0 and "gate passed" in out
-    assert f"the {len(outages)} undecided counted all wrong or all right: agreement " in out
+    assert f"the {len(outages)} undecided counted all wrong or all right: exact " in out
     assert f"met: undecided for infrastructure: {len(outages)} of {STEPS}" in out
     code, _, err = gate(run, "--max-undecided", f"{share - 0.01:.4f}")
     assert code == 3 and "judge_http_5xx" in err  # a bar of its own, without another
@@ -159,5 +159,6 @@ def test_bounds_hold_the_figures_a_working_judge_gives(tmp_path: Path) -> None:
         assert low <= summary["overall"][figure]["mean"] <= high
     assert (
         f"over all {STEPS} answers, the {undecided} undecided counted all wrong or all right: "
+        f"exact {bounds['strict'][0]:.3f}–{bounds['strict'][1]:.3f} · "
         f"agreement {bounds['agreement'][0]:.3f}–{bounds['agreement'][1]:.3f}"
     ) in output

@@ -107,8 +107,8 @@ def _headline(compare: Comparison) -> Markup:
     heads = ("", "A", "B", "B − A", "p")
     rows = [tag("tr", *(tag("th", head) for head in heads))]
     figures: list[tuple[str, str, PairedRates]] = [
+        ("strict", "exact", compare.strict),
         ("agreement", "agreement", compare.agreement),
-        ("strict", "strict agreement", compare.strict),
     ]
     topic = compare.topic_agreement
     if topic.a.n:

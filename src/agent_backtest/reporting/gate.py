@@ -90,7 +90,7 @@ def gate_run(
         )
     if min_strict is not None:
         checks.append(
-            at_least("strict agreement", summary.overall.strict, min_strict, use_lower_bound)
+            at_least("exact (strict)", summary.overall.strict, min_strict, use_lower_bound)
         )
     counts = summary.counts
     share = counts.decided_share or 0.0

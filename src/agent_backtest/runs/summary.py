@@ -127,12 +127,12 @@ class UndecidedBounds(DocumentPart):
         )
 
     def text(self, records: int) -> str:
-        """``over all 60 answers, the 31 undecided counted all wrong or all right: agreement
-        0.400–0.914 · strict 0.300–0.814``."""
+        """``over all 60 answers, the 31 undecided counted all wrong or all right: exact
+        0.300–0.814 · agreement 0.400–0.914``."""
         return (
             f"over all {records:,} answers, the {self.undecided:,} undecided counted all wrong or "
-            f"all right: agreement {self.agreement[0]:.3f}–{self.agreement[1]:.3f} · strict "
-            f"{self.strict[0]:.3f}–{self.strict[1]:.3f}"
+            f"all right: exact {self.strict[0]:.3f}–{self.strict[1]:.3f} · agreement "
+            f"{self.agreement[0]:.3f}–{self.agreement[1]:.3f}"
         )
 
 
