@@ -241,4 +241,10 @@ def test_the_page_explains_its_figures_and_keeps_numbers_readable(candidate_run:
     page = (candidate_run / "report.html").read_text()
     assert 'id="headline-explained"' in page and "95% CI, clustered by session (" in page
     assert "decided " in page and "text not judged" in page
+    # where the undecided answers would put the figures over every answer, beside the headline
+    summary = json.loads((candidate_run / "summary.json").read_text())
+    low, high = summary["undecided_bounds"]["agreement"]
+    assert 'id="undecided-bounds"' in page
+    assert "undecided counted all wrong or all right: exact " in page
+    assert f"agreement {low:.3f}–{high:.3f}" in page
     assert not re.search(r"\d\.\d+e\+\d\d", page)  # no 4.875e+04 anywhere

@@ -132,3 +132,6 @@ def _print_text(console: SafeConsole, result: Comparison) -> None:
         f"in B, {counts.not_comparable} not decided on both sides",
         markup=False,
     )
+    for side, run in (("A", result.a), ("B", result.b)):
+        if run.undecided_bounds is not None:
+            console.print(f"{side}: {run.undecided_bounds.text(run.records)}", markup=False)

@@ -140,6 +140,7 @@ def side(run: ScoredRun, records: int) -> ComparedRun:
         agreement=summary.overall.agreement,
         strict=summary.overall.strict,
         topic_agreement=summary.topic_agreement,
+        undecided_bounds=summary.undecided_bounds,
     )
 
 

@@ -216,9 +216,16 @@ def headline_section(summary: Summary) -> Markup:
         "independent draws.",
         attrs={"class": "muted", "id": "headline-explained"},
     )
+    bounds = summary.undecided_bounds
+    either_way = (
+        tag("p", bounds.text(counts.records), attrs={"class": "muted", "id": "undecided-bounds"})
+        if bounds is not None
+        else ""
+    )
     return tag(
         "section",
         tag("div", cards, attrs={"class": "headline", "id": "headline"}),
+        either_way,
         explained,
     )
 

@@ -12,6 +12,7 @@ from pydantic import Field
 from agent_backtest.record_model import TaggedRecord, schema_tag
 from agent_backtest.runs.documents import DocumentPart
 from agent_backtest.runs.estimate import MeanEstimate
+from agent_backtest.runs.summary import UndecidedBounds
 
 COMPARISON_SCHEMA = "abt.compare/3"
 
@@ -32,6 +33,11 @@ class ComparedRun(DocumentPart):
     strict: MeanEstimate = Field(description="Strict agreement over the same answers.")
     topic_agreement: MeanEstimate = Field(
         description="Router (topic) agreement over all the run's scored router answers."
+    )
+    undecided_bounds: UndecidedBounds | None = Field(
+        default=None,
+        description="Where the run's figures over every answer lie, its undecided answers "
+        "counted all wrong or all right; None when every answer was decided.",
     )
 
 
