@@ -12,6 +12,7 @@ from agent_backtest import api
 from agent_backtest.cli.roles import JudgeFlags
 from agent_backtest.cli.simulate_figures import summary_lines
 from agent_backtest.cli.terminal import SafeConsole
+from agent_backtest.errors import UserError
 
 if TYPE_CHECKING:
     from agent_backtest.simulate.findings import Findings
@@ -31,8 +32,8 @@ JudgeOption = Annotated[
     typer.Option(
         "--judge",
         metavar="MODEL",
-        help="The judge (provider/model) [default: the run's earlier judging, else "
-        "[roles.judge] of the config].",
+        help="The judge (provider/model), or none to decide by the checks alone [default: the "
+        "run's earlier judging, else [roles.judge] of the config].",
     ),
 ]
 FallbackJudgeOption = Annotated[
@@ -106,9 +107,11 @@ def judge(
     ] = True,
 ) -> None:
     """Judge a saved simulate run's conversations: checks, then the judge; never replays."""
+    judges, checks_only = judge_flags(judge_model, fallback_judge)
     outcome = api.simulate_judge(
         run,
-        roles=JudgeFlags(judge_model, fallback_judge).roles(),
+        roles=judges,
+        checks_only=checks_only,
         owners=owners,
         tools=tools,
         checks=checks or (),
@@ -118,6 +121,17 @@ def judge(
         cache=cache,
     )
     print_outcome(SafeConsole(highlight=False), outcome)
+
+
+def judge_flags(judge_model: str | None, fallback_judge: str | None) -> tuple[dict[str, str], bool]:
+    """The judge roles the flags name, and whether ``--judge none`` asks for the checks alone."""
+    if judge_model is not None and judge_model.lower() == "none":
+        if fallback_judge is not None:
+            raise UserError(
+                "--judge none asks no judge: leave --fallback-judge out", "fallback_judge"
+            )
+        return {}, True
+    return JudgeFlags(judge_model, fallback_judge).roles(), False
 
 
 def print_outcome(console: SafeConsole, outcome: JudgingOutcome) -> None:

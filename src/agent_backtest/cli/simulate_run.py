@@ -16,7 +16,6 @@ from agent_backtest.api.simulate import (
     JudgingOptions,
     SimulateHooks,
 )
-from agent_backtest.cli.roles import JudgeFlags
 from agent_backtest.cli.simulate_generate import TeacherOption, teacher_failures_exit_1
 from agent_backtest.cli.simulate_judge import (
     ChecksOption,
@@ -24,6 +23,7 @@ from agent_backtest.cli.simulate_judge import (
     JudgeOption,
     OwnersOption,
     ToolsOption,
+    judge_flags,
     print_outcome,
 )
 from agent_backtest.cli.terminal import SafeConsole
@@ -217,6 +217,16 @@ def run(
             "the user config dir].",
         ),
     ] = None,
+    k: Annotated[
+        int,
+        typer.Option(
+            "--k",
+            metavar="N",
+            min=1,
+            help="Play each flow N times (repeat n's simulated user seeded n-1); the summary "
+            "gives pass^1..N and pass@1..N.",
+        ),
+    ] = 1,
     result_chars: Annotated[
         int,
         typer.Option(
@@ -261,16 +271,17 @@ def run(
     appended as they end, and --resume finishes an interrupted run."""
     hooks = _Progress(SafeConsole(stderr=True, highlight=False))
     execution = ExecutorOptions(executor, ray_address)
-    judges = JudgeFlags(judge_model, fallback_judge).roles()
+    judges, checks_only = judge_flags(judge_model, fallback_judge)
     judging = JudgingOptions(
         owners=owners,
         tools=tools,
         checks=tuple(checks or ()),
         config_file=config_file,
+        checks_only=checks_only,
     )
     if resume is not None:
         given = (flows, target, out, generate, from_run, verdict, owner, exclude_judged, ledger)
-        if any(given):
+        if any(given) or k != 1:
             raise UserError(
                 "takes the run's own flows, target and settings; pass only the run directory",
                 "resume",
@@ -323,6 +334,7 @@ def run(
             hooks=hooks,
             execution=execution,
             generate=GenerateOptions(generate, tools, per_family) if generate else None,
+            k=k,
         )
     _summary(done)
 
