@@ -52,6 +52,7 @@ if TYPE_CHECKING:
         simulate_judge,
         simulate_resume,
         simulate_run,
+        simulate_traces,
         write_units,
     )
     from agent_backtest.errors import InputError, UserError
@@ -98,6 +99,7 @@ __all__ = [
     "simulate_judge",
     "simulate_resume",
     "simulate_run",
+    "simulate_traces",
     "write_units",
 ]
 # Where each name lives; the rest of __all__ is the API's.

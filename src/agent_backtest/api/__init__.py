@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from agent_backtest.api.simulate import simulate_generate, simulate_resume, simulate_run
     from agent_backtest.api.simulate_coverage import simulate_coverage
     from agent_backtest.api.simulate_judge import simulate_judge
+    from agent_backtest.api.simulate_traces import simulate_traces
     from agent_backtest.api.units import build_units, read_sessions, write_units
 
 # Each public name and the module of this package that defines it.
@@ -76,6 +77,7 @@ _HOMES = {
     "simulate_generate": "agent_backtest.api.simulate",
     "simulate_coverage": "agent_backtest.api.simulate_coverage",
     "simulate_judge": "agent_backtest.api.simulate_judge",
+    "simulate_traces": "agent_backtest.api.simulate_traces",
     "simulate_resume": "agent_backtest.api.simulate",
     "simulate_run": "agent_backtest.api.simulate",
     "build_units": "agent_backtest.api.units",
@@ -122,6 +124,7 @@ __all__ = [
     "simulate_judge",
     "simulate_resume",
     "simulate_run",
+    "simulate_traces",
     "write_units",
 ]
 

@@ -170,6 +170,13 @@ COMMANDS: Mapping[str, Entry] = {
                 "Judge a saved simulate run's conversations: checks, then the judge; never "
                 "replays.",
             ),
+            "traces": Command(
+                "simulate_traces",
+                "traces",
+                "Join the agent's own traces to a simulate run's conversations (by the "
+                "traceparent each turn carried, or the agent's session id) and write them as "
+                "sessions whose model calls abt replay can backtest.",
+            ),
             "coverage": Command(
                 "simulate_coverage",
                 "coverage",
