@@ -12,6 +12,8 @@ from typer.testing import CliRunner
 
 from agent_backtest.cli.app import app
 from agent_backtest.reporting.passk import pass_at_k, pass_hat_k
+from agent_backtest.simulate.repeats import repeated
+from agent_backtest.simulate.run import read_run_flows
 from tests.conftest import ROOT
 from tests.fake_openai import FakeOpenAI
 from tests.optional import require
@@ -165,3 +167,29 @@ def test_sql_state_checks_need_the_fixture_database(tmp_path: Path) -> None:
     assert result.exit_code == 2, result.output
     assert "--fixture-db FILE" in result.output and "list-notes" in result.output
     assert not (tmp_path / "run").exists()
+
+
+def test_a_checks_only_run_is_gated_on_the_flows_its_checks_decided(
+    checked_run: tuple[Path, Any, bytes, bytes],
+) -> None:
+    run = checked_run[0]
+    met = CliRunner().invoke(app, ["gate", str(run), "--min-pass-rate", "0.5"])
+    assert met.exit_code == 0, met.output
+    missed = CliRunner().invoke(app, ["gate", str(run), "--min-pass-rate", "0.6"])
+    assert missed.exit_code == 3, missed.output
+
+
+def test_the_repeats_of_an_earlier_run_are_repeated_as_the_flows_they_repeat(
+    checked_run: tuple[Path, Any, bytes, bytes],
+) -> None:
+    played = read_run_flows(checked_run[0])
+    again = repeated(played, 2)
+    assert [flow.id for flow in again] == [
+        f"{flow}--{n}" for flow in ("delete-japan", "list-notes", "calendar-day") for n in (1, 2)
+    ]
+    assert {flow.repeat_of for flow in again} == {"delete-japan", "list-notes", "calendar-day"}
+    once = repeated(played, 1)
+    assert [(flow.id, flow.repeat) for flow in once] == [
+        ("delete-japan", None), ("list-notes", None), ("calendar-day", None)
+    ]  # fmt: skip
+    assert once[0].state == played[0].state

@@ -120,7 +120,8 @@ def plan_simulation(
         kind != "none",
     )
     selected = repeated([entry.flow for entry in chosen.flows], k)
-    changing = {flow.id for flow in selected if written_id(flow) in chosen.may_change_state}
+    may_change = {written_id(e.flow) for e in chosen.flows if e.flow.id in chosen.may_change_state}
+    changing = {flow.id for flow in selected if written_id(flow) in may_change}
     _check_state_database(selected, kind)
     check_user_role(selected, user_role, config)
     _check_out(out)

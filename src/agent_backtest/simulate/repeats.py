@@ -26,11 +26,13 @@ MAX_K = 100
 
 
 def repeated(flows: Sequence[Flow], k: int) -> list[Flow]:
-    """Each flow ``k`` times, as repeats of it (the flows themselves when ``k`` is 1)."""
+    """Each flow ``k`` times, as repeats of it (once, as itself, when ``k`` is 1). Repeats of an
+    earlier run (``--from``) are first taken back to the flow they repeat, once."""
     if not 1 <= k <= MAX_K:
         raise UserError(f"must be 1 to {MAX_K}, got {k}", "k")
+    flows = as_written(flows)
     if k == 1:
-        return list(flows)
+        return flows
     played = [
         flow.model_copy(update={"id": repeat_id(flow.id, n), "repeat_of": flow.id, "repeat": n})
         for flow in flows
@@ -45,6 +47,18 @@ def repeated(flows: Sequence[Flow], k: int) -> list[Flow]:
             )
         seen.add(flow.id)
     return played
+
+
+def as_written(flows: Sequence[Flow]) -> list[Flow]:
+    """The flows as written: each repeat as the flow it repeats, the first time it comes."""
+    found: dict[str, Flow] = {}
+    for flow in flows:
+        if flow.repeat_of is None:
+            found.setdefault(flow.id, flow)
+        else:
+            update = {"id": flow.repeat_of, "repeat_of": None, "repeat": None}
+            found.setdefault(flow.repeat_of, flow.model_copy(update=update))
+    return list(found.values())
 
 
 def repeat_id(flow_id: str, n: int) -> str:
