@@ -151,3 +151,49 @@ def test_traces_of_another_run_join_nothing_and_write_nothing(
     assert result.exit_code == 2, result.output
     assert "belongs to a conversation" in result.output
     assert not out.exists()
+
+
+CHAT_TARGET = """
+name = "chat"
+type = "http"
+base_url = "{base_url}"
+headers = {{ x-conversation-id = "${{conversation_id}}" }}
+
+[turn]
+path = "/chat/completions"
+body = {{ model = "m", messages = [{{ role = "user", content = "${{message}}" }}] }}
+
+[answer]
+format = "json"
+text = "choices.0.message.content"
+"""
+
+
+def test_every_turn_carries_a_traceparent_and_the_conversation_id_header(
+    tmp_path: Path,
+) -> None:
+    flows = tmp_path / "flows.yaml"
+    flows.write_text(
+        "- {id: two, family: chat, turns: [{user: hello}, {user: again}]}\n", encoding="utf-8"
+    )
+    with FakeOpenAI() as agent:
+        target = tmp_path / "target.toml"
+        target.write_text(CHAT_TARGET.format(base_url=agent.base_url), encoding="utf-8")
+        result = CliRunner().invoke(
+            app,
+            ["simulate", "run", str(flows), "--target", str(target), "--out",
+             str(tmp_path / "run"), "--skip-judge"],
+        )  # fmt: skip
+        received = list(agent.headers)
+    assert result.exit_code == 0, result.output
+    [conversation] = [
+        json.loads(line)
+        for line in (tmp_path / "run" / "conversations.jsonl").read_text().splitlines()
+    ]
+    sent = [turn["traceparent"] for turn in conversation["turns"]]
+    assert [headers["traceparent"] for headers in received] == sent
+    assert len({parent.split("-")[1] for parent in sent}) == 2  # a trace of its own per turn
+    assert {headers["x-conversation-id"] for headers in received} == {
+        conversation["conversation_id"]
+    }
+    assert conversation["stop_reason"] == "script_end"
