@@ -4,6 +4,7 @@ scripted OpenAI-compatible server that deletes the wrong note, its SQLite file t
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from tests.conftest import ROOT
 from tests.fake_openai import FakeOpenAI
 from tests.optional import require
 from tests.simulate.demo_app import call, demo_agent
-from tests.simulate.judge_runs import verdict_lines
+from tests.simulate.judge_runs import PASS, verdict_lines, write_config
 
 require("fastapi", "pip install 'agent-backtest[demo]'")
 require("uvicorn", "pip install 'agent-backtest[demo]'")
@@ -193,3 +194,24 @@ def test_the_repeats_of_an_earlier_run_are_repeated_as_the_flows_they_repeat(
         ("delete-japan", None), ("list-notes", None), ("calendar-day", None)
     ]  # fmt: skip
     assert once[0].state == played[0].state
+
+
+def test_a_judge_later_decides_only_what_the_checks_left_unjudged(
+    checked_run: tuple[Path, Any, bytes, bytes], tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(checked_run[0], run)
+    with FakeOpenAI(reply=lambda body: json.dumps(PASS)) as grader:
+        config = write_config(tmp_path, ("main", grader.base_url))
+        result = CliRunner().invoke(
+            app,
+            ["simulate", "judge", str(run), "--resume", "--judge", "main/grader",
+             "--config", str(config)],
+        )  # fmt: skip
+        asked = grader.total
+    assert result.exit_code == 0, result.output
+    assert asked == 3  # the calendar flow's three conversations, nothing the checks decided
+    verdicts = {line["flow_id"]: line for line in verdict_lines(run)}
+    assert len(verdicts) == 9
+    assert {verdicts[f"calendar-day--{n}"]["decided_by"] for n in (1, 2, 3)} == {"judge"}
+    assert verdicts["delete-japan--1"]["check"] == "state"

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from agent_backtest.errors import UserError, bounded
+from agent_backtest.simulate.checks import CheckFailure
 from agent_backtest.simulate.models import ConversationRecord, Flow, Verdict
 from agent_backtest.simulate.rubric import Owners
 from agent_backtest.simulate.state_checks import STATE_OWNER
@@ -71,7 +72,7 @@ def state_verdict(conversation: ConversationRecord, common: dict[str, Any]) -> V
 def checks_only_verdict(
     conversation: ConversationRecord,
     common: dict[str, Any],
-    failed: tuple[str, Any] | None,
+    failed: tuple[str, CheckFailure] | None,
     reproduction: Sequence[str],
 ) -> Verdict | None:
     """A checks-only run's verdict once no state check failed: the failing check's, a pass
