@@ -6,6 +6,7 @@
 
 ``POST /sessions`` starts a conversation, ``POST /sessions/{id}/messages`` with
 ``{"message": "..."}`` streams the turn as server-sent events, ``DELETE /sessions/{id}`` ends it.
+With ``--otlp-file FILE`` the app writes its own traces there as OTLP/JSON (``telemetry.py``).
 """
 
 from __future__ import annotations
@@ -16,15 +17,18 @@ import os
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import uvicorn
-from fastapi import FastAPI, HTTPException, Response
+from fastapi import FastAPI, HTTPException, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
 
 from .agent import Model, model_from, turn
 from .store import open_db
+
+if TYPE_CHECKING:
+    from .telemetry import Telemetry
 
 
 class UserMessage(BaseModel):
@@ -33,8 +37,9 @@ class UserMessage(BaseModel):
     message: str
 
 
-def create_app(db_path: Path, model: Model) -> FastAPI:
-    """The app over the database at ``db_path``, its agent asking ``model``."""
+def create_app(db_path: Path, model: Model, telemetry: Telemetry | None = None) -> FastAPI:
+    """The app over the database at ``db_path``, its agent asking ``model``; each turn traced
+    by ``telemetry`` when given."""
     app = FastAPI(title="demo agent")
     sessions: dict[str, list[dict[str, Any]]] = {}
     open_db(db_path).close()  # the tables (and sample rows) exist before the first turn
@@ -56,28 +61,36 @@ def create_app(db_path: Path, model: Model) -> FastAPI:
         return Response(status_code=204)
 
     @app.post("/sessions/{session_id}/messages")
-    async def send(session_id: str, body: UserMessage) -> StreamingResponse:
+    async def send(session_id: str, body: UserMessage, request: Request) -> StreamingResponse:
         history = sessions.get(session_id)
         if history is None:
             raise HTTPException(404, f"no session {session_id}")
+        turn_model, span = model, None
+        if telemetry is not None:
+            span = telemetry.turn_span(request.headers, session_id)
+            turn_model = telemetry.traced(model, span)
         return StreamingResponse(
-            stream(model, db_path, history, body.message), media_type="text/event-stream"
+            stream(turn_model, db_path, history, body.message, span),
+            media_type="text/event-stream",
         )
 
     return app
 
 
 async def stream(
-    model: Model, db_path: Path, history: list[dict[str, Any]], message: str
+    model: Model, db_path: Path, history: list[dict[str, Any]], message: str, span: Any = None
 ) -> AsyncIterator[str]:
     """The turn's events as server-sent events; one connection per turn, so that the file can
-    be restored between conversations while the app runs."""
+    be restored between conversations while the app runs. The turn's span, if traced, ends
+    with the stream."""
     db = open_db(db_path)
     try:
         async for event, data in turn(model, db, history, message):
             yield f"event: {event}\ndata: {json.dumps(data)}\n\n"
     finally:
         db.close()
+        if span is not None:
+            span.end()
 
 
 def main() -> None:
@@ -91,9 +104,20 @@ def main() -> None:
     )
     parser.add_argument("--port", type=int, default=8011)
     parser.add_argument("--fd", type=int, help="serve on this open socket (tests pass one)")
+    parser.add_argument(
+        "--otlp-file",
+        type=Path,
+        default=os.environ.get("DEMO_AGENT_OTLP_FILE"),
+        help="append the app's own traces to this file as OTLP/JSON",
+    )
     args = parser.parse_args()
     model = model_from(args.model, args.model_base_url, os.environ.get(args.api_key_env))
-    app = create_app(args.db, model)
+    telemetry = None
+    if args.otlp_file is not None:
+        from .telemetry import Telemetry  # the OpenTelemetry SDK only when traces are asked for
+
+        telemetry = Telemetry.to_file(args.otlp_file, args.model)
+    app = create_app(args.db, model, telemetry)
     if args.fd is not None:
         uvicorn.run(app, fd=args.fd, log_level="warning")
     else:

@@ -34,14 +34,18 @@ def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 @contextmanager
-def demo_agent(db: Path, base_url: str | None, model: str = "scripted") -> Iterator[str]:
-    """The app serving on a socket of 127.0.0.1 it is handed; its base URL."""
+def demo_agent(
+    db: Path, base_url: str | None, model: str = "scripted", otlp_file: Path | None = None
+) -> Iterator[str]:
+    """The app serving on a socket of 127.0.0.1 it is handed (its own traces written to
+    ``otlp_file`` when given); its base URL."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(64)
     port = listener.getsockname()[1]
     options = ["--db", str(db), "--model", model]
     options += ["--model-base-url", base_url] if base_url else []
+    options += ["--otlp-file", str(otlp_file)] if otlp_file else []
     process = subprocess.Popen(
         [sys.executable, "-m", "examples.demo_agent", *options, "--fd", str(listener.fileno())],
         cwd=ROOT,

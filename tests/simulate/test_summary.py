@@ -42,7 +42,7 @@ def test_judging_writes_the_pass_rate_over_decided_flows_clustered_by_seed(
     # Written as the judging ended, when c4 was not played yet.
     assert overall | {"rate": None} == {
         "rate": None, "flows": 9, "decided": 5, "passed": 3, "failed": 2, "uncertain": 2,
-        "unjudged": 0, "not_played": 2, "coverage": 5 / 9,
+        "unjudged": 0, "not_played": 2, "coverage": 5 / 9, "repeats": None,
     }  # fmt: skip
     assert summary["uncertain_by_reason"] == {"judge_invalid": 1, "transport_error": 1}
     assert summary["failures_by_owner"] == {"agent_execution": 1, "model": 1}
@@ -72,12 +72,12 @@ def test_abt_report_counts_a_conversation_played_after_judging_as_unjudged(
     assert (by_seed.low, by_seed.high) != (by_flow.low, by_flow.high)
     assert notes | {"rate": None} == {
         "rate": None, "flows": 5, "decided": 3, "passed": 2, "failed": 1, "uncertain": 2,
-        "unjudged": 0, "not_played": 0, "coverage": 3 / 5,
+        "unjudged": 0, "not_played": 0, "coverage": 3 / 5, "repeats": None,
     }  # fmt: skip
     assert (notes["rate"]["mean"], notes["rate"]["seeds"]) == (2 / 3, 2)
     assert calendar | {"rate": None} == {
         "rate": None, "flows": 4, "decided": 2, "passed": 1, "failed": 1, "uncertain": 0,
-        "unjudged": 1, "not_played": 1, "coverage": 2 / 4,
+        "unjudged": 1, "not_played": 1, "coverage": 2 / 4, "repeats": None,
     }  # fmt: skip
     assert "pass rate 0.600 [" in result.output
     assert "3 passed of 5 decided (4 seeds, 9 flows)" in result.output

@@ -234,7 +234,7 @@ def test_bad_target_files_name_the_key_and_the_fix(tmp_path: Path) -> None:
         "answer.json.txt: unknown key: remove it or check its spelling"
     )
     assert bad_target(tmp_path, HTTP + TURN.replace("${message}", "${mesage}")).startswith(
-        "turn.body.m: unknown ${mesage} (known: flow_id, message, session_id, turn"
+        "turn.body.m: unknown ${mesage} (known: conversation_id, flow_id, message, session_id, turn"
     )
     assert bad_target(tmp_path, HTTP + TURN.replace("${message}", "${session_id}")) == (
         "${session_id} needs a [session] create request"

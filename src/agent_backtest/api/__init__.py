@@ -40,8 +40,9 @@ if TYPE_CHECKING:
     from agent_backtest.api.sessions import ingest
     from agent_backtest.api.shows import show
     from agent_backtest.api.simulate import simulate_generate, simulate_resume, simulate_run
-    from agent_backtest.api.simulate_coverage import simulate_coverage
-    from agent_backtest.api.simulate_judge import simulate_judge
+    from agent_backtest.api.simulate_coverages import simulate_coverage
+    from agent_backtest.api.simulate_judging import simulate_judge
+    from agent_backtest.api.simulate_trace_joins import simulate_traces
     from agent_backtest.api.units import build_units, read_sessions, write_units
 
 # Each public name and the module of this package that defines it.
@@ -79,8 +80,9 @@ _HOMES = {
     "schema": "agent_backtest.api.schemas",
     "score": "agent_backtest.api.scoring",
     "simulate_generate": "agent_backtest.api.simulate",
-    "simulate_coverage": "agent_backtest.api.simulate_coverage",
-    "simulate_judge": "agent_backtest.api.simulate_judge",
+    "simulate_coverage": "agent_backtest.api.simulate_coverages",
+    "simulate_judge": "agent_backtest.api.simulate_judging",
+    "simulate_traces": "agent_backtest.api.simulate_trace_joins",
     "simulate_resume": "agent_backtest.api.simulate",
     "simulate_run": "agent_backtest.api.simulate",
     "build_units": "agent_backtest.api.units",
@@ -131,6 +133,7 @@ __all__ = [
     "simulate_judge",
     "simulate_resume",
     "simulate_run",
+    "simulate_traces",
     "write_units",
 ]
 

@@ -114,6 +114,7 @@ def simulate_run(
     hooks: SimulateHooks | None = None,
     execution: ExecutorOptions | None = None,
     generate: GenerateOptions | None = None,
+    k: int = 1,
 ) -> SimulateRun:
     """Play the selected flows of ``flows`` through the agent of the ``target`` file into the
     run directory ``out``.
@@ -125,7 +126,9 @@ def simulate_run(
     uncertain) and ``from_owners``; ``exclude_judged`` (runs, or folders of runs) leaves out the
     seeds they judged pass or fail through the same target (its name and file sha256).
     ``ledger`` names a team ledger file (Markdown) the run's findings are appended to, once,
-    when every conversation has a verdict.
+    when every conversation has a verdict. Each selected flow is played ``k`` times (repeats
+    ``ID--1`` … ``ID--k``, each simulated user seeded by its number); the summary then gives
+    pass^k and pass@k.
 
     ``roles`` names the models: ``user`` plays the flows with a simulated user; ``agent`` is the
     model of a ``model`` target, the built-in agent loop; ``teacher`` writes the flows with
@@ -170,6 +173,7 @@ def simulate_run(
         result_chars=result_chars,
         generation=generation,
         ledger=Path(ledger) if ledger is not None else None,
+        k=k,
     )
     plan.executor, plan.ray_address = execution.executor, execution.ray_address
     created = _make(plan.out)

@@ -5,7 +5,8 @@ The pieces, each in its own module:
 * :mod:`~agent_backtest.bench.models`: what a benchmark directory holds (manifest, public
   cases, hidden gold) and what a run records per episode (its outcome, then its grade);
 * :mod:`~agent_backtest.bench.environment`: the protocol every tool environment follows;
-* :mod:`~agent_backtest.bench.passk`: pass^k and pass@k over cases, with intervals;
+* :mod:`~agent_backtest.reporting.passk`: pass^k and pass@k over cases, with intervals
+  (shared with simulate's repeats);
 * :mod:`~agent_backtest.bench.benchmark`: reading a benchmark directory and choosing cases;
   :mod:`~agent_backtest.bench.gold`: the only gold reader, used by grading alone;
 * :mod:`~agent_backtest.bench.rollouts`: seeds, prompt groups and episode ids, and running

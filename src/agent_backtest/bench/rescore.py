@@ -22,9 +22,9 @@ from agent_backtest.bench.environment import Environment
 from agent_backtest.bench.environments import environment_factory
 from agent_backtest.bench.graders import Component, final_state, outputs
 from agent_backtest.bench.models import Case, Gold, GoldAction
-from agent_backtest.bench.passk import over_cases
 from agent_backtest.errors import InputError
 from agent_backtest.formats.tau_bench import load_trajectories
+from agent_backtest.reporting.passk import over_cases
 from agent_backtest.statistics import Estimate
 
 __all__ = ["STOP_MARKER", "RescoredEpisode", "Rescoring", "pass_hat_k", "rescore"]

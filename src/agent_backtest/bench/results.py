@@ -21,9 +21,9 @@ from pydantic import Field
 from agent_backtest.bench.csv_export import write_episodes_csv
 from agent_backtest.bench.models import EpisodeRecord, GradeRecord
 from agent_backtest.bench.page import render_page
-from agent_backtest.bench.passk import over_cases
 from agent_backtest.bench.reading import BenchRun, RunFacts, error_kind, passed, read_run
 from agent_backtest.record_model import StrictModel, TaggedRecord, schema_tag
+from agent_backtest.reporting.passk import over_cases
 from agent_backtest.runs import private_atomic_writer
 from agent_backtest.runs.estimate import ClusteredMean
 from agent_backtest.statistics import Estimate, clustered_average, clustered_mean

@@ -3,7 +3,7 @@
 Episodes that ended in an engineering error, or that no grader could grade, have no reward:
 they are counted apart and left out of the mean and of pass^1, never taken as zeros. The mean
 reward's interval is clustered by case (rollouts of one case are not independent draws), and
-pass^1 comes from :func:`agent_backtest.bench.passk.over_cases`.
+pass^1 comes from :func:`agent_backtest.reporting.passk.over_cases`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent_backtest.bench.models import EpisodeRecord, GradeRecord
-from agent_backtest.bench.passk import over_cases
 from agent_backtest.bench.reading import passed
+from agent_backtest.reporting.passk import over_cases
 from agent_backtest.statistics import Estimate, clustered_mean
 
 

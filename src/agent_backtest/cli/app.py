@@ -236,6 +236,14 @@ COMMANDS: Mapping[str, Entry] = {
                 "replays.",
                 "abt simulate judge runs/sim --judge openai/gpt-4.1 --rejudge uncertain",
             ),
+            "traces": Command(
+                "simulate_traces",
+                "traces",
+                "Join the agent's own traces to a simulate run's conversations (by the "
+                "traceparent each turn carried, or the agent's session id) and write them as "
+                "sessions whose model calls abt replay can backtest.",
+                "abt simulate traces runs/sim agent-traces.jsonl",
+            ),
             "coverage": Command(
                 "simulate_coverage",
                 "coverage",

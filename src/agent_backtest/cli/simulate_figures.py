@@ -39,11 +39,20 @@ def summary_lines(summary: SimulateSummary) -> list[str]:
     lines.append(rate_line("pass rate", summary.overall))
     if len(summary.families) > 1:
         lines += [f"  {rate_line(name, rate)}" for name, rate in summary.families.items()]
+    repeats = summary.overall.repeats
+    if repeats is not None:
+        lines += [
+            f"pass^{k} {clustered_rate(hat)} · pass@{k} {clustered_rate(repeats.pass_at_k[k])} "
+            f"({hat.n} flows)"
+            for k, hat in repeats.pass_hat_k.items()
+        ]
     if summary.uncertain_by_reason:
         lines.append("uncertain by reason: " + _counts_text(summary.uncertain_by_reason))
     if summary.failures_by_owner:
         lines.append("failures by owner: " + _counts_text(summary.failures_by_owner))
         lines.append("failures by category: " + _counts_text(summary.failures_by_category))
+    if summary.stop_reasons:
+        lines.append("conversations ended by: " + _counts_text(summary.stop_reasons))
     return lines
 
 

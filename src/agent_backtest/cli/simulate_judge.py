@@ -21,6 +21,7 @@ from agent_backtest.cli.options import (
 from agent_backtest.cli.roles import JudgeFlags
 from agent_backtest.cli.simulate_figures import summary_lines
 from agent_backtest.cli.terminal import SafeConsole
+from agent_backtest.errors import UserError
 
 if TYPE_CHECKING:
     from agent_backtest.simulate.findings import Findings
@@ -40,8 +41,8 @@ class VerdictFlags:
     judges after playing)."""
 
     judge: str | None = field(default=None, metadata=flag(ROLES, "MODEL"))
-    """The judge (provider/model) [default: the run's earlier judging, else [roles.judge] of the
-    config]."""
+    """The judge (provider/model), or none to decide by the checks alone [default: the run's
+    earlier judging, else [roles.judge] of the config]."""
     fallback_judge: str | None = field(default=None, metadata=flag(ROLES, "MODEL"))
     """Asked when the judge gives no valid verdict after one correction."""
     owners: Path | None = field(default=None, metadata=flag(SCORING, "FILE"))
@@ -52,9 +53,10 @@ class VerdictFlags:
     checks: list[str] | None = field(default=None, metadata=flag(SCORING, "MODULE:FUNCTION"))
     """A check of your own, run after the built-in ones (repeatable)."""
 
-    def roles(self) -> dict[str, str]:
-        """The judge roles named, for the API's ``roles``."""
-        return JudgeFlags(self.judge, self.fallback_judge).roles()
+    def choice(self) -> tuple[dict[str, str], bool]:
+        """The judge roles named (for the API's ``roles``), and whether ``--judge none`` asks
+        for the checks alone."""
+        return judge_flags(self.judge, self.fallback_judge)
 
 
 SimulateRun = argument(Path, "RUN", "A run directory from abt simulate run.")
@@ -81,9 +83,11 @@ def judge(
     cache: Cache = True,
 ) -> None:
     """Judge a saved simulate run's conversations: checks, then the judge; never replays."""
+    judges, checks_only = verdicts.choice()
     outcome = api.simulate_judge(
         run,
-        roles=verdicts.roles(),
+        roles=judges,
+        checks_only=checks_only,
         owners=verdicts.owners,
         tools=verdicts.tools,
         checks=verdicts.checks or (),
@@ -93,6 +97,17 @@ def judge(
         cache=cache,
     )
     print_outcome(SafeConsole(highlight=False), outcome)
+
+
+def judge_flags(judge_model: str | None, fallback_judge: str | None) -> tuple[dict[str, str], bool]:
+    """The judge roles the flags name, and whether ``--judge none`` asks for the checks alone."""
+    if judge_model is not None and judge_model.lower() == "none":
+        if fallback_judge is not None:
+            raise UserError(
+                "--judge none asks no judge: leave --fallback-judge out", "fallback_judge"
+            )
+        return {}, True
+    return JudgeFlags(judge_model, fallback_judge).roles(), False
 
 
 def print_outcome(console: SafeConsole, outcome: JudgingOutcome) -> None:

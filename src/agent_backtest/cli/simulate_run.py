@@ -81,6 +81,9 @@ class SimulateRunFlags:
     exclude_judged: list[Path] | None = field(default=None, metadata=flag(SELECTION, "RUN"))
     """Leave out the flows whose seed this run (or each run in this folder) judged pass or fail
     through the same target; uncertain ones play again (repeatable)."""
+    k: int = field(default=1, metadata=flag(SELECTION, "N", min=1))
+    """Play each flow N times (repeat n's simulated user seeded n-1); the summary gives
+    pass^1..N and pass@1..N."""
     read_only_only: bool = field(default=False, metadata=flag(SELECTION))
     """Skip (and count) the flows that may change the agent's data, instead of refusing the
     run."""
@@ -117,17 +120,18 @@ def run(
     """Play test conversations through a live agent and record every turn; conversations are
     appended as they end, and --resume finishes an interrupted run."""
     hooks = _Progress(SafeConsole(stderr=True, highlight=False))
-    judges = verdicts.roles()
+    judges, checks_only = verdicts.choice()
     judging = JudgingOptions(
         owners=verdicts.owners,
         tools=verdicts.tools,
         checks=tuple(verdicts.checks or ()),
         config_file=config_file,
+        checks_only=checks_only,
     )
     common = dict(skip_judge=flags.skip_judge, judging=judging, hooks=hooks, execution=execution)
     if flags.resume is not None:
         given = (flows, flags.target, out, flags.generate, flags.from_run, flags.verdict)
-        if any((*given, flags.owner, flags.exclude_judged, flags.ledger)):
+        if any((*given, flags.owner, flags.exclude_judged, flags.ledger)) or flags.k != 1:
             raise UserError(
                 "takes the run's own flows, target and settings; pass only the run directory",
                 "resume",
@@ -180,6 +184,7 @@ def run(
             generate=GenerateOptions(generate, verdicts.tools, flags.per_family)
             if generate
             else None,
+            k=flags.k,
             **common,
         )
     _summary(done)

@@ -7,6 +7,11 @@ the conversation by saying the stop marker, as in τ-bench, or at ``max_turns``.
 A turn that gets no answer (a refused connection, a timeout, an HTTP error, a user role that
 cannot answer) ends the conversation with ``transport_error`` set: such a conversation is never
 judged, and the turns it did play are kept.
+
+Each conversation records why it ended (``stop_reason``): the script ran out (``script_end``),
+the simulated user said the stop marker (``user_stop``) or reached ``max_turns``, the last turn
+reported an agent error (``agent_error``), a turn passed its deadline (``deadline``) or got no
+answer otherwise (``transport_error``).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from agent_backtest.simulate.models import (
     ConversationRecord,
     Flow,
     SimulatedUser,
+    StopReason,
     TurnRecord,
 )
 from agent_backtest.simulate.targets import Agent, Conversation, TargetError, assemble_turn
@@ -47,6 +53,10 @@ class Played:
 class _Stopped(Exception):
     """The conversation cannot go on: why, as its transport error."""
 
+    def __init__(self, message: str, kind: str | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+
 
 async def play(
     flow: Flow,
@@ -62,20 +72,34 @@ async def play(
     turns: list[TurnRecord] = []
     transport_error: str | None = None
     teardown_error: str | None = None
+    stop_reason: StopReason = "transport_error"
+    session_id: str | None = None
+    sent_id: str | None = None
+    seed = user_seed(flow)
     try:
         conversation = await agent.open(flow.id)
     except TargetError as exc:
         transport_error = f"session: {exc}"
+        stop_reason = _stop_reason(exc.kind)
     else:
+        # what the target told the agent about the conversation, where it tells anything
+        session_id = getattr(conversation, "session_id", None)
+        sent_id = getattr(conversation, "conversation_id", None)
         try:
             if flow.turns is not None:
                 messages = [turn.user for turn in flow.turns]
                 await _scripted(conversation, messages, turns, result_chars)
+                stop_reason = "script_end"
             else:
                 assert flow.user is not None and user_role is not None  # the plan checked
-                await _simulated(conversation, flow.user, user_role, turns, result_chars)
+                stop_reason = await _simulated(
+                    conversation, flow.user, user_role, turns, result_chars, seed
+                )
+            if turns and turns[-1].error is not None:
+                stop_reason = "agent_error"
         except _Stopped as stop:
             transport_error = str(stop)
+            stop_reason = _stop_reason(stop.kind)
         finally:
             try:
                 await conversation.close()
@@ -91,8 +115,22 @@ async def play(
         isolated=isolated,
         started_at=started_at,
         seconds=round(time.perf_counter() - started, 3),
+        stop_reason=stop_reason,
+        agent_session_id=session_id,
+        conversation_id=sent_id,
+        user_seed=seed if flow.user is not None else None,
     )
     return Played(record, teardown_error)
+
+
+def user_seed(flow: Flow) -> int:
+    """The simulated user's seed: a repeat's own (0 for its first), else 0."""
+    return (flow.repeat or 1) - 1
+
+
+def _stop_reason(kind: str | None) -> StopReason:
+    """A turn that passed its deadline, or one that got no answer otherwise."""
+    return "deadline" if kind == "timeout" else "transport_error"
 
 
 async def _scripted(
@@ -109,22 +147,25 @@ async def _simulated(
     role: UserRole,
     turns: list[TurnRecord],
     result_chars: int,
-) -> None:
+    seed: int,
+) -> StopReason:
+    """Turns until the user says the stop marker (or nothing), or ``max_turns``."""
     brief = simulated_user.UserBrief(
         instructions=flow_user.instructions,
         known_info=flow_user.known_info,
         unknown_info=flow_user.unknown_info,
         stop_marker=STOP_MARKER,
     )
-    user = simulated_user.SimulatedUser(role.caller, role.model, brief)
+    user = simulated_user.SimulatedUser(role.caller, role.model, brief, seed=seed)
     history: list[dict[str, str]] = []
     for index in range(1, flow_user.max_turns + 1):
         said = await user.speak(_said(history, "assistant"), _said(history, "user"))
         if said.text is None:
             raise _Stopped(f"user role: {said.error_kind}: {said.error_detail}")
         if not said.text or user.stops(said.text):
-            return
+            return "user_stop"
         await _turn(conversation, index, said.text, history, turns, result_chars)
+    return "max_turns"
 
 
 def _said(history: list[dict[str, str]], role: str) -> list[str]:
@@ -146,7 +187,7 @@ async def _turn(
         answer = await conversation.turn(index, message, history)
     except TargetError as exc:
         turns.append(TurnRecord(index=index, user=message, error=str(exc), started_at=sent_at))
-        raise _Stopped(f"turn {index}: {exc}") from None
+        raise _Stopped(f"turn {index}: {exc}", exc.kind) from None
     record = assemble_turn(index, message, answer, result_chars)
     record.started_at = sent_at
     turns.append(record)

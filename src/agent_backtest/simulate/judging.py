@@ -13,6 +13,9 @@ Which conversations are judged: all of them on a first judging; with ``resume`` 
 no verdict yet; with ``rejudge="uncertain"`` those too and those left ``uncertain``, asked again
 without the response cache (a cached answer would give the same invalid verdict);
 ``rejudge="all"`` every one. Flows not played yet are counted, not judged.
+
+A flow's state checks decide before the judge is asked (:mod:`.check_verdicts`); with
+``checks_only`` (``--judge none``) no judge is asked at all and the checks decide alone.
 """
 
 from __future__ import annotations
@@ -46,6 +49,11 @@ from agent_backtest.redaction import redact
 from agent_backtest.runs.files import private_atomic_writer
 from agent_backtest.runs.lock import run_lock
 from agent_backtest.runs.record_log import RecordLog
+from agent_backtest.simulate.check_verdicts import (
+    check_state_owners,
+    checks_only_verdict,
+    state_verdict,
+)
 from agent_backtest.simulate.checks import (
     NamedCheck,
     all_checks,
@@ -70,7 +78,7 @@ class JudgingSettings(TaggedRecord):
     """``judging.json``: what decided the verdicts of a run."""
 
     schema_: Literal["abt.judging/1"] = schema_tag(JUDGING_SCHEMA)
-    judge: ModelRole
+    judge: ModelRole | None = Field(description="None: the checks alone decide (--judge none).")
     fallback_judge: ModelRole | None = None
     rubric: str = Field(description="The rubric, as conversation@version.")
     rubric_sha256: str
@@ -133,6 +141,8 @@ class JudgingOptions:
     rejudge: Rejudge | None = None
     config_file: Path | None = None
     cache: bool = True
+    checks_only: bool = False
+    """Decide by the checks alone, asking no judge (``--judge none``)."""
 
 
 def judge_run(run: Path, options: JudgingOptions) -> JudgingOutcome:
@@ -166,6 +176,7 @@ def plan_judging(run: Path, options: JudgingOptions) -> JudgingPlan:
     options = _with_recorded(options, recorded)
     config = load_model_config(options.config_file)
     settings, taxonomy, tools = _settings(options, config, recorded)
+    check_state_owners(flows, taxonomy)
     earlier = read_verdicts(run / VERDICTS)
     if earlier and not options.resume and options.rejudge is None:
         raise UserError(
@@ -200,6 +211,7 @@ def _with_recorded(options: JudgingOptions, recorded: JudgingSettings | None) ->
         return options
     return replace(
         options,
+        checks_only=options.checks_only or (recorded.judge is None and options.judge is None),
         config_file=options.config_file or _path(recorded.config_file),
         owners=options.owners or _path(recorded.owners_file),
         tools=options.tools or _path(recorded.tools_file),
@@ -212,12 +224,17 @@ def _settings(
 ) -> tuple[JudgingSettings, Owners, list[ToolDef] | None]:
     """What judging.json records, the owner taxonomy and the tool definitions, each checked."""
     cache = options.cache and options.rejudge is None
-    roles = _roles(config, options.judge, options.fallback_judge, recorded, cache)
+    if options.checks_only:
+        if options.judge is not None or options.fallback_judge is not None:
+            raise UserError("decides by the checks alone: name no judge with it", "checks_only")
+        roles: list[ModelRole] = []
+    else:
+        roles = _roles(config, options.judge, options.fallback_judge, recorded, cache)
     taxonomy = load_owners(options.owners) if options.owners else DEFAULT_TAXONOMY
     tools = load_tools_file(options.tools) if options.tools else None
     rubric = load_rubric()
     settings = JudgingSettings(
-        judge=roles[0],
+        judge=roles[0] if roles else None,
         fallback_judge=roles[1] if len(roles) > 1 else None,
         rubric=rubric.id,
         rubric_sha256=rubric.sha256,
@@ -259,7 +276,7 @@ def judge_locked(plan: JudgingPlan) -> JudgingOutcome:
 async def _judge_all(plan: JudgingPlan, counters: CallCounters) -> dict[str, Verdict]:
     """Every chosen conversation judged, at most the judge's concurrency at once, each verdict
     appended the moment it is decided."""
-    roles = [plan.settings.judge, *filter(None, [plan.settings.fallback_judge])]
+    roles = [*filter(None, [plan.settings.judge, plan.settings.fallback_judge])]
     clients = [open_clients(role, [role.ref], plan.config, counters) for role in roles]
     calls = role_calls(plan.executor, plan.ray_address, plan.config, len(roles))
     try:
@@ -281,16 +298,18 @@ async def _judge_all(plan: JudgingPlan, counters: CallCounters) -> dict[str, Ver
 
 async def _judge_with(plan: JudgingPlan, judges: list[JudgeSeat]) -> dict[str, Verdict]:
     """Every chosen conversation judged by ``judges`` in turn (the judge, then the fallback)."""
-    judge = ConversationJudge(judges, plan.owners, plan.tools, load_rubric())
-    gate = asyncio.Semaphore(plan.settings.judge.concurrency)
+    judge = ConversationJudge(judges, plan.owners, plan.tools, load_rubric()) if judges else None
+    role = plan.settings.judge
+    gate = asyncio.Semaphore(role.concurrency if role is not None else 1)
     decided: dict[str, Verdict] = {}
     writer = verdicts_log(plan.run / VERDICTS).open(sync=False)
 
     async def one(flow: Flow) -> None:
         async with gate:
             verdict = await decide(flow, plan.conversations[flow.id], plan, judge)
-        writer.append(verdict)
-        decided[flow.id] = verdict
+        if verdict is not None:  # None: a checks-only run found nothing to decide it
+            writer.append(verdict)
+            decided[flow.id] = verdict
 
     try:
         await asyncio.gather(*(one(flow) for flow in plan.to_judge))
@@ -300,21 +319,27 @@ async def _judge_with(plan: JudgingPlan, judges: list[JudgeSeat]) -> dict[str, V
 
 
 async def decide(
-    flow: Flow, conversation: ConversationRecord, plan: JudgingPlan, judge: ConversationJudge
-) -> Verdict:
+    flow: Flow,
+    conversation: ConversationRecord,
+    plan: JudgingPlan,
+    judge: ConversationJudge | None,
+) -> Verdict | None:
     """One conversation's verdict, its evidence redacted (a judge may quote a key that a tool
-    result held)."""
+    result held); None when no judge is asked and no check decides."""
     verdict = await _decide(flow, conversation, plan, judge)
-    if verdict.evidence is None:
+    if verdict is None or verdict.evidence is None:
         return verdict
     return verdict.model_copy(update={"evidence": redact(verdict.evidence)})
 
 
 async def _decide(
-    flow: Flow, conversation: ConversationRecord, plan: JudgingPlan, judge: ConversationJudge
-) -> Verdict:
-    """The checks first, then the judge (never asked about a conversation that could not be
-    completed)."""
+    flow: Flow,
+    conversation: ConversationRecord,
+    plan: JudgingPlan,
+    judge: ConversationJudge | None,
+) -> Verdict | None:
+    """The checks first (the state checks before any), then the judge (never asked about a
+    conversation that could not be completed, nor one its data already decides)."""
     common = {"flow_id": flow.id, "rubric_version": plan.settings.rubric}
     transport = transport_failure(conversation)
     if transport is not None:
@@ -327,7 +352,13 @@ async def _decide(
             evidence=bounded(transport),
             reproduction=reproduction(conversation, []),
         )
+    by_state = state_verdict(conversation, common)
+    if by_state is not None:
+        return by_state
     failed = first_failure(plan.checks, flow, conversation, plan.owners)
+    if judge is None:
+        said = reproduction(conversation, failed[1].failed_turns if failed else [])
+        return checks_only_verdict(conversation, common, failed, said)
     decision = await judge.decide(flow, conversation)
     if failed is not None:
         name, failure = failed
@@ -444,7 +475,7 @@ def _roles(
 ) -> list[ModelRole]:
     """The judge role and the fallback judge's, each checked (provider, key, model file)."""
     caching = {"cache": None if cache else False}
-    if judge is None and recorded is not None:
+    if judge is None and recorded is not None and recorded.judge is not None:
         judge = recorded.judge.model
         if fallback_judge is None and recorded.fallback_judge is not None:
             fallback_judge = recorded.fallback_judge.model

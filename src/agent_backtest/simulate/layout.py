@@ -11,6 +11,7 @@ report.html           the page of transcripts and verdicts
 ledger.md             the run's failures grouped by family, owner and category
 coverage.json         seeds judged and pending, per family
 fixture.sqlite        the snapshot of a --fixture-db, while the run isolates flows
+agent_sessions.jsonl  the agent's own traces of the conversations (abt simulate traces)
 """
 
 MANIFEST = "run.json"
@@ -24,3 +25,4 @@ PAGE = "report.html"
 LEDGER = "ledger.md"
 COVERAGE = "coverage.json"
 FIXTURE_COPY = "fixture.sqlite"
+AGENT_SESSIONS = "agent_sessions.jsonl"

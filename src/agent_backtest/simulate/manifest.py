@@ -90,6 +90,7 @@ class SimulateManifest(ManifestBase):
     isolation: IsolationRecord = Field(default_factory=IsolationRecord)
     concurrency: int = 4
     result_chars: int
+    repeats: int = Field(default=1, description="Conversations played per flow (--k).")
     skip_judge: bool = True
     played: PlayedCounts = Field(default_factory=PlayedCounts)
     error_examples: dict[str, str] = Field(

@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from agent_backtest.record_model import StrictModel, TaggedRecord, schema_tag
+from agent_backtest.simulate.state_checks import StateCheck, StateResult
 from agent_backtest.trace import LLMRequest, LLMResponse
 
 FLOW_SCHEMA = "abt.flow/1"
@@ -31,6 +32,10 @@ DEFAULT_OWNERS = (
     "backend_data",
     "none",
 )
+
+StopReason = Literal[
+    "script_end", "user_stop", "max_turns", "agent_error", "transport_error", "deadline"
+]
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
@@ -75,6 +80,16 @@ class Flow(StrictModel):
     )
     teacher_prompt_sha256: str | None = Field(
         default=None, description="Generated flows: the versioned teacher prompt's sha256."
+    )
+    state: list[StateCheck] = Field(
+        default_factory=list,
+        description="Checks on the agent's data, made after the conversation (before a restore).",
+    )
+    repeat_of: str | None = Field(
+        default=None, description="A repeat (--k): the id of the flow as written."
+    )
+    repeat: int | None = Field(
+        default=None, ge=1, description="A repeat (--k): which one, from 1; its user's seed."
     )
 
     @field_validator("id")
@@ -144,6 +159,9 @@ class TurnRecord(StrictModel):
         description="The built-in agent loop's model calls, in order (other targets keep "
         "their model's calls to themselves).",
     )
+    traceparent: str | None = Field(
+        default=None, description="The W3C traceparent header the turn's request carried."
+    )
 
 
 class ConversationRecord(TaggedRecord):
@@ -161,6 +179,19 @@ class ConversationRecord(TaggedRecord):
     isolated: bool = Field(description="Ran between a fixture snapshot and restore.")
     started_at: str
     seconds: float
+    stop_reason: StopReason | None = Field(
+        default=None, description="Why the conversation ended (None: recorded before it was kept)."
+    )
+    agent_session_id: str | None = Field(
+        default=None, description="The session id the agent gave the conversation."
+    )
+    conversation_id: str | None = Field(
+        default=None, description="The id abt gave the conversation (a target header may carry it)."
+    )
+    user_seed: int | None = Field(default=None, description="The simulated user's seed.")
+    state: list[StateResult] = Field(
+        default_factory=list, description="The flow's state checks, as found after it."
+    )
 
 
 class Verdict(TaggedRecord):

@@ -31,6 +31,7 @@ from agent_backtest.simulate.models import (
     TurnRecord,
     Verdict,
 )
+from agent_backtest.simulate.repeats_page import repeats_section
 from agent_backtest.simulate.summary import PassRate, SimulateSummary, flow_state
 
 NO_OWNER = "(none)"
@@ -88,6 +89,7 @@ def render_page(
             facts_section(manifest, summary),
             warnings_section(summary.warnings),
             rates_section(summary),
+            repeats_section(summary),
             failures_section(summary),
             conversations_section(flows, conversations, verdicts),
             tag("footer", "agent-backtest"),
@@ -167,6 +169,7 @@ def failures_section(summary: SimulateSummary) -> Markup:
             ("Failures by owner", "owner", summary.failures_by_owner),
             ("Failures by category", "category", summary.failures_by_category),
             ("Uncertain by reason", "reason", summary.uncertain_by_reason),
+            ("Why conversations ended", "stop reason", summary.stop_reasons),
         )
     ]
     return tag(

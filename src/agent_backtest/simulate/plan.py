@@ -28,6 +28,7 @@ from agent_backtest.simulate.manifest import (
     TargetRecord,
 )
 from agent_backtest.simulate.models import Flow
+from agent_backtest.simulate.repeats import repeated, written_id
 from agent_backtest.simulate.run import SimulatePlan, read_run_flows
 from agent_backtest.simulate.selection import (
     FlowSelection,
@@ -36,6 +37,7 @@ from agent_backtest.simulate.selection import (
     select_flows,
     source_flows,
 )
+from agent_backtest.simulate.state_checks import needs_database
 from agent_backtest.simulate.targets import AgentRole, load_target, prepare_agent
 from agent_backtest.simulate.targets.turns import DEFAULT_RESULT_CHARS
 from agent_backtest.units import AgentConfig, load_agent_config
@@ -90,10 +92,11 @@ def plan_simulation(
     result_chars: int = DEFAULT_RESULT_CHARS,
     generation: GenerationPlan | None = None,
     ledger: Path | None = None,
+    k: int = 1,
 ) -> SimulatePlan:
     """The plan of a new run into ``out`` (from ``flows_file``, the earlier run of
     ``selection.from_run``, or with ``generation`` the teacher's flows, ``flows_file`` then
-    being the capability file, asked for last); nothing is written."""
+    being the capability file, asked for last), each played ``k`` times; nothing is written."""
     _check_counts(concurrency, result_chars, selection)
     kind = isolation.check()
     agent_config = load_agent_config(agent_config_file) if agent_config_file else AgentConfig()
@@ -116,7 +119,10 @@ def plan_simulation(
         isolation.read_only_only,
         kind != "none",
     )
-    selected = [entry.flow for entry in chosen.flows]
+    selected = repeated([entry.flow for entry in chosen.flows], k)
+    may_change = {written_id(e.flow) for e in chosen.flows if e.flow.id in chosen.may_change_state}
+    changing = {flow.id for flow in selected if written_id(flow) in may_change}
+    _check_state_database(selected, kind)
     check_user_role(selected, user_role, config)
     _check_out(out)
     roles = {"user": user_role, "agent": agent_role}
@@ -144,9 +150,10 @@ def plan_simulation(
         isolation=_isolation_record(kind, isolation),
         concurrency=concurrency,
         result_chars=result_chars,
+        repeats=k,
         played=PlayedCounts(
             flows=len(selected),
-            isolated=len(chosen.may_change_state),
+            isolated=len(changing),
             skipped_may_change_state=chosen.skipped_may_change_state,
         ),
     )
@@ -156,11 +163,22 @@ def plan_simulation(
         out=out,
         manifest=manifest,
         flows=selected,
-        changing=chosen.may_change_state,
+        changing=changing,
         agent=factory,
         config=config,
         isolation=_isolation(kind, isolation, out, False),
     )
+
+
+def _check_state_database(flows: list[Flow], isolation: str) -> None:
+    """SQL state checks query the fixture database, so a run with them needs one."""
+    flow_id = needs_database(flows)
+    if flow_id is not None and isolation != "fixture_db":
+        raise UserError(
+            f"flow {flow_id!r} checks the agent's data with SQL: name its SQLite file with "
+            "--fixture-db FILE",
+            "fixture_db",
+        )
 
 
 def _generated(generation: GenerationPlan, out: Path) -> tuple[list[LocatedFlow], dict[str, Any]]:

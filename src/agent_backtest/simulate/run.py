@@ -34,6 +34,7 @@ from agent_backtest.simulate.layout import CONVERSATIONS, FIXTURE_COPY, FLOWS, M
 from agent_backtest.simulate.log import ConversationLog
 from agent_backtest.simulate.manifest import SimulateManifest
 from agent_backtest.simulate.models import ConversationRecord, Flow
+from agent_backtest.simulate.state_checks import check_state
 from agent_backtest.simulate.targets import Agent, AgentFactory
 from agent_backtest.trace import dump_record
 
@@ -72,6 +73,12 @@ def write_start(plan: SimulatePlan) -> None:
     with private_atomic_writer(plan.out / FLOWS) as handle:
         handle.writelines(dump_record(flow) + b"\n" for flow in plan.flows)
     plan.manifest.save(plan.out / MANIFEST)
+
+
+def fixture_database(manifest: SimulateManifest) -> Path | None:
+    """The SQLite file the run isolates (``--fixture-db``), which state checks query."""
+    found = manifest.isolation.fixture_db
+    return Path(found) if manifest.isolation.kind == "fixture_db" and found else None
 
 
 def read_run_flows(run: Path) -> list[Flow]:
@@ -176,6 +183,10 @@ class _Stage:
         played = await play(
             flow, self.agent, manifest.target.name, isolated, self.user, manifest.result_chars
         )
+        if flow.state and played.record.transport_error is None:  # before any restore
+            played.record.state = await asyncio.to_thread(
+                check_state, flow.state, fixture_database(manifest)
+            )
         _record(self.plan, played, self.log, self.hooks)
 
 

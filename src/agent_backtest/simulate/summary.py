@@ -6,7 +6,10 @@ no valid answer, …) is counted apart by its reason, a conversation not judged 
 is counted as unjudged, and a flow not played is counted as not played; none of them is a
 failure. Flows made from one seed share its situation (a retry or a regeneration of one seed
 conversation), so every interval is clustered by seed (``seed_id``, else the flow's own id), and
-a rate over one seed has no interval at all.
+a rate over one seed has no interval at all. A run that repeats its flows (``--k``) counts each
+repeat as a flow, clustered with the flow it repeats, and adds pass^k and pass@k (``repeats``,
+overall and per family; :mod:`~agent_backtest.simulate.repeats`). ``stop_reasons`` counts why
+the conversations ended.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from pydantic import Field
 from agent_backtest.record_model import StrictModel, TaggedRecord, schema_tag
 from agent_backtest.runs.estimate import ClusteredMean
 from agent_backtest.simulate.models import ConversationRecord, Flow, Verdict
+from agent_backtest.simulate.repeats import repeat_estimates, seed_of
 from agent_backtest.statistics import clustered_mean
 
 SUMMARY_SCHEMA = "abt.simulate_summary/1"
@@ -28,8 +32,9 @@ FlowState = Literal["pass", "fail", "uncertain", "unjudged", "not_played"]
 
 
 def cluster_of(flow: Flow) -> str:
-    """The unit of independence a flow belongs to: its seed, else itself."""
-    return flow.seed_id or flow.id
+    """The unit of independence a flow belongs to: its seed, else itself (as written, for a
+    repeat)."""
+    return seed_of(flow)
 
 
 class SeedMean(ClusteredMean):
@@ -37,6 +42,19 @@ class SeedMean(ClusteredMean):
 
     CLUSTERS: ClassVar[str] = "seeds"
     seeds: int = Field(description="How many seeds those values come from.")
+
+
+class RepeatFigures(StrictModel):
+    """How reliably flows pass over their repeats: "1" … "k" → the figure, clustered by seed."""
+
+    k: int = Field(description="Conversations played per flow.")
+    pass_hat_k: dict[str, SeedMean] = Field(
+        description="The chance that j conversations of a flow all pass (over flows with j "
+        "decided)."
+    )
+    pass_at_k: dict[str, SeedMean] = Field(
+        description="The chance that one of j conversations of a flow passes."
+    )
 
 
 class PassRate(StrictModel):
@@ -53,6 +71,9 @@ class PassRate(StrictModel):
     coverage: float | None = Field(
         description="Share of the set's flows the rate covers (decided / flows); None for none."
     )
+    repeats: RepeatFigures | None = Field(
+        default=None, description="pass^k and pass@k, when the run repeats its flows (--k)."
+    )
 
 
 class SimulateSummary(TaggedRecord):
@@ -66,6 +87,9 @@ class SimulateSummary(TaggedRecord):
     )
     failures_by_owner: dict[str, int] = Field(default_factory=dict)
     failures_by_category: dict[str, int] = Field(default_factory=dict)
+    stop_reasons: dict[str, int] = Field(
+        default_factory=dict, description="Why the conversations ended → conversations."
+    )
     warnings: list[str] = Field(default_factory=list)
 
 
@@ -80,6 +104,7 @@ def summarise(
     for flow in flows:
         families.setdefault(flow.family, []).append(flow)
     kept = [decided[flow.id] for flow in flows if flow.id in decided]
+    listed = {flow.id for flow in flows}
     failures = [v for v in kept if v.verdict == "fail"]
     summary = SimulateSummary(
         overall=pass_rate(flows, conversations, decided),
@@ -91,6 +116,9 @@ def summarise(
         ),
         failures_by_owner=_sorted_counts(v.owner or "unknown" for v in failures),
         failures_by_category=_sorted_counts(v.failure_category or "unknown" for v in failures),
+        stop_reasons=_sorted_counts(
+            c.stop_reason or "unknown" for c in conversations.values() if c.flow_id in listed
+        ),
     )
     summary.warnings = _warnings(summary.overall)
     return summary
@@ -116,6 +144,19 @@ def pass_rate(
         unjudged=state["unjudged"],
         not_played=state["not_played"],
         coverage=len(scored) / len(flows) if flows else None,
+        repeats=_repeats(flows, verdicts),
+    )
+
+
+def _repeats(flows: Sequence[Flow], verdicts: Mapping[str, Verdict]) -> RepeatFigures | None:
+    """pass^k and pass@k of a run that repeats its flows; None for one that does not."""
+    estimates = repeat_estimates(flows, verdicts)
+    if not estimates:
+        return None
+    return RepeatFigures(
+        k=max(estimates),
+        pass_hat_k={str(j): SeedMean.of(hat) for j, (hat, _) in estimates.items()},
+        pass_at_k={str(j): SeedMean.of(at) for j, (_, at) in estimates.items()},
     )
 
 

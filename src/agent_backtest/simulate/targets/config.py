@@ -54,9 +54,10 @@ from agent_backtest.errors import InputError, UserError
 from agent_backtest.record_model import StrictModel
 from agent_backtest.simulate.targets.events import EventKind, EventPaths
 
-TURN_VALUES = ("message", "session_id", "flow_id", "turn")
+TURN_VALUES = ("message", "session_id", "flow_id", "conversation_id", "turn")
 """What a template knows of the conversation: the user's message, the agent session's id (from
-session.create), the flow's id, and the turn's number (1-based)."""
+session.create), the flow's id, the conversation's own id (new for each conversation, recorded
+with it: a header can carry it to the agent's logs), and the turn's number (1-based)."""
 
 
 class Request(StrictModel):

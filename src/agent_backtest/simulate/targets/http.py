@@ -1,6 +1,10 @@
 """An agent over HTTP: an optional session per conversation, one request per turn, the answer
 as one JSON document or as server-sent events.
 
+Every turn's request carries a W3C ``traceparent`` header of a fresh trace, recorded with the
+turn, so an agent that exports its own traces can have them joined to the conversation; the
+target's headers may also carry ``${conversation_id}``, an id of the whole conversation.
+
 Only a refused connection (or a connect timeout) is tried again: then nothing reached the
 agent, so a turn is never delivered twice. Each turn has one deadline for all of it, connect
 tries and streaming included.
@@ -10,7 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import secrets as random_ids
 import time
+import uuid
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -147,6 +153,8 @@ class HttpAgent:
 
     def _build(self, request: Request, values: dict[str, str]) -> httpx.Request:
         headers = {key: render(value, values) for key, value in self.target.headers.items()}
+        if values.get("traceparent"):
+            headers.setdefault("traceparent", values["traceparent"])
         path = render(request.path, values)
         body = render_body(request.body, values) if request.body is not None else None
         if body is None:
@@ -188,6 +196,7 @@ class HttpConversation:
         self.agent = agent
         self.flow_id = flow_id
         self.session_id: str | None = None
+        self.conversation_id = uuid.uuid4().hex
 
     def values(self, turn: int | None, message: str) -> dict[str, str]:
         """The turn values a template may use."""
@@ -195,6 +204,7 @@ class HttpConversation:
             "message": message,
             "session_id": self.session_id or "",
             "flow_id": self.flow_id,
+            "conversation_id": self.conversation_id,
             "turn": str(turn or ""),
         }
 
@@ -204,9 +214,11 @@ class HttpConversation:
         started = time.perf_counter()
         events: list[TurnEvent] = []
         first: float | None = None
+        traceparent = new_traceparent()
+        values = {**self.values(index, message), "traceparent": traceparent}
         try:
             async with asyncio.timeout(target.timeout):
-                response = await self.agent.stream(target.turn, self.values(index, message))
+                response = await self.agent.stream(target.turn, values)
                 try:
                     async for event in self._events(response):
                         first = first if first is not None else time.perf_counter()
@@ -220,7 +232,9 @@ class HttpConversation:
         except httpx.HTTPError as exc:
             raise TargetError("connection", str(exc), self.agent.secrets) from None
         ttft = (first - started) * 1000 if first is not None and self._streamed else None
-        return TargetAnswer(events, ttft, (time.perf_counter() - started) * 1000)
+        answer = TargetAnswer(events, ttft, (time.perf_counter() - started) * 1000)
+        answer.traceparent = traceparent
+        return answer
 
     @property
     def _streamed(self) -> bool:
@@ -242,6 +256,11 @@ class HttpConversation:
         if session is None or session.teardown is None or self.session_id is None:
             return
         await self.agent.send(session.teardown, self.values(None, ""))
+
+
+def new_traceparent() -> str:
+    """A W3C traceparent of a new sampled trace: ``00-TRACE_ID-SPAN_ID-01``."""
+    return f"00-{random_ids.token_hex(16)}-{random_ids.token_hex(8)}-01"
 
 
 def json_events(document: Any, answer: JsonAnswer) -> list[TurnEvent]:

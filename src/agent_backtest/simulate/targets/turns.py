@@ -22,6 +22,8 @@ class TargetAnswer:
     ttft_ms: float | None
     turn_ms: float
     model_calls: list[ModelCall] = field(default_factory=list)
+    traceparent: str | None = None
+    """The W3C trace context the turn's request carried, when the target sends one."""
 
 
 def assemble_turn(
@@ -40,6 +42,7 @@ def assemble_turn(
         ttft_ms=answer.ttft_ms,
         turn_ms=answer.turn_ms,
         model_calls=answer.model_calls,
+        traceparent=answer.traceparent,
     )
     for event in answer.events:
         if event.kind == "text_delta" and event.text:

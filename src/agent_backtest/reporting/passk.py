@@ -1,4 +1,5 @@
-"""pass^k and pass@k over benchmark cases, each with an interval clustered by case.
+"""pass^k and pass@k over benchmark cases (or a simulate run's repeated flows), each with an
+interval clustered by case.
 
 With ``c`` successes in ``n`` rollouts of a case, the unbiased estimates (Chen et al. 2021 for
 pass@k; Yao et al. 2024, τ-bench, for pass^k) are

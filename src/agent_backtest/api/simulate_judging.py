@@ -24,6 +24,7 @@ def simulate_judge(
     rejudge: Rejudge | None = None,
     config_file: PathLike | None = None,
     cache: bool = True,
+    checks_only: bool = False,
 ) -> JudgingOutcome:
     """Judge the conversations of the simulate run ``run``: verdicts.jsonl and judging.json.
 
@@ -32,7 +33,9 @@ def simulate_judge(
     ``tools`` the agent's tool definitions (OpenAI function format) for the catalogue and the
     schema check; ``checks`` the user's checks as ``module:function``. A run judged before
     needs ``resume`` (judge the rest) or ``rejudge`` (``"uncertain"``: ask again where no
-    verdict was reached; ``"all"``). Everything is checked before a verdict is written or a
+    verdict was reached; ``"all"``). With ``checks_only`` no judge is asked: the checks decide
+    (a failing check fails, state checks that all hold pass, anything else stays unjudged).
+    Everything is checked before a verdict is written or a
     judge is asked.
     """
     judges = given_roles(roles, JUDGES)
@@ -46,5 +49,6 @@ def simulate_judge(
         rejudge=rejudge,
         config_file=Path(config_file) if config_file is not None else None,
         cache=cache,
+        checks_only=checks_only,
     )
     return judge_run(Path(run), options)
