@@ -16,7 +16,6 @@ import orjson
 from agent_backtest.bench.models import EpisodeRecord, GradeRecord
 from agent_backtest.bench.reading import BenchRun, error_kind, passed
 from agent_backtest.reporting.assets import page
-from agent_backtest.reporting.charts import RateBar, rate_chart
 from agent_backtest.reporting.figures import clustered_rate as figure
 from agent_backtest.reporting.markup import Markup, escape, join, tag
 from agent_backtest.reporting.page_parts import (
@@ -25,6 +24,8 @@ from agent_backtest.reporting.page_parts import (
     facts_list,
     head_row,
     metric_card,
+    passk_chart,
+    passk_table,
 )
 from agent_backtest.reporting.report_page import warnings_section
 from agent_backtest.trace import Message
@@ -126,29 +127,13 @@ def _metric(key: str, name: str, estimate: CaseMean, note: str) -> Markup:
 
 def passk_section(summary: BenchSummary) -> Markup:
     """pass^k and pass@k for each k, with how many cases each rests on, and a chart."""
-    head = head_row("k", "pass^k", "pass@k", "cases", numeric=1)
-    rows = [
-        tag(
-            "tr",
-            tag("td", k),
-            tag("td", figure(hat), attrs={"class": "mono"}),
-            tag("td", figure(summary.pass_at_k[k]), attrs={"class": "mono"}),
-            tag("td", hat.cases, attrs={"class": "num"}),
-            attrs={"data-k": k},
-        )
-        for k, hat in summary.pass_hat_k.items()
-    ]
-    bars = [
-        RateBar(f"pass^{k}", e.mean, *(e.ci95 or (None, None)), e.n)
-        for k, e in summary.pass_hat_k.items()
-    ]
     return tag(
         "section",
         tag("h2", "pass^k and pass@k"),
         tag(
             "div",
-            tag("div", tag("table", head, rows, attrs={"id": "passk"})),
-            tag("div", rate_chart(bars, "pass^k by k") if bars else ""),
+            tag("div", passk_table(summary.pass_hat_k, summary.pass_at_k, "cases")),
+            tag("div", passk_chart(summary.pass_hat_k)),
             attrs={"class": "grid2"},
         ),
         attrs={"id": "pass-k"},

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from agent_backtest.reporting.charts import RateBar, rate_chart
+from agent_backtest.reporting.figures import clustered_rate
 from agent_backtest.reporting.markup import Markup, tag
+from agent_backtest.runs.estimate import ClusteredMean
 
 
 def facts_list(facts: Sequence[tuple[str, object]]) -> Markup:
@@ -66,3 +69,32 @@ def count_rows(counts: Mapping[str, int]) -> list[Markup] | Markup:
         for name, n in counts.items()
     ]
     return rows or tag("tr", tag("td", "none"), tag("td", 0, attrs={"class": "num"}))
+
+
+def passk_table(
+    pass_hat_k: Mapping[int, ClusteredMean], pass_at_k: Mapping[int, ClusteredMean], of: str
+) -> Markup:
+    """pass^k and pass@k for each k, with their intervals and how many ``of`` (cases, flows)
+    each rests on."""
+    rows = [
+        tag(
+            "tr",
+            tag("td", k),
+            tag("td", clustered_rate(hat), attrs={"class": "mono"}),
+            tag("td", clustered_rate(pass_at_k[k]), attrs={"class": "mono"}),
+            tag("td", hat.n, attrs={"class": "num"}),
+            attrs={"data-k": k},
+        )
+        for k, hat in pass_hat_k.items()
+    ]
+    return tag(
+        "table", head_row("k", "pass^k", "pass@k", of, numeric=1), rows, attrs={"id": "passk"}
+    )
+
+
+def passk_chart(pass_hat_k: Mapping[int, ClusteredMean]) -> Markup | str:
+    """pass^k by k as bars with their intervals; nothing without a k."""
+    bars = [
+        RateBar(f"pass^{k}", e.mean, *(e.ci95 or (None, None)), e.n) for k, e in pass_hat_k.items()
+    ]
+    return rate_chart(bars, "pass^k by k") if bars else ""

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from agent_backtest.reporting.charts import RateBar, rate_chart
 from agent_backtest.reporting.figures import clustered_rate as figure
 from agent_backtest.reporting.markup import Markup, tag
-from agent_backtest.reporting.page_parts import head_row
-from agent_backtest.simulate.summary import RepeatFigures, SimulateSummary
+from agent_backtest.reporting.page_parts import head_row, passk_chart, passk_table
+from agent_backtest.simulate.summary import SimulateSummary
 
 
 def repeats_section(summary: SimulateSummary) -> Markup | str:
@@ -15,10 +14,6 @@ def repeats_section(summary: SimulateSummary) -> Markup | str:
     repeats = summary.overall.repeats
     if repeats is None:
         return ""
-    bars = [
-        RateBar(f"pass^{k}", e.mean, *(e.ci95 or (None, None)), e.n)
-        for k, e in repeats.pass_hat_k.items()
-    ]
     explained = tag(
         "p",
         f"Each flow was played {repeats.k} times. pass^k is the chance that k conversations of "
@@ -32,28 +27,15 @@ def repeats_section(summary: SimulateSummary) -> Markup | str:
         explained,
         tag(
             "div",
-            tag("div", _by_k(repeats), _by_family(summary, repeats.k)),
-            tag("div", rate_chart(bars, "pass^k by k")),
+            tag(
+                "div",
+                passk_table(repeats.pass_hat_k, repeats.pass_at_k, "flows"),
+                _by_family(summary, repeats.k),
+            ),
+            tag("div", passk_chart(repeats.pass_hat_k)),
             attrs={"class": "grid2"},
         ),
         attrs={"id": "pass-k"},
-    )
-
-
-def _by_k(repeats: RepeatFigures) -> Markup:
-    rows = [
-        tag(
-            "tr",
-            tag("td", k),
-            tag("td", figure(hat), attrs={"class": "mono"}),
-            tag("td", figure(repeats.pass_at_k[k]), attrs={"class": "mono"}),
-            tag("td", hat.n, attrs={"class": "num"}),
-            attrs={"data-k": k},
-        )
-        for k, hat in repeats.pass_hat_k.items()
-    ]
-    return tag(
-        "table", head_row("k", "pass^k", "pass@k", "flows", numeric=1), rows, attrs={"id": "passk"}
     )
 
 
