@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from agent_backtest.errors import UserError
-from agent_backtest.redaction import redact
 from agent_backtest.runs.files import private_atomic_writer
+from agent_backtest.simulate.shell import failure, run_shell
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 WAL_VERSION = 2  # bytes 18 and 19 of the header: 1 rollback journal, 2 write-ahead log
@@ -107,19 +106,8 @@ class Commands:
 
 
 def _run(command: str, flag: str) -> None:
-    try:
-        done = subprocess.run(
-            command,
-            shell=True,
-            capture_output=True,
-            text=True,
-            timeout=COMMAND_TIMEOUT,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        raise IsolationError(f"{flag} did not finish within {COMMAND_TIMEOUT:g} s") from None
+    done = run_shell(command, COMMAND_TIMEOUT)
+    if done is None:
+        raise IsolationError(f"{flag} did not finish within {COMMAND_TIMEOUT:g} s")
     if done.returncode != 0:
-        said = redact(done.stderr.strip().splitlines()[-1]) if done.stderr.strip() else ""
-        raise IsolationError(
-            f"{flag} failed (exit {done.returncode}){': ' + said[:200] if said else ''}"
-        )
+        raise IsolationError(f"{flag} failed {failure(done)}")

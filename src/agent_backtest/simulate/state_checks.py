@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -23,6 +22,7 @@ from pydantic import Field, model_validator
 
 from agent_backtest.errors import bounded
 from agent_backtest.record_model import StrictModel
+from agent_backtest.simulate.shell import failure, run_shell
 
 STATE_OWNER = "agent_execution"
 """Who fixes data left wrong, unless the check names another owner."""
@@ -120,19 +120,11 @@ def _query(sql: str, database: Path | None) -> list[list[Any]]:
 
 def _output(check: StateCheck) -> Any:
     """The command's output: stripped text when text is expected, else its JSON."""
-    try:
-        done = subprocess.run(
-            check.command or "",
-            shell=True,
-            capture_output=True,
-            text=True,
-            timeout=COMMAND_SECONDS,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        raise StateUnreadable(f"no output within {COMMAND_SECONDS} s") from None
+    done = run_shell(check.command or "", COMMAND_SECONDS)
+    if done is None:
+        raise StateUnreadable(f"no output within {COMMAND_SECONDS} s")
     if done.returncode != 0:
-        raise StateUnreadable(f"exit {done.returncode}: {done.stderr.strip()[:200]}")
+        raise StateUnreadable(failure(done))
     text = done.stdout.strip()
     if isinstance(check.expect, str):
         return text
