@@ -157,7 +157,8 @@ def test_an_owners_file_replaces_the_taxonomy_the_judge_reads(tmp_path: Path) ->
     owners = tmp_path / "owners.txt"
     owners.write_text(
         "# who fixes what\nagent_routing: the router\nmodel: the model team\n"
-        "agent_rendering: the web app\nsearch_index: the search team\n"
+        "agent_execution: the harness\nagent_rendering: the web app\n"
+        "search_index: the search team\n"
     )
     answer = {**FAIL, "owner": "search_index"}
     verdict, judge, _ = judged(
@@ -178,7 +179,8 @@ def test_an_owners_file_without_the_checks_owners_is_refused(tmp_path: Path) -> 
         judge_command(run, config, "--owners", str(owners)),
     )
     assert result.exit_code == 2
-    assert "--owners: the owners lack agent_routing, model, agent_rendering" in result.output
+    lacking = "the owners lack agent_routing, model, agent_execution, agent_rendering"
+    assert f"--owners: {lacking}" in result.output
     assert not (run / "verdicts.jsonl").exists()
 
 

@@ -14,7 +14,7 @@ from agent_backtest.api.simulate import simulate_resume, simulate_run
 from agent_backtest.cli.app import app
 from agent_backtest.errors import InputError, UserError
 from tests.fake_openai import FakeOpenAI
-from tests.simulate.conftest import flows_file, scripted
+from tests.simulate.conftest import agent_config, flows_file, scripted
 from tests.simulate.model_tools import TOOLS
 
 runner = CliRunner()
@@ -96,6 +96,11 @@ def model_target(tmp_path: Path, tools: str | None = None, **settings: Any) -> P
     return path
 
 
+def pure_tools(tmp_path: Path) -> Path:
+    """The agent config of the test tools, which keep nothing: every one is read-only."""
+    return agent_config(tmp_path / "agent.toml", [tool["function"]["name"] for tool in TOOLS])
+
+
 def run(tmp_path: Path, fake: FakeOpenAI, flows: list[dict], **options: Any) -> Any:
     return simulate_run(
         flows_file(tmp_path / "flows.jsonl", flows),
@@ -103,6 +108,7 @@ def run(tmp_path: Path, fake: FakeOpenAI, flows: list[dict], **options: Any) -> 
         out=tmp_path / "run",
         roles={"agent": "sim/agent-model"},
         config_file=config_file(tmp_path, fake),
+        agent_config=options.pop("agent_config", None) or pure_tools(tmp_path),
         skip_judge=True,
         **options,
     )
@@ -183,6 +189,7 @@ def test_units_show_and_profile_read_the_model_calls(
         "simulate", "run", flows_file(tmp_path / "flows.jsonl", flows),
         "--target", model_target(tmp_path), "--out", "run", "--skip-judge",
         "--agent", "sim/agent-model", "--config", config_file(tmp_path, fake_openai),
+        "--agent-config", pure_tools(tmp_path),
     )  # fmt: skip
     assert code == 0, output
     sessions = tmp_path / "run" / "sessions.jsonl"

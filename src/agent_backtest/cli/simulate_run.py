@@ -350,6 +350,11 @@ class _Progress(SimulateHooks):
             what = f"not completed: {record.transport_error}"
         else:
             what = f"{len(record.turns)} turns"
+        if record.unisolated_calls:
+            what += (
+                f"; called {', '.join(record.unisolated_calls)} unisolated, not declared "
+                "read-only: the agent's data may have changed"
+            )
         self.console.print(f"  {record.flow_id} ({record.family}): {what}", markup=False)
 
 
@@ -359,6 +364,11 @@ def _summary(run: api.SimulateRun) -> None:
     parts = [f"{counts.conversations} of {counts.flows} conversations recorded"]
     if counts.transport_errors:
         parts.append(f"{counts.transport_errors} not completed (transport errors, never judged)")
+    if counts.unisolated_mutations:
+        parts.append(
+            f"{counts.unisolated_mutations} called a tool not declared read-only unisolated "
+            "(uncertain: unisolated_mutation)"
+        )
     if counts.isolated:
         parts.append(f"{counts.isolated} isolated")
     if counts.skipped_may_change_state:
@@ -367,7 +377,9 @@ def _summary(run: api.SimulateRun) -> None:
         parts.append(f"left out: {run.left_out}")
     console = SafeConsole(highlight=False)
     console.print(f"{'; '.join(parts)}: {run.path} ({manifest.status})", markup=False)
+    for warning in manifest.warnings:
+        SafeConsole(stderr=True, highlight=False).print(f"warning: {warning}", markup=False)
     if run.judging is not None:
         print_outcome(console, run.judging)
-    if manifest.status == "failed":
+    if manifest.status in ("failed", "completed_with_errors"):
         raise typer.Exit(FAILED)
