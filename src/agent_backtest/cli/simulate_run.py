@@ -378,7 +378,9 @@ def _summary(run: api.SimulateRun) -> None:
     console = SafeConsole(highlight=False)
     console.print(f"{'; '.join(parts)}: {run.path} ({manifest.status})", markup=False)
     for warning in manifest.warnings:
-        SafeConsole(stderr=True, highlight=False).print(f"warning: {warning}", markup=False)
+        SafeConsole(stderr=True, highlight=False, soft_wrap=True).print(
+            f"warning: {warning}", markup=False
+        )
     if run.judging is not None:
         print_outcome(console, run.judging)
     if manifest.status in ("failed", "completed_with_errors"):
