@@ -15,6 +15,7 @@ from agent_backtest.cli.app import app
 from agent_backtest.errors import InputError, UserError
 from tests.fake_openai import FakeOpenAI
 from tests.simulate.conftest import agent_config, flows_file, scripted
+from tests.simulate.judge_runs import PASS, replies, verdict_lines, write_config
 from tests.simulate.model_tools import TOOLS
 
 runner = CliRunner()
@@ -167,6 +168,28 @@ def test_the_step_limit_is_a_named_error_of_the_turn(
     assert len(looped.model_calls) == 3 and len(looped.tool_calls) == 3
     assert after.final_text == "you said hi"  # the conversation went on
     assert conversation.transport_error is None
+
+
+def test_a_turn_stopped_at_the_step_limit_is_judged_agent_execution_with_its_calls(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    target = model_target(tmp_path, max_steps=3)
+    done = run(tmp_path, fake_openai, [scripted("l", "loop", "hi")], target=target)
+    (tmp_path / "judge").mkdir()
+    with FakeOpenAI(reply=replies(PASS)) as judge:
+        config = write_config(tmp_path / "judge", ("main", judge.base_url))
+        code, output = abt("simulate", "judge", done.path, "--judge", "main/grader",
+                           "--config", config)  # fmt: skip
+    assert code == 0, output
+    [verdict] = verdict_lines(done.path)
+    assert (verdict["verdict"], verdict["owner"], verdict["failure_category"]) == (
+        "fail", "agent_execution", "step_limit",
+    )  # fmt: skip
+    assert verdict["evidence"] == (
+        "turn 1: step_limit: no text answer after 3 model calls (max_steps); it called "
+        "count_words ×3"
+    )
+    assert verdict["failed_turns"] == [1] and verdict["check"] == "agent_reported_error"
 
 
 def test_a_model_that_fails_is_a_transport_error_never_an_answer(

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from agent_backtest.api import simulate_judge
 from agent_backtest.api.simulate import SimulateRun, simulate_run
 from agent_backtest.errors import InputError, UserError
 from agent_backtest.simulate.targets import load_target
+from tests.fake_openai import FakeOpenAI
 from tests.simulate.agent_server import AgentServer, read_log
 from tests.simulate.conftest import (
     JSON_ANSWER,
@@ -22,6 +24,7 @@ from tests.simulate.conftest import (
     scripted,
     target_file,
 )
+from tests.simulate.judge_runs import PASS, replies, write_config
 
 SECRET = "agent-key-SECRET-0123456789abcdef"
 
@@ -85,6 +88,53 @@ def test_an_sse_error_event_is_the_agents_answer_not_a_transport_error(
     assert conversation.turns[0].error == "agent: backend unavailable"
     assert conversation.turns[1].final_text == "You said: hello "
     assert conversation.transport_error is None
+
+
+def test_an_error_event_is_judged_the_agents_own_failure_with_its_message(
+    tmp_path: Path, agent: AgentServer
+) -> None:
+    target = target_file(tmp_path / "t.toml", agent.base_url, SSE_ANSWER)
+    done = run(tmp_path, target, scripted("e", "fail please", "hello"))
+    with FakeOpenAI(reply=replies(PASS)) as judge:
+        config = write_config(tmp_path, ("main", judge.base_url))
+        outcome = simulate_judge(done.path, roles={"judge": "main/grader"}, config_file=config)
+    [verdict] = outcome.verdicts
+    assert (verdict.verdict, verdict.owner, verdict.failure_category) == (
+        "fail", "agent_execution", "agent_reported_error",
+    )  # fmt: skip
+    assert verdict.evidence == "turn 1: the agent reported: backend unavailable"
+    assert verdict.failed_turns == [1] and verdict.judge_reported_owner is None
+
+
+def test_a_stream_cut_before_the_required_end_event_is_stream_ended_early(
+    tmp_path: Path, agent: AgentServer
+) -> None:
+    required = SSE_ANSWER.replace('done = ["done"]', 'end = "done"')
+    target = target_file(tmp_path / "t.toml", agent.base_url, required)
+    done = run(tmp_path, target, scripted("cut", "cut me off", "never sent"), scripted("ok", "hi"))
+    by_id = {c.flow_id: c for c in done.conversations()}
+    assert by_id["cut"].transport_error == (
+        "turn 1: stream_ended_early: the answer stopped before its 'done' event: the turn is "
+        "not complete"
+    )
+    assert [t.user for t in by_id["cut"].turns] == ["cut me off"]
+    assert by_id["ok"].turns[0].final_text == "You said: hi "
+    assert done.manifest.status == "completed_with_errors"
+    # Without an end event, the same cut answer passes for a whole turn.
+    loose = target_file(tmp_path / "loose.toml", agent.base_url, SSE_ANSWER)
+    [cut] = run(tmp_path, loose, scripted("cut", "cut me off"), name="loose").conversations()
+    assert cut.transport_error is None and cut.turns[0].final_text == "The first half "
+
+
+def test_the_end_event_may_carry_the_usage(tmp_path: Path, agent: AgentServer) -> None:
+    closing = SSE_ANSWER.replace('done = ["done"]', 'end = "usage"')
+    target = target_file(tmp_path / "t.toml", agent.base_url, closing)
+    [conversation] = run(tmp_path, target, scripted("u", "hello")).conversations()
+    assert conversation.transport_error is None
+    [turn] = conversation.turns
+    assert (turn.final_text, turn.input_tokens, turn.output_tokens) == (
+        "You said: hello ", len("hello"), len("You said: hello"),
+    )  # fmt: skip
 
 
 def test_a_form_body_is_sent_as_form_fields(tmp_path: Path, agent: AgentServer) -> None:
