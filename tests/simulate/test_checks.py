@@ -153,6 +153,15 @@ def test_a_good_conversation_passes_every_check_and_the_judge_decides(tmp_path: 
     assert judge.total == 1
 
 
+def test_the_default_owners_reach_beyond_the_agent(tmp_path: Path) -> None:
+    answer = {**FAIL, "owner": "user_simulator", "failure_category": "left_its_task"}
+    verdict, judge, _ = judged(tmp_path, conversation("f1"), answer=answer)
+    assert (verdict["verdict"], verdict["owner"]) == ("fail", "user_simulator")
+    system = judge.bodies[0]["messages"][0]["content"]
+    assert "- user_simulator: the simulated user broke its instructions" in system
+    assert "- environment: the target or its tools failed outside the agent" in system
+
+
 def test_an_owners_file_replaces_the_taxonomy_the_judge_reads(tmp_path: Path) -> None:
     owners = tmp_path / "owners.txt"
     owners.write_text(

@@ -258,7 +258,9 @@ def run(
     checks: ChecksOption = None,
 ) -> None:
     """Play test conversations through a live agent and record every turn; conversations are
-    appended as they end, and --resume finishes an interrupted run."""
+    appended as they end, and --resume finishes an interrupted run. The agent is tried once
+    before anything is written; the run exits 1 when a conversation could not be completed or
+    called a tool not declared read-only outside isolation."""
     hooks = _Progress(SafeConsole(stderr=True, highlight=False))
     execution = ExecutorOptions(executor, ray_address)
     judges = JudgeFlags(judge_model, fallback_judge).roles()
