@@ -1,6 +1,7 @@
 """A small real agent over HTTP on 127.0.0.1 for the simulate tests, with a log of every request.
 
-Endpoints: ``POST /sessions`` (an agent session: ``{"id": ...}``), ``DELETE /sessions/ID``,
+Endpoints: ``GET /health``, ``POST /sessions`` (an agent session: ``{"id": ...}``),
+``DELETE /sessions/ID``,
 ``POST /chat`` (JSON ``{session, message}``, answered in JSON), ``POST /form`` (the same as a
 form), ``POST /stream`` (answered with server-sent events, the connection closed after each
 answer). What the agent does is decided by the message: ``note: TEXT`` saves a note in its
@@ -143,6 +144,14 @@ class AgentServer:
                 done = agent.act(message)
                 done["usage"] = {"in": len(message), "out": len(done["reply"])}
                 self._json(200, done)
+
+            def do_GET(self) -> None:
+                if not self._authorised():
+                    return
+                agent.record({"path": self.path})
+                if self.path != "/health":
+                    return self._json(404, {"error": f"no {self.path}"})
+                self._json(200, {"status": "ok"})
 
             def do_DELETE(self) -> None:
                 if not self._authorised():

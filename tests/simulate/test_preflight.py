@@ -88,6 +88,32 @@ def test_a_refused_key_is_one_line_and_no_turn_is_sent(
     assert read_log(agent.log) == []  # refused at the door: not one session, not one turn
 
 
+@pytest.mark.parametrize("path", ["/health", "/healthz"])
+def test_a_declared_health_request_is_the_pre_flight(
+    tmp_path: Path, agent: AgentServer, path: str
+) -> None:
+    health = f'health = {{ method = "GET", path = "{path}" }}\n'
+    target = target_file(tmp_path / "t.toml", agent.base_url, extra=health)
+    if path == "/healthz":
+        line = refused(target, tmp_path)
+        assert line.startswith(
+            f"abt: error: --target: notes-agent failed the pre-flight health request at "
+            f'{agent.base_url} (http_404: HTTP 404: {{"error": "no /healthz"}}): see the '
+            "agent's log"
+        )
+        assert read_log(agent.log) == [{"path": "/healthz"}]
+        return
+    flows = flows_file(tmp_path / "flows.jsonl", [scripted("hi", "hello")])
+    result = runner.invoke(
+        app, ["simulate", "run", str(flows), "--target", str(target), "--out", "run",
+              "--skip-judge"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    log = read_log(agent.log)
+    assert log[0] == {"path": "/health"}  # then the flow's own session, the first one
+    assert log[1] == {"path": "/sessions", "session": "s-1"}
+
+
 def bare_target(path: Path, base_url: str) -> Path:
     """A target with no session: each turn a request of its own."""
     answer = JSON_ANSWER.replace('session = "${session_id}", ', "")
