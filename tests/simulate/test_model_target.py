@@ -354,7 +354,7 @@ def test_the_embedded_model_runs_the_loop_and_each_call_is_a_unit(tmp_path: Path
     target = model_target(tmp_path, max_steps=2, timeout=300)
     code, output = abt(
         "simulate", "run", flows, "--target", target, "--out", "run", "--skip-judge",
-        "--agent", "local/smollm2",
+        "--agent", "local/smollm2", "--agent-config", pure_tools(tmp_path),
     )  # fmt: skip
     assert code == 0, output
     [line] = (tmp_path / "run" / "conversations.jsonl").read_text().splitlines()
