@@ -7,7 +7,9 @@ Left out, each listed in ``LEFT_OUT`` with its rule:
 - a block that needs a key (a hosted model: OpenAI, Anthropic, a judge of the user's choice);
 - a block on the user's own files (their traces, flows, target or agent config);
 - a block that runs the embedded model: minutes on a CPU, and the suite runs that model in the
-  README's demo and the prompt-change tutorial already.
+  README's demo and the prompt-change tutorial already;
+- a block that serves, or talks to the user's running backend (``abt collect``, ``abt pull``,
+  ``abt push``): tests/backends runs those against real servers it starts.
 
 A shell block a page gains is run unless it is listed here, so no new command goes unchecked.
 """
@@ -30,9 +32,21 @@ SHELL = {"sh", "bash"}
 KEY = "needs a key"
 USER_FILES = "runs on the user's own files"
 EMBEDDED = "runs the embedded model"
+BACKEND = "serves, or needs the user's running backend"
 # (page, the block's first line) → why the block is not run
 LEFT_OUT = {
     ("how-to/batches.md", "export OPENAI_API_KEY=sk-..."): KEY,
+    ("how-to/collect.md", "abt collect --listen 127.0.0.1:4318 --out traces.jsonl"): BACKEND,
+    (
+        "how-to/collect.md",
+        "export OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://127.0.0.1:4318/v1/traces",
+    ): BACKEND,
+    ("how-to/collect.md", "abt units traces.jsonl -o units.jsonl"): BACKEND,
+    (
+        "how-to/pull-and-push.md",
+        "abt pull phoenix --endpoint http://127.0.0.1:6006 --project my-agent -o traces.jsonl",
+    ): BACKEND,
+    ("how-to/pull-and-push.md", "export LANGFUSE_HOST=https://cloud.langfuse.com"): BACKEND,
     ("how-to/bench.md", "abt bench run tau_airline --agent local/smollm2"): EMBEDDED,
     ("how-to/judging-conversations.md", "abt simulate run --from runs/sim"): USER_FILES,
     ("how-to/patches.md", "abt replay runs/demo/units.jsonl --model local/smollm2"): EMBEDDED,

@@ -1,13 +1,17 @@
 """A small real agent over HTTP on 127.0.0.1 for the simulate tests, with a log of every request.
 
-Endpoints: ``POST /sessions`` (an agent session: ``{"id": ...}``), ``DELETE /sessions/ID``,
+Endpoints: ``GET /health``, ``POST /sessions`` (an agent session: ``{"id": ...}``),
+``DELETE /sessions/ID``,
 ``POST /chat`` (JSON ``{session, message}``, answered in JSON), ``POST /form`` (the same as a
-form), ``POST /stream`` (answered with server-sent events). What the agent does is decided by
-the message: ``note: TEXT`` saves a note in its SQLite database (a mutating tool), ``notes``
-lists them (a read-only tool), ``slow`` answers after ``slow_seconds``, ``boom`` is an HTTP
-500, ``fail`` (streamed) sends an error event; anything else is echoed. ``key`` makes every
-request need ``Authorization: Bearer KEY``. Every request is appended to ``log`` as one JSON
-line, so a test can prove which conversations were played, and how often.
+form), ``POST /stream`` (answered with server-sent events, the connection closed after each
+answer). What the agent does is decided by the message: ``note: TEXT`` saves a note in its
+SQLite database (a mutating tool), ``delete note N`` deletes one (another), ``notes`` lists them
+(a read-only tool), ``slow`` answers after ``slow_seconds``, ``boom`` is an HTTP 500, ``fail``
+(streamed) sends an error event, ``cut`` (streamed) stops mid-answer by closing the connection;
+anything else is echoed. ``key`` makes every request need ``Authorization: Bearer KEY``; while
+``outage`` is set every turn is answered 503 (sessions still open). Every request is appended
+to ``log`` as one JSON line, so a test can prove which conversations were played, and how
+often.
 
 Run as ``python -m tests.simulate.agent_server --log FILE [--db FILE] [--delay S]``: it prints
 its port on the first line of stdout.
@@ -47,6 +51,7 @@ class AgentServer:
         self.delay = delay
         self.slow_seconds = slow_seconds
         self.key = key
+        self.outage = False
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
@@ -81,6 +86,11 @@ class AgentServer:
             self._execute("INSERT INTO notes (text) VALUES (?)", (text,))
             call = {"name": "add_note", "arguments": {"text": text}, "result": "saved"}
             return {"reply": f"Saved the note {text!r}.", "tools": [call]}
+        if lowered.startswith("delete note "):
+            number = int(lowered.removeprefix("delete note ").strip())
+            self._execute("DELETE FROM notes WHERE id = ?", (number,))
+            call = {"name": "delete_note", "arguments": {"id": number}, "result": "deleted"}
+            return {"reply": f"Deleted note {number}.", "tools": [call]}
         if "notes" in lowered:
             rows = self._execute("SELECT text FROM notes ORDER BY id", ())
             listed = json.dumps([row[0] for row in rows])
@@ -127,11 +137,21 @@ class AgentServer:
                     time.sleep(agent.slow_seconds)
                 if "boom" in message:
                     return self._json(500, {"error": "internal error"})
+                if agent.outage:
+                    return self._json(503, {"error": "down for maintenance"})
                 if self.path == "/stream":
                     return self._stream(message)
                 done = agent.act(message)
                 done["usage"] = {"in": len(message), "out": len(done["reply"])}
                 self._json(200, done)
+
+            def do_GET(self) -> None:
+                if not self._authorised():
+                    return
+                agent.record({"path": self.path})
+                if self.path != "/health":
+                    return self._json(404, {"error": f"no {self.path}"})
+                self._json(200, {"status": "ok"})
 
             def do_DELETE(self) -> None:
                 if not self._authorised():
@@ -153,6 +173,8 @@ class AgentServer:
                 if "fail" in message:
                     self._event("error", {"message": "backend unavailable"})
                     return self._event("done", {})
+                if "cut" in message:  # part of the answer, then the connection closes
+                    return self._event("token", {"delta": "The first half "})
                 done = agent.act(message)
                 self.wfile.write(b": a comment the client ignores\n\n")
                 self._event("tools", {"offered": [{"name": "add_note"}, {"name": "list_notes"}]})

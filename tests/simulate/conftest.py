@@ -58,6 +58,13 @@ def target_file(
     return path
 
 
+def agent_config(path: Path, read_only: list[str], mutating: list[str] | None = None) -> Path:
+    """An agent config declaring which tools only read the agent's data (and which change it)."""
+    declared = {"read_only_tools": read_only, "mutating_tools": mutating or []}
+    path.write_text("".join(f"{k} = {json.dumps(v)}\n" for k, v in declared.items()), "utf-8")
+    return path
+
+
 def flows_file(path: Path, flows: list[dict[str, Any]]) -> Path:
     """A JSONL flows file."""
     path.write_text("".join(json.dumps(flow) + "\n" for flow in flows), encoding="utf-8")

@@ -153,11 +153,21 @@ def test_a_good_conversation_passes_every_check_and_the_judge_decides(tmp_path: 
     assert judge.total == 1
 
 
+def test_the_default_owners_reach_beyond_the_agent(tmp_path: Path) -> None:
+    answer = {**FAIL, "owner": "user_simulator", "failure_category": "left_its_task"}
+    verdict, judge, _ = judged(tmp_path, conversation("f1"), answer=answer)
+    assert (verdict["verdict"], verdict["owner"]) == ("fail", "user_simulator")
+    system = judge.bodies[0]["messages"][0]["content"]
+    assert "- user_simulator: the simulated user broke its instructions" in system
+    assert "- environment: the target or its tools failed outside the agent" in system
+
+
 def test_an_owners_file_replaces_the_taxonomy_the_judge_reads(tmp_path: Path) -> None:
     owners = tmp_path / "owners.txt"
     owners.write_text(
         "# who fixes what\nagent_routing: the router\nmodel: the model team\n"
-        "agent_rendering: the web app\nsearch_index: the search team\n"
+        "agent_execution: the harness\nagent_rendering: the web app\n"
+        "search_index: the search team\n"
     )
     answer = {**FAIL, "owner": "search_index"}
     verdict, judge, _ = judged(
@@ -178,7 +188,8 @@ def test_an_owners_file_without_the_checks_owners_is_refused(tmp_path: Path) -> 
         judge_command(run, config, "--owners", str(owners)),
     )
     assert result.exit_code == 2
-    assert "--owners: the owners lack agent_routing, model, agent_rendering" in result.output
+    lacking = "the owners lack agent_routing, model, agent_execution, agent_rendering"
+    assert f"--owners: {lacking}" in result.output
     assert not (run / "verdicts.jsonl").exists()
 
 

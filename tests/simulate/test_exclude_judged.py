@@ -49,7 +49,7 @@ def test_exclude_judged_leaves_out_the_judged_seeds_and_plays_the_uncertain(
         assert "left out: 2 judged pass before, 1 judged fail before" in " ".join(output.split())
         selection = json.loads((tmp_path / "later" / "run.json").read_text())["selection"]
         assert selection["left_out"] == {"judged_pass": 2, "judged_fail": 1}
-        assert selection["exclude_judged"] == ["runs/first"]
+        assert selection["exclude_judged"] == [str(tmp_path / "runs" / "first")]
 
         # A folder of runs is every judged simulate run in it; one not judged adds nothing.
         assert sim.run("runs/unjudged", LATER, "--skip-judge")[0] == 0
@@ -58,7 +58,7 @@ def test_exclude_judged_leaves_out_the_judged_seeds_and_plays_the_uncertain(
         assert code == 0, output
         assert sorted(played(agent)[before:]) == ["b3", "b5"]
         selection = json.loads((tmp_path / "folder" / "run.json").read_text())["selection"]
-        assert selection["exclude_judged"] == ["runs/first"]
+        assert selection["exclude_judged"] == [str(tmp_path / "runs" / "first")]
 
 
 def test_seeds_judged_through_another_target_are_not_left_out(

@@ -47,9 +47,10 @@ def test_from_with_verdict_fail_plays_exactly_the_failed_flows(
         )
         manifest = json.loads((tmp_path / "again" / "run.json").read_text())
         selection = manifest["selection"]
-        assert selection["from_run"] == "first" and selection["verdicts"] == ["fail"]
+        assert selection["from_run"] == str(tmp_path / "first")
+        assert selection["verdicts"] == ["fail"]
         assert selection["left_out"] == {"not_matching": 2}
-        assert manifest["flows"]["path"] == str(Path("first") / "flows.jsonl")
+        assert manifest["flows"]["path"] == str(tmp_path / "first" / "flows.jsonl")
 
         before = len(played(agent))
         code, output = sim.run(

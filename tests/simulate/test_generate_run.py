@@ -14,7 +14,7 @@ from agent_backtest.cli.app import app
 from agent_backtest.simulate.teacher_prompt import load_teacher_prompt
 from tests.fake_openai import FakeOpenAI
 from tests.simulate.agent_server import AgentServer, read_log
-from tests.simulate.conftest import target_file
+from tests.simulate.conftest import agent_config, target_file
 from tests.simulate.teacher import ScriptedTeacher, flows, teacher_config, write_inputs
 
 runner = CliRunner()
@@ -35,10 +35,11 @@ def abt(*args: object) -> tuple[int, str]:
 def run_generated(tmp_path: Path, base_url: str, target: Path, *extra: object) -> tuple:
     caps, tools = write_inputs(tmp_path)
     config = teacher_config(tmp_path, base_url)
+    read_only = agent_config(tmp_path / "agent.toml", ["list_notes"])
     return abt(
         "simulate", "run", "--generate", caps, "--per-family", 2, "--teacher", "main/teacher",
         "--tools", tools, "--target", target, "--out", "run", "--skip-judge", "--config", config,
-        *extra,
+        "--agent-config", read_only, *extra,
     )  # fmt: skip
 
 
@@ -77,7 +78,12 @@ def test_a_teacher_that_fails_leaves_no_run_and_sends_no_turn(
         code, output = run_generated(tmp_path, server.base_url, target)
     assert code == 1, output
     assert "notes is missing 1 of 2" in output and "chat is missing 1 of 2" in output
-    assert not (tmp_path / "run").exists() and read_log(agent.log) == []
+    assert not (tmp_path / "run").exists()
+    # the agent was tried before the teacher was paid; no turn was sent
+    assert read_log(agent.log) == [
+        {"path": "/sessions", "session": "s-1"},
+        {"path": "/sessions/s-1", "teardown": "s-1"},
+    ]
 
 
 def test_checks_that_cost_nothing_come_before_the_teacher(

@@ -14,7 +14,8 @@ from agent_backtest.api.simulate import simulate_resume, simulate_run
 from agent_backtest.cli.app import app
 from agent_backtest.errors import InputError, UserError
 from tests.fake_openai import FakeOpenAI
-from tests.simulate.conftest import flows_file, scripted
+from tests.simulate.conftest import agent_config, flows_file, scripted
+from tests.simulate.judge_runs import PASS, replies, verdict_lines, write_config
 from tests.simulate.model_tools import TOOLS
 
 runner = CliRunner()
@@ -96,6 +97,11 @@ def model_target(tmp_path: Path, tools: str | None = None, **settings: Any) -> P
     return path
 
 
+def pure_tools(tmp_path: Path) -> Path:
+    """The agent config of the test tools, which keep nothing: every one is read-only."""
+    return agent_config(tmp_path / "agent.toml", [tool["function"]["name"] for tool in TOOLS])
+
+
 def run(tmp_path: Path, fake: FakeOpenAI, flows: list[dict], **options: Any) -> Any:
     return simulate_run(
         flows_file(tmp_path / "flows.jsonl", flows),
@@ -103,6 +109,7 @@ def run(tmp_path: Path, fake: FakeOpenAI, flows: list[dict], **options: Any) -> 
         out=tmp_path / "run",
         roles={"agent": "sim/agent-model"},
         config_file=config_file(tmp_path, fake),
+        agent_config=options.pop("agent_config", None) or pure_tools(tmp_path),
         skip_judge=True,
         **options,
     )
@@ -163,6 +170,28 @@ def test_the_step_limit_is_a_named_error_of_the_turn(
     assert conversation.transport_error is None
 
 
+def test_a_turn_stopped_at_the_step_limit_is_judged_agent_execution_with_its_calls(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    target = model_target(tmp_path, max_steps=3)
+    done = run(tmp_path, fake_openai, [scripted("l", "loop", "hi")], target=target)
+    (tmp_path / "judge").mkdir()
+    with FakeOpenAI(reply=replies(PASS)) as judge:
+        config = write_config(tmp_path / "judge", ("main", judge.base_url))
+        code, output = abt("simulate", "judge", done.path, "--judge", "main/grader",
+                           "--config", config)  # fmt: skip
+    assert code == 0, output
+    [verdict] = verdict_lines(done.path)
+    assert (verdict["verdict"], verdict["owner"], verdict["failure_category"]) == (
+        "fail", "agent_execution", "step_limit",
+    )  # fmt: skip
+    assert verdict["evidence"] == (
+        "turn 1: step_limit: no text answer after 3 model calls (max_steps); it called "
+        "count_words ×3"
+    )
+    assert verdict["failed_turns"] == [1] and verdict["check"] == "agent_reported_error"
+
+
 def test_a_model_that_fails_is_a_transport_error_never_an_answer(
     tmp_path: Path, fake_openai: FakeOpenAI
 ) -> None:
@@ -183,6 +212,7 @@ def test_units_show_and_profile_read_the_model_calls(
         "simulate", "run", flows_file(tmp_path / "flows.jsonl", flows),
         "--target", model_target(tmp_path), "--out", "run", "--skip-judge",
         "--agent", "sim/agent-model", "--config", config_file(tmp_path, fake_openai),
+        "--agent-config", pure_tools(tmp_path),
     )  # fmt: skip
     assert code == 0, output
     sessions = tmp_path / "run" / "sessions.jsonl"
@@ -324,7 +354,7 @@ def test_the_embedded_model_runs_the_loop_and_each_call_is_a_unit(tmp_path: Path
     target = model_target(tmp_path, max_steps=2, timeout=300)
     code, output = abt(
         "simulate", "run", flows, "--target", target, "--out", "run", "--skip-judge",
-        "--agent", "local/smollm2",
+        "--agent", "local/smollm2", "--agent-config", pure_tools(tmp_path),
     )  # fmt: skip
     assert code == 0, output
     [line] = (tmp_path / "run" / "conversations.jsonl").read_text().splitlines()

@@ -17,7 +17,7 @@ import pytest
 
 from tests.fake_openai import FakeOpenAI
 from tests.reporting.browser import keep_screenshot
-from tests.simulate.conftest import flows_file, scripted, target_file
+from tests.simulate.conftest import agent_config, flows_file, scripted, target_file
 from tests.simulate.judge_runs import FAIL, PASS, flow_of, replies, write_config
 from tests.simulate.judged_runs import Planned, judged_run
 from tests.simulate.pages import open_page, visible
@@ -127,10 +127,11 @@ def test_a_run_played_through_a_live_agent_and_judged_gets_a_page_with_no_error(
         result = subprocess.run(
             [sys.executable, "-m", "agent_backtest.cli", "simulate", "run", str(flows),
              "--target", str(target), "--out", "run", "--judge", "main/grader",
-             "--config", str(config)],
+             "--config", str(config),
+             "--agent-config", str(agent_config(tmp_path / "agent.toml", ["list_notes"]))],
             cwd=tmp_path, capture_output=True, text=True, timeout=120,
         )  # fmt: skip
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.returncode == 1, result.stdout + result.stderr  # errors-1: incomplete
     assert "pass rate 0.667 [" in result.stdout
     assert "2 passed of 3 decided (3 seeds, 4 flows) · 1 uncertain" in result.stdout
     problems: list[str] = []

@@ -21,7 +21,7 @@ from tests.fake_openai import FakeOpenAI
 from tests.ray_cluster import NODE_KEY_ENV, NODE_KEYS
 from tests.simulate.conftest import flows_file, scripted
 from tests.simulate.judge_runs import PASS, replies
-from tests.simulate.test_model_target import agent_model, model_target
+from tests.simulate.test_model_target import agent_model, model_target, pure_tools
 
 KEY_ENV = NODE_KEY_ENV  # each node of the session's cluster holds a key of its own in it
 DRIVER_KEY = "sk-test-SIMDRIVER0123456789"
@@ -73,6 +73,7 @@ def play(tmp_path: Path, name: str, settings: Path, execution: ExecutorOptions) 
             "judge": "judges/judge-model",
         },
         config_file=settings,
+        agent_config=pure_tools(tmp_path),
         concurrency=2,
         judging=JudgingOptions(config_file=settings),
         execution=execution,

@@ -10,18 +10,35 @@ from pathlib import Path
 
 import pytest
 
+from agent_backtest.api import simulate_judge
 from agent_backtest.api.simulate import SimulateRun, simulate_run
 from agent_backtest.errors import InputError, UserError
 from agent_backtest.simulate.targets import load_target
+from tests.fake_openai import FakeOpenAI
 from tests.simulate.agent_server import AgentServer, read_log
-from tests.simulate.conftest import JSON_ANSWER, SSE_ANSWER, flows_file, scripted, target_file
+from tests.simulate.conftest import (
+    JSON_ANSWER,
+    SSE_ANSWER,
+    agent_config,
+    flows_file,
+    scripted,
+    target_file,
+)
+from tests.simulate.judge_runs import PASS, replies, write_config
 
 SECRET = "agent-key-SECRET-0123456789abcdef"
 
 
+PREFLIGHT = [{"path": "/sessions", "session": "s-1"}, {"path": "/sessions/s-1", "teardown": "s-1"}]
+"""What the agent's log holds first: the session the run opened and closed before its flows."""
+
+
 def run(tmp_path: Path, target: Path, *flows: dict, name: str = "run") -> SimulateRun:
     path = flows_file(tmp_path / f"{name}.jsonl", list(flows))
-    return simulate_run(path, target=target, out=tmp_path / name, skip_judge=True)
+    read_only = agent_config(tmp_path / "agent.toml", ["list_notes"])
+    return simulate_run(
+        path, target=target, out=tmp_path / name, agent_config=read_only, skip_judge=True
+    )
 
 
 def test_a_json_answer_gives_text_tools_with_results_and_tokens(
@@ -41,10 +58,11 @@ def test_a_json_answer_gives_text_tools_with_results_and_tokens(
     assert call.result_length == len(call.result)
     assert first.ttft_ms is None and first.turn_ms is not None  # not streamed: no first token
     assert conversation.transport_error is None and done.manifest.status == "completed"
-    log = read_log(agent.log)  # one session, both turns in it, then its teardown
-    assert [entry.get("message") for entry in log] == [None, "hello", "list my notes", None]
-    assert {entry.get("session") for entry in log[1:3]} == {"s-1"}
-    assert log[3] == {"path": "/sessions/s-1", "teardown": "s-1"}
+    log = read_log(agent.log)  # the pre-flight; one session, both turns in it, its teardown
+    assert log[:2] == PREFLIGHT
+    assert [entry.get("message") for entry in log[2:]] == [None, "hello", "list my notes", None]
+    assert {entry.get("session") for entry in log[3:5]} == {"s-2"}
+    assert log[5] == {"path": "/sessions/s-2", "teardown": "s-2"}
 
 
 def test_a_streamed_answer_joins_deltas_and_pairs_tool_results_with_their_calls(
@@ -72,6 +90,53 @@ def test_an_sse_error_event_is_the_agents_answer_not_a_transport_error(
     assert conversation.transport_error is None
 
 
+def test_an_error_event_is_judged_the_agents_own_failure_with_its_message(
+    tmp_path: Path, agent: AgentServer
+) -> None:
+    target = target_file(tmp_path / "t.toml", agent.base_url, SSE_ANSWER)
+    done = run(tmp_path, target, scripted("e", "fail please", "hello"))
+    with FakeOpenAI(reply=replies(PASS)) as judge:
+        config = write_config(tmp_path, ("main", judge.base_url))
+        outcome = simulate_judge(done.path, roles={"judge": "main/grader"}, config_file=config)
+    [verdict] = outcome.verdicts
+    assert (verdict.verdict, verdict.owner, verdict.failure_category) == (
+        "fail", "agent_execution", "agent_reported_error",
+    )  # fmt: skip
+    assert verdict.evidence == "turn 1: the agent reported: backend unavailable"
+    assert verdict.failed_turns == [1] and verdict.judge_reported_owner is None
+
+
+def test_a_stream_cut_before_the_required_end_event_is_stream_ended_early(
+    tmp_path: Path, agent: AgentServer
+) -> None:
+    required = SSE_ANSWER.replace('done = ["done"]', 'end = "done"')
+    target = target_file(tmp_path / "t.toml", agent.base_url, required)
+    done = run(tmp_path, target, scripted("cut", "cut me off", "never sent"), scripted("ok", "hi"))
+    by_id = {c.flow_id: c for c in done.conversations()}
+    assert by_id["cut"].transport_error == (
+        "turn 1: stream_ended_early: the answer stopped before its 'done' event: the turn is "
+        "not complete"
+    )
+    assert [t.user for t in by_id["cut"].turns] == ["cut me off"]
+    assert by_id["ok"].turns[0].final_text == "You said: hi "
+    assert done.manifest.status == "completed_with_errors"
+    # Without an end event, the same cut answer passes for a whole turn.
+    loose = target_file(tmp_path / "loose.toml", agent.base_url, SSE_ANSWER)
+    [cut] = run(tmp_path, loose, scripted("cut", "cut me off"), name="loose").conversations()
+    assert cut.transport_error is None and cut.turns[0].final_text == "The first half "
+
+
+def test_the_end_event_may_carry_the_usage(tmp_path: Path, agent: AgentServer) -> None:
+    closing = SSE_ANSWER.replace('done = ["done"]', 'end = "usage"')
+    target = target_file(tmp_path / "t.toml", agent.base_url, closing)
+    [conversation] = run(tmp_path, target, scripted("u", "hello")).conversations()
+    assert conversation.transport_error is None
+    [turn] = conversation.turns
+    assert (turn.final_text, turn.input_tokens, turn.output_tokens) == (
+        "You said: hello ", len("hello"), len("You said: hello"),
+    )  # fmt: skip
+
+
 def test_a_form_body_is_sent_as_form_fields(tmp_path: Path, agent: AgentServer) -> None:
     answer = JSON_ANSWER.replace('path = "/chat"', 'path = "/form"\nbody_format = "form"')
     target = target_file(tmp_path / "t.toml", agent.base_url, answer)
@@ -91,7 +156,7 @@ def test_an_http_error_ends_the_conversation_as_a_transport_error_keeping_its_tu
     assert conversation.transport_error.startswith("turn 2: http_5xx")
     assert done.manifest.status == "failed"  # every conversation failed to complete
     assert "never sent" not in [entry.get("message") for entry in read_log(agent.log)]
-    assert read_log(agent.log)[-1]["teardown"] == "s-1"  # torn down all the same
+    assert read_log(agent.log)[-1]["teardown"] == "s-2"  # torn down all the same
 
 
 def test_a_slow_turn_times_out_and_is_not_sent_again(tmp_path: Path, agent: AgentServer) -> None:
@@ -134,15 +199,19 @@ def test_a_refused_connection_is_tried_again_until_the_agent_listens(
     assert conversation.turns[0].final_text == "You said: hello"
 
 
-def test_nothing_listening_is_a_connection_error_after_the_retries(tmp_path: Path) -> None:
+def test_nothing_listening_fails_the_pre_flight_after_the_retries(tmp_path: Path) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     target = target_file(tmp_path / "t.toml", f"http://127.0.0.1:{port}", connect_retries=2)
-    [conversation] = run(tmp_path, target, scripted("down", "hello")).conversations()
-    assert conversation.transport_error is not None
-    assert conversation.transport_error.startswith("session: connection:")
-    assert "(3 tries)" in conversation.transport_error
+    with pytest.raises(UserError) as caught:
+        run(tmp_path, target, scripted("down", "hello"))
+    assert caught.value.message.startswith(
+        f"notes-agent failed the pre-flight session create and teardown at "
+        f"http://127.0.0.1:{port} (connection: "
+    )
+    assert "(3 tries)): start the agent, or correct base_url" in caught.value.message
+    assert not (tmp_path / "run").exists()
 
 
 def test_a_key_from_the_environment_is_sent_and_never_written(
@@ -231,7 +300,7 @@ def test_bad_target_files_name_the_key_and_the_fix(tmp_path: Path) -> None:
         "retries: unknown key: remove it or check its spelling"
     )
     assert bad_target(tmp_path, HTTP + TURN + 'txt = "reply"\n') == (
-        "answer.json.txt: unknown key: remove it or check its spelling"
+        "answer.txt: unknown key: remove it or check its spelling"
     )
     assert bad_target(tmp_path, HTTP + TURN.replace("${message}", "${mesage}")).startswith(
         "turn.body.m: unknown ${mesage} (known: conversation_id, flow_id, message, session_id, turn"
@@ -250,7 +319,7 @@ def test_bad_target_files_name_the_key_and_the_fix(tmp_path: Path) -> None:
     assert bad_target(tmp_path, HTTP.replace("http://", "ftp://") + TURN).startswith("base_url:")
     assert bad_target(tmp_path, HTTP + "[turn\n").startswith("not valid TOML")
     sse = HTTP + '[turn]\npath = "/s"\n[answer]\nformat = "sse"\nevents.t = { kind = "texts" }\n'
-    assert bad_target(tmp_path, sse).startswith("answer.sse.events.t.kind:")
+    assert bad_target(tmp_path, sse).startswith("answer.events.t.kind:")
 
 
 def test_a_python_target_that_cannot_be_imported_is_refused(tmp_path: Path) -> None:

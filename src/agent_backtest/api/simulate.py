@@ -176,6 +176,7 @@ def simulate_run(
         k=k,
     )
     plan.executor, plan.ray_address = execution.executor, execution.ray_address
+    plan.manifest.skip_judge = judge is None
     created = _make(plan.out)
     with run_lock(plan.out, "simulate"):
         try:
@@ -261,6 +262,7 @@ def simulate_resume(
             path, concurrency=concurrency, snapshot_cmd=snapshot_cmd, restore_cmd=restore_cmd
         )
         plan.executor, plan.ray_address = execution.executor, execution.ray_address
+        plan.manifest.skip_judge = judge is None
         begin_resume(plan, retry_errors)
         play_run(plan, hooks)
         verdicts = _judged(path, judge[0], execution) if judge else None

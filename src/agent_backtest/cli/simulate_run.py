@@ -118,7 +118,9 @@ def run(
     teacher: TeacherOption = None,
 ) -> None:
     """Play test conversations through a live agent and record every turn; conversations are
-    appended as they end, and --resume finishes an interrupted run."""
+    appended as they end, and --resume finishes an interrupted run. The agent is tried once
+    before anything is written; the run exits 1 when a conversation could not be completed or
+    called a tool not declared read-only outside isolation."""
     hooks = _Progress(SafeConsole(stderr=True, highlight=False))
     judges, checks_only = verdicts.choice()
     judging = JudgingOptions(
@@ -213,6 +215,11 @@ class _Progress(SimulateHooks):
             what = f"not completed: {record.transport_error}"
         else:
             what = f"{len(record.turns)} turns"
+        if record.unisolated_calls:
+            what += (
+                f"; called {', '.join(record.unisolated_calls)} unisolated, not declared "
+                "read-only: the agent's data may have changed"
+            )
         self.console.print(f"  {record.flow_id} ({record.family}): {what}", markup=False)
 
 
@@ -222,6 +229,11 @@ def _summary(run: api.SimulateRun) -> None:
     parts = [f"{counts.conversations} of {counts.flows} conversations recorded"]
     if counts.transport_errors:
         parts.append(f"{counts.transport_errors} not completed (transport errors, never judged)")
+    if counts.unisolated_mutations:
+        parts.append(
+            f"{counts.unisolated_mutations} called a tool not declared read-only unisolated "
+            "(uncertain: unisolated_mutation)"
+        )
     if counts.isolated:
         parts.append(f"{counts.isolated} isolated")
     if counts.skipped_may_change_state:
@@ -230,7 +242,11 @@ def _summary(run: api.SimulateRun) -> None:
         parts.append(f"left out: {run.left_out}")
     console = SafeConsole(highlight=False)
     console.print(f"{'; '.join(parts)}: {run.path} ({manifest.status})", markup=False)
+    for warning in manifest.warnings:
+        SafeConsole(stderr=True, highlight=False, soft_wrap=True).print(
+            f"warning: {warning}", markup=False
+        )
     if run.judging is not None:
         print_outcome(console, run.judging)
-    if manifest.status == "failed":
+    if manifest.status in ("failed", "completed_with_errors"):
         raise typer.Exit(FAILED)

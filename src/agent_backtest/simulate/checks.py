@@ -8,6 +8,10 @@ Facts the recording states outright are not left to a model to notice:
   cannot call a tool it was never given;
 * a **tool call its schema rejects** (arguments that are not JSON, or that the tool's JSON Schema
   refuses) fails, owned by ``model``;
+* an **error the agent reported** (its own failure event, or the built-in agent loop stopped at
+  its step limit) fails, owned by ``agent_execution``, with the agent's message (or the calls
+  the loop made) as evidence: it comes before the empty-answer check, since a turn that crashed
+  has no answer, and the crash is the finding, not how it was shown;
 * an **empty final answer** fails, owned by ``agent_rendering``.
 
 Users add their own checks as Python functions, named ``module:function``: each is called with
@@ -18,20 +22,23 @@ owner it gave is kept beside the check's.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from agent_backtest.errors import UserError
 from agent_backtest.plugins import load_object
-from agent_backtest.simulate.models import ConversationRecord, Flow
+from agent_backtest.simulate.models import ConversationRecord, Flow, TurnRecord
 from agent_backtest.simulate.rubric import Owners
 from agent_backtest.simulate.tool_schema import schema_problems
+from agent_backtest.simulate.turn_errors import AGENT_ERROR_PREFIX, STEP_LIMIT
 from agent_backtest.trace import ToolDef
 
 ROUTING_OWNER = "agent_routing"
 MODEL_OWNER = "model"
+EXECUTION_OWNER = "agent_execution"
 RENDERING_OWNER = "agent_rendering"
-BUILT_IN_OWNERS = (ROUTING_OWNER, MODEL_OWNER, RENDERING_OWNER)
+BUILT_IN_OWNERS = (ROUTING_OWNER, MODEL_OWNER, EXECUTION_OWNER, RENDERING_OWNER)
 EVIDENCE_CHARS = 600
 
 
@@ -111,6 +118,42 @@ def tool_schema_check(tools: Sequence[ToolDef] | None) -> NamedCheck:
     return NamedCheck("tool_call_rejected_by_schema", run)
 
 
+def agent_error_check() -> NamedCheck:
+    """A turn in which the agent reported its own failure: ``step_limit`` when the built-in
+    agent loop stopped at its limit (with the calls it made), else ``agent_reported_error``
+    with the agent's message."""
+
+    def run(flow: Flow, conversation: ConversationRecord) -> CheckFailure | None:
+        failed = [turn for turn in conversation.turns if turn.error]
+        if not failed:
+            return None
+        messages = [(turn, (turn.error or "").removeprefix(AGENT_ERROR_PREFIX)) for turn in failed]
+        limited = [(turn, said) for turn, said in messages if said.startswith(f"{STEP_LIMIT}:")]
+        if limited:
+            facts = [f"turn {turn.index}: {said}; {_calls_made(turn)}" for turn, said in limited]
+            turns = [turn.index for turn, _ in limited]
+            return CheckFailure(EXECUTION_OWNER, STEP_LIMIT, turns, _bounded("; ".join(facts)))
+        facts = [f"turn {turn.index}: the agent reported: {said}" for turn, said in messages]
+        return CheckFailure(
+            EXECUTION_OWNER,
+            "agent_reported_error",
+            [turn.index for turn in failed],
+            _bounded("; ".join(facts)),
+        )
+
+    return NamedCheck("agent_reported_error", run)
+
+
+def _calls_made(turn: TurnRecord) -> str:
+    """The tool calls of a turn, counted by name in the order first made."""
+    counted = Counter(call.name for call in turn.tool_calls)
+    if not counted:
+        return "it called no tool"
+    return "it called " + ", ".join(
+        f"{name} ×{count}" if count > 1 else name for name, count in counted.items()
+    )
+
+
 def empty_answer_check() -> NamedCheck:
     """A turn that ended with no final text for the user."""
 
@@ -152,7 +195,12 @@ def all_checks(
             "keep them in the owners file",
             "owners",
         )
-    built_in = [expected_tools_check(), tool_schema_check(tools), empty_answer_check()]
+    built_in = [
+        expected_tools_check(),
+        tool_schema_check(tools),
+        agent_error_check(),
+        empty_answer_check(),
+    ]
     return built_in + [load_check(name) for name in user_checks]
 
 

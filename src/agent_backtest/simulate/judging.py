@@ -66,6 +66,7 @@ from agent_backtest.simulate.layout import CONVERSATIONS, FLOWS, JUDGING, MANIFE
 from agent_backtest.simulate.log import read_conversations
 from agent_backtest.simulate.manifest import SimulateManifest
 from agent_backtest.simulate.models import ConversationRecord, Flow, Verdict
+from agent_backtest.simulate.mutation import UNISOLATED, unisolated_mutation
 from agent_backtest.simulate.report import SimulateReport, write_report
 from agent_backtest.simulate.rubric import DEFAULT_TAXONOMY, Owners, load_owners, load_rubric
 from agent_backtest.trace import ToolDef, sha256_of
@@ -243,7 +244,7 @@ def _settings(
         tools_file=_text(options.tools),
         tools_sha256=sha256_of([t.model_dump() for t in tools]) if tools else None,
         checks=list(options.checks),
-        config_file=_text(options.config_file or config.source),
+        config_file=_text(options.config_file or _path(config.source)),
     )
     return settings, taxonomy, tools
 
@@ -339,7 +340,8 @@ async def _decide(
     judge: ConversationJudge | None,
 ) -> Verdict | None:
     """The checks first (the state checks before any), then the judge (never asked about a
-    conversation that could not be completed, nor one its data already decides)."""
+    conversation that could not be completed, that may have changed the agent's data
+    unisolated, or that its data already decides)."""
     common = {"flow_id": flow.id, "rubric_version": plan.settings.rubric}
     transport = transport_failure(conversation)
     if transport is not None:
@@ -350,6 +352,17 @@ async def _decide(
             check="transport",
             reason="transport_error",
             evidence=bounded(transport),
+            reproduction=reproduction(conversation, []),
+        )
+    mutation = unisolated_mutation(conversation)
+    if mutation is not None:  # whatever it did, the data later flows saw may have changed
+        return Verdict(
+            **common,
+            verdict="uncertain",
+            decided_by="check",
+            check=UNISOLATED,
+            reason=UNISOLATED,
+            evidence=bounded(mutation),
             reproduction=reproduction(conversation, []),
         )
     by_state = state_verdict(conversation, common)
@@ -518,4 +531,6 @@ def _path(value: str | None) -> Path | None:
 
 
 def _text(value: Path | None) -> str | None:
-    return str(value) if value is not None else None
+    """A path as judging.json records it: absolute, so a later judging finds it from any
+    directory."""
+    return str(value.resolve()) if value is not None else None

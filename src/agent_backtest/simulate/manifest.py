@@ -68,6 +68,10 @@ class PlayedCounts(StrictModel):
         default=0, description="Conversations that could not be completed (never judged)."
     )
     teardown_errors: int = 0
+    unisolated_mutations: int = Field(
+        default=0,
+        description="Conversations that called a tool not declared read-only, unisolated.",
+    )
 
 
 class SimulateManifest(ManifestBase):
@@ -91,10 +95,17 @@ class SimulateManifest(ManifestBase):
     concurrency: int = 4
     result_chars: int
     repeats: int = Field(default=1, description="Conversations played per flow (--k).")
-    skip_judge: bool = True
+    skip_judge: bool = Field(
+        default=True,
+        description="The judge stage was skipped at the run's latest start (abt simulate judge "
+        "RUN judges it later).",
+    )
     played: PlayedCounts = Field(default_factory=PlayedCounts)
     error_examples: dict[str, str] = Field(
         default_factory=dict, description="One redacted transport error per kind."
+    )
+    warnings: list[str] = Field(
+        default_factory=list, description="What the run found doubtful in its own set-up."
     )
 
     @classmethod

@@ -30,6 +30,8 @@ DEFAULT_OWNERS = (
     "agent_rendering",
     "model",
     "backend_data",
+    "user_simulator",
+    "environment",
     "none",
 )
 
@@ -177,6 +179,11 @@ class ConversationRecord(TaggedRecord):
         default=None, description="Why the conversation could not be completed: never judged."
     )
     isolated: bool = Field(description="Ran between a fixture snapshot and restore.")
+    unisolated_calls: list[str] = Field(
+        default_factory=list,
+        description="Tools not declared read-only that it called unisolated: the agent's data "
+        "may have changed (its verdict is uncertain).",
+    )
     started_at: str
     seconds: float
     stop_reason: StopReason | None = Field(

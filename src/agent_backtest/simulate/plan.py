@@ -17,7 +17,8 @@ from agent_backtest.runs.manifest import describe_input
 from agent_backtest.simulate.flows import LocatedFlow
 from agent_backtest.simulate.generation import GenerationPlan
 from agent_backtest.simulate.isolation import Commands, FixtureDb, Isolation, check_fixture_db
-from agent_backtest.simulate.layout import CONVERSATIONS, FIXTURE_COPY, MANIFEST
+from agent_backtest.simulate.judging import read_verdicts, write_verdicts
+from agent_backtest.simulate.layout import CONVERSATIONS, FIXTURE_COPY, MANIFEST, VERDICTS
 from agent_backtest.simulate.ledger import check_ledger
 from agent_backtest.simulate.log import read_conversations, rewrite
 from agent_backtest.simulate.manifest import (
@@ -28,6 +29,8 @@ from agent_backtest.simulate.manifest import (
     TargetRecord,
 )
 from agent_backtest.simulate.models import Flow
+from agent_backtest.simulate.mutation import ToolSafety
+from agent_backtest.simulate.preflight import check_target
 from agent_backtest.simulate.repeats import repeated, written_id
 from agent_backtest.simulate.run import SimulatePlan, read_run_flows
 from agent_backtest.simulate.selection import (
@@ -38,7 +41,7 @@ from agent_backtest.simulate.selection import (
     source_flows,
 )
 from agent_backtest.simulate.state_checks import needs_database
-from agent_backtest.simulate.targets import AgentRole, load_target, prepare_agent
+from agent_backtest.simulate.targets import AgentFactory, AgentRole, load_target, prepare_agent
 from agent_backtest.simulate.targets.turns import DEFAULT_RESULT_CHARS
 from agent_backtest.units import AgentConfig, load_agent_config
 
@@ -110,7 +113,7 @@ def plan_simulation(
         source = source_flows(flows_file, selection, target.name, sha256)
     else:  # generating is paid: it comes after the target and its agent are checked
         assert flows_file is not None
-        generated, teacher_calls = _generated(generation, out)
+        generated, teacher_calls = _generated(generation, out, target.name, factory)
         source = generated_source(flows_file, generated, selection, target.name, sha256)
     chosen = select_flows(
         source.flows,
@@ -125,14 +128,18 @@ def plan_simulation(
     _check_state_database(selected, kind)
     check_user_role(selected, user_role, config)
     _check_out(out)
+    if generation is None:  # the last check: it is the first that sends anything
+        check_target(target.name, factory)
     roles = {"user": user_role, "agent": agent_role}
     if generation is not None:
         roles["teacher"] = generation.role
     manifest = SimulateManifest.new(
-        flows=describe_input(source.path),
-        target=TargetRecord(name=target.name, type=target.type, file=describe_input(target_file)),
-        agent_config=str(agent_config_file) if agent_config_file else None,
-        config_file=str(config_file) if config_file else None,
+        flows=describe_input(source.path.resolve()),
+        target=TargetRecord(
+            name=target.name, type=target.type, file=describe_input(target_file.resolve())
+        ),
+        agent_config=_resolved(agent_config_file),
+        config_file=_resolved(config_file or (Path(config.source) if config.source else None)),
         roles={name: role for name, role in roles.items() if role is not None},
         ledger=str(ledger.resolve()) if ledger else None,
         selection=SelectionRecord(
@@ -141,10 +148,10 @@ def plan_simulation(
             offset=selection.offset,
             limit=selection.limit,
             read_only_only=isolation.read_only_only,
-            from_run=str(selection.from_run) if selection.from_run else None,
+            from_run=_resolved(selection.from_run),
             verdicts=list(selection.from_verdicts),
             owners=list(selection.from_owners),
-            exclude_judged=[str(run) for run in source.consulted],
+            exclude_judged=[str(run.resolve()) for run in source.consulted],
             left_out=dict(source.left_out),
         ),
         isolation=_isolation_record(kind, isolation),
@@ -167,6 +174,7 @@ def plan_simulation(
         agent=factory,
         config=config,
         isolation=_isolation(kind, isolation, out, False),
+        safety=_safety(agent_config),
     )
 
 
@@ -181,10 +189,14 @@ def _check_state_database(flows: list[Flow], isolation: str) -> None:
         )
 
 
-def _generated(generation: GenerationPlan, out: Path) -> tuple[list[LocatedFlow], dict[str, Any]]:
+def _generated(
+    generation: GenerationPlan, out: Path, target: str, factory: AgentFactory
+) -> tuple[list[LocatedFlow], dict[str, Any]]:
     """The teacher's flows and the calls they took, asked for after the checks that cost
-    nothing (the target and its agent are checked before this; then the output)."""
+    nothing (the target and its agent are checked before this; then the output), and after
+    the target answered its pre-flight."""
     _check_out(out)
+    check_target(target, factory)
     generated = generation.generate()
     located = [LocatedFlow(flow, number) for number, flow in enumerate(generated.flows, 1)]
     return located, generated.calls
@@ -225,6 +237,7 @@ def plan_resume(
         load_agent_config(Path(manifest.agent_config)) if manifest.agent_config else AgentConfig()
     )
     check_user_role(flows, manifest.roles.get("user"), config)
+    check_target(target.name, factory)
     changing = {f.id for f in flows if may_change_state(f, agent_config.read_only_tools)}
     kind = manifest.isolation.kind
     if changing and kind == "none":  # only a hand-edited flows.jsonl gets here
@@ -238,6 +251,7 @@ def plan_resume(
         agent=factory,
         config=config,
         isolation=_isolation(kind, options, run, manifest.isolation.snapshot_taken),
+        safety=_safety(agent_config),
     )
 
 
@@ -274,7 +288,8 @@ def check_user_role(flows: list[Flow], role: ModelRole | None, config: ModelConf
 
 def begin_resume(plan: SimulatePlan, retry_errors: bool) -> None:
     """Rewrite the run's files clean (whole records only, one per flow; with ``retry_errors``
-    none that ended in a transport error) and mark it running; the caller holds the lock."""
+    none that ended in a transport error, and none of their verdicts, so that the conversations
+    played again are judged again) and mark it running; the caller holds the lock."""
     ids = {flow.id for flow in plan.flows}
     kept = [
         record
@@ -283,14 +298,26 @@ def begin_resume(plan: SimulatePlan, retry_errors: bool) -> None:
     ]
     rewrite(plan.out, kept)
     plan.done = {record.flow_id for record in kept}
+    _drop_verdicts(plan.out / VERDICTS, plan.done)
     manifest = plan.manifest
     manifest.played.conversations = len(kept)
     manifest.played.transport_errors = sum(r.transport_error is not None for r in kept)
+    manifest.played.unisolated_mutations = sum(bool(r.unisolated_calls) for r in kept)
     manifest.attempts_of_run += 1
     manifest.status = "running"
     manifest.finished_at = None
     manifest.error = None
     manifest.save(plan.out / MANIFEST)
+
+
+def _drop_verdicts(path: Path, played: set[str]) -> None:
+    """Rewrite the verdicts file (atomically) without the verdicts of conversations that are
+    no longer recorded: each is judged again once it is played again."""
+    if not path.exists():
+        return
+    verdicts = read_verdicts(path)
+    if set(verdicts) - played:
+        write_verdicts(path, [v for flow_id, v in verdicts.items() if flow_id in played])
 
 
 def _check_counts(concurrency: int, result_chars: int, selection: FlowSelection) -> None:
@@ -314,6 +341,15 @@ def _check_out(out: Path) -> None:
         )
     if out.exists() and not out.is_dir():
         raise UserError(f"{out} is a file, not a directory: name another --out", "out")
+
+
+def _safety(config: AgentConfig) -> ToolSafety:
+    return ToolSafety.declared(config.read_only_tools, config.mutating_tools)
+
+
+def _resolved(path: Path | None) -> str | None:
+    """A path as run.json records it: absolute, so the run resumes from any directory."""
+    return str(path.resolve()) if path is not None else None
 
 
 def _isolation_record(kind: str, options: IsolationOptions) -> IsolationRecord:

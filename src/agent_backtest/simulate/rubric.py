@@ -47,6 +47,10 @@ DEFAULT_DESCRIPTIONS: dict[str, str] = {
     "agent_rendering": "the answer was produced but shown to the user empty, cut or garbled",
     "model": "the model chose badly among what it was offered, or answered wrongly",
     "backend_data": "a tool's data or service gave wrong or missing results",
+    "user_simulator": "the simulated user broke its instructions: it asked for something else, "
+    "said what it was not given, or stopped before its task was done",
+    "environment": "the target or its tools failed outside the agent: a service down, a "
+    "fixture or test set-up that was wrong",
     "none": "no one has anything to fix: the conversation passed",
 }
 

@@ -25,7 +25,7 @@ from agent_backtest.providers.roles import close_clients, open_clients
 from agent_backtest.redaction import redact
 from agent_backtest.runs.files import private_atomic_writer
 from agent_backtest.runs.manifest_base import RunStatus
-from agent_backtest.runs.settle import settle
+from agent_backtest.runs.settle import final_status, settle
 from agent_backtest.runs.signals import StopRequest, stop_on_signals
 from agent_backtest.simulate.conversation import Played, UserRole, play
 from agent_backtest.simulate.flows import read_flows
@@ -34,6 +34,7 @@ from agent_backtest.simulate.layout import CONVERSATIONS, FIXTURE_COPY, FLOWS, M
 from agent_backtest.simulate.log import ConversationLog
 from agent_backtest.simulate.manifest import SimulateManifest
 from agent_backtest.simulate.models import ConversationRecord, Flow
+from agent_backtest.simulate.mutation import ToolSafety, watch_fixture
 from agent_backtest.simulate.state_checks import check_state
 from agent_backtest.simulate.targets import Agent, AgentFactory
 from agent_backtest.trace import dump_record
@@ -66,6 +67,8 @@ class SimulatePlan:
     executor: ExecutorKind = "local"
     ray_address: str | None = None
     """The Ray cluster the executor joins (None: one started on this machine)."""
+    safety: ToolSafety = field(default_factory=ToolSafety)
+    """The agent config's read-only and mutating tools, which each conversation is held to."""
 
 
 def write_start(plan: SimulatePlan) -> None:
@@ -177,8 +180,9 @@ class _Stage:
     hooks: SimulateHooks
     stop: StopRequest
 
-    async def play(self, flow: Flow, isolated: bool) -> None:
-        """Play ``flow`` and record its conversation."""
+    async def play(self, flow: Flow, isolated: bool) -> ConversationRecord:
+        """Play ``flow`` and record its conversation, with the tools it called unisolated
+        that are not declared read-only."""
         manifest = self.plan.manifest
         played = await play(
             flow, self.agent, manifest.target.name, isolated, self.user, manifest.result_chars
@@ -187,7 +191,10 @@ class _Stage:
             played.record.state = await asyncio.to_thread(
                 check_state, flow.state, fixture_database(manifest)
             )
+        if not isolated:
+            played.record.unisolated_calls = self.plan.safety.not_read_only(played.record)
         _record(self.plan, played, self.log, self.hooks)
+        return played.record
 
 
 async def _side_by_side(stage: _Stage, flows: list[Flow]) -> None:
@@ -209,17 +216,23 @@ async def _one_at_a_time(stage: _Stage, flows: list[Flow]) -> None:
     more restore at the end; no new flow once asked to stop."""
     isolation = stage.plan.isolation
     assert isolation is not None  # the plan refuses changing flows without isolation
+    watch = watch_fixture(isolation)
     try:
         for flow in flows:
             if stage.stop:
                 break
             isolation.restore()
             try:
-                await stage.play(flow, isolated=True)
+                record = await stage.play(flow, isolated=True)
+                if watch is not None:  # before the restore undoes what the flow did
+                    watch.after(flow.id, stage.plan.safety.mutating_calls(record))
             finally:
                 isolation.restore()
     finally:
         isolation.restore()
+    warning = watch.warning() if watch is not None else None
+    if warning is not None and warning not in stage.plan.manifest.warnings:
+        stage.plan.manifest.warnings.append(warning)  # run.json has it when the run settles
 
 
 def _record(plan: SimulatePlan, played: Played, log: ConversationLog, hooks: SimulateHooks) -> None:
@@ -230,6 +243,8 @@ def _record(plan: SimulatePlan, played: Played, log: ConversationLog, hooks: Sim
         counts.transport_errors += 1
         kind = _error_kind(played.record.transport_error)
         plan.manifest.error_examples.setdefault(kind, redact(played.record.transport_error)[:300])
+    if played.record.unisolated_calls:
+        counts.unisolated_mutations += 1
     if played.teardown_error is not None:
         counts.teardown_errors += 1
         plan.manifest.error_examples.setdefault("teardown", played.teardown_error[:300])
@@ -253,4 +268,7 @@ def _settle(plan: SimulatePlan, counters: dict[str, CallCounters], ended: RunSta
         if name in manifest.roles:
             manifest.add_counts(name, counted.as_dict())
     played = manifest.played
+    status = final_status(played.conversations, played.transport_errors)
+    if ended is None and status == "completed" and played.unisolated_mutations:
+        ended = "completed_with_errors"  # whole conversations, on data that may have drifted
     settle(manifest, plan.out / MANIFEST, ended, played.conversations, played.transport_errors)

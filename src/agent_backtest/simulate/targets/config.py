@@ -9,6 +9,8 @@
     credential_command = "vault read -field=key secret/agent"   # its output is ${credential}
     headers = { Authorization = "Bearer ${api_key}" }
 
+    health = { method = "GET", path = "/health" }   # optional: checked before the first flow
+
     [session]                          # optional: one agent session per conversation
     create = { method = "POST", path = "/sessions", id_path = "id" }
     teardown = { method = "DELETE", path = "/sessions/${session_id}" }
@@ -19,6 +21,7 @@
 
     [answer]                           # json: paths in the answer; sse: a mapping of events
     format = "sse"
+    end = "done"                       # the event that completes a turn (optional)
     events.token = { kind = "text_delta", text = "delta" }
     events.tool = { kind = "tool_start", name = "tool", arguments = "input" }
 
@@ -47,13 +50,16 @@ import tomllib
 from pathlib import Path
 from string import Template
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from agent_backtest.errors import InputError, UserError
 from agent_backtest.record_model import StrictModel
 from agent_backtest.simulate.targets.events import EventKind, EventPaths
 
+_HOST = re.compile(r"[A-Za-z0-9._-]+|[0-9A-Fa-f:.]+")
+"""A host name, an IPv4 address, or an IPv6 address (urlsplit drops its brackets)."""
 TURN_VALUES = ("message", "session_id", "flow_id", "conversation_id", "turn")
 """What a template knows of the conversation: the user's message, the agent session's id (from
 session.create), the flow's id, the conversation's own id (new for each conversation, recorded
@@ -124,6 +130,12 @@ class SseAnswer(StrictModel):
     done: list[str] = Field(
         default_factory=list, description="Event types (or data such as [DONE]) that end a turn."
     )
+    end: str | None = Field(
+        default=None,
+        description="The event type (or data) that completes a turn, which may be mapped in "
+        "events too (say, to usage): a stream that ends before it is the transport error "
+        "stream_ended_early, never a finished turn.",
+    )
 
 
 class TargetBase(StrictModel):
@@ -137,7 +149,7 @@ class HttpTarget(TargetBase):
     """A live agent over HTTP."""
 
     type: Literal["http"]
-    base_url: str = Field(pattern=r"^https?://[^/\s]+")
+    base_url: str = Field(description="http(s)://host[:port][/path]: where the agent listens.")
     connect_retries: int = Field(default=3, ge=0, le=20)
     retry_wait: float = Field(default=0.5, ge=0, description="Seconds between connect tries.")
     env: dict[str, str] = Field(
@@ -148,8 +160,32 @@ class HttpTarget(TargetBase):
     )
     headers: dict[str, str] = Field(default_factory=dict)
     session: SessionCalls | None = None
+    health: Request | None = Field(
+        default=None,
+        description="A request the agent answers with a success when it is up and takes the "
+        "credential: sent once before the first flow, instead of a session opened and closed.",
+    )
     turn: Request
     answer: Annotated[JsonAnswer | SseAnswer, Field(discriminator="format")]
+
+    @field_validator("base_url")
+    @classmethod
+    def _usable_url(cls, value: str) -> str:
+        """A URL a connection can be opened to: http or https, a host name, a port in range."""
+        if "${" in value:
+            raise ValueError(f"{value!r}: base_url is not a template: write the address itself")
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https"):
+            raise ValueError(f"{value!r}: give an http:// or https:// address")
+        try:
+            port = parts.port
+        except ValueError:
+            port = -1
+        if port is not None and not 1 <= port <= 65535:
+            raise ValueError(f"{value!r}: the port must be a number from 1 to 65535")
+        if not parts.hostname or not _HOST.fullmatch(parts.hostname):
+            raise ValueError(f"{value!r}: no usable host name")
+        return value
 
     @model_validator(mode="after")
     def _known_names(self) -> HttpTarget:
@@ -172,6 +208,8 @@ class HttpTarget(TargetBase):
         """(key, template) of every templated string of the file."""
         found = [(f"headers.{key}", value) for key, value in self.headers.items()]
         requests = {"turn": self.turn}
+        if self.health is not None:
+            requests["health"] = self.health
         if self.session is not None:
             requests["session.create"] = self.session.create
             if self.session.teardown is not None:
@@ -277,7 +315,7 @@ def load_target(path: Path) -> Target:
     try:
         target = TargetFile.model_validate({"target": data}).target
     except ValidationError as exc:
-        raise _file_error(path, exc) from None
+        raise _file_error(path, exc, data, wrapped=True) from None
     return target
 
 
@@ -292,19 +330,43 @@ def _installed_target(path: Path, data: dict[str, Any]) -> Any:
     try:
         return settings.model_validate(data)
     except ValidationError as exc:
-        raise _file_error(path, exc, prefix=0) from None
+        raise _file_error(path, exc, data) from None
 
 
-def _file_error(path: Path, exc: ValidationError, prefix: int = 2) -> InputError:
-    """The first problem, as the key of the file at fault and its fix."""
+def _file_error(
+    path: Path, exc: ValidationError, data: dict[str, Any], wrapped: bool = False
+) -> InputError:
+    """The first problem, as the key of the file at fault (``wrapped``: the error's location
+    starts with the wrapper of :class:`TargetFile`) and its fix."""
     error = exc.errors()[0]
-    # The first two parts of a built-in type's are the wrapper and the union member's tag
-    # (target.http.…); a check of the whole file (no key of its own) names the key in its
-    # message.
-    key = ".".join(str(part) for part in error["loc"][prefix:]) or None
+    location = error["loc"][1:] if wrapped else error["loc"]
+    # A check of the whole file (no key of its own) names the key in its message.
+    key = _key_in_file(data, location, error["type"] == "missing")
     if error["type"] == "extra_forbidden":
         return InputError(path, key, "unknown key: remove it or check its spelling")
     return InputError(path, key, error["msg"].removeprefix("Value error, "))
+
+
+def _key_in_file(data: Any, location: tuple[int | str, ...], missing: bool) -> str | None:
+    """A validation error's location as the file writes it. The names pydantic adds on the way
+    (a union member's tag such as ``http`` or ``sse``) are not keys of the file and are left
+    out; only a missing key is named although the file does not hold it."""
+    keys: list[str] = []
+    node = data
+    for number, part in enumerate(location):
+        if _holds(node, part):
+            node = node[part]
+        elif not (missing and number == len(location) - 1):
+            continue
+        keys.append(str(part))
+    return ".".join(keys) or None
+
+
+def _holds(node: Any, part: int | str) -> bool:
+    """True when ``part`` is a key (or an index) of ``node`` as the file has it."""
+    if isinstance(node, dict):
+        return part in node
+    return isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
 
 
 def render(template: str, values: dict[str, str]) -> str:

@@ -44,6 +44,8 @@ from agent_backtest.simulate.targets.sse import sse_events
 from agent_backtest.simulate.targets.turns import TargetAnswer
 
 NOT_DELIVERED = (httpx.ConnectError, httpx.ConnectTimeout)
+PREFLIGHT = "preflight"
+"""The flow id the pre-flight session is opened with (``${flow_id}`` in its templates)."""
 
 
 def http_secrets(target: HttpTarget) -> dict[str, str]:
@@ -80,6 +82,49 @@ class HttpAgent:
         own models: ``models`` is not used)."""
         if self.target.credential_command:
             await self._refresh_credential(self._credential_generation)
+
+    @property
+    def preflight_step(self) -> str:
+        """What :meth:`preflight` sends, in words."""
+        if self.target.health is not None:
+            what = "health request"
+        elif self.target.session is not None:
+            what = "session create and teardown"
+        else:
+            what = "connection"
+        return f"{what} at {self.target.base_url}"
+
+    async def preflight(self) -> None:
+        """Show, before the run writes anything, that the agent answers and takes the run's
+        credential: its health request, else one session opened and torn down, else a
+        connection opened (nothing sent); a target error when it does not."""
+        await self.start({})
+        if self.target.health is not None:
+            await self.send(self.target.health, HttpConversation(self, PREFLIGHT).values(None, ""))
+        elif self.target.session is not None:
+            conversation = await self.open(PREFLIGHT)
+            await conversation.close()
+        else:
+            await self._connect()
+
+    async def _connect(self) -> None:
+        """Open a connection to the agent's host and port and close it, tried as a request is."""
+        url = httpx.URL(self.target.base_url)
+        port = url.port or (443 if url.scheme == "https" else 80)
+        tries = self.target.connect_retries + 1
+        for attempt in range(1, tries + 1):
+            try:
+                async with asyncio.timeout(self.target.timeout):
+                    _, writer = await asyncio.open_connection(url.host, port)
+            except (OSError, TimeoutError) as exc:
+                if attempt == tries:
+                    detail = str(exc) or type(exc).__name__
+                    raise TargetError("connection", f"{detail} ({tries} tries)") from None
+                await asyncio.sleep(self.target.retry_wait)
+            else:
+                writer.close()
+                await writer.wait_closed()
+                return
 
     async def open(self, flow_id: str) -> HttpConversation:
         """A conversation: the agent session it asked for, opened."""

@@ -46,6 +46,7 @@ from agent_backtest.simulate.targets.tools import (
     offered_tools,
 )
 from agent_backtest.simulate.targets.turns import TargetAnswer
+from agent_backtest.simulate.turn_errors import STEP_LIMIT
 from agent_backtest.trace import Message, Step, ToolDef
 
 SEED = 0
@@ -234,6 +235,6 @@ def _end(turn: TurnOutcome, events: list[TurnEvent], max_steps: int) -> None:
         events.append(
             TurnEvent(
                 "error",
-                message=f"step_limit: no text answer after {max_steps} model calls (max_steps)",
+                message=f"{STEP_LIMIT}: no text answer after {max_steps} model calls (max_steps)",
             )
         )

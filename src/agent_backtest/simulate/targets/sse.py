@@ -18,19 +18,29 @@ from agent_backtest.simulate.targets.events import MISSING, TurnEvent, at_path, 
 
 
 async def sse_events(response: httpx.Response, answer: SseAnswer) -> AsyncIterator[TurnEvent]:
-    """The turn events of a streamed answer, until the stream ends or a ``done`` event."""
+    """The turn events of a streamed answer, until the stream ends or a ``done`` event; with
+    an ``end`` event named, a stream that stops before it is ``stream_ended_early``."""
     try:
         async for sse in EventSource(response).aiter_sse():
             data = _data(sse)
             by_event = answer.type_from == "event"
             kind_name = sse.event if by_event else at_path(data, answer.type_from)
-            if kind_name in answer.done or sse.data in answer.done:
-                return
             mapping = answer.events.get(kind_name) if isinstance(kind_name, str) else None
+            if answer.end is not None and answer.end in (kind_name, sse.data):
+                if mapping is not None:  # the closing event may carry the usage
+                    yield event_from(mapping.kind, data, mapping.paths())
+                return
+            if kind_name in answer.done or sse.data in answer.done:
+                break
             if mapping is not None:  # other event types (pings, progress) carry no turn content
                 yield event_from(mapping.kind, data, mapping.paths())
     except SSEError as exc:
         raise TargetError("malformed_answer", str(exc)) from None
+    if answer.end is not None:
+        raise TargetError(
+            "stream_ended_early",
+            f"the answer stopped before its {answer.end!r} event: the turn is not complete",
+        )
 
 
 def _data(sse: ServerSentEvent) -> object:

@@ -8,6 +8,7 @@ from typing import Any
 
 from agent_backtest.simulate.models import ModelCall, ToolActivity, TurnRecord
 from agent_backtest.simulate.targets.events import TurnEvent
+from agent_backtest.simulate.turn_errors import AGENT_ERROR_PREFIX
 
 DEFAULT_RESULT_CHARS = 2000
 """Characters of a tool result kept in a turn record (its full length is recorded too)."""
@@ -69,7 +70,7 @@ def assemble_turn(
             record.tools_offered = event.tools
     record.tool_calls = calls
     record.final_text = final if final is not None else ("".join(deltas) if deltas else None)
-    record.error = "agent: " + "; ".join(errors) if errors else None
+    record.error = AGENT_ERROR_PREFIX + "; ".join(errors) if errors else None
     return record
 
 
