@@ -34,6 +34,7 @@ EMBEDDED = "runs the embedded model"
 LEFT_OUT = {
     ("how-to/batches.md", "export OPENAI_API_KEY=sk-..."): KEY,
     ("how-to/bench.md", "abt bench run tau_airline --agent local/smollm2"): EMBEDDED,
+    ("how-to/bench.md", "abt bench run tau_airline --agent openai/gpt-4o"): KEY,
     ("how-to/judging-conversations.md", "abt simulate run --from runs/sim"): USER_FILES,
     ("how-to/patches.md", "abt replay runs/demo/units.jsonl --model local/smollm2"): EMBEDDED,
     ("how-to/providers-and-roles.md", "export OPENAI_API_KEY=..."): KEY,
