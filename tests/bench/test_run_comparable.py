@@ -82,6 +82,28 @@ def test_tau_airline_with_a_user_model_plays_tau_benchs_user_at_the_temperatures
     assert "user prompt tau (τ-bench&#x27;s user simulator prompt) · agent temperature 0" in page
 
 
+def test_user_tau_plays_tau_benchs_user_prompt_by_the_model_of_the_configs_user_role(
+    tmp_path: Path,
+) -> None:
+    with FakeOpenAI(reply=tau_reply) as fake:
+        config = write_config(tmp_path / "abt.toml", fake=fake.base_url)
+        config.write_text(config.read_text() + '[roles.user]\nmodel = "fake/user-1"\n')
+        code, output = abt(
+            "bench", "run", "tau_airline", "--case-id", TAU_CASE, "--agent", "fake/agent-1",
+            "--agent-temperature", "0.0", "--user", "tau", "--out", tmp_path / "run",
+            "--config", config, "--no-cache",
+        )  # fmt: skip
+    assert code == 0, output
+    manifest = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert manifest["roles"]["agent"]["temperature"] == 0.0
+    assert manifest["roles"]["user"]["model"] == "fake/user-1"
+    assert manifest["user_prompt"] == "tau"
+    users = [b for b in fake.bodies if b["model"] == "user-1"]
+    assert users[0]["messages"][0]["content"].startswith("You are a user interacting")
+    label = "set up: user prompt tau (τ-bench's user simulator prompt) · agent temperature 0 · "
+    assert label in output
+
+
 def test_abts_own_user_prompt_is_chosen_by_name(tmp_path: Path) -> None:
     code, output, fake, out = tau_run(
         tmp_path, "--user", "fake/user-1", "--user-prompt", "abt", "--user-max-tokens", "64"
@@ -135,7 +157,8 @@ def test_a_benchmark_whose_cases_open_with_messages_needs_no_user(
     ("extra", "message"),
     [
         ((), "--user: case c00 of shop is played with a user: name the user's model"),
-        (("--user", "tau"), "--user: names the user's model (provider/model) or scripted; "),
+        (("--user", "tau"), "--user: no model for the user role: name one, or set model in"),
+        (("--user", "tau", "--user-prompt", "abt"), "--user-prompt: names another user prompt"),
         (("--user", "scripted", "--user-temperature", "0.5"), "--user-temperature: sets how"),
         (("--user", "scripted", "--user-prompt", "tau"), "--user-prompt: sets the simulated"),
         (("--user", "fake/user-1", "--user-prompt", "nope"), "--user-prompt: no user prompt"),

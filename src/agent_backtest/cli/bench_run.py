@@ -44,9 +44,10 @@ class BenchRunFlags:
     agent_max_tokens: int | None = field(default=None, metadata=flag(ROLES, "N", min=1))
     """The most tokens per agent answer [default: the provider's]."""
     user: str | None = field(default=None, metadata=flag(ROLES, "MODEL"))
-    """The simulated user's model (provider/model), or scripted: each case's
-    metadata.user_turns (else its instruction) one per agent reply, then the stop marker; not
-    needed when every case opens with its own messages (bfcl)."""
+    """The simulated user's model (provider/model); tau or abt: that user prompt played by the
+    model of [roles.user] in abt.toml; or scripted: each case's metadata.user_turns (else its
+    instruction) one per agent reply, then the stop marker. Not needed when every case opens
+    with its own messages (bfcl)."""
     user_prompt: str | None = field(default=None, metadata=flag(ROLES, "tau|abt"))
     """The simulated user's system prompt: tau (τ-bench's user simulator) or abt (abt's own)
     [default: the benchmark's; tau_airline's is tau]."""
@@ -63,15 +64,12 @@ class BenchRunFlags:
 
     def roles(self) -> dict[str, RoleModel]:
         """The roles named, for the API's ``roles``: a model, or a model with its sampling."""
-        if self.user in USER_PROMPTS:
-            raise UserError(
-                f"names the user's model (provider/model) or scripted; for the {self.user} user "
-                f"prompt add --user-prompt {self.user} (tau_airline's default is tau)",
-                "user",
-            )
         named: dict[str, RoleModel] = {}
         for name, model in (("agent", self.agent), ("user", self.user), ("judge", self.judge)):
             sampling = self.sampling(name)
+            if name == "user" and model in USER_PROMPTS:  # the model comes from [roles.user]
+                named[name] = _with_sampling(name, None, sampling)
+                continue
             if sampling and (not model or model == SCRIPTED):
                 raise UserError(
                     f"sets how the {name}'s model samples: name the model with --{name}",
@@ -86,14 +84,26 @@ class BenchRunFlags:
         run's own)."""
         return any(value is not None for name, value in vars(self).items() if name != "resume")
 
+    def prompt(self) -> str | None:
+        """The simulated user's prompt: --user-prompt, or the prompt --user names."""
+        if self.user not in USER_PROMPTS:
+            return self.user_prompt
+        if self.user_prompt not in (None, self.user):
+            raise UserError(
+                f"names another user prompt than --user {self.user}: give one of them",
+                "user_prompt",
+            )
+        return self.user
+
     def sampling(self, role: str) -> dict[str, float | int]:
         """The sampling flags given for ``role`` (agent or user), by setting name."""
         given = {setting: getattr(self, f"{role}_{setting}", None) for setting in SAMPLING_FIELDS}
         return {setting: value for setting, value in given.items() if value is not None}
 
 
-def _with_sampling(role: str, model: str, sampling: dict[str, float | int]) -> RoleSettings:
-    """The role's model with its sampling flags; a value out of bounds names its flag."""
+def _with_sampling(role: str, model: str | None, sampling: dict[str, float | int]) -> RoleSettings:
+    """The role's model (None: the config's) with its sampling flags; a value out of bounds
+    names its flag."""
     try:
         return RoleSettings(model=model, **sampling)
     except ValidationError as exc:
@@ -134,7 +144,7 @@ def run(
             benchmark,
             roles=flags.roles(),
             out=out,
-            user_prompt=flags.user_prompt,
+            user_prompt=flags.prompt(),
             cases=cases,
             rollouts=rollouts,
             calls=calls,
