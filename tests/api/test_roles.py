@@ -84,7 +84,7 @@ def test_a_role_given_as_something_else_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_bench_run_names_the_role_it_misses(tmp_path: Path) -> None:
-    with pytest.raises(abt.UserError, match="needs its user role") as caught:
+    with pytest.raises(abt.UserError, match="case 0 of tau_airline is played") as caught:
         abt.bench_run("tau_airline", roles={"agent": "mock/golden"}, out=tmp_path / "r")
     assert caught.value.parameter == "user"
     assert not (tmp_path / "r").exists()

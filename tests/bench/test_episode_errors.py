@@ -8,7 +8,7 @@ from typing import Any
 from agent_backtest.bench.episode import Agent, run_episode
 from agent_backtest.bench.models import Case, EpisodeRules
 from agent_backtest.bench.rollouts import Rollout
-from agent_backtest.bench.users import ScriptedUser, model_user
+from agent_backtest.bench.users import ScriptedUser, UserModel, model_user
 from agent_backtest.providers import ModelClient
 from agent_backtest.trace import LLMRequest, LLMResponse
 from tests.bench.shop import ShopEnvironment
@@ -43,6 +43,6 @@ def test_a_provider_raising_ends_the_episode_as_a_model_or_user_error() -> None:
     episode = asyncio.run(run_episode(rollout, ShopEnvironment, agent, scripted, rules, 10))
     assert episode.error is not None and episode.error.kind == "model_error"
     assert "exceed context window" in episode.error.detail and episode.ended_by == "error"
-    user = model_user(client, "m", case.instruction or "", "###STOP###", None)
+    user = model_user(UserModel(client, "m"), case.instruction or "", "###STOP###", None)
     episode = asyncio.run(run_episode(rollout, ShopEnvironment, agent, user, rules, 10))
     assert episode.error is not None and episode.error.kind == "user_error"

@@ -212,8 +212,12 @@ def test_the_command_writes_the_files_and_prints_every_k(tau_run: Path) -> None:
     assert lines[0].startswith(
         "tau_airline 2024.06 · completed · 100 episodes: 100 graded (of 25 cases)"
     )
-    assert lines[1].startswith("pass^1 0.310 [")
-    assert lines[4].startswith("pass^4 0.160 [") and lines[4].endswith("25 cases")
+    assert lines[1] == (
+        "set up: user prompt abt (abt's simulated user) · agent sampling as the provider "
+        "defaults · user sampling as the provider defaults"
+    )
+    assert lines[2].startswith("pass^1 0.310 [")
+    assert lines[5].startswith("pass^4 0.160 [") and lines[5].endswith("25 cases")
     assert "input tokens not recorded" in result.stdout
     assert f"wrote {tau_run / 'summary.json'}" in result.stdout
 

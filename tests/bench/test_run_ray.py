@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -122,6 +123,11 @@ def test_bench_rollouts_on_ray_match_the_local_executor(ray_cluster: Any, tmp_pa
     assert len(ray_keys) == calls and set(ray_keys) == {f"Bearer {key}" for key in NODE_KEYS}
     manifest = json.loads((tmp_path / "ray" / "run.json").read_text())
     assert manifest["status"] == "completed" and manifest["counts"]["agent"]["calls"] == calls
+    # the Ray run records the ray it ran on; the local one, which never used it, does not
+    (start,) = manifest["provenance"]
+    assert start["packages"]["ray"] == version("ray")
+    local_manifest = json.loads((tmp_path / "local" / "run.json").read_text())
+    assert "ray" not in local_manifest["provenance"][0]["packages"]
 
 
 def test_a_ray_address_without_executor_ray_is_refused(tmp_path: Path) -> None:

@@ -48,6 +48,7 @@ LEFT_OUT = {
     ): BACKEND,
     ("how-to/pull-and-push.md", "export LANGFUSE_HOST=https://cloud.langfuse.com"): BACKEND,
     ("how-to/bench.md", "abt bench run tau_airline --agent local/smollm2"): EMBEDDED,
+    ("how-to/bench.md", "abt bench run tau_airline --agent openai/gpt-4o"): KEY,
     ("how-to/judging-conversations.md", "abt simulate run --from runs/sim"): USER_FILES,
     ("how-to/patches.md", "abt replay runs/demo/units.jsonl --model local/smollm2"): EMBEDDED,
     ("how-to/providers-and-roles.md", "export OPENAI_API_KEY=..."): KEY,

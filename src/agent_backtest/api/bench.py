@@ -32,7 +32,7 @@ from agent_backtest.bench.run import (
     start_run,
 )
 from agent_backtest.bench.tally import tally
-from agent_backtest.bench.users import SCRIPTED
+from agent_backtest.bench.users import SCRIPTED, USER_PROMPTS
 from agent_backtest.errors import UserError
 from agent_backtest.executors import RoleCalls, role_calls
 from agent_backtest.providers import load_model_config
@@ -44,7 +44,15 @@ from agent_backtest.runs.lock import run_lock
 # The roles of a bench run: the agent under test, the simulated user, the judge of its graders.
 BENCH_ROLES: tuple[RoleName, ...] = ("agent", "user", "judge")
 
-__all__ = ["BenchOutcome", "EpisodeRecord", "bench_resume", "bench_run", "engineering_errors"]
+__all__ = [
+    "SCRIPTED",
+    "USER_PROMPTS",
+    "BenchOutcome",
+    "EpisodeRecord",
+    "bench_resume",
+    "bench_run",
+    "engineering_errors",
+]
 
 
 def bench_run(
@@ -57,16 +65,22 @@ def bench_run(
     calls: CallOptions | None = None,
     execution: ExecutorOptions | None = None,
     config_file: PathLike | None = None,
+    user_prompt: str | None = None,
     on_episode: Callable[[EpisodeRecord], None] = lambda record: None,
 ) -> BenchOutcome:
     """Roll out ``agent`` on every chosen case of ``benchmark`` into the new run directory
     ``out``, then grade the episodes against the gold.
 
     ``benchmark`` is a benchmark directory, or a shipped benchmark's name (``tau_airline``).
-    ``roles`` names the models: ``agent`` (the model under test) and ``user`` are needed, and
-    ``judge`` for a benchmark whose graders ask one; ``user`` may be ``"scripted"`` for a user
-    that plays each case's ``metadata.user_turns`` (else its instruction) and then the stop
-    marker. ``calls`` sets how every role's calls are made (timeouts, retries, cache);
+    ``roles`` names the models: ``agent`` (the model under test) always, ``user`` for a
+    benchmark whose cases are played with a user, and ``judge`` for one whose graders ask one;
+    ``user`` may be ``"scripted"`` for a user that plays each case's ``metadata.user_turns``
+    (else its instruction) and then the stop marker. The agent's and the user's sampling
+    (temperature, top_p, max_tokens) are role settings: ``{"agent":
+    RoleSettings(model=..., temperature=0.0)}`` or ``[roles.agent]`` of the config.
+    ``user_prompt`` names the simulated user's system prompt: ``"tau"`` (τ-bench's user
+    simulator) or ``"abt"``; by default the benchmark's own (tau_airline's is τ-bench's).
+    ``calls`` sets how every role's calls are made (timeouts, retries, cache);
     ``execution`` where the agent's and the user's are made (here, or on Ray workers: the
     episodes, their environments and the gold stay in this process; a ``local/...`` model is
     loaded by every worker, from the same path). Nothing is written and nothing is sent until
@@ -74,9 +88,8 @@ def bench_run(
     naming the parameter at fault.
     """
     models = given_roles(roles, BENCH_ROLES)
-    for needed in ("agent", "user"):
-        if needed not in models:
-            raise UserError(f"a bench run needs its {needed} role: roles={{{needed!r}: …}}", needed)
+    if "agent" not in models:
+        raise UserError("a bench run needs its agent role: roles={'agent': …}", "agent")
     calls, execution = calls or CallOptions(), execution or ExecutorOptions()
     execution.check()
     config = load_model_config(Path(config_file) if config_file else None)
@@ -88,6 +101,8 @@ def bench_run(
         _case_choice(cases or CaseOptions()),
         _rollout_choice(rollouts or RolloutOptions()),
         str(Path(config_file).resolve()) if config_file else None,
+        scripted_user=models.get("user") == SCRIPTED,
+        user_prompt=user_prompt,
     )
     directory = plan.directory
     try:
@@ -99,7 +114,7 @@ def bench_run(
         ) from None
     with run_lock(directory, "bench run"):
         start_run(plan)
-        return execute(plan, set(), _calls_on(execution, plan), on_episode)
+        return execute(plan, set(), _calls_on(execution, plan), on_episode, _loads(execution))
 
 
 def bench_resume(
@@ -118,7 +133,7 @@ def bench_resume(
         config_file = config_file or load_manifest(directory).config_file
         config = load_model_config(Path(config_file) if config_file else None)
         plan, done = prepare_resume(directory, config)
-        return execute(plan, done, _calls_on(execution, plan), on_episode)
+        return execute(plan, done, _calls_on(execution, plan), on_episode, _loads(execution))
 
 
 def engineering_errors(outcome: BenchOutcome) -> dict[str, int]:
@@ -132,6 +147,11 @@ def _calls_on(execution: ExecutorOptions, plan: BenchPlan) -> RoleCalls:
     roles share the cluster's CPUs, each worker holding its part of one."""
     rolling = [name for name in plan.manifest.roles if name != "judge"]
     return role_calls(execution.executor, execution.ray_address, plan.config, len(rolling))
+
+
+def _loads(execution: ExecutorOptions) -> tuple[str, ...]:
+    """The optional libraries the executor loads, for the run's provenance."""
+    return ("ray",) if execution.executor == "ray" else ()
 
 
 def _roles(

@@ -13,10 +13,25 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 
 from agent_backtest.errors import UserError
-from agent_backtest.providers.config import ModelConfig, ModelRole, RoleName, RoleSettings
+from agent_backtest.providers.config import (
+    SAMPLING_FIELDS,
+    ModelConfig,
+    ModelRole,
+    RoleName,
+    RoleSettings,
+)
 from agent_backtest.providers.roles import RoleModel, resolve_role
 
-__all__ = ["JUDGES", "ModelRole", "RoleModel", "RoleSettings", "Roles", "given_roles", "judges"]
+__all__ = [
+    "JUDGES",
+    "SAMPLING_FIELDS",
+    "ModelRole",
+    "RoleModel",
+    "RoleSettings",
+    "Roles",
+    "given_roles",
+    "judges",
+]
 
 Roles = Mapping[str, RoleModel]
 """A role's name → its model: ``provider/model``, a RoleSettings, or a ModelRole."""

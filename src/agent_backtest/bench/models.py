@@ -66,6 +66,11 @@ class BenchmarkManifest(TaggedRecord):
         "or module:function of a user's grader.",
     )
     rules: EpisodeRules = Field(default_factory=EpisodeRules)
+    user_prompt: str = Field(
+        default="abt",
+        description="The simulated user's system prompt a run gives by default: abt (abt's own) "
+        "or tau (τ-bench's user simulator, for figures comparable with τ-bench's).",
+    )
 
 
 class Case(StrictModel):

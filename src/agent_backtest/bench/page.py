@@ -78,6 +78,7 @@ def facts_section(summary: BenchSummary) -> Markup:
         ("benchmark", benchmark or "not recorded"),
         ("release", run.release or "not recorded"),
         ("models", models or "not recorded"),
+        ("set up", run.setup() or "not recorded"),
         ("status", run.status or "not recorded"),
         ("run", run.run_id or "not recorded"),
         (

@@ -12,6 +12,7 @@ from agent_backtest.bench.environments import environment_factory
 from agent_backtest.bench.grading import JUDGED
 from agent_backtest.bench.models import Case
 from agent_backtest.bench.run_manifest import MANIFEST_FILE
+from agent_backtest.bench.users import user_prompt
 from agent_backtest.errors import UserError
 from agent_backtest.providers import ModelConfig
 from agent_backtest.providers.config import ModelRole
@@ -74,6 +75,37 @@ def policy_revision(make: Callable[[], Environment], name: str) -> str:
             f"environment {name!r} cannot be made: {type(exc).__name__}: {exc}", "benchmark"
         ) from None
     return sha256_of(material)
+
+
+def check_user(
+    benchmark: Benchmark,
+    cases: Sequence[Case],
+    roles: dict[str, ModelRole],
+    scripted_user: bool,
+    prompt: str | None,
+) -> str | None:
+    """A user for every case that is played with one, and the simulated user's prompt: the
+    name given, else the benchmark's own; None without a simulated user."""
+    played = next((c.id for c in cases if c.instruction is not None and not c.messages), None)
+    if played is not None and "user" not in roles and not scripted_user:
+        raise UserError(
+            f"case {played} of {benchmark.manifest.name} is played with a user: name the user's "
+            "model (provider/model), or scripted",
+            "user",
+        )
+    if "user" not in roles:
+        if prompt is not None:
+            raise UserError(
+                "sets the simulated user's prompt, and this run has no simulated user: name the "
+                "user's model, or leave the prompt out",
+                "user_prompt",
+            )
+        return None
+    stop_marker = benchmark.manifest.rules.stop_marker
+    if prompt is not None:
+        return user_prompt(prompt, stop_marker).name
+    # the manifest's own choice: a mistake there is the benchmark's
+    return user_prompt(benchmark.manifest.user_prompt, stop_marker, "benchmark").name
 
 
 def check_roles(roles: dict[str, ModelRole], config: ModelConfig, graders: list[str]) -> None:

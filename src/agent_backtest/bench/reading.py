@@ -17,6 +17,7 @@ from pydantic import Field, ValidationError
 from agent_backtest.bench.models import BenchmarkManifest, EpisodeRecord, GradeRecord
 from agent_backtest.bench.run_files import episodes_log, grades_log
 from agent_backtest.bench.run_manifest import MANIFEST_FILE, BenchRunManifest
+from agent_backtest.bench.users import DEFAULT_USER_PROMPT, USER_PROMPTS
 from agent_backtest.errors import InputError, RecordError, UserError
 from agent_backtest.record_model import StrictModel
 from agent_backtest.runs.manifest_base import FINAL_STATUSES, run_kind
@@ -38,7 +39,34 @@ class RunFacts(StrictModel):
     training_prohibited: bool | None = None
     commit: str | None = None
     models: dict[str, str] = Field(default={})
+    sampling: dict[str, dict[str, float | int]] = Field(
+        default={},
+        description="The sampling parameters the agent's and the user's requests carried, by "
+        "role; a role with none took its provider's defaults.",
+    )
+    user: str | None = Field(
+        default=None,
+        description="Who played the user: the simulated user's prompt (abt, tau), scripted, "
+        "or None when no case had a user.",
+    )
     base_seed: int | None = None
+
+    def setup(self) -> str:
+        """How the run was set up, as a label beside the benchmark's: which user prompt, and
+        the agent's and the user's sampling; what makes its figures comparable or not."""
+        parts = []
+        if self.user in USER_PROMPTS:
+            prompt = USER_PROMPTS[self.user]
+            parts.append(f"user prompt {prompt.name} ({prompt.description})")
+        elif self.user is not None:
+            parts.append(f"{self.user} user")
+        for role in ("agent", "user"):
+            if role not in self.models:
+                continue
+            given = self.sampling.get(role) or {}
+            said = ", ".join(f"{name} {value:g}" for name, value in given.items())
+            parts.append(f"{role} {said or 'sampling as the provider defaults'}")
+        return " · ".join(parts)
 
 
 @dataclass
@@ -128,8 +156,22 @@ def run_facts(manifest: BenchRunManifest) -> RunFacts:
         or (local is not None and local.training_prohibited),
         commit=manifest.git_commit or manifest.code_version or None,
         models={role: settings.model for role, settings in manifest.roles.items()},
+        sampling={
+            role: settings.sampling
+            for role, settings in manifest.roles.items()
+            if settings.sampling
+        },
+        user=_user(manifest),
         base_seed=manifest.rollout.base_seed,
     )
+
+
+def _user(manifest: BenchRunManifest) -> str | None:
+    """Who played the run's user (see :attr:`RunFacts.user`); a run recorded before the
+    prompt was chosen had abt's."""
+    if "user" in manifest.roles:
+        return manifest.user_prompt or DEFAULT_USER_PROMPT
+    return "scripted" if manifest.scripted_user else None
 
 
 def _benchmark_manifest(folder: Path) -> BenchmarkManifest | None:

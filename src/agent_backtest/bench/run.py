@@ -34,6 +34,7 @@ from agent_backtest.bench.plan_checks import (
     check_out,
     check_roles,
     check_rollouts,
+    check_user,
     environment_factories,
     policy_revision,
 )
@@ -60,7 +61,14 @@ from agent_backtest.bench.run_manifest import (
     RolloutSettings,
 )
 from agent_backtest.bench.traces import episode_session, read_transcript, session_bytes, trace_name
-from agent_backtest.bench.users import ScriptedUser, User, model_user
+from agent_backtest.bench.users import (
+    DEFAULT_USER_PROMPT,
+    USER_PROMPTS,
+    ScriptedUser,
+    User,
+    UserModel,
+    model_user,
+)
 from agent_backtest.episodes.calls import CallsLost, ModelCaller
 from agent_backtest.errors import InputError, Terminated, UserError
 from agent_backtest.executors import RoleCalls
@@ -69,6 +77,7 @@ from agent_backtest.providers.config import ModelRole
 from agent_backtest.providers.roles import check_role, close_clients, open_clients
 from agent_backtest.runs.files import private_atomic_writer, private_mkdir
 from agent_backtest.runs.manifest import RunStatus, code_version, describe_input, now
+from agent_backtest.runs.provenance import collect_provenance
 from agent_backtest.runs.record_log import LogWriter
 from agent_backtest.runs.settle import settle
 from agent_backtest.runs.signals import StopRequest, stop_on_signals
@@ -132,9 +141,12 @@ def plan_run(
     cases: CaseChoice,
     rollout: RolloutChoice,
     config_file: str | None = None,
+    scripted_user: bool = False,
+    user_prompt: str | None = None,
 ) -> BenchPlan:
-    """Check everything (see the module docstring); ``roles`` holds agent, user unless the user
-    is scripted, and judge when given."""
+    """Check everything (see the module docstring); ``roles`` holds agent, user when a model
+    plays it (``scripted_user`` when the cases' scripts do), and judge when given;
+    ``user_prompt`` names the simulated user's prompt (None: the benchmark's own)."""
     check_out(out)
     git_commit = check_git_commit()
     benchmark = load_benchmark(benchmark_path)
@@ -148,6 +160,7 @@ def plan_run(
     revisions = {name: policy_revision(make, name) for name, make in environments.items()}
     graders = resolve_graders(manifest_file.graders)
     check_roles(roles, config, manifest_file.graders)
+    prompt = check_user(benchmark, selected, roles, scripted_user, user_prompt)
     agent = roles["agent"]
     planned = plan_rollouts(
         selected,
@@ -159,6 +172,8 @@ def plan_run(
     manifest = _new_manifest(
         benchmark, selected, cases, rollout, roles, revisions, len(planned), git_commit
     )
+    manifest.scripted_user = scripted_user and "user" not in roles
+    manifest.user_prompt = prompt  # None unless a model plays the user
     manifest.config_file = config_file  # where the resume finds the endpoints again
     return BenchPlan(out, benchmark, manifest, planned, environments, graders, config)
 
@@ -191,7 +206,7 @@ def _new_manifest(
         environment=manifest_file.environment,
         policy_revisions=revisions,
         roles=roles,
-        scripted_user="user" not in roles,
+        scripted_user=False,
         rules=manifest_file.rules,
         graders=list(manifest_file.graders),
         selection=CaseSelectionSettings(
@@ -279,11 +294,15 @@ def execute(
     done: set[tuple[str, int]],
     calls: RoleCalls,
     on_episode: Callable[[EpisodeRecord], None] = lambda record: None,
+    loads: Sequence[str] = (),
 ) -> BenchOutcome:
     """Run every planned episode not in ``done`` (``on_episode`` hears of each as it is saved),
     the agent's and the user's model calls made by ``calls``, then grade the run once none is
-    missing."""
+    missing. What this start runs on is recorded first (``loads``: the optional libraries
+    ``calls`` will load, ray for the Ray executor)."""
     manifest, directory = plan.manifest, plan.directory
+    manifest.provenance.append(collect_provenance(manifest.roles, plan.config, loads=loads))
+    manifest.save(directory / MANIFEST_FILE)
     todo = [rollout for rollout in plan.rollouts if rollout.key not in done]
     counters = {name: CallCounters() for name in manifest.roles}
     try:
@@ -379,14 +398,15 @@ async def _roll_out(
             agent_calls = opened.enter_context(calls(agent_role, agent_clients))
             user_calls = opened.enter_context(calls(user_role, user_clients)) if user_role else {}
             ref = agent_role.ref
-            agent = Agent(agent_calls[ref], ref.model, ref.provider)
+            agent = Agent(agent_calls[ref], ref.model, ref.provider, agent_role.sampling)
+            user_model = _user_model(manifest, user_calls)
 
             async def run_one(rollout: Rollout) -> None:
                 if stop:  # asked to stop: no new episode
                     return
                 case = rollout.case
                 make = plan.environments[plan.benchmark.environment_of(case)]
-                user = _user(case, rollout, manifest, user_calls)
+                user = _user(case, rollout, manifest, user_model)
                 episode = await run_episode(
                     rollout, make, agent, user, manifest.rules, manifest.rollout.episode_timeout
                 )
@@ -400,22 +420,29 @@ async def _roll_out(
         await close_clients(user_clients)
 
 
+def _user_model(
+    manifest: BenchRunManifest, callers: Mapping[ModelRef, ModelCaller]
+) -> UserModel | None:
+    """How the run's simulated users ask the user role's model; None when no model plays the
+    user. A run recorded before the prompt was chosen had abt's."""
+    role = manifest.roles.get("user")
+    if role is None:
+        return None
+    prompt = USER_PROMPTS[manifest.user_prompt or DEFAULT_USER_PROMPT]
+    return UserModel(callers[role.ref], role.ref.model, prompt.make(), role.sampling)
+
+
 def _user(
-    case: Case,
-    rollout: Rollout,
-    manifest: BenchRunManifest,
-    callers: Mapping[ModelRef, ModelCaller],
+    case: Case, rollout: Rollout, manifest: BenchRunManifest, model: UserModel | None
 ) -> User | None:
-    """The user of one episode: none for a case of opening messages, else the script or the
-    user role's model."""
+    """The user of one episode: none for a case of opening messages, else the user role's
+    model or the script."""
     if case.messages or case.instruction is None:
         return None
     stop = manifest.rules.stop_marker or ""
-    role = manifest.roles.get("user")
-    if role is None:
+    if model is None:
         return ScriptedUser.of(case, stop)
-    ref = role.ref
-    return model_user(callers[ref], ref.model, case.instruction, stop, rollout.seed)
+    return model_user(model, case.instruction, stop, rollout.seed)
 
 
 def _save(plan: BenchPlan, episode: Episode, episodes: LogWriter[EpisodeRecord]) -> EpisodeRecord:

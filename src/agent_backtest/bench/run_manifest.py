@@ -85,6 +85,10 @@ class BenchRunManifest(ManifestBase):
     )
     roles: dict[str, ModelRole] = Field(description="agent, user (unless scripted), judge.")
     scripted_user: bool = Field(description="The user plays each case's script, not a model.")
+    user_prompt: str | None = Field(
+        default=None,
+        description="The simulated user's system prompt (abt, tau); None without a simulated user.",
+    )
     rules: EpisodeRules
     graders: list[str]
     selection: CaseSelectionSettings

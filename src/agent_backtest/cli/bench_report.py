@@ -45,6 +45,9 @@ def summary_lines(summary: BenchSummary) -> list[str]:
         f"{counts.graded} graded (of {counts.cases} cases), {counts.passed} passed, "
         f"{counts.errors} engineering errors, {counts.ungraded} not graded yet"
     )
+    setup = run.setup()
+    if setup:
+        lines.append(f"set up: {setup}")
     lines += [
         f"pass^{k} {figure(hat)} · pass@{k} {figure(summary.pass_at_k[k])} · {hat.cases} cases"
         for k, hat in summary.pass_hat_k.items()

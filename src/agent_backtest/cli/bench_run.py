@@ -6,11 +6,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import typer
+from pydantic import ValidationError
 
 from agent_backtest.api import CallOptions, CaseOptions, ExecutorOptions, RolloutOptions
 from agent_backtest.api import bench as api
-from agent_backtest.api.bench import BenchOutcome, EpisodeRecord
+from agent_backtest.api.bench import SCRIPTED, USER_PROMPTS, BenchOutcome, EpisodeRecord
 from agent_backtest.api.bench_reports import ResultFiles
+from agent_backtest.api.roles import SAMPLING_FIELDS, RoleModel, RoleSettings
 from agent_backtest.cli.bench_report import summary_lines
 from agent_backtest.cli.flags import Only, flag, with_groups
 from agent_backtest.cli.options import INPUTS, ROLES, ConfigFile, RunDirectory, argument
@@ -30,22 +32,83 @@ Benchmark = argument(
 
 @dataclass
 class BenchRunFlags:
-    """The models of a bench run's roles, and the run to finish."""
+    """The models of a bench run's roles, how the agent and the user sample, and the run to
+    finish."""
 
     agent: str | None = field(default=None, metadata=flag(ROLES, "MODEL"))
     """The agent's model: provider/model."""
+    agent_temperature: float | None = field(default=None, metadata=flag(ROLES, "T", min=0, max=2))
+    """The agent's sampling temperature (τ-bench runs at 0) [default: the provider's]."""
+    agent_top_p: float | None = field(default=None, metadata=flag(ROLES, "P", min=0, max=1))
+    """The agent's nucleus sampling mass [default: the provider's]."""
+    agent_max_tokens: int | None = field(default=None, metadata=flag(ROLES, "N", min=1))
+    """The most tokens per agent answer [default: the provider's]."""
     user: str | None = field(default=None, metadata=flag(ROLES, "MODEL"))
-    """The simulated user's model (provider/model), or scripted: each case's
-    metadata.user_turns (else its instruction) one per agent reply, then the stop marker."""
+    """The simulated user's model (provider/model); tau or abt: that user prompt played by the
+    model of [roles.user] in abt.toml; or scripted: each case's metadata.user_turns (else its
+    instruction) one per agent reply, then the stop marker. Not needed when every case opens
+    with its own messages (bfcl)."""
+    user_prompt: str | None = field(default=None, metadata=flag(ROLES, "tau|abt"))
+    """The simulated user's system prompt: tau (τ-bench's user simulator) or abt (abt's own)
+    [default: the benchmark's; tau_airline's is tau]."""
+    user_temperature: float | None = field(default=None, metadata=flag(ROLES, "T", min=0, max=2))
+    """The simulated user's sampling temperature [default: the provider's]."""
+    user_top_p: float | None = field(default=None, metadata=flag(ROLES, "P", min=0, max=1))
+    """The simulated user's nucleus sampling mass [default: the provider's]."""
+    user_max_tokens: int | None = field(default=None, metadata=flag(ROLES, "N", min=1))
+    """The most tokens per simulated user message [default: the provider's]."""
     judge: str | None = field(default=None, metadata=flag(ROLES, "MODEL"))
     """Judge of the rubric grader's items: provider/model."""
     resume: Path | None = field(default=None, metadata=flag(INPUTS, "DIR"))
     """Finish this run: only the episodes with no record, then grade it again."""
 
-    def roles(self) -> dict[str, str]:
-        """The roles named, for the API's ``roles``."""
-        named = {"agent": self.agent, "user": self.user, "judge": self.judge}
-        return {name: model for name, model in named.items() if model}
+    def roles(self) -> dict[str, RoleModel]:
+        """The roles named, for the API's ``roles``: a model, or a model with its sampling."""
+        named: dict[str, RoleModel] = {}
+        for name, model in (("agent", self.agent), ("user", self.user), ("judge", self.judge)):
+            sampling = self.sampling(name)
+            if name == "user" and model in USER_PROMPTS:  # the model comes from [roles.user]
+                named[name] = _with_sampling(name, None, sampling)
+                continue
+            if sampling and (not model or model == SCRIPTED):
+                raise UserError(
+                    f"sets how the {name}'s model samples: name the model with --{name}",
+                    f"{name}_{next(iter(sampling))}",
+                )
+            if model:
+                named[name] = _with_sampling(name, model, sampling) if sampling else model
+        return named
+
+    def sets_the_run(self) -> bool:
+        """True when a role, its sampling or the user prompt is given (a resume takes the
+        run's own)."""
+        return any(value is not None for name, value in vars(self).items() if name != "resume")
+
+    def prompt(self) -> str | None:
+        """The simulated user's prompt: --user-prompt, or the prompt --user names."""
+        if self.user not in USER_PROMPTS:
+            return self.user_prompt
+        if self.user_prompt not in (None, self.user):
+            raise UserError(
+                f"names another user prompt than --user {self.user}: give one of them",
+                "user_prompt",
+            )
+        return self.user
+
+    def sampling(self, role: str) -> dict[str, float | int]:
+        """The sampling flags given for ``role`` (agent or user), by setting name."""
+        given = {setting: getattr(self, f"{role}_{setting}", None) for setting in SAMPLING_FIELDS}
+        return {setting: value for setting, value in given.items() if value is not None}
+
+
+def _with_sampling(role: str, model: str | None, sampling: dict[str, float | int]) -> RoleSettings:
+    """The role's model (None: the config's) with its sampling flags; a value out of bounds
+    names its flag."""
+    try:
+        return RoleSettings(model=model, **sampling)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        raise UserError(error["msg"], f"{role}_{error['loc'][0]}") from None
 
 
 @with_groups(calls=Only(CallOptions, ("timeout", "max_retries", "cache", "cache_dir")))
@@ -68,19 +131,20 @@ def run(
 
     common = dict(execution=execution, config_file=config_file, on_episode=episode_ended)
     if flags.resume is not None:
-        if benchmark or flags.roles() or out:
+        if benchmark or flags.sets_the_run() or out:
             raise UserError(
                 "takes the run's own benchmark, roles and settings; pass only the run directory",
                 "resume",
             )
         outcome = api.bench_resume(flags.resume, **common)
     else:
-        if benchmark is None or not flags.agent or not flags.user or out is None:
-            raise UserError("give BENCHMARK, --agent, --user and --out (or --resume DIR)")
+        if benchmark is None or not flags.agent or out is None:
+            raise UserError("give BENCHMARK, --agent and --out (or --resume DIR)")
         outcome = api.bench_run(
             benchmark,
             roles=flags.roles(),
             out=out,
+            user_prompt=flags.prompt(),
             cases=cases,
             rollouts=rollouts,
             calls=calls,

@@ -11,7 +11,7 @@ a simulate flow. Simulate's flows and bench's cases both play through it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from agent_backtest.episodes.calls import CallsLost, ModelCaller, describe_failure
@@ -74,10 +74,12 @@ class SimulatedUser:
     """The other side's first line, as the simulated user hears it."""
     seed: int | None = 0
     params: dict[str, object] = field(default_factory=dict)
+    prompt: Callable[[UserBrief], str] = user_instructions
+    """The system prompt made from the brief: abt's own, or a benchmark's (τ-bench's user)."""
 
     def request(self, agent_said: Sequence[str], user_said: Sequence[str]) -> LLMRequest:
         """The question for the next message: the opening and each exchange, flipped."""
-        messages = [Message(role="system", content=user_instructions(self.brief))]
+        messages = [Message(role="system", content=self.prompt(self.brief))]
         heard = [self.opening, *agent_said]
         for i, text in enumerate(heard):
             messages.append(Message(role="user", content=text))

@@ -29,7 +29,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_serializer,
+)
 from pydantic_core import PydanticCustomError
 
 from agent_backtest.errors import InputError, UserError
@@ -48,6 +57,10 @@ ROLE_PARAMETER: dict[str, str] = {
     "user": "user",
     "teacher": "teacher",
 }
+# The roles whose requests take their sampling from the role's settings; the others keep their
+# own (the candidate each step's recorded parameters, judges temperature 0, the teacher 0.7).
+SAMPLED_ROLES: tuple[str, ...] = ("agent", "user")
+SAMPLING_FIELDS: tuple[str, ...] = ("temperature", "top_p", "max_tokens")
 PROVIDER_GROUP = "agent_backtest.providers"
 # Each provider type (the wire protocol of [providers.NAME] type = …) and the class that speaks
 # it; see providers/factory.py for what such a class provides.
@@ -143,6 +156,15 @@ class RoleSettings(StrictModel):
     tpm: float | None = Field(default=None, gt=0, description="Prompt tokens per minute at most.")
     cache: bool | None = Field(default=None, description="Read and fill the response cache.")
     cache_dir: str | None = Field(default=None, description="Where the response cache lives.")
+    temperature: float | None = Field(
+        default=None, ge=0, le=2, description="Sampling temperature (agent and user roles)."
+    )
+    top_p: float | None = Field(
+        default=None, gt=0, le=1, description="Nucleus sampling mass (agent and user roles)."
+    )
+    max_tokens: int | None = Field(
+        default=None, ge=1, description="Most tokens per answer (agent and user roles)."
+    )
 
 
 class ModelRole(BaseModel):
@@ -161,6 +183,44 @@ class ModelRole(BaseModel):
     rpm: float | None = None
     tpm: float | None = None
     cache_dir: str | None = Field(default=None, description="The response cache; None: no cache.")
+    temperature: float | None = Field(
+        default=None, ge=0, le=2, description="Sampling temperature sent; None: the provider's."
+    )
+    top_p: float | None = Field(
+        default=None, gt=0, le=1, description="Nucleus sampling mass sent; None: the provider's."
+    )
+    max_tokens: int | None = Field(
+        default=None, ge=1, description="Most tokens per answer sent; None: the provider's."
+    )
+
+    @field_validator(*SAMPLING_FIELDS)
+    @classmethod
+    def _sampled_only_where_used(cls, value: Any, info: ValidationInfo) -> Any:
+        """Sampling settings on a role whose calls keep their own would be recorded but never
+        sent: refused."""
+        role = info.data.get("name")
+        if value is not None and role not in SAMPLED_ROLES:
+            raise PydanticCustomError(
+                "sampled_role",
+                "set for the agent and user roles only; the {role} role's calls keep their own "
+                "sampling",
+                {"role": role},
+            )
+        return value
+
+    @model_serializer(mode="wrap")
+    def _unset_sampling_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A sampling setting left unset is not recorded: the role's calls send none (judges
+        and the candidate, whose calls keep their own, record no sampling at all)."""
+        data: dict[str, Any] = handler(self)
+        return {k: v for k, v in data.items() if k not in SAMPLING_FIELDS or v is not None}
+
+    @property
+    def sampling(self) -> dict[str, Any]:
+        """The sampling parameters every request of this role carries (those set)."""
+        return {
+            name: getattr(self, name) for name in SAMPLING_FIELDS if getattr(self, name) is not None
+        }
 
     @property
     def parameter(self) -> str:

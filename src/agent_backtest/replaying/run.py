@@ -46,6 +46,7 @@ from agent_backtest.runs import (
     read_results,
 )
 from agent_backtest.runs.manifest import PatchSettings, ReplaySettings, RunCounts, RunStatus
+from agent_backtest.runs.provenance import collect_provenance
 from agent_backtest.runs.settle import settle
 from agent_backtest.runs.signals import stop_on_signals
 
@@ -136,6 +137,9 @@ def replay_run(
         asyncio.run(close_clients(clients))
         _settle(directory, manifest, "interrupted")
         raise
+    used = ("ray",) if executor == "ray" else ()
+    provenance = collect_provenance(manifest.roles, config, {"candidate": refs}, used)
+    manifest.provenance.append(provenance)
     hooks.on_start(todo, len(done))
     jobs = iter_jobs(
         directory.read_units(), settings.candidate.model, config, settings.k, settings.seed,

@@ -23,6 +23,7 @@ from agent_backtest.errors import InputError
 from agent_backtest.providers.config import ModelRole
 from agent_backtest.record_model import StrictModel
 from agent_backtest.runs.files import private_atomic_writer
+from agent_backtest.runs.provenance import Provenance
 
 MANIFEST_FILE = "run.json"
 RunKind = Literal["replay", "simulate", "bench"]
@@ -114,6 +115,11 @@ class ManifestBase(BaseModel):
     updated_at: datetime
     finished_at: datetime | None = None
     attempts_of_run: int = Field(default=1, description="1 + the number of resumes.")
+    provenance: list[Provenance] = Field(
+        default_factory=list,
+        description="What each start of the run ran on (abt, Python, key libraries, every "
+        "role's endpoint), in order; empty for a run made before it was recorded.",
+    )
     error: str | None = Field(default=None, description="Why a failed run stopped.")
 
     @model_validator(mode="before")

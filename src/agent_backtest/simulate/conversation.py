@@ -17,7 +17,7 @@ answer otherwise (``transport_error``).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from agent_backtest.episodes import simulated_user
@@ -40,6 +40,8 @@ class UserRole:
     caller: ModelCaller
     model: str
     """The model's name at its provider, as sent."""
+    params: dict[str, object] = field(default_factory=dict)
+    """The role's sampling parameters, sent with every request."""
 
 
 @dataclass
@@ -156,7 +158,9 @@ async def _simulated(
         unknown_info=flow_user.unknown_info,
         stop_marker=STOP_MARKER,
     )
-    user = simulated_user.SimulatedUser(role.caller, role.model, brief, seed=seed)
+    user = simulated_user.SimulatedUser(
+        role.caller, role.model, brief, seed=seed, params=role.params
+    )
     history: list[dict[str, str]] = []
     for index in range(1, flow_user.max_turns + 1):
         said = await user.speak(_said(history, "assistant"), _said(history, "user"))

@@ -25,6 +25,7 @@ from agent_backtest.providers.roles import close_clients, open_clients
 from agent_backtest.redaction import redact
 from agent_backtest.runs.files import private_atomic_writer
 from agent_backtest.runs.manifest_base import RunStatus
+from agent_backtest.runs.provenance import collect_provenance
 from agent_backtest.runs.settle import final_status, settle
 from agent_backtest.runs.signals import StopRequest, stop_on_signals
 from agent_backtest.simulate.conversation import Played, UserRole, play
@@ -100,6 +101,8 @@ def play_run(plan: SimulatePlan, hooks: SimulateHooks | None = None) -> Simulate
     hooks.on_start(len(todo), len(plan.done))
     log = ConversationLog(plan.out, len(plan.done))
     counters = {name: CallCounters() for name in PLAYING_ROLES}
+    loads = ("ray",) if plan.executor == "ray" else ()
+    manifest.provenance.append(collect_provenance(manifest.roles, plan.config, loads=loads))
     try:
         stop = asyncio.run(_play_all(plan, todo, log, counters, hooks))
     except IsolationError as exc:
@@ -135,7 +138,11 @@ async def _play_all(
         try:
             with _role_callers(plan, roles, clients) as callers:
                 user_role = roles.get("user")
-                user = UserRole(callers["user"], user_role.ref.model) if user_role else None
+                user = (
+                    UserRole(callers["user"], user_role.ref.model, user_role.sampling)
+                    if user_role
+                    else None
+                )
                 await agent.start(callers)
                 parallel = [flow for flow in todo if flow.id not in plan.changing]
                 isolated = [flow for flow in todo if flow.id in plan.changing]

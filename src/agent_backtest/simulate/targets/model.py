@@ -161,7 +161,8 @@ class ModelConversation:
             tools=list(agent.offered or []),
         )
         ref = agent.role.ref
-        self.model = AgentModel(caller, ref.model, ref.provider, dict(agent.target.params), SEED)
+        params = {**agent.target.params, **agent.role.sampling}  # the role's settings win
+        self.model = AgentModel(caller, ref.model, ref.provider, params, SEED)
 
     async def turn(self, index: int, message: str, history: list[dict[str, str]]) -> TargetAnswer:
         """Run the loop for one user message within the turn's deadline."""
