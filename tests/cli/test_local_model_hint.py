@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from agent_backtest.cli.app import app
 from tests.conftest import write_tau_units
 
+CASSETTE = Path(__file__).parents[2] / "examples" / "traces" / "cassette-openai-tool-calls.yaml"
 HINT = "is a 135M-parameter model: disagreeing with production is expected of it"
 
 
@@ -26,9 +27,13 @@ def printed_command(output: str, marker: str) -> list[str]:
 def test_the_embedded_model_run_names_the_pipeline_check_and_a_hosted_model(
     tmp_path: Path,
 ) -> None:
-    units = write_tau_units(tmp_path / "units.jsonl", limit=1)  # one embedded-model call
-    out = tmp_path / "demo"
+    # One embedded-model call on a short recorded request (a τ-bench prompt is 4,000 tokens,
+    # 45 s of prompt evaluation on one core; this one takes a second or two).
     runner = CliRunner()
+    units = tmp_path / "units.jsonl"
+    made = runner.invoke(app, ["units", str(CASSETTE), "--limit", "1", "-o", str(units)])
+    assert made.exit_code == 0, made.output
+    out = tmp_path / "demo"
     local = runner.invoke(
         app, ["replay", str(units), "--model", "local/smollm2", "--out", str(out)]
     )

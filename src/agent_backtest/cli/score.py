@@ -17,6 +17,7 @@ from agent_backtest.reporting.figures import interval_label, rate, rate_with_cou
 
 if TYPE_CHECKING:
     from agent_backtest.runs import Summary
+    from agent_backtest.runs.estimate import MeanEstimate
     from agent_backtest.scoring.run import ScoreOutcome
 
 
@@ -66,10 +67,15 @@ def headline_lines(summary: Summary) -> list[str]:
     """The headline of a scored run: exact, then agreement, each with what its interval is,
     then what was decided."""
     overall, counts = summary.overall, summary.counts
-    label = interval_label(counts.sessions)
+
+    def labelled(estimate: MeanEstimate) -> str:
+        """The rate, and what its interval is when it has one."""
+        said = rate(estimate)
+        return f"{said} {interval_label(counts.sessions)}" if estimate.ci95 else said
+
     return [
-        f"exact {rate(overall.strict)} {label} · exactly right",
-        f"agreement {rate(overall.agreement)} {label} · partial credit",
+        f"exact {labelled(overall.strict)} · exactly right",
+        f"agreement {labelled(overall.agreement)} · partial credit",
         counts.coverage(),
     ]
 
