@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+from agent_backtest.cli.app import app
 from tests.simulate.agent_server import AgentServer, create_notes_db
 
 JSON_ANSWER = """
@@ -87,3 +89,11 @@ def agent(tmp_path: Path, notes_db: Path) -> Iterator[AgentServer]:
     """The agent server on 127.0.0.1, logging to agent.log."""
     with AgentServer(tmp_path / "agent.log", notes_db, slow_seconds=2.0) as server:
         yield server
+
+
+def abt(*args: object) -> tuple[int, str]:
+    """``abt`` run in-process: its exit code and everything it printed (a crash re-raised)."""
+    result = CliRunner().invoke(app, [str(a) for a in args])
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout + result.stderr

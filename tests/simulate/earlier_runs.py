@@ -8,15 +8,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from typer.testing import CliRunner
-
-from agent_backtest.cli.app import app
 from tests.fake_openai import FakeOpenAI
 from tests.simulate.agent_server import AgentServer, read_log
-from tests.simulate.conftest import flows_file, scripted, target_file
+from tests.simulate.conftest import abt, flows_file, scripted, target_file
 from tests.simulate.judge_runs import FAIL, PASS, flow_of, replies, write_config
 
-runner = CliRunner()
 FAIL_ROUTING = {
     **FAIL,
     "owner": "agent_routing",
@@ -31,14 +27,6 @@ UNCERTAIN = {
     "failed_turns": [],
     "evidence": "The user's request could mean either of two notes; the answer picks one.",
 }
-
-
-def abt(*args: object) -> tuple[int, str]:
-    """Run ``abt`` in this process: its exit code and everything it printed."""
-    result = runner.invoke(app, [str(a) for a in args])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout + result.stderr
 
 
 def flow(flow_id: str, family: str, seed_id: str | None = None) -> dict[str, Any]:

@@ -10,15 +10,13 @@ import stat
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from agent_backtest.cli.app import app
 from agent_backtest.simulate.flows import read_flows
 from agent_backtest.simulate.generation import MAX_ASKS
 from tests.fake_openai import FakeOpenAI
+from tests.simulate.conftest import abt
 from tests.simulate.teacher import ScriptedTeacher, flows, teacher_config, write_inputs
 
-runner = CliRunner()
 PROMPT_FILE = (
     Path(__file__).parents[2] / "src" / "agent_backtest" / "simulate" / "prompts" / "teacher.v1.md"
 )
@@ -27,13 +25,6 @@ PROMPT_FILE = (
 @pytest.fixture(autouse=True)
 def no_stray_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)
-
-
-def abt(*args: object) -> tuple[int, str]:
-    result = runner.invoke(app, [str(a) for a in args])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout + result.stderr
 
 
 def generate(tmp_path: Path, base_url: str, out: str = "flows.jsonl", n: int = 3) -> tuple:

@@ -8,28 +8,17 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from agent_backtest.cli.app import app
 from agent_backtest.simulate.teacher_prompt import load_teacher_prompt
 from tests.fake_openai import FakeOpenAI
 from tests.simulate.agent_server import AgentServer, read_log
-from tests.simulate.conftest import agent_config, target_file
+from tests.simulate.conftest import abt, agent_config, target_file
 from tests.simulate.teacher import ScriptedTeacher, flows, teacher_config, write_inputs
-
-runner = CliRunner()
 
 
 @pytest.fixture(autouse=True)
 def no_stray_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)
-
-
-def abt(*args: object) -> tuple[int, str]:
-    result = runner.invoke(app, [str(a) for a in args])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout + result.stderr
 
 
 def run_generated(tmp_path: Path, base_url: str, target: Path, *extra: object) -> tuple:

@@ -8,24 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from agent_backtest.api.simulate import simulate_resume, simulate_run
-from agent_backtest.cli.app import app
 from agent_backtest.errors import InputError, UserError
 from tests.fake_openai import FakeOpenAI
-from tests.simulate.conftest import agent_config, flows_file, scripted
+from tests.simulate.conftest import abt, agent_config, flows_file, scripted
 from tests.simulate.judge_runs import PASS, replies, verdict_lines, write_config
 from tests.simulate.model_tools import TOOLS
-
-runner = CliRunner()
-
-
-def abt(*args: object) -> tuple[int, str]:
-    result = runner.invoke(app, [str(a) for a in args])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout + result.stderr
 
 
 @pytest.fixture(autouse=True)

@@ -14,31 +14,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from agent_backtest.cli.app import app
 from tests.conftest import ROOT
 from tests.fake_openai import FakeOpenAI
 from tests.optional import require
 from tests.simulate.agent_server import AgentServer
-from tests.simulate.conftest import agent_config, flows_file, scripted, target_file
+from tests.simulate.conftest import abt, agent_config, flows_file, scripted, target_file
 from tests.simulate.demo_app import call, demo_agent
 from tests.simulate.judge_runs import PASS, replies, verdict_lines, write_config
 
-runner = CliRunner()
 DEMO = ROOT / "examples" / "demo_agent"
 
 
 @pytest.fixture(autouse=True)
 def no_stray_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)
-
-
-def abt(*args: object) -> tuple[int, str]:
-    result = runner.invoke(app, [str(a) for a in args])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout + result.stderr
 
 
 def notes(db: Path) -> list[int]:

@@ -10,23 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from agent_backtest.cli.app import app
 from tests.fake_openai import FakeOpenAI
 from tests.simulate.agent_server import AgentServer
-from tests.simulate.conftest import flows_file, scripted, target_file
+from tests.simulate.conftest import abt, flows_file, scripted, target_file
 from tests.simulate.judge_runs import PASS, replies, verdict_lines, write_config
 
-runner = CliRunner()
 FLOWS = [scripted("hi-1", "hello"), scripted("hi-2", "hi there")]
-
-
-def abt(*args: object) -> tuple[int, str]:
-    result = runner.invoke(app, [str(a) for a in args])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout + result.stderr
 
 
 def lines(path: Path) -> list[dict[str, Any]]:

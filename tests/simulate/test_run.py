@@ -10,28 +10,18 @@ import stat
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from agent_backtest.api.simulate import simulate_resume, simulate_run
-from agent_backtest.cli.app import app
 from agent_backtest.errors import UserError
 from agent_backtest.runs.lock import run_lock
 from agent_backtest.simulate.models import STOP_MARKER
 from tests.fake_openai import FakeOpenAI
 from tests.processes import wait_for_lines
 from tests.simulate.agent_server import AgentServer, read_log
-from tests.simulate.conftest import flows_file, scripted, target_file
+from tests.simulate.conftest import abt, flows_file, scripted, target_file
 from tests.simulate.processes import simulate_process
 
-runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def abt(*args: object) -> tuple[int, str]:
-    result = runner.invoke(app, [str(a) for a in args])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout + result.stderr
 
 
 @pytest.fixture(autouse=True)

@@ -10,30 +10,20 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from agent_backtest.cli.app import app
 from tests.fake_openai import FakeOpenAI
 from tests.processes import wait_for_lines
 from tests.simulate.agent_server import AgentServer, read_log
-from tests.simulate.conftest import flows_file, scripted, target_file
+from tests.simulate.conftest import abt, flows_file, scripted, target_file
 from tests.simulate.judge_runs import PASS, replies, verdict_lines, write_config
 from tests.simulate.processes import simulate_process
 
-runner = CliRunner()
 FLOWS = [scripted("chat-1", "hello", family="chat"), scripted("chat-2", "hi", family="chat")]
 
 
 @pytest.fixture(autouse=True)
 def no_stray_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)
-
-
-def abt(*args: object) -> tuple[int, str]:
-    result = runner.invoke(app, [str(a) for a in args])
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout + result.stderr
 
 
 def test_every_played_conversation_is_judged_then_a_resume_asks_no_judge_again(

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent_backtest.api.options import PathLike
 from agent_backtest.backends import pull_state
@@ -24,6 +25,9 @@ from agent_backtest.backends.otlp_receiver import (
     parse_listen,
 )
 from agent_backtest.errors import UserError
+
+if TYPE_CHECKING:
+    from agent_backtest.backends.rest_client import RestClient
 
 __all__ = [
     "DEFAULT_MAX_REQUEST_BYTES",
@@ -103,29 +107,20 @@ def pull_phoenix(
     ``output`` as OTLP/JSON lines; an unfinished pull into the same file resumes from its
     saved cursor. The key is ``api_key``, else ``$PHOENIX_API_KEY`` (none for a Phoenix
     without authentication)."""
-    from agent_backtest.backends.phoenix_spans import KEY_VARIABLE, pull_spans
-    from agent_backtest.backends.rest_client import RestClient, check_endpoint
+    from agent_backtest.backends.phoenix_spans import pull_spans
+    from agent_backtest.backends.rest_client import check_endpoint
 
     out, start, end = Path(output), _moment(since, "since"), _moment(until, "until")
     _check_paging(page_size, requests_per_second)
     if not project or any(char in project for char in "/?#"):
         raise UserError(f"{project!r} is not a project name: name one Phoenix lists", "project")
     endpoint = check_endpoint(endpoint)
-    key = api_key or os.environ.get(KEY_VARIABLE) or ""
     source = {"service": "phoenix", "endpoint": endpoint, "project": project}
     source |= {"since": _text(start), "until": _text(end)}
     state = pull_state.start(out, source)
     before, resumed = state.records, state.position is not None or state.complete
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    hint = f"set {KEY_VARIABLE} to a key of this Phoenix (Settings → API keys)"
-    with RestClient(
-        "Phoenix",
-        endpoint,
-        headers=headers,
-        requests_per_second=requests_per_second,
-        key_hint=hint,
-        secrets=(key,),
-    ) as client:
+    hint = "(Settings → API keys)"
+    with _phoenix(endpoint, api_key, requests_per_second, hint) as client:
         state = pull_spans(client, project, out, state, since=start, until=end, page_size=page_size)
     return PullOutcome(
         out, state.records, state.records - before, resumed, pull_state.state_path(out)
@@ -202,26 +197,34 @@ def push_phoenix(
     annotation on its production span in the Phoenix at ``endpoint``; a second push of the
     same run updates them. The key is ``api_key``, else ``$PHOENIX_API_KEY``."""
     from agent_backtest.backends.phoenix_annotations import push_annotations
-    from agent_backtest.backends.phoenix_spans import KEY_VARIABLE
-    from agent_backtest.backends.rest_client import RestClient, check_endpoint
+    from agent_backtest.backends.rest_client import check_endpoint
     from agent_backtest.backends.run_verdicts import run_verdicts
 
     endpoint = check_endpoint(endpoint)
     _check_paging(1, requests_per_second)
     verdicts = run_verdicts(Path(run))
-    key = api_key or os.environ.get(KEY_VARIABLE) or ""
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    hint = f"set {KEY_VARIABLE} to a key of this Phoenix that may write annotations"
-    with RestClient(
-        "Phoenix",
-        endpoint,
-        headers=headers,
-        requests_per_second=requests_per_second,
-        key_hint=hint,
-        secrets=(key,),
-    ) as client:
+    with _phoenix(endpoint, api_key, requests_per_second, "that may write annotations") as client:
         written = push_annotations(client, verdicts)
     return PushOutcome(verdicts.run_id, written, dict(sorted(verdicts.left_out.items())))
+
+
+def _phoenix(
+    endpoint: str, api_key: str | None, requests_per_second: float, which_key: str
+) -> RestClient:
+    """A client of the Phoenix at ``endpoint``, with the key given or ``PHOENIX_API_KEY`` (if
+    any); ``which_key`` says, in a refusal, what key is wanted."""
+    from agent_backtest.backends.phoenix_spans import KEY_VARIABLE
+    from agent_backtest.backends.rest_client import RestClient
+
+    key = api_key or os.environ.get(KEY_VARIABLE) or ""
+    return RestClient(
+        "Phoenix",
+        endpoint,
+        headers={"Authorization": f"Bearer {key}"} if key else {},
+        requests_per_second=requests_per_second,
+        key_hint=f"set {KEY_VARIABLE} to a key of this Phoenix {which_key}",
+        secrets=(key,),
+    )
 
 
 def _moment(value: datetime | str | None, parameter: str) -> datetime | None:

@@ -64,3 +64,6 @@ CacheDirectory = option(
     metavar="DIR",
 )
 JsonReport = option(bool, "--json", OUTPUT, "Print the report as JSON instead of a table.")
+RequestsPerSecond = option(
+    float, "--requests-per-second", CALLS, "At most N requests a second.", metavar="N"
+)

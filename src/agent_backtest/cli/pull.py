@@ -10,7 +10,7 @@ import typer
 
 from agent_backtest import api
 from agent_backtest.api.backends import PullOutcome
-from agent_backtest.cli.options import CALLS, INPUTS, OUTPUT, SELECTION
+from agent_backtest.cli.options import CALLS, INPUTS, OUTPUT, SELECTION, RequestsPerSecond
 
 Output = Annotated[
     Path,
@@ -40,15 +40,7 @@ Until = Annotated[
         help="Only before this ISO 8601 time (UTC if bare).",
     ),
 ]
-Rate = Annotated[
-    float,
-    typer.Option(
-        "--requests-per-second",
-        rich_help_panel=CALLS,
-        metavar="N",
-        help="At most N requests a second.",
-    ),
-]
+Rate = RequestsPerSecond
 
 
 def phoenix(

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from agent_backtest import api
-from agent_backtest.cli.options import CALLS, OUTPUT
+from agent_backtest.cli.options import OUTPUT, RequestsPerSecond
 
 
 class Destination(StrEnum):
@@ -35,15 +35,7 @@ def push(
             help="The backend, such as http://127.0.0.1:6006.",
         ),
     ],
-    requests_per_second: Annotated[
-        float,
-        typer.Option(
-            "--requests-per-second",
-            rich_help_panel=CALLS,
-            metavar="N",
-            help="At most N requests a second.",
-        ),
-    ] = 5.0,
+    requests_per_second: RequestsPerSecond = 5.0,
 ) -> None:
     """Push a scored run's verdicts onto the production spans they judge, as Phoenix span
     annotations. Each is named abt.agreement, and a second push updates them; the key, if the
