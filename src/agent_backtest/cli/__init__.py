@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 from types import FrameType
 
 INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for a process Ctrl-C ended
@@ -23,7 +24,7 @@ def main() -> None:
     from agent_backtest.cli.app import run
     from agent_backtest.errors import TERMINATION, Terminated
 
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _terminate)
     try:
         run()
@@ -31,20 +32,42 @@ def main() -> None:
         if not TERMINATION.is_set() or done.code not in (0, None):
             raise
         # the stop's exception was lost on the way (see Terminated): it is still a stop
-        print("abt: terminated", file=sys.stderr)
-        sys.exit(TERMINATED)
+        _stopped(TERMINATED)
     except Terminated:
-        print("abt: terminated", file=sys.stderr)
-        sys.exit(TERMINATED)
+        _stopped(TERMINATED)
     except KeyboardInterrupt:
-        print("abt: interrupted", file=sys.stderr)
-        sys.exit(INTERRUPTED)
+        _stopped(INTERRUPTED)
+    except Exception:
+        # A stop raised inside a library can come back as the library's own error (pydantic
+        # building a schema while a command's module loads wraps it in a SchemaError): the
+        # signal was still a stop, not a crash.
+        if TERMINATION.is_set():
+            _stopped(TERMINATED)
+        if _INTERRUPTION.is_set():
+            _stopped(INTERRUPTED)
+        raise
+
+
+def _stopped(code: int) -> None:
+    """End a stopped command with its one line and the shell's code for the signal."""
+    print("abt: terminated" if code == TERMINATED else "abt: interrupted", file=sys.stderr)
+    sys.exit(code)
 
 
 def _end_while_loading(signum: int, frame: FrameType | None) -> None:
     """A stop before any command runs: say so and end at once."""
     os.write(2, b"abt: interrupted\n" if signum == signal.SIGINT else b"abt: terminated\n")
     os._exit(128 + signum)
+
+
+_INTERRUPTION = threading.Event()
+"""Set once Ctrl-C arrived, for a KeyboardInterrupt a library turned into its own error."""
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    """Ctrl-C: Python's own KeyboardInterrupt, remembered."""
+    _INTERRUPTION.set()
+    raise KeyboardInterrupt
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:
