@@ -34,6 +34,7 @@ READERS = Registry(
         "canonical": "agent_backtest.formats.canonical",
         "otlp": "agent_backtest.formats.otlp",
         "langfuse": "agent_backtest.formats.langfuse",
+        "inspect": "agent_backtest.formats.inspect_log",
         "tau_bench": "agent_backtest.formats.tau_bench",
         "session_steps": "agent_backtest.formats.session_steps",
         "chat_log": "agent_backtest.formats.chat_log",

@@ -1,0 +1,124 @@
+"""Whole-run recordings (evaluation logs, benchmark results) read into exactly their calls.
+
+Every recording under ``tests/fixtures/frameworks/<format>/`` (see each folder's PROVENANCE.md)
+has an expected-units file written from the recording by hand: one unit per recorded model call,
+with its history, tools, usage and answer. Each unit is replayed against the strict
+OpenAI-compatible server, and ``--explain`` accounts for every recorded call and tool run.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from agent_backtest.cli.app import app
+from agent_backtest.formats import ReadOptions, SessionStream
+from agent_backtest.formats.registry import detect
+from tests.formats.conformance import assert_replayable, read_sample, units_of
+
+CORPUS = Path(__file__).parents[1] / "fixtures" / "frameworks"
+FORMATS = {"inspect": "inspect"}
+RECORDINGS = sorted(
+    path
+    for folder in FORMATS
+    for path in (CORPUS / folder).iterdir()
+    if path.suffix in (".eval", ".json") and not path.name.endswith(".expected.json")
+)
+
+
+def expected_file(recording: Path) -> Path:
+    return recording.with_name(recording.stem + ".expected.json")
+
+
+def name(path: Path) -> str:
+    return f"{path.parent.name}/{path.stem}"
+
+
+@pytest.mark.parametrize("recording", RECORDINGS, ids=name)
+def test_each_recording_is_detected_by_its_content(recording: Path) -> None:
+    assert detect(recording).FORMAT == FORMATS[recording.parent.name]
+
+
+@pytest.mark.parametrize("recording", RECORDINGS, ids=name)
+def test_each_recording_yields_exactly_its_expected_units(recording: Path) -> None:
+    expected = json.loads(expected_file(recording).read_text())
+    assert read_sample(recording) == expected
+
+
+def test_every_recording_has_an_expected_file_and_a_provenance_note() -> None:
+    for folder in FORMATS:
+        assert len([r for r in RECORDINGS if r.parent.name == folder]) >= 2, folder
+    for recording in RECORDINGS:
+        assert expected_file(recording).exists(), recording
+        assert recording.name in (recording.parent / "PROVENANCE.md").read_text(), recording
+
+
+@pytest.mark.parametrize("recording", RECORDINGS, ids=name)
+def test_every_unit_replays_against_a_strict_server(recording: Path) -> None:
+    units = units_of(recording)
+    assert units
+    assert_replayable(units)
+
+
+def inspect_events(recording: Path) -> list[dict[str, Any]]:
+    """Every event of an Inspect log, nested ones included, read straight from the file."""
+    if recording.suffix == ".eval":
+        with zipfile.ZipFile(recording) as archive:
+            samples = [
+                json.loads(archive.read(member))
+                for member in archive.namelist()
+                if member.startswith("samples/")
+            ]
+    else:
+        samples = json.loads(recording.read_text())["samples"]
+    events: list[dict[str, Any]] = []
+    pending = [
+        event
+        for sample in samples
+        for event in sample.get("events") or sample["transcript"]["events"]
+    ]
+    while pending:
+        event = pending.pop()
+        events.append(event)
+        pending.extend(event.get("events") or [])
+    return events
+
+
+@pytest.mark.parametrize(
+    "recording", [r for r in RECORDINGS if r.parent.name == "inspect"], ids=name
+)
+def test_explain_accounts_for_every_model_and_tool_event(recording: Path) -> None:
+    stream = SessionStream([recording], ReadOptions(explain=True))
+    list(stream)
+    readings = stream.summaries[0].skips.readings or []
+    events = inspect_events(recording)
+    for kind in ("model", "tool"):
+        recorded = [e for e in events if e["event"] == kind]
+        read = [r for r in readings if r.kind == ("llm" if kind == "model" else "tool")]
+        assert len(read) == len(recorded), kind
+    assert all(r.dialect == "inspect" for r in readings)
+
+
+def test_a_log_without_model_events_says_so(tmp_path: Path) -> None:
+    log = json.loads((CORPUS / "inspect" / "transcript-ollama-0.3.41.json").read_text())
+    log["samples"][0].pop("transcript")
+    path = tmp_path / "messages_only.json"
+    path.write_text(json.dumps(log))
+    stream = SessionStream([path], ReadOptions())
+    sessions = list(stream)
+    assert len(sessions) == 1 and not list(sessions[0].steps())
+    assert stream.summaries[0].skips.counts == {"no_model_events": 1}
+
+
+def test_units_on_an_eval_archive_gives_one_unit_per_model_event(tmp_path: Path) -> None:
+    recording = CORPUS / "inspect" / "message-pool-tools-0.3.135.eval"
+    out = tmp_path / "units.jsonl"
+    result = CliRunner().invoke(app, ["units", str(recording), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    lines = out.read_text().splitlines()
+    assert len(lines) == len([e for e in inspect_events(recording) if e["event"] == "model"])
