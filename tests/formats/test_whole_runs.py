@@ -22,7 +22,7 @@ from agent_backtest.formats.registry import detect
 from tests.formats.conformance import assert_replayable, read_sample, units_of
 
 CORPUS = Path(__file__).parents[1] / "fixtures" / "frameworks"
-FORMATS = {"inspect": "inspect"}
+FORMATS = {"inspect": "inspect", "tau2": "tau2_bench"}
 RECORDINGS = sorted(
     path
     for folder in FORMATS
@@ -122,3 +122,33 @@ def test_units_on_an_eval_archive_gives_one_unit_per_model_event(tmp_path: Path)
     assert result.exit_code == 0, result.output
     lines = out.read_text().splitlines()
     assert len(lines) == len([e for e in inspect_events(recording) if e["event"] == "model"])
+
+
+@pytest.mark.parametrize("recording", [r for r in RECORDINGS if r.parent.name == "tau2"], ids=name)
+def test_explain_accounts_for_every_agent_call_and_tool_run(recording: Path) -> None:
+    stream = SessionStream([recording], ReadOptions(explain=True))
+    list(stream)
+    readings = stream.summaries[0].skips.readings or []
+    messages = [m for s in json.loads(recording.read_text())["simulations"] for m in s["messages"]]
+    calls = [m for m in messages if m["role"] == "assistant" and m.get("raw_data") is not None]
+    runs = [m for m in messages if m["role"] == "tool" and m.get("requestor") == "assistant"]
+    assert len([r for r in readings if r.kind == "llm"]) == len(calls)
+    assert len([r for r in readings if r.kind == "tool"]) == len(runs)
+
+
+def test_the_simulated_users_own_tool_calls_stay_out_of_the_agents_history(
+    tmp_path: Path,
+) -> None:
+    recording = CORPUS / "tau2" / "hotel-gemma-3-27b.json"
+    results = json.loads(recording.read_text())
+    messages = results["simulations"][0]["messages"]
+    user_call = {"id": "u1", "name": "check_phone", "arguments": {}, "requestor": "user"}
+    # A dual-control domain: the user runs a tool of their own before answering.
+    messages[1:1] = [
+        {"role": "user", "content": None, "tool_calls": [user_call], "turn_idx": 1},
+        {"role": "tool", "id": "u1", "content": "signal: 4 bars", "requestor": "user"},
+    ]
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(results))
+    with_user_tools = read_sample(path)
+    assert with_user_tools == read_sample(recording)

@@ -35,6 +35,7 @@ READERS = Registry(
         "otlp": "agent_backtest.formats.otlp",
         "langfuse": "agent_backtest.formats.langfuse",
         "inspect": "agent_backtest.formats.inspect_log",
+        "tau2_bench": "agent_backtest.formats.tau2_bench",
         "tau_bench": "agent_backtest.formats.tau_bench",
         "session_steps": "agent_backtest.formats.session_steps",
         "chat_log": "agent_backtest.formats.chat_log",
