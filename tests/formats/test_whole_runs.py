@@ -22,12 +22,12 @@ from agent_backtest.formats.registry import detect
 from tests.formats.conformance import assert_replayable, read_sample, units_of
 
 CORPUS = Path(__file__).parents[1] / "fixtures" / "frameworks"
-FORMATS = {"inspect": "inspect", "tau2": "tau2_bench"}
+FORMATS = {"inspect": "inspect", "tau2": "tau2_bench", "swe_agent": "swe_agent"}
 RECORDINGS = sorted(
     path
     for folder in FORMATS
     for path in (CORPUS / folder).iterdir()
-    if path.suffix in (".eval", ".json") and not path.name.endswith(".expected.json")
+    if path.suffix in (".eval", ".json", ".traj") and not path.name.endswith(".expected.json")
 )
 
 
@@ -152,3 +152,28 @@ def test_the_simulated_users_own_tool_calls_stay_out_of_the_agents_history(
     path.write_text(json.dumps(results))
     with_user_tools = read_sample(path)
     assert with_user_tools == read_sample(recording)
+
+
+@pytest.mark.parametrize(
+    "recording", [r for r in RECORDINGS if r.parent.name == "swe_agent"], ids=name
+)
+def test_explain_accounts_for_every_model_call_and_action(recording: Path) -> None:
+    stream = SessionStream([recording], ReadOptions(explain=True))
+    list(stream)
+    readings = stream.summaries[0].skips.readings or []
+    items = json.loads(recording.read_text())["trajectory"]
+    assert len([r for r in readings if r.kind == "llm"]) == len(items)
+    assert len([r for r in readings if r.kind == "tool"]) == len([i for i in items if i["action"]])
+
+
+def test_a_last_call_whose_tool_call_is_not_kept_is_named() -> None:
+    stream = SessionStream(
+        [CORPUS / "swe_agent" / "gpt-4o-function-calling-1.x.traj"], ReadOptions(explain=True)
+    )
+    list(stream)
+    readings = stream.summaries[0].skips.readings or []
+    blocked = [r for r in readings if r.reason is not None]
+    assert [(r.location, r.reason) for r in blocked] == [
+        ("$.trajectory[4]", "tool_call_not_recorded")
+    ]
+    assert "'submit'" in (blocked[0].detail or "")
