@@ -22,6 +22,7 @@ RECORDINGS = {
     "tau2_bench": FIXTURES / "frameworks" / "tau2" / "hotel-gemma-3-27b.json",
     "tau_bench": FIXTURES / "tau_airline" / "two_trajectories.json",
     "session_steps": FIXTURES / "session_steps" / "example.json",
+    "openhands": FIXTURES / "frameworks" / "openhands" / "gpt-4o-basic-interactions.json",
     "swe_agent": FIXTURES / "frameworks" / "swe_agent" / "gpt-4o-function-calling-1.x.traj",
     "chat_log": FIXTURES / "chat_log" / "example.jsonl",
     "cassette": FIXTURES / "cassette" / "agents" / "openllmetry_langchain_agent_streaming.yaml",

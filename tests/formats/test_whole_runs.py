@@ -22,7 +22,12 @@ from agent_backtest.formats.registry import detect
 from tests.formats.conformance import assert_replayable, read_sample, units_of
 
 CORPUS = Path(__file__).parents[1] / "fixtures" / "frameworks"
-FORMATS = {"inspect": "inspect", "tau2": "tau2_bench", "swe_agent": "swe_agent"}
+FORMATS = {
+    "inspect": "inspect",
+    "tau2": "tau2_bench",
+    "swe_agent": "swe_agent",
+    "openhands": "openhands",
+}
 RECORDINGS = sorted(
     path
     for folder in FORMATS
@@ -177,3 +182,64 @@ def test_a_last_call_whose_tool_call_is_not_kept_is_named() -> None:
         ("$.trajectory[4]", "tool_call_not_recorded")
     ]
     assert "'submit'" in (blocked[0].detail or "")
+
+
+EVALUATION_OUTPUT = CORPUS / "openhands" / "llama-4-maverick-multi-swe-bench.jsonl"
+
+
+def test_an_openhands_evaluation_output_gives_one_unit_per_model_response() -> None:
+    assert EVALUATION_OUTPUT.name in (EVALUATION_OUTPUT.parent / "PROVENANCE.md").read_text()
+    run = json.loads(EVALUATION_OUTPUT.read_text().splitlines()[0])
+    system = run["history"][0]["args"]
+    responses: dict[str, dict[str, Any]] = {}
+    for event in run["history"]:
+        response = (event.get("tool_call_metadata") or {}).get("model_response")
+        if event.get("action") and response:
+            responses.setdefault(response["id"], response)
+    units = units_of(EVALUATION_OUTPUT)
+    assert len(units) == len(responses) == 23
+    for unit, response in zip(units, responses.values(), strict=True):
+        answer = response["choices"][0]["message"]
+        assert unit.golden.message.text() == (answer["content"] or "")
+        assert [c.name for c in unit.golden.message.tool_calls or []] == [
+            c["function"]["name"] for c in answer["tool_calls"] or []
+        ]
+        assert unit.golden.usage is not None
+        assert unit.golden.usage.input_tokens == response["usage"]["prompt_tokens"]
+        assert unit.request.model == "openrouter-llama-4-maverick"
+        assert unit.request.messages[0].text() == system["content"]
+        assert [t.name for t in unit.request.tools or []] == [
+            t["function"]["name"] for t in system["tools"]
+        ]
+        assert unit.reconstructed
+    # The first call sees the system prompt and the task; later ones end with a tool's output.
+    assert [m.role for m in units[0].request.messages] == ["system", "user"]
+    assert all(u.request.messages[-1].role == "tool" for u in units[1:])
+    assert_replayable(units)
+
+
+@pytest.mark.parametrize(
+    "recording",
+    [r for r in RECORDINGS if r.parent.name == "openhands"] + [EVALUATION_OUTPUT],
+    ids=name,
+)
+def test_explain_accounts_for_every_model_answer_and_tool_output(recording: Path) -> None:
+    stream = SessionStream([recording], ReadOptions(explain=True))
+    list(stream)
+    readings = stream.summaries[0].skips.readings or []
+    text = recording.read_text()
+    events = (
+        json.loads(text.splitlines()[0])["history"]
+        if recording.suffix == ".jsonl"
+        else json.loads(text)
+    )
+    answers = {
+        (e.get("tool_call_metadata") or {}).get("model_response", {}).get("id") or e["id"]
+        for e in events
+        if e.get("source") == "agent"
+        and (e.get("tool_call_metadata") or e.get("action") == "message")
+        and e.get("action")
+    }
+    outputs = [e for e in events if e.get("observation") and e.get("tool_call_metadata")]
+    assert len([r for r in readings if r.kind == "llm"]) == len(answers)
+    assert len([r for r in readings if r.kind == "tool"]) == len(outputs)

@@ -38,6 +38,7 @@ READERS = Registry(
         "tau2_bench": "agent_backtest.formats.tau2_bench",
         "tau_bench": "agent_backtest.formats.tau_bench",
         "session_steps": "agent_backtest.formats.session_steps",
+        "openhands": "agent_backtest.formats.openhands",
         "swe_agent": "agent_backtest.formats.swe_agent",
         "chat_log": "agent_backtest.formats.chat_log",
         "cassette": "agent_backtest.formats.cassette",

@@ -18,6 +18,7 @@ call then carries a note naming it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,14 +37,16 @@ ROLES = ("system", "user", "assistant", "tool")
 # History processors that leave the text of the history as it is.
 UNCHANGED_HISTORY = ("default", "cache_control")
 SAMPLING = ("temperature", "top_p", "stop")
+# A history whose first entry is a chat message, as SWE-agent writes it.
+HISTORY_START = re.compile(r'"history":\s*\[\s*\{\s*"(role|agent|message_type|content)"')
 
 
 def sniff(head: str, path: Path) -> bool:
     """True for a JSON object with SWE-agent's trajectory items or its agent history."""
     if not head.lstrip().startswith("{"):
         return False
-    steps = '"trajectory"' in head and '"observation"' in head and '"thought"' in head
-    return steps or ('"history"' in head and '"agent"' in head and '"role"' in head)
+    steps = re.search(r'"trajectory":\s*\[\s*\{\s*"(action|observation|response|thought)"', head)
+    return bool(steps or HISTORY_START.search(head))
 
 
 def read(path: Path, options: ReadOptions, skips: SkipLog) -> Iterator[trace.Session]:
