@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from agent_backtest.cli.app import app
 from agent_backtest.formats import ReadOptions, SessionStream
+from agent_backtest.formats.base import SpanReading
 from agent_backtest.formats.registry import detect
 from tests.formats.conformance import assert_replayable, read_sample, units_of
 
@@ -34,6 +35,13 @@ RECORDINGS = sorted(
     for path in (CORPUS / folder).iterdir()
     if path.suffix in (".eval", ".json", ".traj") and not path.name.endswith(".expected.json")
 )
+
+
+def readings_of(recording: Path) -> list[SpanReading]:
+    """How ``--explain`` accounts for each model call and tool run of a recording."""
+    stream = SessionStream([recording], ReadOptions(explain=True))
+    list(stream)
+    return stream.summaries[0].skips.readings or []
 
 
 def expected_file(recording: Path) -> Path:
@@ -98,9 +106,7 @@ def inspect_events(recording: Path) -> list[dict[str, Any]]:
     "recording", [r for r in RECORDINGS if r.parent.name == "inspect"], ids=name
 )
 def test_explain_accounts_for_every_model_and_tool_event(recording: Path) -> None:
-    stream = SessionStream([recording], ReadOptions(explain=True))
-    list(stream)
-    readings = stream.summaries[0].skips.readings or []
+    readings = readings_of(recording)
     events = inspect_events(recording)
     for kind in ("model", "tool"):
         recorded = [e for e in events if e["event"] == kind]
@@ -131,9 +137,7 @@ def test_units_on_an_eval_archive_gives_one_unit_per_model_event(tmp_path: Path)
 
 @pytest.mark.parametrize("recording", [r for r in RECORDINGS if r.parent.name == "tau2"], ids=name)
 def test_explain_accounts_for_every_agent_call_and_tool_run(recording: Path) -> None:
-    stream = SessionStream([recording], ReadOptions(explain=True))
-    list(stream)
-    readings = stream.summaries[0].skips.readings or []
+    readings = readings_of(recording)
     messages = [m for s in json.loads(recording.read_text())["simulations"] for m in s["messages"]]
     calls = [m for m in messages if m["role"] == "assistant" and m.get("raw_data") is not None]
     runs = [m for m in messages if m["role"] == "tool" and m.get("requestor") == "assistant"]
@@ -163,20 +167,14 @@ def test_the_simulated_users_own_tool_calls_stay_out_of_the_agents_history(
     "recording", [r for r in RECORDINGS if r.parent.name == "swe_agent"], ids=name
 )
 def test_explain_accounts_for_every_model_call_and_action(recording: Path) -> None:
-    stream = SessionStream([recording], ReadOptions(explain=True))
-    list(stream)
-    readings = stream.summaries[0].skips.readings or []
+    readings = readings_of(recording)
     items = json.loads(recording.read_text())["trajectory"]
     assert len([r for r in readings if r.kind == "llm"]) == len(items)
     assert len([r for r in readings if r.kind == "tool"]) == len([i for i in items if i["action"]])
 
 
 def test_a_last_call_whose_tool_call_is_not_kept_is_named() -> None:
-    stream = SessionStream(
-        [CORPUS / "swe_agent" / "gpt-4o-function-calling-1.x.traj"], ReadOptions(explain=True)
-    )
-    list(stream)
-    readings = stream.summaries[0].skips.readings or []
+    readings = readings_of(CORPUS / "swe_agent" / "gpt-4o-function-calling-1.x.traj")
     blocked = [r for r in readings if r.reason is not None]
     assert [(r.location, r.reason) for r in blocked] == [
         ("$.trajectory[4]", "tool_call_not_recorded")
@@ -224,9 +222,7 @@ def test_an_openhands_evaluation_output_gives_one_unit_per_model_response() -> N
     ids=name,
 )
 def test_explain_accounts_for_every_model_answer_and_tool_output(recording: Path) -> None:
-    stream = SessionStream([recording], ReadOptions(explain=True))
-    list(stream)
-    readings = stream.summaries[0].skips.readings or []
+    readings = readings_of(recording)
     text = recording.read_text()
     events = (
         json.loads(text.splitlines()[0])["history"]

@@ -31,6 +31,7 @@ from agent_backtest.formats.base import ReadOptions, SkipLog, SpanReading
 from agent_backtest.formats.isotime import parse_timestamp
 from agent_backtest.formats.jsonio import load_json
 from agent_backtest.formats.limits import MAX_DOCUMENT_BYTES, check_size, check_value
+from agent_backtest.formats.run_steps import tool_step
 
 FORMAT = "inspect"
 EXPECTS = "Inspect AI evaluation logs (.eval archives or .json logs with eval and samples)"
@@ -296,17 +297,7 @@ def _tool_step(event: dict[str, Any], step_id: str) -> trace.Step:
     execution = trace.ToolExecution.from_raw(
         name, event.get("arguments"), call_id=event.get("id"), result=result, error=error
     )
-    started, ended = _times(event)
-    return trace.Step(
-        id=step_id,
-        kind="tool",
-        name=name,
-        started_at=started,
-        ended_at=ended,
-        status="error" if error else "ok",
-        error=error,
-        tool=execution,
-    )
+    return tool_step(step_id, execution, *_times(event))
 
 
 def _times(event: dict[str, Any]) -> tuple[Any, Any]:

@@ -13,6 +13,7 @@ from typing import Any
 
 from agent_backtest import trace
 from agent_backtest.errors import RecordError
+from agent_backtest.formats.run_steps import text_or_none as _text_or_none
 
 ROLES = ("system", "user", "assistant", "tool")
 # Inspect's generation settings that are request parameters, by their chat-completions names.
@@ -171,7 +172,3 @@ def usage(raw: Any) -> trace.Usage | None:
         cached_input_tokens=count("input_tokens_cache_read"),
         reasoning_tokens=count("reasoning_tokens"),
     )
-
-
-def _text_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else None

@@ -26,6 +26,8 @@ from agent_backtest.errors import InputError, RecordError
 from agent_backtest.formats.base import ReadOptions, SkipLog, SpanReading
 from agent_backtest.formats.isotime import parse_timestamp
 from agent_backtest.formats.jsonio import is_json_lines, iter_json_lines, load_json
+from agent_backtest.formats.run_steps import text_or_none as _text
+from agent_backtest.formats.run_steps import tool_step
 from agent_backtest.trace.openai_wire import (
     message_from_openai,
     tools_from_openai,
@@ -201,15 +203,8 @@ class _Conversation:
             result=content,
             error=content if failed else None,
         )
-        step = trace.Step(
-            id=f"event-{event.get('id', where)}",
-            kind="tool",
-            name=execution.name,
-            ended_at=parse_timestamp(event.get("timestamp"), "timestamp"),
-            status="error" if failed else "ok",
-            error=execution.error,
-            tool=execution,
-        )
+        ended = parse_timestamp(event.get("timestamp"), "timestamp")
+        step = tool_step(f"event-{event.get('id', where)}", execution, ended_at=ended)
         self.current_turn().steps.append(step)
         self.messages.append(trace.Message(role="tool", content=content, tool_call_id=call_id))
         self.skips.read(SpanReading(where, step.id, execution.name, "tool", FORMAT))
@@ -245,7 +240,3 @@ def _metadata(run: dict[str, Any]) -> dict[str, Any]:
         "error": run.get("error"),
     }
     return {key: value for key, value in found.items() if value is not None}
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None

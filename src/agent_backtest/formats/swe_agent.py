@@ -29,6 +29,8 @@ from agent_backtest import trace
 from agent_backtest.errors import InputError, RecordError
 from agent_backtest.formats.base import ReadOptions, SkipLog, SpanReading
 from agent_backtest.formats.jsonio import load_json
+from agent_backtest.formats.run_steps import text_or_none as _text
+from agent_backtest.formats.run_steps import tool_step
 from agent_backtest.trace.openai_wire import content_from_openai, tool_call_from_openai
 
 FORMAT = "swe_agent"
@@ -204,7 +206,8 @@ def _tool_step(number: int, item: dict[str, Any], llm: trace.Step) -> trace.Step
         execution = trace.ToolExecution(name=action.split()[0], arguments={"command": action})
     execution.result = item.get("observation")
     seconds = item.get("execution_time")
-    step = trace.Step(id=f"action-{number}", kind="tool", name=execution.name, tool=execution)
+    step = tool_step(f"action-{number}", execution)
+    step.status = None  # a trajectory does not say whether an action failed
     if isinstance(seconds, int | float) and not isinstance(seconds, bool):
         step.attributes["execution_time"] = seconds
     return step
@@ -217,7 +220,3 @@ def _metadata(info: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
         "environment": run.get("environment"),
     }
     return {key: value for key, value in metadata.items() if value is not None}
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None

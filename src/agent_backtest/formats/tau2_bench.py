@@ -25,6 +25,8 @@ from agent_backtest.errors import InputError, RecordError
 from agent_backtest.formats.base import ReadOptions, SkipLog, SpanReading
 from agent_backtest.formats.isotime import parse_timestamp
 from agent_backtest.formats.jsonio import load_json
+from agent_backtest.formats.run_steps import text_or_none as _text
+from agent_backtest.formats.run_steps import tool_step
 from agent_backtest.trace.openai_wire import PARAM_ALIASES, WIRE_PARAMS, tools_from_openai
 
 FORMAT = "tau2_bench"
@@ -208,15 +210,8 @@ def _tool_step(
         result=message.content,
         error=message.text() if failed else None,
     )
-    return trace.Step(
-        id=f"msg-{raw.get('turn_idx', where)}",
-        kind="tool",
-        name=execution.name,
-        ended_at=parse_timestamp(raw.get("timestamp"), "timestamp"),
-        status="error" if failed else "ok",
-        error=execution.error,
-        tool=execution,
-    )
+    ended = parse_timestamp(raw.get("timestamp"), "timestamp")
+    return tool_step(f"msg-{raw.get('turn_idx', where)}", execution, ended_at=ended)
 
 
 def _finish_reason(details: dict[str, Any]) -> str | None:
@@ -253,7 +248,3 @@ def _metadata(simulation: dict[str, Any], run: _Run) -> dict[str, Any]:
 
 def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
