@@ -239,3 +239,15 @@ def test_explain_accounts_for_every_model_answer_and_tool_output(recording: Path
     outputs = [e for e in events if e.get("observation") and e.get("tool_call_metadata")]
     assert len([r for r in readings if r.kind == "llm"]) == len(answers)
     assert len([r for r in readings if r.kind == "tool"]) == len(outputs)
+
+
+def test_a_damaged_eval_archive_fails_cleanly() -> None:
+    from tests.formats.test_malformed_inputs import check_reads_or_fails_cleanly
+
+    seed = (CORPUS / "inspect" / "message-pool-tools-0.3.135.eval").read_bytes()
+    for cut in range(0, len(seed), max(1, len(seed) // 40)):
+        check_reads_or_fails_cleanly(seed[:cut], "inspect", ".eval")
+    for at in range(0, len(seed), max(1, len(seed) // 40)):
+        damaged = bytearray(seed)
+        damaged[at : at + 4] = b"\xff\x00{\n"
+        check_reads_or_fails_cleanly(bytes(damaged), "inspect", ".eval")

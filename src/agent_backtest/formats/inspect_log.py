@@ -17,6 +17,7 @@ sample's ``attachments`` (``attachment://<hash>``; older logs keep it in the tra
 from __future__ import annotations
 
 import zipfile
+import zlib
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -61,8 +62,8 @@ def read(path: Path, options: ReadOptions, skips: SkipLog) -> Iterator[trace.Ses
         return
     try:
         archive = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise InputError(path, None, f"not a readable .eval archive ({exc})") from None
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise InputError(path, "zip archive", f"not a readable .eval archive ({exc})") from None
     with archive:
         yield from _sessions(*_eval_archive(archive, path), path, skips)
 
@@ -99,7 +100,7 @@ def _eval_archive(
     names = archive.namelist()
     header_name = next((n for n in ("header.json", "_journal/start.json") if n in names), None)
     if header_name is None:
-        raise InputError(path, None, f"expected {EXPECTS}; the archive has no header.json")
+        raise InputError(path, "zip archive", f"expected {EXPECTS}; it has no header.json")
     header = _member(archive, header_name, path)
     members = sorted((n for n in names if _is_sample(n)), key=_sample_order)
     return header, ((name, _member(archive, name, path)) for name in members)
@@ -126,7 +127,8 @@ def _member(archive: zipfile.ZipFile, name: str, path: Path) -> Any:
             data = handle.read(MAX_DOCUMENT_BYTES + 1)
         check_size(len(data), path, name)
         return check_value(orjson.loads(data), path, len(data), name)
-    except (zipfile.BadZipFile, OSError, orjson.JSONDecodeError) as exc:
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error, ValueError) as exc:
+        # ValueError covers orjson's decode error and a corrupt member's bad header.
         raise InputError(path, name, f"not readable: {exc}") from None
 
 

@@ -69,7 +69,8 @@ def run_session(run: dict[str, Any], path: Path, skips: SkipLog) -> trace.Sessio
     config = _agent_config(run.get("replay_config"))
     info = run.get("info") if isinstance(run.get("info"), dict) else {}
     agent = _main_agent(history)
-    own = [entry for entry in history if entry.agent == agent]
+    places = [i for i, entry in enumerate(history) if entry.agent == agent]
+    own = [history[i] for i in places]
     answers = [
         i for i, entry in enumerate(own) if entry.message.role == "assistant" and not entry.demo
     ]
@@ -82,7 +83,10 @@ def run_session(run: dict[str, Any], path: Path, skips: SkipLog) -> trace.Sessio
     )
     for number in range(max(len(items), len(answers))):
         item = items[number] if number < len(items) and isinstance(items[number], dict) else {}
-        where = f"$.trajectory[{number}]" if item else f"$.history[{answers[number]}]"
+        if number < len(items):
+            where = f"$.trajectory[{number}]"
+        else:  # a call the history keeps and the trajectory items do not
+            where = f"$.history[{places[answers[number]]}]"
         position = answers[number] if number < len(answers) else len(own)
         step = _llm_step(
             number, own[:position], own[position] if position < len(own) else None, item, config

@@ -52,7 +52,10 @@ def read(path: Path, options: ReadOptions, skips: SkipLog) -> Iterator[trace.Ses
     results = load_json(path)
     if not isinstance(results, dict) or not isinstance(results.get("simulations"), list):
         raise InputError(path, "$", f"expected {EXPECTS}")
-    run = _Run.of(results.get("info"))
+    try:
+        run = _Run.of(results.get("info"))
+    except RecordError as exc:  # what every simulation shares: the file cannot be read
+        raise InputError(path, "$.info", f"{exc.reason}: {exc.detail}") from None
     for index, simulation in enumerate(results["simulations"]):
         location = f"$.simulations[{index}]"
         try:
