@@ -146,8 +146,12 @@ def test_every_registry_lists_its_built_ins_in_their_order() -> None:
         "canonical",
         "otlp",
         "langfuse",
+        "inspect",
+        "tau2_bench",
         "tau_bench",
         "session_steps",
+        "openhands",
+        "swe_agent",
         "chat_log",
         "cassette",
     ]
