@@ -28,10 +28,11 @@ import orjson
 from agent_backtest import trace
 from agent_backtest.errors import InputError, RecordError
 from agent_backtest.formats import inspect_records as records
-from agent_backtest.formats.base import ReadOptions, SkipLog, SpanReading
+from agent_backtest.formats.base import ReadOptions, SkipLog, SpanReading, validation_errors_as
 from agent_backtest.formats.isotime import parse_timestamp
 from agent_backtest.formats.jsonio import load_json
 from agent_backtest.formats.limits import MAX_DOCUMENT_BYTES, check_size, check_value
+from agent_backtest.formats.run_steps import text_or_none as _text
 from agent_backtest.formats.run_steps import tool_step
 
 FORMAT = "inspect"
@@ -132,6 +133,7 @@ def _member(archive: zipfile.ZipFile, name: str, path: Path) -> Any:
         raise InputError(path, name, f"not readable: {exc}") from None
 
 
+@validation_errors_as("malformed_sample")
 def sample_session(
     sample: Any, spec: dict[str, Any], path: Path, location: str, skips: SkipLog
 ) -> trace.Session:
@@ -297,7 +299,7 @@ def _tool_step(event: dict[str, Any], step_id: str) -> trace.Step:
         result = records.content(result)
         result = "\n".join(p.text for p in result if p.text) if isinstance(result, list) else None
     execution = trace.ToolExecution.from_raw(
-        name, event.get("arguments"), call_id=event.get("id"), result=result, error=error
+        name, event.get("arguments"), call_id=_text(event.get("id")), result=result, error=error
     )
     return tool_step(step_id, execution, *_times(event))
 

@@ -72,6 +72,8 @@ def content(raw: Any) -> str | list[trace.ContentPart] | None:
 
 def _part(raw: dict[str, Any]) -> trace.ContentPart | None:
     kind = raw.get("type")
+    if not isinstance(kind, str):
+        raise RecordError("malformed_message", "a content part without a type")
     if kind == "reasoning":
         return None
     if kind == "text":
@@ -91,10 +93,11 @@ def tool_call(raw: Any) -> trace.ToolCall:
     )
 
 
-def tools(raw: Any) -> list[trace.ToolDef]:
-    """The tools offered to the model (``ToolInfo``: name, description, parameters)."""
+def tools(raw: Any) -> list[trace.ToolDef] | None:
+    """The tools offered to the model (``ToolInfo``: name, description, parameters); None when
+    the event does not record them."""
     if not isinstance(raw, list):
-        return []
+        return None
     return [
         trace.ToolDef(
             name=tool["name"],

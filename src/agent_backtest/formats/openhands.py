@@ -23,7 +23,7 @@ from typing import Any
 
 from agent_backtest import trace
 from agent_backtest.errors import InputError, RecordError
-from agent_backtest.formats.base import ReadOptions, SkipLog, SpanReading
+from agent_backtest.formats.base import ReadOptions, SkipLog, SpanReading, validation_errors_as
 from agent_backtest.formats.isotime import parse_timestamp
 from agent_backtest.formats.jsonio import is_json_lines, iter_json_lines, load_json
 from agent_backtest.formats.run_steps import text_or_none as _text
@@ -74,6 +74,7 @@ def _runs(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
         raise InputError(path, "$", f"expected {EXPECTS}")
 
 
+@validation_errors_as("malformed_event")
 def stream_session(run: Any, path: Path, location: str, skips: SkipLog) -> trace.Session:
     """One event stream: a turn per user message, a step per model answer and tool output."""
     if not isinstance(run, dict) or not isinstance(run.get("history"), list):

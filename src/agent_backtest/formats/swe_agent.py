@@ -27,7 +27,7 @@ import orjson
 
 from agent_backtest import trace
 from agent_backtest.errors import InputError, RecordError
-from agent_backtest.formats.base import ReadOptions, SkipLog, SpanReading
+from agent_backtest.formats.base import ReadOptions, SkipLog, SpanReading, validation_errors_as
 from agent_backtest.formats.jsonio import load_json
 from agent_backtest.formats.run_steps import text_or_none as _text
 from agent_backtest.formats.run_steps import tool_step
@@ -62,6 +62,7 @@ def read(path: Path, options: ReadOptions, skips: SkipLog) -> Iterator[trace.Ses
         skips.record_error(exc, "$")
 
 
+@validation_errors_as("malformed_trajectory")
 def run_session(run: dict[str, Any], path: Path, skips: SkipLog) -> trace.Session:
     """The run: one turn from the issue to the submission, a step per model call and action."""
     history = [_entry(raw, f"$.history[{i}]") for i, raw in enumerate(run["history"])]

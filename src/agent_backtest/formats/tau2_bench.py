@@ -22,7 +22,7 @@ from typing import Any
 
 from agent_backtest import trace
 from agent_backtest.errors import InputError, RecordError
-from agent_backtest.formats.base import ReadOptions, SkipLog, SpanReading
+from agent_backtest.formats.base import ReadOptions, SkipLog, SpanReading, validation_errors_as
 from agent_backtest.formats.isotime import parse_timestamp
 from agent_backtest.formats.jsonio import load_json
 from agent_backtest.formats.run_steps import text_or_none as _text
@@ -90,6 +90,7 @@ class _Run:
         return cls(info if isinstance(info, dict) else {})
 
 
+@validation_errors_as("malformed_simulation")
 def simulation_session(
     simulation: Any, run: _Run, path: Path, location: str, skips: SkipLog
 ) -> trace.Session:
