@@ -29,11 +29,19 @@ FORMATS = {
     "swe_agent": "swe_agent",
     "openhands": "openhands",
 }
+# Long recordings whose rebuilt histories would make an expected file of megabytes: their own
+# tests check each unit against the recorded call instead.
+CHECKED_CALL_BY_CALL = {
+    CORPUS / "inspect" / "browser-tools-gpt-4o-mini-0.3.95.json",
+    CORPUS / "openhands" / "llama-4-maverick-multi-swe-bench.jsonl",
+}
 RECORDINGS = sorted(
     path
     for folder in FORMATS
     for path in (CORPUS / folder).iterdir()
-    if path.suffix in (".eval", ".json", ".traj") and not path.name.endswith(".expected.json")
+    if path.suffix in (".eval", ".json", ".traj")
+    and not path.name.endswith(".expected.json")
+    and path not in CHECKED_CALL_BY_CALL
 )
 
 
@@ -251,3 +259,32 @@ def test_a_damaged_eval_archive_fails_cleanly() -> None:
         damaged = bytearray(seed)
         damaged[at : at + 4] = b"\xff\x00{\n"
         check_reads_or_fails_cleanly(bytes(damaged), "inspect", ".eval")
+
+
+BROWSER_LOG = CORPUS / "inspect" / "browser-tools-gpt-4o-mini-0.3.95.json"
+
+
+def test_an_inspect_agent_with_browser_tools_gives_one_unit_per_model_event() -> None:
+    assert BROWSER_LOG.name in (BROWSER_LOG.parent / "PROVENANCE.md").read_text()
+    sample = json.loads(BROWSER_LOG.read_text())["samples"][0]
+    events = [e for e in sample["events"] if e["event"] == "model"]
+    units = units_of(BROWSER_LOG)
+    assert len(units) == len(events) == 5
+    results = 0
+    for unit, event in zip(units, events, strict=True):
+        choice = event["output"]["choices"][0]
+        calls = choice["message"].get("tool_calls") or []
+        assert [[c.name, c.arguments] for c in unit.golden.message.tool_calls or []] == [
+            [c["function"], c["arguments"]] for c in calls
+        ]
+        assert unit.golden.finish_reason == ("tool_calls" if calls else "stop")
+        assert unit.golden.usage is not None
+        assert unit.golden.usage.input_tokens == event["output"]["usage"]["input_tokens"]
+        assert [t.name for t in unit.request.tools or []] == [t["name"] for t in event["tools"]]
+        assert unit.request.tool_choice == "auto"
+        assert unit.request.params == {"parallel_tool_calls": False}
+        # Each call sees every earlier browser action's result, answered by its call id.
+        tool_messages = [m for m in unit.request.messages if m.role == "tool"]
+        assert len(tool_messages) == results
+        results += len(calls)
+    assert_replayable(units)
