@@ -146,12 +146,16 @@ def test_every_registry_lists_its_built_ins_in_their_order() -> None:
         "canonical",
         "otlp",
         "langfuse",
+        "inspect",
+        "tau2_bench",
         "tau_bench",
         "session_steps",
+        "openhands",
+        "swe_agent",
         "chat_log",
         "cassette",
     ]
-    assert format_names()[:7] == READERS.built_in_names()
+    assert format_names()[:11] == READERS.built_in_names()
     assert TARGET_TYPES.built_in_names() == ["http", "python", "model"]
     assert [name for name, _ in resolve_graders(["outputs", "tool_calls"])] == [
         "outputs",

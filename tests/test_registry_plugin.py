@@ -146,7 +146,7 @@ def test_an_unknown_provider_names_the_installed_plugin_types(
     assert not run.exists()
     done = abt(site, tmp_path, "ingest", memo, "--format", "nosuch")
     assert done.returncode == 2 and done.stderr.count("\n") == 1
-    assert "unknown format 'nosuch': name one of canonical, otlp, langfuse, tau_bench, " in (
+    assert "unknown format 'nosuch': name one of canonical, otlp, langfuse, inspect, " in (
         done.stderr
     )
     assert "cassette, memo, or install a package" in done.stderr

@@ -18,4 +18,11 @@ SEEDS: dict[str, list[Path]] = {
     "session_steps": [FIXTURES / "session_steps" / "example.json"],
     "chat_log": [FIXTURES / "chat_log" / "example.jsonl"],
     "cassette": [FIXTURES / "cassette" / "test_chat_completion_tool_calls_with_content.yaml"],
+    "inspect": [FIXTURES / "frameworks" / "inspect" / "transcript-ollama-0.3.41.json"],
+    "tau2_bench": [FIXTURES / "frameworks" / "tau2" / "hotel-gemma-3-27b.json"],
+    "swe_agent": [FIXTURES / "frameworks" / "swe_agent" / "gpt-4o-function-calling-1.x.traj"],
+    "openhands": [
+        FIXTURES / "frameworks" / "openhands" / "claude-3-5-sonnet-wrong-initial-state.json",
+        FIXTURES / "frameworks" / "openhands" / "llama-4-maverick-multi-swe-bench.jsonl",
+    ],
 }

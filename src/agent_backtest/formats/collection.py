@@ -68,6 +68,12 @@ class SessionStream:
                     fill_in(session, self.options, summary)
                     count(session, summary)
                     yield session
+            except InputError:
+                # A forced format whose reader cannot parse the file at all: say what the
+                # format expects and what the file is, rather than where its parser stopped.
+                if self.format and summary.sessions == 0:
+                    check_forced_format(reader, path)
+                raise
             except (RecursionError, ValueError, TypeError) as exc:
                 # A value nested too deep inside a JSON string of the trace (tool arguments,
                 # an attribute holding messages), met by code that recurses: Python, pydantic's

@@ -1,0 +1,243 @@
+"""Reader of OpenHands event streams: a saved trajectory (a JSON list of events) or evaluation
+output (JSON Lines of ``{instance_id, instruction, metadata, history: [events], …}``).
+
+Each trajectory or output line is one session. OpenHands records every model answer on the
+actions it produced (``tool_call_metadata.model_response``: the provider's whole response, with
+its tool calls and usage; one response may produce several actions), and every tool's output as
+an observation naming the call (``tool_call_metadata.tool_call_id``). An agent message without
+that metadata is a model answer of text only. Each answer is an LLM step and each observation of
+a tool call a tool step.
+
+OpenHands does not record the requests: each is rebuilt from the events before the answer, as
+the agent builds it (the system prompt and tools of the ``system`` event when the stream has
+one, the user's messages, the earlier answers, the tools' outputs), and marked reconstructed.
+OpenHands formats some tool outputs and adds workspace context (``recall``) with its own
+templates; those are not reproduced, and each call's notes say so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from agent_backtest import trace
+from agent_backtest.errors import InputError, RecordError
+from agent_backtest.formats.base import ReadOptions, SkipLog, SpanReading, validation_errors_as
+from agent_backtest.formats.isotime import parse_timestamp
+from agent_backtest.formats.jsonio import is_json_lines, iter_json_lines, load_json
+from agent_backtest.formats.run_steps import text_or_none as _text
+from agent_backtest.formats.run_steps import tool_step
+from agent_backtest.trace.openai_wire import (
+    message_from_openai,
+    tools_from_openai,
+    usage_from_openai,
+)
+
+FORMAT = "openhands"
+EXPECTS = "OpenHands event streams (a JSON list of events, or evaluation output with history)"
+REBUILT = (
+    "OpenHands does not record requests: rebuilt from the event stream (system event, user "
+    "messages, earlier answers, tool outputs as recorded; OpenHands' own formatting of tool "
+    "output and workspace context is not reproduced)"
+)
+
+
+def sniff(head: str, path: Path) -> bool:
+    """True for a JSON list of OpenHands events or evaluation output holding their history."""
+    start = head.lstrip()[:1]
+    if start == "[":
+        return '"source"' in head and '"timestamp"' in head and '"args"' in head
+    return start == "{" and '"instance_id"' in head and '"agent_class"' in head
+
+
+def read(path: Path, options: ReadOptions, skips: SkipLog) -> Iterator[trace.Session]:
+    """Yield one session per trajectory or output line."""
+    for location, run in _runs(path):
+        try:
+            yield stream_session(run, path, location, skips)
+        except RecordError as exc:
+            skips.record_error(exc, location)
+
+
+def _runs(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    if is_json_lines(path):
+        for number, line in iter_json_lines(path, f"each line must be one of {EXPECTS}"):
+            yield f"line {number}", line
+        return
+    document = load_json(path)
+    if isinstance(document, list):
+        yield "$", {"history": document}
+    elif isinstance(document, dict) and isinstance(document.get("history"), list):
+        yield "$", document
+    else:
+        raise InputError(path, "$", f"expected {EXPECTS}")
+
+
+@validation_errors_as("malformed_event")
+def stream_session(run: Any, path: Path, location: str, skips: SkipLog) -> trace.Session:
+    """One event stream: a turn per user message, a step per model answer and tool output."""
+    if not isinstance(run, dict) or not isinstance(run.get("history"), list):
+        raise RecordError("malformed_output", "an output line without a history list")
+    if not any(_is_event(event) for event in run["history"]):
+        raise RecordError("no_events", "the history holds no OpenHands action or observation")
+    name = run.get("instance_id") or (path.stem if location == "$" else location)
+    session = trace.Session(
+        id=f"openhands-{name}",
+        source=trace.SourceRef(file=str(path), format=FORMAT, location=location),
+        metadata=_metadata(run),
+    )
+    _Conversation(session, _configured_model(run), skips).replay(
+        run["history"], f"{location}.history" if location != "$" else location
+    )
+    return session
+
+
+class _Conversation:
+    """The messages the agent would have sent, built event by event, and the steps read."""
+
+    def __init__(self, session: trace.Session, model: str | None, skips: SkipLog) -> None:
+        self.session, self.model, self.skips = session, model, skips
+        self.messages: list[trace.Message] = []
+        self.tools: list[trace.ToolDef] | None = None
+        self.answered: dict[str, trace.Message] = {}
+        self.turn: trace.Turn | None = None
+
+    def replay(self, events: list[Any], location: str) -> None:
+        for index, event in enumerate(events):
+            if isinstance(event, dict):
+                self.event(event, f"{location}[{index}]")
+
+    def event(self, event: dict[str, Any], where: str) -> None:
+        action, args = event.get("action"), event.get("args")
+        args = args if isinstance(args, dict) else {}
+        metadata = event.get("tool_call_metadata")
+        if action == "system" and isinstance(args.get("content"), str):
+            self.messages.append(trace.Message(role="system", content=args["content"]))
+            self.tools = tools_from_openai(args.get("tools"))
+        elif action == "message" and event.get("source") == "user":
+            self.user(str(args.get("content") or ""))
+        elif action is not None and event.get("source") == "agent":
+            if isinstance(metadata, dict) and isinstance(metadata.get("model_response"), dict):
+                self.answer(metadata["model_response"], event, where)
+            elif action == "message":
+                text = trace.Message(role="assistant", content=str(args.get("content") or ""))
+                self.llm_step(text, None, event, where)
+        elif event.get("observation") is not None and isinstance(metadata, dict):
+            self.tool_output(event, metadata, where)
+
+    def user(self, text: str) -> None:
+        self.turn = trace.Turn(index=len(self.session.turns), user_input=text)
+        self.session.turns.append(self.turn)
+        self.messages.append(trace.Message(role="user", content=text))
+
+    def answer(self, response: dict[str, Any], event: dict[str, Any], where: str) -> None:
+        """A model response; the actions it produced after the first add nothing new."""
+        key = str(response.get("id") or where)
+        if key in self.answered:
+            return
+        choices = response.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise RecordError("malformed_model_response", f"{where}: a response without choices")
+        message = message_from_openai(choices[0].get("message"))
+        self.answered[key] = message
+        self.llm_step(message, response, event, where)
+
+    def llm_step(
+        self,
+        answer: trace.Message,
+        response: dict[str, Any] | None,
+        event: dict[str, Any],
+        where: str,
+    ) -> None:
+        choice = (response or {}).get("choices", [{}])[0]
+        recorded_model = (response or {}).get("model")
+        call = trace.LLMCall(
+            request=trace.LLMRequest(
+                model=self.model or _text(recorded_model),
+                messages=list(self.messages),
+                tools=self.tools,
+            ),
+            response=trace.LLMResponse(
+                message=answer,
+                finish_reason=_text(choice.get("finish_reason")),
+                usage=usage_from_openai((response or {}).get("usage")),
+                model=_text(recorded_model),
+                id=_text((response or {}).get("id")),
+            ),
+            reconstructed=True,
+            notes=[REBUILT],
+            dialect=FORMAT,
+        )
+        step = trace.Step(
+            id=f"event-{event.get('id', where)}",
+            kind="llm",
+            name="agent",
+            ended_at=parse_timestamp(event.get("timestamp"), "timestamp"),
+            llm=call,
+        )
+        self.current_turn().steps.append(step)
+        if answer.text():
+            self.current_turn().agent_output = answer.text()
+        self.messages.append(answer)
+        self.skips.read(SpanReading(where, step.id, "agent", "llm", FORMAT))
+
+    def tool_output(self, event: dict[str, Any], metadata: dict[str, Any], where: str) -> None:
+        """An observation answering a tool call: a tool message and a tool step."""
+        call_id = _text(metadata.get("tool_call_id"))
+        content = event.get("content")
+        content = content if isinstance(content, str) else None
+        call = next(
+            (
+                c
+                for answer in self.answered.values()
+                for c in answer.tool_calls or []
+                if call_id and c.id == call_id
+            ),
+            None,
+        )
+        failed = event.get("observation") == "error"
+        execution = trace.ToolExecution(
+            name=_text(metadata.get("function_name")) or (call.name if call else "unknown"),
+            call_id=call_id,
+            arguments=call.arguments if call else None,
+            result=content,
+            error=content if failed else None,
+        )
+        ended = parse_timestamp(event.get("timestamp"), "timestamp")
+        step = tool_step(f"event-{event.get('id', where)}", execution, ended_at=ended)
+        self.current_turn().steps.append(step)
+        self.messages.append(trace.Message(role="tool", content=content, tool_call_id=call_id))
+        self.skips.read(SpanReading(where, step.id, execution.name, "tool", FORMAT))
+
+    def current_turn(self) -> trace.Turn:
+        if self.turn is None:  # the agent acted before any user message
+            self.turn = trace.Turn(index=0)
+            self.session.turns.append(self.turn)
+        return self.turn
+
+
+def _is_event(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and "source" in value
+        and ("action" in value or "observation" in value)
+    )
+
+
+def _configured_model(run: dict[str, Any]) -> str | None:
+    """The model an evaluation was configured with, without its provider prefix."""
+    metadata = run.get("metadata") if isinstance(run.get("metadata"), dict) else {}
+    config = metadata.get("llm_config") if isinstance(metadata.get("llm_config"), dict) else {}
+    model = _text(config.get("model"))
+    return model.split("/", 1)[-1] if model else None
+
+
+def _metadata(run: dict[str, Any]) -> dict[str, Any]:
+    metadata = run.get("metadata") if isinstance(run.get("metadata"), dict) else {}
+    found = {
+        "instance_id": run.get("instance_id"),
+        "agent_class": metadata.get("agent_class"),
+        "error": run.get("error"),
+    }
+    return {key: value for key, value in found.items() if value is not None}
