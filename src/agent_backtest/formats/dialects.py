@@ -3,15 +3,19 @@
 The same span shape (OTLP span or Langfuse observation) carries many dialects: the current
 OTel GenAI attributes, the older GenAI events, OpenInference, OpenLLMetry's indexed attributes,
 the Vercel AI SDK's ``ai.*``, Google ADK's request and response, and, last, the input and
-output a source keeps beside the attributes. They are asked in that order; the first that
-recognises the span reads it, and its name is kept on the call so ``abt show --explain`` can
-say who read what.
+output a source keeps beside the attributes. Every dialect that recognises a span gives its
+reading, in that order; :mod:`~agent_backtest.formats.readings` keeps the most complete one and
+fills what it lacks from the others, and the names are kept on the call so ``abt show
+--explain`` can say who read what.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from pydantic import ValidationError
+
+from agent_backtest.errors import RecordError
 from agent_backtest.formats import (
     braintrust,
     genai_current,
@@ -22,6 +26,7 @@ from agent_backtest.formats import (
     payloads,
     vercel_ai,
 )
+from agent_backtest.formats.readings import Reading, combined
 from agent_backtest.formats.span_model import Span
 from agent_backtest.trace import LLMCall, ToolExecution
 from agent_backtest.trace.models import StepKind
@@ -48,6 +53,8 @@ CALL_DIALECTS: tuple[tuple[str, Any], ...] = (
     ("braintrust", braintrust),
     ("payload", payloads),
 )
+# Dialects that read the request and answer bodies as sent: their reading beats any other.
+EXACT_DIALECTS: frozenset[str] = frozenset()
 TOOL_DIALECTS: tuple[tuple[str, Any], ...] = (
     ("vercel_ai", vercel_ai),
     ("genai", genai_current),
@@ -110,21 +117,42 @@ def looks_like_llm(span: Span) -> bool:
     )
 
 
-def read_call(span: Span) -> tuple[LLMCall, set[str]]:
-    """The call of an LLM span as the first dialect that recognises it reads it, with the
-    attribute keys it consumed; a call with only metadata when none does."""
+def call_readings(span: Span) -> list[Reading]:
+    """Every dialect's reading of an LLM span, in the order the dialects are asked.
+
+    A dialect that finds the span malformed gives no reading; when none gives one, the first
+    such error is raised, so the span is skipped under that reason.
+    """
+    readings, errors = [], []
     for name, dialect in CALL_DIALECTS:
-        call = dialect.llm_call(span)
+        try:
+            call = dialect.llm_call(span)
+        except (RecordError, ValidationError) as exc:
+            errors.append(exc)
+            continue
         if call is not None:
             call.dialect = name
-            return call, dialect.content_keys(span.attributes)
+            keys = dialect.content_keys(span.attributes)
+            readings.append(Reading(name, call, keys, exact=name in EXACT_DIALECTS))
+    if not readings and errors:
+        raise errors[0]
+    return readings
+
+
+def read_call(span: Span) -> tuple[LLMCall, set[str], list[Reading]]:
+    """The call of an LLM span, combined from every dialect that recognises it, with the
+    attribute keys they read and their readings; a call with only metadata when none does."""
+    found = call_readings(span)
+    if found:
+        keys = set().union(*(reading.keys for reading in found))
+        return combined(found), keys, found
     if span.fallback is not None:
-        found = span.fallback()
-        if isinstance(found, LLMCall):
-            return found, set()
+        fallback = span.fallback()
+        if isinstance(fallback, LLMCall):
+            return fallback, set(), []
     call = genai_current.metadata_only_call(span.attributes)
     call.dialect = "metadata"
-    return call, set()
+    return call, set(), []
 
 
 def read_tool(span: Span) -> tuple[ToolExecution, set[str]]:
