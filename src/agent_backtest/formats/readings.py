@@ -152,6 +152,16 @@ def _fill_usage(chosen: LLMCall, other: LLMCall) -> bool:
     return True
 
 
+def _fill_finish_reason(chosen: LLMCall, other: LLMCall) -> bool:
+    """Take why generation stopped when the chosen answer does not say."""
+    if chosen.response is None or chosen.response.finish_reason is not None:
+        return False
+    if other.response is None or other.response.finish_reason is None:
+        return False
+    chosen.response.finish_reason = other.response.finish_reason
+    return True
+
+
 # The parts of a call one reading can lend another, in the order they are filled.
 PARTS: dict[str, Callable[[LLMCall, LLMCall], bool]] = {
     "input messages": _fill_messages,
@@ -161,4 +171,5 @@ PARTS: dict[str, Callable[[LLMCall, LLMCall], bool]] = {
     "request parameters": _fill_params,
     "model": _fill_model,
     "usage": _fill_usage,
+    "finish_reason": _fill_finish_reason,
 }

@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agent_backtest.errors import RecordError
-from agent_backtest.formats import dialects, genai_current
+from agent_backtest.formats import dialects, genai_current, vercel_ai
 from agent_backtest.formats.base import SkipLog, SpanReading
 from agent_backtest.formats.call_checks import finish_call
 from agent_backtest.formats.readings import Reading
@@ -292,6 +292,7 @@ def _llm_call(
     if call.request.messages:
         _continue_history(span, call, history)
         _add_agent_instructions(span, call, by_id)
+        _add_object_schema(span, call, by_id)
     finish_call(call)
     return call, consumed, readings
 
@@ -344,6 +345,18 @@ def _add_agent_instructions(span: Span, call: LLMCall, by_id: dict[str, Span]) -
                 f"system message taken from gen_ai.system_instructions of agent "
                 f"span {ancestor.span_id}"
             )
+            return
+
+
+def _add_object_schema(span: Span, call: LLMCall, by_id: dict[str, Span]) -> None:
+    """The AI SDK records a ``generateObject`` call's schema only on its outer span."""
+    if "response_format" in call.request.params or not vercel_ai.is_model_call(span.attributes):
+        return
+    for ancestor in _ancestors(span, by_id):
+        found = vercel_ai.response_format(ancestor.attributes)
+        if found is not None:
+            call.request.params["response_format"] = found
+            call.notes.append(f"response_format taken from ai.schema of span {ancestor.span_id}")
             return
 
 
