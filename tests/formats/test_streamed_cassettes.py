@@ -145,7 +145,9 @@ EXPECTED: dict[str, list[dict[str, Any]]] = {
         unit(
             model="gpt-3.5-turbo",
             user=["Hey, what is up?"],
-            answer_text="Not much, just here to chat and assist you with anything you need. How are you?",
+            answer_text=(
+                "Not much, just here to chat and assist you with anything you need. How are you?"
+            ),
             finish_reason="stop",
             usage={
                 "input_tokens": 13,
