@@ -114,3 +114,22 @@ def test_explain_lists_every_dialect_that_recognised_the_span(tmp_path: Path) ->
         "recognised by openllmetry: 2 input messages, an answer with text and 2 tool calls, "
         "2 tools, usage" in result.stdout
     )
+
+
+def test_a_malformed_reading_is_noted_and_never_hides_a_sound_one(tmp_path: Path) -> None:
+    path = with_current_attributes(
+        tmp_path,
+        {
+            "gen_ai.input.messages": json.dumps(INPUT_MESSAGES),
+            "gen_ai.output.messages": json.dumps(
+                [{"role": "assistant", "parts": [{"type": "tool_call", "arguments": {}}]}]
+            ),
+        },
+    )
+    call = the_call(path)
+    assert call.dialect == "openllmetry"
+    assert call.unusable is None
+    assert (
+        "the genai reading was left out: malformed_tool_call: a tool call without a name"
+        in call.notes
+    )

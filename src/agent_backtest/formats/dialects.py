@@ -28,6 +28,7 @@ from agent_backtest.formats import (
     raw_bodies,
     vercel_ai,
 )
+from agent_backtest.formats.base import first_validation_error
 from agent_backtest.formats.readings import Reading, combined
 from agent_backtest.formats.span_model import Span
 from agent_backtest.trace import LLMCall, ToolExecution, Unusable
@@ -130,18 +131,26 @@ def looks_like_llm(span: Span) -> bool:
     )
 
 
-def call_readings(span: Span) -> list[Reading]:
-    """Every dialect's reading of an LLM span, in the order the dialects are asked.
+def call_readings(span: Span) -> tuple[list[Reading], list[str]]:
+    """Every dialect's reading of an LLM span, in the order the dialects are asked, and a note
+    for each dialect that found the span malformed.
 
-    A dialect that finds the span malformed gives no reading; when none gives one, the first
-    such error is raised, so the span is skipped under that reason.
+    A malformed reading never hides another dialect's; when no dialect gives a reading, the
+    first error is raised, so the span is skipped under that reason.
     """
-    readings, errors = [], []
+    readings: list[Reading] = []
+    errors: list[RecordError | ValidationError] = []
+    notes = []
     for name, dialect in CALL_DIALECTS:
         try:
             call = dialect.llm_call(span)
-        except (RecordError, ValidationError) as exc:
+        except RecordError as exc:
             errors.append(exc)
+            notes.append(f"the {name} reading was left out: {exc.reason}: {exc.detail}")
+            continue
+        except ValidationError as exc:
+            errors.append(exc)
+            notes.append(f"the {name} reading was left out: {first_validation_error(exc)}")
             continue
         if call is not None:
             call.dialect = name
@@ -149,16 +158,18 @@ def call_readings(span: Span) -> list[Reading]:
             readings.append(Reading(name, call, keys, exact=name in EXACT_DIALECTS))
     if not readings and errors:
         raise errors[0]
-    return readings
+    return readings, notes
 
 
 def read_call(span: Span) -> tuple[LLMCall, set[str], list[Reading]]:
     """The call of an LLM span, combined from every dialect that recognises it, with the
     attribute keys they read and their readings; a call with only metadata when none does."""
-    found = call_readings(span)
+    found, notes = call_readings(span)
     if found:
         keys = set().union(*(reading.keys for reading in found))
-        return combined(found), keys, found
+        call = combined(found)
+        call.notes.extend(notes)
+        return call, keys, found
     if span.fallback is not None:
         fallback = span.fallback()
         if isinstance(fallback, LLMCall):
