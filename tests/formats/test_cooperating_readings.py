@@ -99,6 +99,11 @@ def test_parts_only_one_convention_recorded_are_filled_in_and_named(tmp_path: Pa
     assert [tool.name for tool in call.request.tools] == ["get_weather", "get_news"]
     assert [c.name for c in call.response.message.tool_calls] == ["get_weather", "get_news"]
     assert "tools taken from the openllmetry reading; the genai reading had none" in call.notes
+    result = CliRunner().invoke(app, ["show", str(path), "--explain"], env={"COLUMNS": "200"})
+    assert (
+        "recognised by genai: 2 input messages, an answer with text and 2 tool calls, usage\n"
+        in result.stdout
+    )
 
 
 def test_explain_lists_every_dialect_that_recognised_the_span(tmp_path: Path) -> None:

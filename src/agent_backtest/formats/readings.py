@@ -27,9 +27,16 @@ class Reading:
     keys: set[str] = field(default_factory=set)
     exact: bool = False
     """True when the dialect read the request and answer bodies as sent, not rebuilt."""
+    found: str = field(init=False)
+    """What the dialect found, in a few words, for ``abt show --explain``; taken before the
+    readings are combined, so it says what this dialect alone found."""
 
-    def found(self) -> str:
-        """What the reading holds, in a few words, for ``abt show --explain``."""
+    def __post_init__(self) -> None:
+        """Describe the reading while it is still this dialect's own."""
+        self.found = self._described()
+
+    def _described(self) -> str:
+        """What the reading holds, in a few words."""
         request = self.call.request
         parts = [f"{len(request.messages)} input messages"]
         answer = _answer(self.call)
@@ -115,61 +122,55 @@ def _fill_tools(chosen: LLMCall, other: LLMCall) -> bool:
     return True
 
 
-def _fill_tool_choice(chosen: LLMCall, other: LLMCall) -> bool:
-    """Take the other reading's ``tool_choice`` when the chosen one has none."""
-    if chosen.request.tool_choice is not None or other.request.tool_choice is None:
-        return False
-    chosen.request.tool_choice = other.request.tool_choice
-    return True
-
-
 def _fill_params(chosen: LLMCall, other: LLMCall) -> bool:
     """Add the request parameters (stop sequences, temperature, …) only the other recorded."""
     missing = {
-        key: value
-        for key, value in other.request.params.items()
-        if key not in chosen.request.params
+        key: value for key, value in other.request.params.items() if key not in chosen.request.params
     }
     chosen.request.params.update(missing)
     return bool(missing)
 
 
-def _fill_model(chosen: LLMCall, other: LLMCall) -> bool:
-    """Take the requested model when the chosen reading has none."""
-    if chosen.request.model is not None or other.request.model is None:
-        return False
-    chosen.request.model = other.request.model
-    return True
+Filler = Callable[[LLMCall, LLMCall], bool]
 
 
-def _fill_usage(chosen: LLMCall, other: LLMCall) -> bool:
-    """Take the token counts when the chosen answer has none."""
-    if chosen.response is None or chosen.response.usage is not None:
-        return False
-    if other.response is None or other.response.usage is None:
-        return False
-    chosen.response.usage = other.response.usage
-    return True
+def _request_field(name: str) -> Filler:
+    """A filler of one request field (``tool_choice``, ``model``) the chosen reading lacks."""
+
+    def fill(chosen: LLMCall, other: LLMCall) -> bool:
+        found = getattr(other.request, name)
+        if getattr(chosen.request, name) is not None or found is None:
+            return False
+        setattr(chosen.request, name, found)
+        return True
+
+    return fill
 
 
-def _fill_finish_reason(chosen: LLMCall, other: LLMCall) -> bool:
-    """Take why generation stopped when the chosen answer does not say."""
-    if chosen.response is None or chosen.response.finish_reason is not None:
-        return False
-    if other.response is None or other.response.finish_reason is None:
-        return False
-    chosen.response.finish_reason = other.response.finish_reason
-    return True
+def _response_field(name: str) -> Filler:
+    """A filler of one field of the answer (``usage``, ``finish_reason``) the chosen answer
+    lacks; a reading without an answer has nothing to fill."""
+
+    def fill(chosen: LLMCall, other: LLMCall) -> bool:
+        if chosen.response is None or other.response is None:
+            return False
+        found = getattr(other.response, name)
+        if getattr(chosen.response, name) is not None or found is None:
+            return False
+        setattr(chosen.response, name, found)
+        return True
+
+    return fill
 
 
 # The parts of a call one reading can lend another, in the order they are filled.
-PARTS: dict[str, Callable[[LLMCall, LLMCall], bool]] = {
+PARTS: dict[str, Filler] = {
     "input messages": _fill_messages,
     "answer": _fill_answer,
     "tools": _fill_tools,
-    "tool_choice": _fill_tool_choice,
+    "tool_choice": _request_field("tool_choice"),
     "request parameters": _fill_params,
-    "model": _fill_model,
-    "usage": _fill_usage,
-    "finish_reason": _fill_finish_reason,
+    "model": _request_field("model"),
+    "usage": _response_field("usage"),
+    "finish_reason": _response_field("finish_reason"),
 }

@@ -257,7 +257,7 @@ def _step(span: Span, by_id: dict[str, Span], history: _History) -> tuple[Step, 
     if kind == "llm":
         llm, keys, readings = _llm_call(span, by_id, history)
         consumed |= keys
-        found = [reading.found() for reading in readings]
+        found = [reading.found for reading in readings]
         name = _enclosing_agent_name(span, by_id) or span.name
         history.remember(span.span_id, llm)
     elif kind == "tool":
