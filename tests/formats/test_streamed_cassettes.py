@@ -31,6 +31,18 @@ THINKING = (
 
 
 OPENAI_USAGE_DETAILS = {"cached_input_tokens": 0, "reasoning_tokens": 0}
+
+
+def openai_usage(input_tokens: int, output_tokens: int, total_tokens: int) -> dict[str, int]:
+    """The usage of an OpenAI answer as a unit reports it, cache and reasoning counts 0."""
+    return {
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "total_tokens": total_tokens,
+        **OPENAI_USAGE_DETAILS,
+    }
+
+
 EXPECTED: dict[str, list[dict[str, Any]]] = {
     # One call in fragments: '{"' 'location' '":"' 'San' ' Francisco' '"}'; no usage was asked for.
     "openllmetry_chat_tools_streaming": [
@@ -132,12 +144,7 @@ EXPECTED: dict[str, list[dict[str, Any]]] = {
             tools=[CITY_TOOL],
             answer_calls=[[CITY_TOOL, {"location": "San Francisco, CA", "unit": "celsius"}]],
             finish_reason="tool_calls",
-            usage={
-                "input_tokens": 85,
-                "output_tokens": 24,
-                "total_tokens": 109,
-                **OPENAI_USAGE_DETAILS,
-            },
+            usage=openai_usage(85, 24, 109),
         )
     ],
     # Twenty text deltas, "Not" " much" "," … " you" "?".
@@ -149,12 +156,7 @@ EXPECTED: dict[str, list[dict[str, Any]]] = {
                 "Not much, just here to chat and assist you with anything you need. How are you?"
             ),
             finish_reason="stop",
-            usage={
-                "input_tokens": 13,
-                "output_tokens": 20,
-                "total_tokens": 33,
-                **OPENAI_USAGE_DETAILS,
-            },
+            usage=openai_usage(13, 20, 33),
         )
     ],
     # CrewAI's LLM through LiteLLM (is_litellm=True, stream=True): "Hello" "," " world" "!".
@@ -164,12 +166,7 @@ EXPECTED: dict[str, list[dict[str, Any]]] = {
             user=["Say hello world"],
             answer_text="Hello, world!",
             finish_reason="stop",
-            usage={
-                "input_tokens": 10,
-                "output_tokens": 4,
-                "total_tokens": 14,
-                **OPENAI_USAGE_DETAILS,
-            },
+            usage=openai_usage(10, 4, 14),
         )
     ],
     # The same with temperature 0.5 and max_tokens 50: "1" "," " " "2" … "5" ".".
@@ -179,12 +176,7 @@ EXPECTED: dict[str, list[dict[str, Any]]] = {
             user=["Count from 1 to 5"],
             answer_text="1, 2, 3, 4, 5.",
             finish_reason="stop",
-            usage={
-                "input_tokens": 14,
-                "output_tokens": 14,
-                "total_tokens": 28,
-                **OPENAI_USAGE_DETAILS,
-            },
+            usage=openai_usage(14, 14, 28),
         )
     ],
     # Text in block 0, then two tool_use blocks whose input came as input_json_delta fragments;

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
-from agent_backtest.trace import LLMCall, LLMResponse
+from agent_backtest.trace import LLMCall, LLMRequest, LLMResponse
 
 
 @dataclass
@@ -114,18 +115,12 @@ def _fill_answer(chosen: LLMCall, other: LLMCall) -> bool:
     return True
 
 
-def _fill_tools(chosen: LLMCall, other: LLMCall) -> bool:
-    """Take the other reading's tool definitions when the chosen one recorded none."""
-    if chosen.request.tools or not other.request.tools:
-        return False
-    chosen.request.tools = other.request.tools
-    return True
-
-
 def _fill_params(chosen: LLMCall, other: LLMCall) -> bool:
     """Add the request parameters (stop sequences, temperature, …) only the other recorded."""
     missing = {
-        key: value for key, value in other.request.params.items() if key not in chosen.request.params
+        key: value
+        for key, value in other.request.params.items()
+        if key not in chosen.request.params
     }
     chosen.request.params.update(missing)
     return bool(missing)
@@ -134,43 +129,42 @@ def _fill_params(chosen: LLMCall, other: LLMCall) -> bool:
 Filler = Callable[[LLMCall, LLMCall], bool]
 
 
-def _request_field(name: str) -> Filler:
-    """A filler of one request field (``tool_choice``, ``model``) the chosen reading lacks."""
+def _field(owner: Callable[[LLMCall], Any], name: str) -> Filler:
+    """A filler of one field of the request or the answer (``owner`` picks which) that the
+    chosen reading did not record (None: an empty tool list records that none were offered);
+    a reading without an answer has no answer field to take or to fill."""
 
     def fill(chosen: LLMCall, other: LLMCall) -> bool:
-        found = getattr(other.request, name)
-        if getattr(chosen.request, name) is not None or found is None:
+        into, source = owner(chosen), owner(other)
+        if into is None or source is None:
             return False
-        setattr(chosen.request, name, found)
+        found = getattr(source, name)
+        if getattr(into, name) is not None or found is None:
+            return False
+        setattr(into, name, found)
         return True
 
     return fill
 
 
-def _response_field(name: str) -> Filler:
-    """A filler of one field of the answer (``usage``, ``finish_reason``) the chosen answer
-    lacks; a reading without an answer has nothing to fill."""
+def _request(call: LLMCall) -> LLMRequest:
+    """The request of a call."""
+    return call.request
 
-    def fill(chosen: LLMCall, other: LLMCall) -> bool:
-        if chosen.response is None or other.response is None:
-            return False
-        found = getattr(other.response, name)
-        if getattr(chosen.response, name) is not None or found is None:
-            return False
-        setattr(chosen.response, name, found)
-        return True
 
-    return fill
+def _response(call: LLMCall) -> LLMResponse | None:
+    """The answer of a call, if it has one."""
+    return call.response
 
 
 # The parts of a call one reading can lend another, in the order they are filled.
 PARTS: dict[str, Filler] = {
     "input messages": _fill_messages,
     "answer": _fill_answer,
-    "tools": _fill_tools,
-    "tool_choice": _request_field("tool_choice"),
+    "tools": _field(_request, "tools"),
+    "tool_choice": _field(_request, "tool_choice"),
     "request parameters": _fill_params,
-    "model": _request_field("model"),
-    "usage": _response_field("usage"),
-    "finish_reason": _response_field("finish_reason"),
+    "model": _field(_request, "model"),
+    "usage": _field(_response, "usage"),
+    "finish_reason": _field(_response, "finish_reason"),
 }
