@@ -6,6 +6,11 @@ unsigned}``); a bare dict of one span's attributes (a recorded attribute sample)
 ``{name, attributes}`` spans, as a test asserts a span's name and its whole attribute dict (a
 Python assertion or a snapshot). Each becomes a ``TracesData`` document that the OTLP reader
 reads like a collector's export.
+
+Logfire's test snapshots show JSON attributes parsed (``parse_json_attributes=True``); Logfire
+exports them as JSON text, as its ``logfire.json_schema`` says: an attribute that schema types
+(``object``, ``array``), and any value OTel cannot carry (an object, a list of objects), is
+written back as its JSON text.
 """
 
 from __future__ import annotations
@@ -38,9 +43,26 @@ def from_asserted_spans(asserted: list[dict[str, Any]]) -> dict[str, Any]:
     recorded = []
     for index, item in enumerate(asserted, start=1):
         one = span(TRACE_ID, f"{index:016x}", item["name"], {}, start_ms=index * 10)
-        one["attributes"] = attributes(item["attributes"])
+        values = item["attributes"]
+        if "logfire.json_schema" in values:
+            values = _as_logfire_exports(values)
+        one["attributes"] = attributes(values)
         recorded.append(one)
     return traces_data(recorded, service="recorded-sample")
+
+
+def _as_logfire_exports(values: dict[str, Any]) -> dict[str, Any]:
+    """A Logfire span's parsed attributes with the JSON ones back as the text it exports."""
+    typed = values["logfire.json_schema"].get("properties", {})
+    exported = {}
+    for key, value in values.items():
+        nested = isinstance(value, dict) or (
+            isinstance(value, list) and any(isinstance(item, dict) for item in value)
+        )
+        if "type" in typed.get(key, {}) or nested:
+            value = json.dumps(value, separators=(",", ":"))
+        exported[key] = value
+    return exported
 
 
 def _converted(value: Any) -> Any:

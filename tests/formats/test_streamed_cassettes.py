@@ -1,9 +1,10 @@
 """Real cassettes whose answers were streamed: every recorded call becomes its unit.
 
-The cassettes under ``tests/fixtures/cassette/streams/`` come from three projects' test suites
-(see PROVENANCE.md there): chat-completions chunks, Responses API events and Anthropic message
-events. The expected units below were written by hand from the recorded ``data:`` lines (the
-text deltas joined, the tool-call fragments joined, the usage of the final chunk or event).
+The cassettes under ``tests/fixtures/cassette/streams/`` come from five projects' test suites
+(see PROVENANCE.md there): chat-completions chunks (LiteLLM's among them), Responses API events
+and Anthropic message events. The expected units below were written by hand from the recorded
+``data:`` lines (the text deltas joined, the tool-call fragments joined, the usage of the final
+chunk or event).
 """
 
 from __future__ import annotations
@@ -30,6 +31,18 @@ THINKING = (
 
 
 OPENAI_USAGE_DETAILS = {"cached_input_tokens": 0, "reasoning_tokens": 0}
+
+
+def openai_usage(input_tokens: int, output_tokens: int, total_tokens: int) -> dict[str, int]:
+    """The usage of an OpenAI answer as a unit reports it, cache and reasoning counts 0."""
+    return {
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "total_tokens": total_tokens,
+        **OPENAI_USAGE_DETAILS,
+    }
+
+
 EXPECTED: dict[str, list[dict[str, Any]]] = {
     # One call in fragments: '{"' 'location' '":"' 'San' ' Francisco' '"}'; no usage was asked for.
     "openllmetry_chat_tools_streaming": [
@@ -120,6 +133,51 @@ EXPECTED: dict[str, list[dict[str, Any]]] = {
                 **OPENAI_USAGE_DETAILS,
             },
         ),
+    ],
+    # LiteLLM streaming for Datadog's tracer tests: it adds n=1 and include_usage to the body.
+    # One call whose arguments came as '{"' 'location' '":"' 'San' ' Francisco' ',' ' CA'
+    # '","' 'unit' '":"' 'c' 'elsius' '"}'; the usage in the last chunk.
+    "ddtrace_litellm_stream_tools": [
+        unit(
+            model="gpt-3.5-turbo",
+            user=["What is the weather like in San Francisco, CA?"],
+            tools=[CITY_TOOL],
+            answer_calls=[[CITY_TOOL, {"location": "San Francisco, CA", "unit": "celsius"}]],
+            finish_reason="tool_calls",
+            usage=openai_usage(85, 24, 109),
+        )
+    ],
+    # Twenty text deltas, "Not" " much" "," … " you" "?".
+    "ddtrace_litellm_stream": [
+        unit(
+            model="gpt-3.5-turbo",
+            user=["Hey, what is up?"],
+            answer_text=(
+                "Not much, just here to chat and assist you with anything you need. How are you?"
+            ),
+            finish_reason="stop",
+            usage=openai_usage(13, 20, 33),
+        )
+    ],
+    # CrewAI's LLM through LiteLLM (is_litellm=True, stream=True): "Hello" "," " world" "!".
+    "crewai_litellm_stream": [
+        unit(
+            model="gpt-4o-mini",
+            user=["Say hello world"],
+            answer_text="Hello, world!",
+            finish_reason="stop",
+            usage=openai_usage(10, 4, 14),
+        )
+    ],
+    # The same with temperature 0.5 and max_tokens 50: "1" "," " " "2" … "5" ".".
+    "crewai_litellm_stream_parameters": [
+        unit(
+            model="gpt-4o-mini",
+            user=["Count from 1 to 5"],
+            answer_text="1, 2, 3, 4, 5.",
+            finish_reason="stop",
+            usage=openai_usage(14, 14, 28),
+        )
     ],
     # Text in block 0, then two tool_use blocks whose input came as input_json_delta fragments;
     # input tokens from message_start, output tokens from message_delta.

@@ -85,6 +85,8 @@ def print_explanation(console: Console, summary: InputSummary) -> None:
         read_by = f", read by {reading.dialect}" if reading.dialect else ""
         label = f"{reading.name}: {reading.kind} step{read_by}" if reading.name else "not read"
         console.print(escape(f"{reading.location}\n    {label} → {_outcome(reading)}"))
+        for found in reading.found:
+            console.print(escape(f"      recognised by {found}"))
     blocked = Counter(r.reason for r in readings if r.reason and r.kind == "llm")
     units = sum(r.kind == "llm" and r.reason is None for r in readings)
     console.print(

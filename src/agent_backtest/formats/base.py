@@ -65,6 +65,8 @@ class SpanReading:
     reason: str | None = None
     """Why it gave no step or no usable call: a named reason."""
     detail: str | None = None
+    found: list[str] = field(default_factory=list)
+    """For an LLM span, what each dialect that recognised it found, in the order they are asked."""
 
 
 @dataclass

@@ -1,17 +1,22 @@
 """Which attribute dialect a span speaks, what kind of step it is, and the call or tool it holds.
 
-The same span shape (OTLP span or Langfuse observation) carries many dialects: the current
-OTel GenAI attributes, the older GenAI events, OpenInference, OpenLLMetry's indexed attributes,
-the Vercel AI SDK's ``ai.*``, Google ADK's request and response, and, last, the input and
-output a source keeps beside the attributes. They are asked in that order; the first that
-recognises the span reads it, and its name is kept on the call so ``abt show --explain`` can
-say who read what.
+The same span shape (OTLP span or Langfuse observation) carries many dialects: request and
+answer bodies kept whole as JSON attributes (Logfire's ``request_data``), the Vercel AI SDK's
+``ai.*``, Google ADK's request and response, the current OTel GenAI attributes, OpenInference,
+OpenLLMetry's indexed attributes, the older GenAI events, Braintrust's, and, last, the input
+and output a source keeps beside the attributes. Every dialect that recognises a span gives its
+reading, in that order; :mod:`~agent_backtest.formats.readings` keeps the most complete one and
+fills what it lacks from the others, and the names are kept on the call so ``abt show
+--explain`` can say who read what.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from pydantic import ValidationError
+
+from agent_backtest.errors import RecordError
 from agent_backtest.formats import (
     braintrust,
     genai_current,
@@ -20,10 +25,13 @@ from agent_backtest.formats import (
     openinference,
     openllmetry,
     payloads,
+    raw_bodies,
     vercel_ai,
 )
+from agent_backtest.formats.base import first_validation_error
+from agent_backtest.formats.readings import Reading, combined
 from agent_backtest.formats.span_model import Span
-from agent_backtest.trace import LLMCall, ToolExecution
+from agent_backtest.trace import LLMCall, ToolExecution, Unusable
 from agent_backtest.trace.models import StepKind
 
 LLM_OPERATIONS = ("chat", "text_completion", "generate_content", "completion", "responses")
@@ -36,9 +44,14 @@ MODEL_KEYS = ("gen_ai.request.model", "gen_ai.response.model", "llm.model_name",
 USAGE_PREFIXES = ("gen_ai.usage.", "llm.token_count.", "llm.usage.", "ai.usage.")
 # Only a model call asks for a model; a span with usage alone may be a sum over calls.
 REQUEST_MODEL_KEYS = ("gen_ai.request.model", "llm.request.model")
+# Dotted parts of an attribute name that say it holds a prompt or an answer.
+CONTENT_NAMES = frozenset(
+    {"input", "output", "prompt", "prompts", "completion", "completions", "messages"}
+)
 
 # The dialects that read LLM calls, in the order they are asked.
 CALL_DIALECTS: tuple[tuple[str, Any], ...] = (
+    ("raw_bodies", raw_bodies),
     ("vercel_ai", vercel_ai),
     ("google_adk", google_genai),
     ("genai", genai_current),
@@ -48,6 +61,8 @@ CALL_DIALECTS: tuple[tuple[str, Any], ...] = (
     ("braintrust", braintrust),
     ("payload", payloads),
 )
+# Dialects that read the request and answer bodies as sent: their reading beats any other.
+EXACT_DIALECTS = frozenset({"raw_bodies"})
 TOOL_DIALECTS: tuple[tuple[str, Any], ...] = (
     ("vercel_ai", vercel_ai),
     ("genai", genai_current),
@@ -72,7 +87,12 @@ def step_kind(span: Span) -> StepKind:
     operation = attributes.get("gen_ai.operation.name")
     oi_kind = attributes.get("openinference.span.kind")
     traceloop = attributes.get(TRACELOOP_KIND_KEY)
-    if operation in LLM_OPERATIONS or oi_kind == "LLM" or genai_events.has_events(span):
+    if (
+        operation in LLM_OPERATIONS
+        or oi_kind == "LLM"
+        or genai_events.has_events(span)
+        or raw_bodies.request_body(attributes) is not None
+    ):
         return "llm"
     if operation == "execute_tool" or oi_kind == "TOOL" or traceloop == "tool":
         return "tool"
@@ -95,6 +115,7 @@ def step_kind(span: Span) -> StepKind:
         or google_genai.REQUEST_KEY in attributes
         or attributes.get("llm.request.type") in ("chat", "completion")
         or any(key in attributes for key in REQUEST_MODEL_KEYS)
+        or (looks_like_llm(span) and _content_like_keys(attributes))
     ):
         # A message span without gen_ai.operation.name, or a call whose content was not
         # captured: a step, so that what keeps it from being a unit is counted.
@@ -110,21 +131,87 @@ def looks_like_llm(span: Span) -> bool:
     )
 
 
-def read_call(span: Span) -> tuple[LLMCall, set[str]]:
-    """The call of an LLM span as the first dialect that recognises it reads it, with the
-    attribute keys it consumed; a call with only metadata when none does."""
+def call_readings(span: Span) -> tuple[list[Reading], list[str]]:
+    """Every dialect's reading of an LLM span, in the order the dialects are asked, and a note
+    for each dialect that found the span malformed.
+
+    A malformed reading never hides another dialect's; when no dialect gives a reading, the
+    first error is raised, so the span is skipped under that reason.
+    """
+    readings: list[Reading] = []
+    errors: list[RecordError | ValidationError] = []
+    notes = []
     for name, dialect in CALL_DIALECTS:
-        call = dialect.llm_call(span)
+        try:
+            call = dialect.llm_call(span)
+        except RecordError as exc:
+            errors.append(exc)
+            notes.append(f"the {name} reading was left out: {exc.reason}: {exc.detail}")
+            continue
+        except ValidationError as exc:
+            errors.append(exc)
+            notes.append(f"the {name} reading was left out: {first_validation_error(exc)}")
+            continue
         if call is not None:
             call.dialect = name
-            return call, dialect.content_keys(span.attributes)
+            keys = dialect.content_keys(span.attributes)
+            readings.append(Reading(name, call, keys, exact=name in EXACT_DIALECTS))
+    if not readings and errors:
+        raise errors[0]
+    return readings, notes
+
+
+def read_call(span: Span) -> tuple[LLMCall, set[str], list[Reading]]:
+    """The call of an LLM span, combined from every dialect that recognises it, with the
+    attribute keys they read and their readings; a call with only metadata when none does."""
+    found, notes = call_readings(span)
+    if found:
+        keys = set().union(*(reading.keys for reading in found))
+        call = combined(found)
+        call.notes.extend(notes)
+        return call, keys, found
     if span.fallback is not None:
-        found = span.fallback()
-        if isinstance(found, LLMCall):
-            return found, set()
-    call = genai_current.metadata_only_call(span.attributes)
+        fallback = span.fallback()
+        if isinstance(fallback, LLMCall):
+            return fallback, set(), []
+    return unread_call(span), set(), []
+
+
+def unread_call(span: Span) -> LLMCall:
+    """The call of an LLM span no dialect recognises: its metadata, and a reason that names
+    the evidence of a model call and what is missing."""
+    attributes = span.attributes
+    call = genai_current.metadata_only_call(attributes)
     call.dialect = "metadata"
-    return call, set()
+    evidence = ", ".join(_evidence(attributes)) or span.name
+    unread = _content_like_keys(attributes)
+    if unread:
+        call.unusable = Unusable(
+            reason="unread_content",
+            detail=f"records a model call ({evidence}) but keeps its content under attributes "
+            f"no dialect reads: {', '.join(unread)}",
+        )
+    else:
+        call.unusable = Unusable(
+            reason="no_input_messages",
+            detail=f"records a model call ({evidence}) but no messages in any place a dialect "
+            "reads (gen_ai.input.messages, gen_ai.prompt.N.*, llm.input_messages.N.*, "
+            "ai.prompt.messages, request_data, GenAI events); content capture may be off",
+        )
+    return call
+
+
+def _evidence(attributes: dict[str, Any]) -> list[str]:
+    """The attributes that show a span is about a model call, usage counted once."""
+    found = [key for key in (*MODEL_KEYS, *REQUEST_MODEL_KEYS) if key in attributes]
+    usage = sorted({p for key in attributes for p in USAGE_PREFIXES if key.startswith(p)})
+    return list(dict.fromkeys(found)) + [f"{prefix}*" for prefix in usage]
+
+
+def _content_like_keys(attributes: dict[str, Any]) -> list[str]:
+    """Attribute keys whose names say they hold a prompt or an answer (``input``, ``output``,
+    ``prompt``, ``completion``, ``messages`` as one of their dotted parts)."""
+    return sorted(key for key in attributes if CONTENT_NAMES.intersection(key.split(".")))
 
 
 def read_tool(span: Span) -> tuple[ToolExecution, set[str]]:

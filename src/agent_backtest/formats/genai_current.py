@@ -164,11 +164,12 @@ def tool_definitions(value: Any) -> list[Any] | None:
 
 
 def request_params(attributes: dict[str, Any]) -> dict[str, Any]:
-    """``gen_ai.request.*`` sampling parameters under their OpenAI names."""
+    """``gen_ai.request.*`` sampling parameters under their OpenAI names (an older name only
+    when the current one is not recorded)."""
     params = {}
     for key, name in REQUEST_PARAMS.items():
         # Instrumentations write a setting left unset as "" (OpenLit's seed, for one).
-        if attributes.get(key) not in (None, ""):
+        if name not in params and attributes.get(key) not in (None, ""):
             params[name] = PARAM_READERS[name](attributes[key], key)
     return params
 
@@ -298,4 +299,11 @@ REQUEST_PARAMS = {
     "gen_ai.request.frequency_penalty": "frequency_penalty",
     "gen_ai.request.presence_penalty": "presence_penalty",
     "gen_ai.request.choice.count": "n",
+    # OpenLLMetry's names, before and beside the GenAI ones.
+    "gen_ai.chat.stop_sequences": "stop",
+    "llm.chat.stop_sequences": "stop",
+    "llm.top_p": "top_p",
+    "llm.top_k": "top_k",
+    "llm.frequency_penalty": "frequency_penalty",
+    "llm.presence_penalty": "presence_penalty",
 }

@@ -8,6 +8,7 @@ message shape; on a span event the body is found either as a JSON string in
 ``gen_ai.event.content`` (Semantic Kernel, Azure SDKs) or spread over the event's attributes
 (``content``, ``role``, ``tool_calls``, ``id``, …). The 1.26-era ``gen_ai.content.prompt`` /
 ``gen_ai.content.completion`` events (``gen_ai.prompt``/``gen_ai.completion`` JSON) are read too.
+A span without a choice event whose events end in assistant messages has those as its answer.
 Model, usage and parameters are span attributes shared with the current form.
 """
 
@@ -109,7 +110,31 @@ def llm_call(span: Span) -> LLMCall | None:
         # Several choices (n > 1): the first one is the answer the agent used.
         _, message, finish_reason = min(choices, key=lambda choice: choice[0])
         call.response = genai_current.response(span.attributes, message, finish_reason)
+    else:
+        _answer_from_trailing_assistants(call, span.attributes)
     return call
+
+
+def _answer_from_trailing_assistants(call: LLMCall, attributes: dict[str, Any]) -> None:
+    """Make the assistant events that end the conversation the answer, when no choice event
+    records one: an SDK recording the OpenAI Agents runner lists the answer as the last
+    ``gen_ai.assistant.message`` events, after the input that led to it."""
+    messages = call.request.messages
+    split = len(messages)
+    while split > 0 and messages[split - 1].role == "assistant":
+        split -= 1
+    trailing = messages[split:]
+    if not trailing or split == 0:
+        return
+    texts = [message.text() for message in trailing if message.text()]
+    calls = [tool_call for message in trailing for tool_call in message.tool_calls or []]
+    answer = Message(role="assistant", content="\n".join(texts) or None, tool_calls=calls or None)
+    call.request.messages = messages[:split]
+    call.response = genai_current.response(attributes, answer, None)
+    call.notes.append(
+        f"the answer is the {len(trailing)} assistant message events that end the span's "
+        "events; it records no gen_ai.choice"
+    )
 
 
 def _body(event: SpanEvent) -> dict[str, Any]:

@@ -23,9 +23,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from agent_backtest.errors import RecordError
-from agent_backtest.formats import dialects, genai_current
+from agent_backtest.formats import dialects, genai_current, vercel_ai
 from agent_backtest.formats.base import SkipLog, SpanReading
 from agent_backtest.formats.call_checks import finish_call
+from agent_backtest.formats.readings import Reading
 from agent_backtest.formats.span_model import Span
 from agent_backtest.redaction import is_secret
 from agent_backtest.trace import (
@@ -215,7 +216,7 @@ def _trace_steps(trace: list[Span], history: _History, skips: SkipLog) -> list[S
     steps = []
     for span in sorted(trace, key=_start_key):
         try:
-            step = _step(span, by_id, history)
+            step, found = _step(span, by_id, history)
         except RecordError as exc:
             skips.record_error(exc, span.location)
             continue
@@ -226,12 +227,13 @@ def _trace_steps(trace: list[Span], history: _History, skips: SkipLog) -> list[S
             skips.skip("mistyped_field", span.location, f"{where}: {error['msg']}")
             continue
         steps.append(step)
-        skips.read(_reading(span, step))
+        skips.read(_reading(span, step, found))
     return steps
 
 
-def _reading(span: Span, step: Step) -> SpanReading:
-    """How a span became a step, for ``--explain``."""
+def _reading(span: Span, step: Step, found: list[str]) -> SpanReading:
+    """How a span became a step, for ``--explain``; ``found`` says what each dialect that
+    recognised an LLM span found in it."""
     dialect, reason, detail = None, None, None
     if step.llm is not None:
         dialect = step.llm.dialect
@@ -241,17 +243,21 @@ def _reading(span: Span, step: Step) -> SpanReading:
         dialect = dialects.tool_dialect(span)
     elif dialects.looks_like_llm(span):
         detail = "records a model name or token usage, no call of its own: an enclosing span"
-    return SpanReading(span.location, span.span_id, span.name, step.kind, dialect, reason, detail)
+    return SpanReading(
+        span.location, span.span_id, span.name, step.kind, dialect, reason, detail, found
+    )
 
 
-def _step(span: Span, by_id: dict[str, Span], history: _History) -> Step:
-    """One span as a step of its kind."""
+def _step(span: Span, by_id: dict[str, Span], history: _History) -> tuple[Step, list[str]]:
+    """One span as a step of its kind, and what each dialect that read its call found."""
     kind = dialects.step_kind(span)
     llm, tool, consumed = None, None, set(span.consumed)
     name: str | None = span.name
+    found: list[str] = []
     if kind == "llm":
-        llm, keys = _llm_call(span, by_id, history)
+        llm, keys, readings = _llm_call(span, by_id, history)
         consumed |= keys
+        found = [reading.found for reading in readings]
         name = _enclosing_agent_name(span, by_id) or span.name
         history.remember(span.span_id, llm)
     elif kind == "tool":
@@ -260,7 +266,7 @@ def _step(span: Span, by_id: dict[str, Span], history: _History) -> Step:
         name = tool.name
     elif kind == "agent":
         name = _first_str(span.attributes, AGENT_NAME_KEYS) or span.name
-    return Step(
+    step = Step(
         id=span.span_id,
         kind=kind,
         name=name,
@@ -274,16 +280,21 @@ def _step(span: Span, by_id: dict[str, Span], history: _History) -> Step:
         tool=tool,
         attributes=clean_attributes(span.attributes, consumed),
     )
+    return step, found
 
 
-def _llm_call(span: Span, by_id: dict[str, Span], history: _History) -> tuple[LLMCall, set[str]]:
-    """The call of an LLM span, with history and instructions repaired and its blocker named."""
-    call, consumed = dialects.read_call(span)
+def _llm_call(
+    span: Span, by_id: dict[str, Span], history: _History
+) -> tuple[LLMCall, set[str], list[Reading]]:
+    """The call of an LLM span, with history and instructions repaired and its blocker named;
+    the keys its dialects read and each one's reading."""
+    call, consumed, readings = dialects.read_call(span)
     if call.request.messages:
         _continue_history(span, call, history)
         _add_agent_instructions(span, call, by_id)
+        _add_object_schema(span, call, by_id)
     finish_call(call)
-    return call, consumed
+    return call, consumed, readings
 
 
 def _continue_history(span: Span, call: LLMCall, history: _History) -> None:
@@ -334,6 +345,18 @@ def _add_agent_instructions(span: Span, call: LLMCall, by_id: dict[str, Span]) -
                 f"system message taken from gen_ai.system_instructions of agent "
                 f"span {ancestor.span_id}"
             )
+            return
+
+
+def _add_object_schema(span: Span, call: LLMCall, by_id: dict[str, Span]) -> None:
+    """The AI SDK records a ``generateObject`` call's schema only on its outer span."""
+    if "response_format" in call.request.params or not vercel_ai.is_model_call(span.attributes):
+        return
+    for ancestor in _ancestors(span, by_id):
+        found = vercel_ai.response_format(ancestor.attributes)
+        if found is not None:
+            call.request.params["response_format"] = found
+            call.notes.append(f"response_format taken from ai.schema of span {ancestor.span_id}")
             return
 
 

@@ -9,6 +9,10 @@ string per tool, the schema under ``inputSchema`` or ``parameters``), ``ai.promp
 ``ai.settings.*`` and ``ai.usage.*`` (``promptTokens``/``completionTokens`` before 5.0,
 ``inputTokens``/``outputTokens`` with cached and reasoning tokens since). Tool executions are
 ``ai.toolCall`` spans.
+
+A ``generateObject``/``streamObject`` call answers with ``ai.response.object`` (the object's JSON
+text) instead of a text; its schema (``ai.schema``, ``ai.schema.name``) is recorded on the outer
+span, and becomes the request's ``response_format`` (see :func:`response_format`).
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ CONTENT_KEYS = (
     "ai.prompt",
     "ai.response.text",
     "ai.response.toolCalls",
+    "ai.response.object",
     "ai.toolCall.args",
     "ai.toolCall.result",
     "ai.toolCall.input",
@@ -108,9 +113,22 @@ def llm_call(span: Span) -> LLMCall | None:
             if attributes.get(key) is not None
         },
     )
+    format_ = response_format(attributes)
+    if format_ is not None:
+        request.params["response_format"] = format_
     call = LLMCall(request=request, provider=_provider(attributes))
     call.response = _response(span)
     return call
+
+
+def response_format(attributes: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``response_format`` an object-generating span's ``ai.schema`` asks for, in the
+    OpenAI form; None when the span records no schema."""
+    schema = decoded(attributes.get("ai.schema"))
+    if not isinstance(schema, dict):
+        return None
+    name = optional_str(attributes.get("ai.schema.name"), "ai.schema.name") or "response"
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
 
 
 def tool_execution(span: Span) -> ToolExecution | None:
@@ -130,9 +148,10 @@ def tool_execution(span: Span) -> ToolExecution | None:
 
 
 def _response(span: Span) -> LLMResponse | None:
-    """The answer: ``ai.response.text`` and ``ai.response.toolCalls`` (or the source's output)."""
+    """The answer: ``ai.response.text`` (or the JSON text of ``ai.response.object``) and
+    ``ai.response.toolCalls``, else the source's output."""
     attributes = span.attributes
-    text = attributes.get("ai.response.text")
+    text = attributes.get("ai.response.text", attributes.get("ai.response.object"))
     calls = decoded(attributes.get("ai.response.toolCalls"))
     if text is None and calls is None:
         answer = read_answer(span.output)

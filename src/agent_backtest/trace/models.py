@@ -184,6 +184,11 @@ class LLMCall(Record):
         default=None,
         description="Set when the reader found what keeps the call from being replayed.",
     )
+    filled_from: dict[str, str] = Field(
+        default_factory=dict,
+        description="Parts of the call (answer, tools, usage, …) that the dialect named in "
+        "`dialect` lacked, each with the other dialect whose reading of the same record gave it.",
+    )
 
 
 class ToolExecution(Record):
