@@ -7,7 +7,7 @@ the run's lock is held from the first write to the last, grading included.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 from agent_backtest.api.options import (
@@ -21,6 +21,7 @@ from agent_backtest.api.roles import Roles, given_roles
 from agent_backtest.bench.benchmark import benchmark_path
 from agent_backtest.bench.models import EpisodeRecord
 from agent_backtest.bench.run import (
+    BenchHooks,
     BenchOutcome,
     BenchPlan,
     CaseChoice,
@@ -47,6 +48,7 @@ BENCH_ROLES: tuple[RoleName, ...] = ("agent", "user", "judge")
 __all__ = [
     "SCRIPTED",
     "USER_PROMPTS",
+    "BenchHooks",
     "BenchOutcome",
     "EpisodeRecord",
     "bench_resume",
@@ -66,7 +68,7 @@ def bench_run(
     execution: ExecutorOptions | None = None,
     config_file: PathLike | None = None,
     user_prompt: str | None = None,
-    on_episode: Callable[[EpisodeRecord], None] = lambda record: None,
+    hooks: BenchHooks | None = None,
 ) -> BenchOutcome:
     """Roll out ``agent`` on every chosen case of ``benchmark`` into the new run directory
     ``out``, then grade the episodes against the gold.
@@ -85,7 +87,8 @@ def bench_run(
     episodes, their environments and the gold stay in this process; a ``local/...`` model is
     loaded by every worker, from the same path). Nothing is written and nothing is sent until
     every check has passed; a failed check raises :class:`~agent_backtest.errors.UserError`
-    naming the parameter at fault.
+    naming the parameter at fault. ``hooks`` hears of the start, each episode as it is saved,
+    and the grading.
     """
     models = given_roles(roles, BENCH_ROLES)
     if "agent" not in models:
@@ -114,7 +117,7 @@ def bench_run(
         ) from None
     with run_lock(directory, "bench run"):
         start_run(plan)
-        return execute(plan, set(), _calls_on(execution, plan), on_episode, _loads(execution))
+        return execute(plan, set(), _calls_on(execution, plan), hooks, _loads(execution))
 
 
 def bench_resume(
@@ -122,7 +125,7 @@ def bench_resume(
     *,
     execution: ExecutorOptions | None = None,
     config_file: PathLike | None = None,
-    on_episode: Callable[[EpisodeRecord], None] = lambda record: None,
+    hooks: BenchHooks | None = None,
 ) -> BenchOutcome:
     """Finish a bench run: run only the episodes with no record, then grade the run (again,
     with the gold as it is now); by either executor, whichever started it."""
@@ -133,7 +136,7 @@ def bench_resume(
         config_file = config_file or load_manifest(directory).config_file
         config = load_model_config(Path(config_file) if config_file else None)
         plan, done = prepare_resume(directory, config)
-        return execute(plan, done, _calls_on(execution, plan), on_episode, _loads(execution))
+        return execute(plan, done, _calls_on(execution, plan), hooks, _loads(execution))
 
 
 def engineering_errors(outcome: BenchOutcome) -> dict[str, int]:

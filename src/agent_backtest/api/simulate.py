@@ -31,6 +31,7 @@ from agent_backtest.simulate.generation import (
     write_flows,
 )
 from agent_backtest.simulate.judging import (
+    JudgingHooks,
     JudgingOptions,
     JudgingOutcome,
     JudgingSettings,
@@ -188,7 +189,7 @@ def simulate_run(
                 shutil.rmtree(plan.out, ignore_errors=True)
             raise
         play_run(plan, hooks)
-        verdicts = _judged(plan.out, judge[0], execution) if judge else None
+        verdicts = _judged(plan.out, judge[0], execution, hooks) if judge else None
     return SimulateRun(plan.out, _manifest_of(plan.out), verdicts)
 
 
@@ -265,16 +266,18 @@ def simulate_resume(
         plan.manifest.skip_judge = judge is None
         begin_resume(plan, retry_errors)
         play_run(plan, hooks)
-        verdicts = _judged(path, judge[0], execution) if judge else None
+        verdicts = _judged(path, judge[0], execution, hooks) if judge else None
     return SimulateRun(plan.out, _manifest_of(plan.out), verdicts)
 
 
-def _judged(run: Path, judging: JudgingOptions, execution: ExecutorOptions) -> JudgingOutcome:
+def _judged(
+    run: Path, judging: JudgingOptions, execution: ExecutorOptions, hooks: JudgingHooks | None
+) -> JudgingOutcome:
     """The run's conversations judged (the caller holds its lock), the judges' calls made by
-    ``execution`` as the conversations' were."""
+    ``execution`` as the conversations' were; ``hooks`` hears of each verdict."""
     plan = plan_judging(run, judging)
     plan.executor, plan.ray_address = execution.executor, execution.ray_address
-    return judge_locked(plan)
+    return judge_locked(plan, hooks)
 
 
 def _manifest_of(run: Path) -> SimulateManifest:

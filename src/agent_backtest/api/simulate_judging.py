@@ -8,9 +8,15 @@ from pathlib import Path
 
 from agent_backtest.api.options import PathLike
 from agent_backtest.api.roles import JUDGES, Roles, given_roles
-from agent_backtest.simulate.judging import JudgingOptions, JudgingOutcome, Rejudge, judge_run
+from agent_backtest.simulate.judging import (
+    JudgingHooks,
+    JudgingOptions,
+    JudgingOutcome,
+    Rejudge,
+    judge_run,
+)
 
-__all__ = ["JudgingOutcome", "Rejudge", "simulate_judge"]
+__all__ = ["JudgingHooks", "JudgingOutcome", "Rejudge", "simulate_judge"]
 
 
 def simulate_judge(
@@ -25,6 +31,7 @@ def simulate_judge(
     config_file: PathLike | None = None,
     cache: bool = True,
     checks_only: bool = False,
+    hooks: JudgingHooks | None = None,
 ) -> JudgingOutcome:
     """Judge the conversations of the simulate run ``run``: verdicts.jsonl and judging.json.
 
@@ -36,7 +43,7 @@ def simulate_judge(
     verdict was reached; ``"all"``). With ``checks_only`` no judge is asked: the checks decide
     (a failing check fails, state checks that all hold pass, anything else stays unjudged).
     Everything is checked before a verdict is written or a
-    judge is asked.
+    judge is asked. ``hooks`` hears how many conversations are judged, and of each verdict.
     """
     judges = given_roles(roles, JUDGES)
     options = JudgingOptions(
@@ -51,4 +58,4 @@ def simulate_judge(
         cache=cache,
         checks_only=checks_only,
     )
-    return judge_run(Path(run), options)
+    return judge_run(Path(run), options, hooks)

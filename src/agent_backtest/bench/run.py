@@ -289,24 +289,38 @@ def load_manifest(directory: Path) -> BenchRunManifest:
         ) from None
 
 
+@dataclass
+class BenchHooks:
+    """What a caller sees while a bench run goes: its start, each episode as it is saved, and
+    the grading."""
+
+    on_start: Callable[[int, int], None] = lambda todo, done: None
+    """How many episodes are run now, and how many were already done."""
+    on_episode: Callable[[EpisodeRecord], None] = lambda record: None
+    on_grading: Callable[[int], None] = lambda episodes: None
+    """The grading of the run's episodes starts (the gold is read now)."""
+
+
 def execute(
     plan: BenchPlan,
     done: set[tuple[str, int]],
     calls: RoleCalls,
-    on_episode: Callable[[EpisodeRecord], None] = lambda record: None,
+    hooks: BenchHooks | None = None,
     loads: Sequence[str] = (),
 ) -> BenchOutcome:
-    """Run every planned episode not in ``done`` (``on_episode`` hears of each as it is saved),
-    the agent's and the user's model calls made by ``calls``, then grade the run once none is
-    missing. What this start runs on is recorded first (``loads``: the optional libraries
-    ``calls`` will load, ray for the Ray executor)."""
+    """Run every planned episode not in ``done`` (``hooks`` hears of the start, each episode as
+    it is saved, and the grading), the agent's and the user's model calls made by ``calls``,
+    then grade the run once none is missing. What this start runs on is recorded first
+    (``loads``: the optional libraries ``calls`` will load, ray for the Ray executor)."""
     manifest, directory = plan.manifest, plan.directory
     manifest.provenance.append(collect_provenance(manifest.roles, plan.config, loads=loads))
     manifest.save(directory / MANIFEST_FILE)
     todo = [rollout for rollout in plan.rollouts if rollout.key not in done]
     counters = {name: CallCounters() for name in manifest.roles}
+    hooks = hooks or BenchHooks()
+    hooks.on_start(len(todo), len(done))
     try:
-        stop = asyncio.run(_roll_out(plan, todo, counters, calls, on_episode))
+        stop = asyncio.run(_roll_out(plan, todo, counters, calls, hooks.on_episode))
     except BaseException as exc:
         _add_counts(manifest, counters)
         stopped = _stop_in(exc)
@@ -327,6 +341,7 @@ def execute(
     records = read_episodes(directory)
     outcome = BenchOutcome(directory, manifest, len(todo), len(done), records)
     _settle(plan, "running")
+    hooks.on_grading(len(records))
     outcome.grades = grade_run(plan, records)
     outcome.summary = write_results(directory)
     return outcome

@@ -10,12 +10,19 @@ from pydantic import ValidationError
 
 from agent_backtest.api import CallOptions, CaseOptions, ExecutorOptions, RolloutOptions
 from agent_backtest.api import bench as api
-from agent_backtest.api.bench import SCRIPTED, USER_PROMPTS, BenchOutcome, EpisodeRecord
+from agent_backtest.api.bench import (
+    SCRIPTED,
+    USER_PROMPTS,
+    BenchHooks,
+    BenchOutcome,
+    EpisodeRecord,
+)
 from agent_backtest.api.bench_reports import ResultFiles
 from agent_backtest.api.roles import SAMPLING_FIELDS, RoleModel, RoleSettings
 from agent_backtest.cli.bench_report import summary_lines
 from agent_backtest.cli.flags import Only, flag, with_groups
 from agent_backtest.cli.options import INPUTS, ROLES, ConfigFile, RunDirectory, argument
+from agent_backtest.cli.status import PhaseStatus
 from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.errors import UserError
 
@@ -124,44 +131,87 @@ def run(
 ) -> None:
     """Roll out an agent on a benchmark's cases, then grade every episode against the gold
     (read only after the rollouts)."""
-    console = SafeConsole(stderr=True, highlight=False, soft_wrap=True)
-
-    def episode_ended(record: EpisodeRecord) -> None:
-        console.print(_episode_line(record), markup=False)
-
-    common = dict(execution=execution, config_file=config_file, on_episode=episode_ended)
+    lines = _BenchLines(SafeConsole(stderr=True, highlight=False, soft_wrap=True))
+    common = dict(execution=execution, config_file=config_file, hooks=lines.hooks())
     if flags.resume is not None:
         if benchmark or flags.sets_the_run() or out:
             raise UserError(
                 "takes the run's own benchmark, roles and settings; pass only the run directory",
                 "resume",
             )
-        outcome = api.bench_resume(flags.resume, **common)
+        with lines:
+            outcome = api.bench_resume(flags.resume, **common)
     else:
         if benchmark is None or not flags.agent or out is None:
             raise UserError("give BENCHMARK, --agent and --out (or --resume DIR)")
-        outcome = api.bench_run(
-            benchmark,
-            roles=flags.roles(),
-            out=out,
-            user_prompt=flags.prompt(),
-            cases=cases,
-            rollouts=rollouts,
-            calls=calls,
-            **common,
-        )
+        with lines:
+            outcome = api.bench_run(
+                benchmark,
+                roles=flags.roles(),
+                out=out,
+                user_prompt=flags.prompt(),
+                cases=cases,
+                rollouts=rollouts,
+                calls=calls,
+                **common,
+            )
     _print_summary(outcome)
     if outcome.manifest.status == "failed":
         raise typer.Exit(FAILED)
 
 
-def _episode_line(record: EpisodeRecord) -> str:
-    """One line per ended episode, on stderr while the run goes."""
-    how = f"error {record.error.kind}" if record.error else f"ended by {record.ended_by}"
-    return (
-        f"episode {record.episode_id}: {how} · {record.steps} agent turns · "
-        f"{record.tool_calls} tool calls · {record.seconds:.1f} s"
-    )
+class _BenchLines:
+    """The run as it goes, on stderr: its start, one line per ended episode, the grading; where
+    no terminal shows the run is alive, a heartbeat while episodes run (an agent's first turn
+    can take a minute)."""
+
+    def __init__(self, console: SafeConsole) -> None:
+        self.console = console
+        self.todo = 0
+        self.ended = 0
+        self.status: PhaseStatus | None = None
+
+    def hooks(self) -> BenchHooks:
+        """These lines as the hooks a bench run calls."""
+        return BenchHooks(
+            on_start=self.started, on_episode=self.episode_ended, on_grading=self.grading
+        )
+
+    def started(self, todo: int, done: int) -> None:
+        already = f" ({done} already done)" if done else ""
+        self.status = PhaseStatus(
+            self.console,
+            f"bench: {todo} episodes to run{already}",
+            lambda: f"bench: {self.ended}/{self.todo} episodes ended",
+        )
+        self.todo = todo
+
+    def episode_ended(self, record: EpisodeRecord) -> None:
+        self.ended += 1
+        how = f"error {record.error.kind}" if record.error else f"ended by {record.ended_by}"
+        self.console.print(
+            f"episode {record.episode_id}: {how} · {record.steps} agent turns · "
+            f"{record.tool_calls} tool calls · {record.seconds:.1f} s",
+            markup=False,
+        )
+
+    def grading(self, episodes: int) -> None:
+        self.close()
+        self.console.print(
+            f"bench: grading {episodes} episodes against the gold (read now)", markup=False
+        )
+
+    def close(self) -> None:
+        """The heartbeat ends with the rollouts, however they end."""
+        if self.status is not None:
+            self.status.close()
+            self.status = None
+
+    def __enter__(self) -> _BenchLines:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
 
 def _print_summary(outcome: BenchOutcome) -> None:

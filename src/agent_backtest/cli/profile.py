@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -14,11 +15,15 @@ from agent_backtest.api import ReadingOptions
 from agent_backtest.cli.flags import flag, with_groups
 from agent_backtest.cli.options import INPUTS, OUTPUT, SELECTION, Inputs
 from agent_backtest.cli.output import STDOUT
+from agent_backtest.cli.status import PhaseStatus
 from agent_backtest.cli.terminal import SafeConsole
 
 if TYPE_CHECKING:
     from agent_backtest.api.profiles import Profile
     from agent_backtest.cli.profile_tables import Table
+
+LONG_READ_BYTES = 32 * 2**20
+"""Inputs from this size on take seconds to read, and say so while they are read."""
 
 LABELS = frozenset({"group", "tool", "model", "figure", "variant"})
 
@@ -54,15 +59,25 @@ class ProfileFlags:
 @with_groups()
 def profile(reading: ReadingOptions, flags: ProfileFlags, inputs: Inputs) -> None:
     """Profile agent loops: calls, times, gaps, tokens, failures and retries, per group."""
-    result = api.profile(
-        inputs,
-        group_by=flags.group_by,
-        variants=flags.variant or [],
-        annotations=flags.annotations or [],
-        case_manifest=flags.case_manifest,
-        prices=flags.prices,
-        reading=reading,
+    reading_status = (
+        PhaseStatus(
+            SafeConsole(stderr=True, highlight=False),
+            None,
+            lambda: f"profile: still reading {len(inputs)} input(s)",
+        )
+        if _long_to_read(inputs)
+        else nullcontext()
     )
+    with reading_status:
+        result = api.profile(
+            inputs,
+            group_by=flags.group_by,
+            variants=flags.variant or [],
+            annotations=flags.annotations or [],
+            case_manifest=flags.case_manifest,
+            prices=flags.prices,
+            reading=reading,
+        )
     # Loaded with a profile, not with the command line: the profile's figure types come along.
     from agent_backtest.api.profiles import profile_document, write_profile
     from agent_backtest.cli.profile_markdown import markdown
@@ -79,6 +94,17 @@ def profile(reading: ReadingOptions, flags: ProfileFlags, inputs: Inputs) -> Non
         typer.echo(markdown(result), nl=False)
     else:
         _print(result, output)
+
+
+def _long_to_read(inputs: list[Path]) -> bool:
+    """Inputs big enough that reading them may outlast a person's patience (a million steps
+    take half a minute), so the read says it is still going; a small read stays silent, and a
+    mistake found after it stays the one line that reports it."""
+    total = 0
+    for path in inputs:
+        with suppress(OSError):  # what cannot be read is reported by the read itself
+            total += path.stat().st_size if path.is_file() else 0
+    return total >= LONG_READ_BYTES
 
 
 def _print(result: Profile, output: Path | None) -> None:

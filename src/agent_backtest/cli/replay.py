@@ -46,6 +46,7 @@ from agent_backtest.cli.options import (
 from agent_backtest.cli.patch import print_coverage
 from agent_backtest.cli.roles import JudgeFlags
 from agent_backtest.cli.score import print_outcome
+from agent_backtest.cli.status import PhaseStatus
 from agent_backtest.cli.terminal import SafeConsole, print_warnings
 from agent_backtest.errors import UserError
 
@@ -249,6 +250,8 @@ class ReplayEvents(api.RunEvents):
             transient=False,
         )
         self.task: int | None = None
+        self.status: PhaseStatus | None = None
+        self.candidate = ""
         self.on_planned = self.planned
         self.on_start = self.started
         self.on_result = self.answered
@@ -258,6 +261,7 @@ class ReplayEvents(api.RunEvents):
 
     def planned(self, plan: ReplayPlan) -> None:
         print_warnings(self.console, plan.warnings)
+        self.candidate = f" to {plan.settings.candidate.model}"
         readers = plan.readers
         if readers is not None:
             skipped = ", ".join(f"{k} {v}" for k, v in readers.skipped_steps.items())
@@ -290,7 +294,22 @@ class ReplayEvents(api.RunEvents):
                 markup=False,
             )
         self.task = self.progress.add_task("replay", total=todo, rate="", errors="", calls="")
+        self.status = PhaseStatus(
+            self.console,
+            f"replay: sending {todo} (unit, repeat) pairs{self.candidate}",
+            self.so_far,
+        )
         self.progress.start()
+
+    def so_far(self) -> str:
+        """The heartbeat's line where no bar is drawn: answers in, errors, calls in flight."""
+        assert self.task is not None
+        task = self.progress.tasks[self.task]
+        errors = task.fields["errors"]
+        calls = task.fields["calls"]
+        return " · ".join(
+            filter(None, [f"replay: {task.completed:.0f}/{task.total:.0f} answered", errors, calls])
+        )
 
     def answered(self, record: ResultRecord) -> None:
         if record.error is not None:
@@ -317,6 +336,8 @@ class ReplayEvents(api.RunEvents):
         self.progress.update(self.task, calls=text)
 
     def finished(self, result: ReplayResult) -> None:
+        if self.status is not None:
+            self.status.close()
         self.progress.stop()
         if result.outcome.workers_lost:
             self.console.print(

@@ -16,6 +16,7 @@ from agent_backtest.cli.options import (
     argument,
     option,
 )
+from agent_backtest.cli.status import PhaseStatus
 from agent_backtest.cli.terminal import SafeConsole
 
 # The teacher's options, shared with abt simulate run --generate.
@@ -65,14 +66,20 @@ def generate(
 ) -> None:
     """Have a teacher model write exactly N test conversations per capability family from its
     seed conversations; every flow is checked, and nothing is written unless all are there."""
-    generated = api.simulate_generate(
-        capabilities,
-        tools=tools,
-        out=out,
-        per_family=per_family,
-        roles={"teacher": teacher} if teacher else None,
-        config_file=config_file,
+    writing = PhaseStatus(
+        SafeConsole(stderr=True, highlight=False),
+        None,  # a mistake found before the teacher is asked is one line, with nothing before it
+        lambda: f"generate: the teacher is writing {per_family} flows a family",
     )
+    with writing:
+        generated = api.simulate_generate(
+            capabilities,
+            tools=tools,
+            out=out,
+            per_family=per_family,
+            roles={"teacher": teacher} if teacher else None,
+            config_file=config_file,
+        )
     calls = generated.calls
     families = len(generated.asks)
     asks = sum(generated.asks.values())

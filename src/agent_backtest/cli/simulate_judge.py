@@ -20,12 +20,16 @@ from agent_backtest.cli.options import (
 )
 from agent_backtest.cli.roles import JudgeFlags
 from agent_backtest.cli.simulate_figures import summary_lines
+from agent_backtest.cli.status import PhaseStatus
 from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.errors import UserError
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from agent_backtest.simulate.findings import Findings
-    from agent_backtest.simulate.judging import JudgingOutcome
+    from agent_backtest.simulate.judging import JudgingHooks, JudgingOutcome
+    from agent_backtest.simulate.models import Verdict
 
 
 class RejudgeChoice(StrEnum):
@@ -84,19 +88,68 @@ def judge(
 ) -> None:
     """Judge a saved simulate run's conversations: checks, then the judge; never replays."""
     judges, checks_only = verdicts.choice()
-    outcome = api.simulate_judge(
-        run,
-        roles=judges,
-        checks_only=checks_only,
-        owners=verdicts.owners,
-        tools=verdicts.tools,
-        checks=verdicts.checks or (),
-        resume=resume,
-        rejudge=rejudge.value if rejudge is not None else None,
-        config_file=config_file,
-        cache=cache,
-    )
+    lines = JudgingLines(SafeConsole(stderr=True, highlight=False))
+    with lines:
+        outcome = api.simulate_judge(
+            run,
+            roles=judges,
+            checks_only=checks_only,
+            owners=verdicts.owners,
+            tools=verdicts.tools,
+            checks=verdicts.checks or (),
+            resume=resume,
+            rejudge=rejudge.value if rejudge is not None else None,
+            config_file=config_file,
+            cache=cache,
+            hooks=lines.hooks(),
+        )
     print_outcome(SafeConsole(highlight=False), outcome)
+
+
+class JudgingLines:
+    """The judging as it goes, on stderr: how many conversations are judged, one line per
+    verdict, and a heartbeat where no terminal shows the run is alive (a judge can take
+    minutes over one conversation)."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.todo = 0
+        self.judged = 0
+        self.status: PhaseStatus | None = None
+
+    def hooks(self) -> JudgingHooks:
+        """These lines as the hooks a judging calls."""
+        from agent_backtest.simulate.judging import JudgingHooks
+
+        return JudgingHooks(on_judging=self.started, on_verdict=self.decided)
+
+    def started(self, todo: int) -> None:
+        self.todo = todo
+        self.status = PhaseStatus(
+            self.console,
+            f"judge: {todo} conversations to judge",
+            lambda: f"judge: {self.judged}/{self.todo} judged",
+        )
+
+    def decided(self, verdict: Verdict) -> None:
+        self.judged += 1
+        owner = f" · owner {verdict.owner}" if verdict.owner else ""
+        why = f" ({verdict.reason})" if verdict.reason else ""
+        self.console.print(
+            f"  {verdict.flow_id}: {verdict.verdict}{why}{owner} · by {verdict.decided_by}",
+            markup=False,
+        )
+
+    def close(self) -> None:
+        """The heartbeat ends with the judging, however it ends."""
+        if self.status is not None:
+            self.status.close()
+
+    def __enter__(self) -> JudgingLines:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
 
 def judge_flags(judge_model: str | None, fallback_judge: str | None) -> tuple[dict[str, str], bool]:

@@ -29,12 +29,12 @@ from agent_backtest.cli.options import (
     argument,
 )
 from agent_backtest.cli.simulate_generate import TeacherOption, teacher_failures_exit_1
-from agent_backtest.cli.simulate_judge import VerdictFlags, print_outcome
+from agent_backtest.cli.simulate_judge import JudgingLines, VerdictFlags, print_outcome
+from agent_backtest.cli.status import PhaseStatus
 from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.errors import UserError
 
 FAILED = 1
-
 
 Flows = argument(
     Path | None, "FLOWS", "The flows: JSONL, JSON (a list, or an object holding flows) or YAML."
@@ -138,15 +138,16 @@ def run(
                 "takes the run's own flows, target and settings; pass only the run directory",
                 "resume",
             )
-        done = api.simulate_resume(
-            flags.resume,
-            roles=judges,
-            concurrency=flags.concurrency,
-            snapshot_cmd=flags.snapshot_cmd,
-            restore_cmd=flags.restore_cmd,
-            retry_errors=flags.retry_errors,
-            **common,
-        )
+        with hooks.checking():
+            done = api.simulate_resume(
+                flags.resume,
+                roles=judges,
+                concurrency=flags.concurrency,
+                snapshot_cmd=flags.snapshot_cmd,
+                restore_cmd=flags.restore_cmd,
+                retry_errors=flags.retry_errors,
+                **common,
+            )
     else:
         if flags.retry_errors:
             raise UserError(
@@ -162,33 +163,34 @@ def run(
         roles = _run_roles(
             judges, user=flags.user, agent=flags.agent, teacher=teacher if generate else None
         )
-        done = api.simulate_run(
-            flows,
-            target=flags.target,
-            out=out,
-            roles=roles,
-            families=flags.family or (),
-            per_family=flags.per_family,
-            offset=flags.offset,
-            limit=flags.limit,
-            from_run=flags.from_run,
-            from_verdicts=flags.verdict or (),
-            from_owners=flags.owner or (),
-            exclude_judged=flags.exclude_judged or (),
-            ledger=flags.ledger,
-            isolation=IsolationOptions(
-                flags.read_only_only, flags.fixture_db, flags.snapshot_cmd, flags.restore_cmd
-            ),
-            concurrency=flags.concurrency or 4,
-            agent_config=flags.agent_config,
-            config_file=config_file,
-            result_chars=flags.result_chars,
-            generate=GenerateOptions(generate, verdicts.tools, flags.per_family)
-            if generate
-            else None,
-            k=flags.k,
-            **common,
-        )
+        with hooks.checking():
+            done = api.simulate_run(
+                flows,
+                target=flags.target,
+                out=out,
+                roles=roles,
+                families=flags.family or (),
+                per_family=flags.per_family,
+                offset=flags.offset,
+                limit=flags.limit,
+                from_run=flags.from_run,
+                from_verdicts=flags.verdict or (),
+                from_owners=flags.owner or (),
+                exclude_judged=flags.exclude_judged or (),
+                ledger=flags.ledger,
+                isolation=IsolationOptions(
+                    flags.read_only_only, flags.fixture_db, flags.snapshot_cmd, flags.restore_cmd
+                ),
+                concurrency=flags.concurrency or 4,
+                agent_config=flags.agent_config,
+                config_file=config_file,
+                result_chars=flags.result_chars,
+                generate=GenerateOptions(generate, verdicts.tools, flags.per_family)
+                if generate
+                else None,
+                k=flags.k,
+                **common,
+            )
     _summary(done)
 
 
@@ -198,19 +200,46 @@ def _run_roles(judges: dict[str, str], **models: str | None) -> dict[str, str]:
 
 
 class _Progress(SimulateHooks):
-    """One line on stderr per conversation as it is recorded."""
+    """The run as it goes, on stderr: its checks, one line per conversation as it is recorded,
+    then the judging; where no terminal shows the run is alive, a heartbeat through each phase
+    (the agent's first try, a long conversation, a slow judge)."""
 
     def __init__(self, console: SafeConsole) -> None:
         super().__init__()
         self.console = console
+        self.todo = 0
+        self.recorded_count = 0
+        self.status: PhaseStatus | None = None
+        self.judging = JudgingLines(console)
         self.on_start = self.started
         self.on_conversation = self.recorded
+        self.on_judging = self.judging_started
+        self.on_verdict = self.judging.decided
+
+    def checking(self) -> _Progress:
+        """Say that the run's checks start (trying the agent once can take a while)."""
+        self.status = PhaseStatus(
+            self.console,
+            None,  # a check that fails fast says so in one line, with nothing before it
+            lambda: (
+                "simulate: checking the flows, the roles and the target (the agent is tried "
+                "once); nothing is written before they pass"
+            ),
+        )
+        return self
 
     def started(self, todo: int, done: int) -> None:
+        self.close()
+        self.todo = todo
         already = f" ({done} already recorded)" if done else ""
-        self.console.print(f"simulate: {todo} conversations to play{already}", markup=False)
+        self.status = PhaseStatus(
+            self.console,
+            f"simulate: {todo} conversations to play{already}",
+            lambda: f"simulate: {self.recorded_count}/{self.todo} conversations recorded",
+        )
 
     def recorded(self, record: ConversationRecord) -> None:
+        self.recorded_count += 1
         if record.transport_error:
             what = f"not completed: {record.transport_error}"
         else:
@@ -221,6 +250,23 @@ class _Progress(SimulateHooks):
                 "read-only: the agent's data may have changed"
             )
         self.console.print(f"  {record.flow_id} ({record.family}): {what}", markup=False)
+
+    def judging_started(self, todo: int) -> None:
+        self.close()
+        self.judging.started(todo)
+
+    def close(self) -> None:
+        """End the heartbeat of the phase that is going on (the run moves on, or stops)."""
+        if self.status is not None:
+            self.status.close()
+            self.status = None
+        self.judging.close()
+
+    def __enter__(self) -> _Progress:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
 
 def _summary(run: api.SimulateRun) -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -128,6 +128,15 @@ class JudgingOutcome:
     """The ledger and coverage manifest written from the verdicts."""
 
 
+@dataclass
+class JudgingHooks:
+    """What a caller sees while conversations are judged: how many will be, and each verdict
+    the moment it is decided."""
+
+    on_judging: Callable[[int], None] = lambda todo: None
+    on_verdict: Callable[[Verdict], None] = lambda verdict: None
+
+
 @dataclass(frozen=True)
 class JudgingOptions:
     """What a judging is asked to do; what is not given comes from the run's earlier judging
@@ -146,11 +155,13 @@ class JudgingOptions:
     """Decide by the checks alone, asking no judge (``--judge none``)."""
 
 
-def judge_run(run: Path, options: JudgingOptions) -> JudgingOutcome:
+def judge_run(
+    run: Path, options: JudgingOptions, hooks: JudgingHooks | None = None
+) -> JudgingOutcome:
     """Plan and judge under the run's lock (one writer per run)."""
     read_run(run)  # a folder that is not a simulate run fails before the lock is made
     with run_lock(run, "judge"):
-        return judge_locked(plan_judging(run, options))
+        return judge_locked(plan_judging(run, options), hooks)
 
 
 def check_judging(options: JudgingOptions, run: Path | None = None) -> JudgingSettings:
@@ -249,13 +260,15 @@ def _settings(
     return settings, taxonomy, tools
 
 
-def judge_locked(plan: JudgingPlan) -> JudgingOutcome:
+def judge_locked(plan: JudgingPlan, hooks: JudgingHooks | None = None) -> JudgingOutcome:
     """:func:`judge_run`, for a caller that already holds the run's lock."""
+    hooks = hooks or JudgingHooks()
     _write_settings(plan.run, plan.settings)
     path = plan.run / VERDICTS
     write_verdicts(path, _in_flow_order(plan.flows, plan.kept))
     counters = CallCounters()
-    decided = asyncio.run(_judge_all(plan, counters))
+    hooks.on_judging(len(plan.to_judge))
+    decided = asyncio.run(_judge_all(plan, counters, hooks))
     verdicts = _in_flow_order(plan.flows, {**plan.kept, **decided})
     write_verdicts(path, verdicts)
     _count_judge_calls(plan.run, counters)
@@ -274,7 +287,9 @@ def judge_locked(plan: JudgingPlan) -> JudgingOutcome:
     return outcome
 
 
-async def _judge_all(plan: JudgingPlan, counters: CallCounters) -> dict[str, Verdict]:
+async def _judge_all(
+    plan: JudgingPlan, counters: CallCounters, hooks: JudgingHooks
+) -> dict[str, Verdict]:
     """Every chosen conversation judged, at most the judge's concurrency at once, each verdict
     appended the moment it is decided."""
     roles = [*filter(None, [plan.settings.judge, plan.settings.fallback_judge])]
@@ -291,13 +306,15 @@ async def _judge_all(plan: JudgingPlan, counters: CallCounters) -> dict[str, Ver
                 )
                 for role, found in zip(roles, clients, strict=True)
             ]
-            return await _judge_with(plan, judges)
+            return await _judge_with(plan, judges, hooks)
     finally:
         for found in clients:
             await close_clients(found)
 
 
-async def _judge_with(plan: JudgingPlan, judges: list[JudgeSeat]) -> dict[str, Verdict]:
+async def _judge_with(
+    plan: JudgingPlan, judges: list[JudgeSeat], hooks: JudgingHooks
+) -> dict[str, Verdict]:
     """Every chosen conversation judged by ``judges`` in turn (the judge, then the fallback)."""
     judge = ConversationJudge(judges, plan.owners, plan.tools, load_rubric()) if judges else None
     role = plan.settings.judge
@@ -311,6 +328,7 @@ async def _judge_with(plan: JudgingPlan, judges: list[JudgeSeat]) -> dict[str, V
         if verdict is not None:  # None: a checks-only run found nothing to decide it
             writer.append(verdict)
             decided[flow.id] = verdict
+            hooks.on_verdict(verdict)
 
     try:
         await asyncio.gather(*(one(flow) for flow in plan.to_judge))

@@ -31,6 +31,7 @@ from agent_backtest.runs.signals import StopRequest, stop_on_signals
 from agent_backtest.simulate.conversation import Played, UserRole, play
 from agent_backtest.simulate.flows import read_flows
 from agent_backtest.simulate.isolation import Isolation, IsolationError
+from agent_backtest.simulate.judging import JudgingHooks
 from agent_backtest.simulate.layout import CONVERSATIONS, FIXTURE_COPY, FLOWS, MANIFEST, SESSIONS
 from agent_backtest.simulate.log import ConversationLog
 from agent_backtest.simulate.manifest import SimulateManifest
@@ -46,8 +47,9 @@ PLAYING_ROLES = ("agent", "user")
 
 
 @dataclass
-class SimulateHooks:
-    """What a caller sees while the run goes: the start, each conversation as it is recorded."""
+class SimulateHooks(JudgingHooks):
+    """What a caller sees while the run goes: the start, each conversation as it is recorded,
+    then the judging (as :class:`JudgingHooks`)."""
 
     on_start: Callable[[int, int], None] = lambda todo, done: None
     on_conversation: Callable[[ConversationRecord], None] = lambda record: None
