@@ -8,6 +8,7 @@ its own.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -18,6 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from agent_backtest.api.options import CallOptions
+from agent_backtest.providers import CallCounters, load_model_config
+from agent_backtest.providers.roles import close_clients, open_clients
+from agent_backtest.trace import LLMRequest, Message
 from tests.servers import serve_in_thread, stop_serving
 
 MIB = 1024 * 1024
@@ -28,7 +33,8 @@ PEAK_RSS_LIMIT_MIB = 300
 
 class OversizedAnswers(BaseHTTPRequestHandler):
     """``bomb``: a gzip body of 2 GiB of zeros inside a JSON string; ``huge``: 200 MB of JSON;
-    anything else: a small answer. Chosen by the text of the request's last message."""
+    ``medium``: 64 KiB of text; anything else: a small answer. Chosen by the text of the
+    request's last message."""
 
     def log_message(self, format: str, *args: object) -> None:
         """Quiet."""
@@ -46,6 +52,8 @@ class OversizedAnswers(BaseHTTPRequestHandler):
                 self._bomb()
             elif asked == "huge":
                 self._huge()
+            elif asked == "medium":
+                self.wfile.write(small_answer("m" * 65536))
             else:
                 self.wfile.write(small_answer("fine"))
         except (BrokenPipeError, ConnectionResetError):
@@ -139,3 +147,28 @@ def test_an_oversized_answer_is_refused_without_being_held(
 def test_an_answer_under_the_cap_is_read(tmp_path: Path, server: str) -> None:
     seen = ask(tmp_path, server, "fine")
     assert (seen["kind"], seen["text"]) == (None, "fine"), seen
+
+
+def test_a_roles_cap_is_the_callers_to_set(tmp_path: Path, server: str) -> None:
+    """``max_answer_bytes`` of the call options caps the role's answers below the provider's
+    default, and is recorded with the role."""
+    config_file = tmp_path / "abt.toml"
+    config_file.write_text(
+        f'[providers.big]\ntype = "openai"\nbase_url = "{server}"\napi_key_env = ""\n'
+    )
+    config = load_model_config(config_file)
+    request = LLMRequest(messages=[Message(role="user", content="medium")])
+
+    async def kind_of_answer(options: CallOptions) -> str | None:
+        role = options.role("candidate", "big/model", config)
+        clients = open_clients(role, [role.ref], config, CallCounters())
+        try:
+            outcome = await clients[role.ref].generate(request, "model", 0)
+        finally:
+            await close_clients(clients)
+        return outcome.error.kind if outcome.error else None
+
+    capped = CallOptions(max_retries=0, cache=False, max_answer_bytes=4096)
+    assert capped.role("candidate", "big/model", config).max_answer_bytes == 4096
+    assert asyncio.run(kind_of_answer(capped)) == "answer_too_large"
+    assert asyncio.run(kind_of_answer(CallOptions(max_retries=0, cache=False))) is None
