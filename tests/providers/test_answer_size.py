@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 import zlib
@@ -23,6 +24,7 @@ from agent_backtest.api.options import CallOptions
 from agent_backtest.providers import CallCounters, load_model_config
 from agent_backtest.providers.roles import close_clients, open_clients
 from agent_backtest.trace import LLMRequest, Message
+from tests.conftest import write_tau_units
 from tests.servers import serve_in_thread, stop_serving
 
 MIB = 1024 * 1024
@@ -33,15 +35,16 @@ PEAK_RSS_LIMIT_MIB = 300
 
 class OversizedAnswers(BaseHTTPRequestHandler):
     """``bomb``: a gzip body of 2 GiB of zeros inside a JSON string; ``huge``: 200 MB of JSON;
-    ``medium``: 64 KiB of text; anything else: a small answer. Chosen by the text of the
-    request's last message."""
+    ``medium``: 64 KiB of text; anything else: a small answer. Chosen by the first part of the
+    path when it names one (``/bomb/v1``), else by the text of the request's last message."""
 
     def log_message(self, format: str, *args: object) -> None:
         """Quiet."""
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-        asked = body["messages"][-1]["content"]
+        named = self.path.split("/")[1]
+        asked = named if named in ("bomb", "huge") else body["messages"][-1]["content"]
         self.send_response(200)
         self.send_header("content-type", "application/json")
         if asked == "bomb":
@@ -172,3 +175,37 @@ def test_a_roles_cap_is_the_callers_to_set(tmp_path: Path, server: str) -> None:
     assert capped.role("candidate", "big/model", config).max_answer_bytes == 4096
     assert asyncio.run(kind_of_answer(capped)) == "answer_too_large"
     assert asyncio.run(kind_of_answer(CallOptions(max_retries=0, cache=False))) is None
+
+
+# A replay as the only child of this parent: the children's peak is the replay's.
+PEAK_OF_CHILD = """
+import json, resource, subprocess, sys
+done = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
+print(json.dumps({"code": done.returncode, "err": done.stderr[-2000:], "peak_mib": peak}))
+"""
+
+
+@pytest.mark.parametrize("asked", ["bomb", "huge"])
+def test_a_replay_of_oversized_answers_records_them_as_errors_in_bounded_memory(
+    tmp_path: Path, server: str, asked: str
+) -> None:
+    units = write_tau_units(tmp_path / "units.jsonl", limit=2)
+    run = tmp_path / "run"
+    endpoint = server.replace("/v1", f"/{asked}/v1")
+    replay = [sys.executable, "-m", "agent_backtest.cli", "replay", units, "--model", "openai/m",
+              "--base-url", endpoint, "--out", run, "--no-cache", "--max-retries", "0"]  # fmt: skip
+    measured = subprocess.run(
+        [sys.executable, "-c", PEAK_OF_CHILD, *map(str, replay)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "OPENAI_API_KEY": "sk-test"},
+    )
+    seen = json.loads(measured.stdout)
+    assert seen["code"] == 1, seen["err"]  # 1: no answer arrived, the run failed
+    assert seen["peak_mib"] < PEAK_RSS_LIMIT_MIB, seen
+    results = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    assert [r["error"]["kind"] for r in results] == ["answer_too_large"] * 2
+    for path in run.iterdir():  # nothing of the answers is kept
+        assert path.stat().st_size < MIB, path
