@@ -15,7 +15,7 @@ import subprocess
 import sys
 import zlib
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -25,7 +25,8 @@ from agent_backtest.providers import CallCounters, load_model_config
 from agent_backtest.providers.roles import close_clients, open_clients
 from agent_backtest.trace import LLMRequest, Message
 from tests.conftest import write_tau_units
-from tests.servers import serve_in_thread, stop_serving
+from tests.processes import run_measured
+from tests.servers import serving
 
 MIB = 1024 * 1024
 BOMB_BYTES = 2 * 1024 * MIB  # what the gzip body inflates to
@@ -86,13 +87,8 @@ def small_answer(text: str) -> bytes:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    made = ThreadingHTTPServer(("127.0.0.1", 0), OversizedAnswers)
-    made.daemon_threads = True
-    serve_in_thread(made)
-    try:
-        yield f"http://127.0.0.1:{made.server_address[1]}/v1"
-    finally:
-        stop_serving(made)
+    with serving(OversizedAnswers) as url:
+        yield f"{url}/v1"
 
 
 ASK = """
@@ -177,15 +173,6 @@ def test_a_roles_cap_is_the_callers_to_set(tmp_path: Path, server: str) -> None:
     assert asyncio.run(kind_of_answer(CallOptions(max_retries=0, cache=False))) is None
 
 
-# A replay as the only child of this parent: the children's peak is the replay's.
-PEAK_OF_CHILD = """
-import json, resource, subprocess, sys
-done = subprocess.run(sys.argv[1:], capture_output=True, text=True)
-peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
-print(json.dumps({"code": done.returncode, "err": done.stderr[-2000:], "peak_mib": peak}))
-"""
-
-
 @pytest.mark.parametrize("asked", ["bomb", "huge"])
 def test_a_replay_of_oversized_answers_records_them_as_errors_in_bounded_memory(
     tmp_path: Path, server: str, asked: str
@@ -195,14 +182,7 @@ def test_a_replay_of_oversized_answers_records_them_as_errors_in_bounded_memory(
     endpoint = server.replace("/v1", f"/{asked}/v1")
     replay = [sys.executable, "-m", "agent_backtest.cli", "replay", units, "--model", "openai/m",
               "--base-url", endpoint, "--out", run, "--no-cache", "--max-retries", "0"]  # fmt: skip
-    measured = subprocess.run(
-        [sys.executable, "-c", PEAK_OF_CHILD, *map(str, replay)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "OPENAI_API_KEY": "sk-test"},
-    )
-    seen = json.loads(measured.stdout)
+    seen = run_measured(replay, env={**os.environ, "OPENAI_API_KEY": "sk-test"})
     assert seen["code"] == 1, seen["err"]  # 1: no answer arrived, the run failed
     assert seen["peak_mib"] < PEAK_RSS_LIMIT_MIB, seen
     results = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]

@@ -11,16 +11,16 @@ process of its own, under a parent whose only child it is, so the parent's
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import ROOT
-from tests.servers import serve_in_thread, stop_serving
+from tests.processes import run_measured
+from tests.servers import serving
 from tests.simulate.conftest import agent_config, flows_file, scripted
 
 MIB = 1024 * 1024
@@ -82,22 +82,8 @@ class RunawayAgent(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def agent_url() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), RunawayAgent)
-    server.daemon_threads = True
-    serve_in_thread(server)
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        stop_serving(server)
-
-
-# The run as the only child of this parent: the children's peak is the run's.
-PEAK_OF_CHILD = """
-import json, resource, subprocess, sys
-done = subprocess.run(sys.argv[1:], capture_output=True, text=True)
-peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
-print(json.dumps({"code": done.returncode, "err": done.stderr[-2000:], "peak_mib": peak}))
-"""
+    with serving(RunawayAgent) as url:
+        yield url
 
 
 def test_a_runaway_agent_ends_each_turn_at_its_caps_in_bounded_memory(
@@ -113,14 +99,7 @@ def test_a_runaway_agent_ends_each_turn_at_its_caps_in_bounded_memory(
     command = [sys.executable, "-m", "agent_backtest.cli", "simulate", "run", flows,
                "--target", target, "--out", run, "--skip-judge",
                "--agent-config", read_only]  # fmt: skip
-    measured = subprocess.run(
-        [sys.executable, "-c", PEAK_OF_CHILD, *map(str, command)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=ROOT,
-    )
-    seen = json.loads(measured.stdout)
+    seen = run_measured(command, cwd=ROOT)
     assert seen["code"] == 1, seen["err"]  # 1: conversations ended in transport errors
     assert seen["peak_mib"] < PEAK_RSS_LIMIT_MIB, seen
     conversations = {

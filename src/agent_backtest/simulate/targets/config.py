@@ -142,6 +142,11 @@ class SseAnswer(StrictModel):
     )
 
 
+def _byte_cap(default: int, description: str) -> Any:
+    """A cap on bytes of an agent's answer: at least 1 KiB, at most 1 GiB."""
+    return Field(default=default, ge=1024, le=1024 * MIB, description=description)
+
+
 class TargetBase(StrictModel):
     """What every target has: a name (recorded with each conversation) and a turn timeout."""
 
@@ -170,19 +175,15 @@ class HttpTarget(TargetBase):
         description="Most events one streamed turn may send; past it the turn is the transport "
         "error turn_too_large.",
     )
-    max_turn_bytes: int = Field(
-        default=16 * MIB,
-        ge=1024,
-        le=1024 * MIB,
-        description="Most bytes (decoded) one streamed turn may send; past it the turn is the "
-        "transport error turn_too_large, its answer never held whole.",
+    max_turn_bytes: int = _byte_cap(
+        16 * MIB,
+        "Most bytes (decoded) one streamed turn may send; past it the turn is the transport "
+        "error turn_too_large, its answer never held whole.",
     )
-    max_answer_bytes: int = Field(
-        default=8 * MIB,
-        ge=1024,
-        le=1024 * MIB,
-        description="Most bytes (decoded) of one JSON answer or one streamed event; past it the "
-        "turn is the transport error answer_too_large.",
+    max_answer_bytes: int = _byte_cap(
+        8 * MIB,
+        "Most bytes (decoded) of one JSON answer or one streamed event; past it the turn is the "
+        "transport error answer_too_large.",
     )
     session: SessionCalls | None = None
     health: Request | None = Field(

@@ -39,31 +39,24 @@ class TurnBudget:
         error."""
         self.turn_bytes += size
         self.answer_bytes = self.answer_bytes + size if after_event is None else after_event
-        if self.answer_bytes > self.target.max_answer_bytes:
-            raise TargetError(
-                "answer_too_large",
-                f"one answer passed {self.target.max_answer_bytes:,} bytes (decoded): the "
-                "target's max_answer_bytes is the cap",
-                self.secrets,
-            )
-        if self.turn_bytes > self.target.max_turn_bytes:
-            raise TargetError(
-                "turn_too_large",
-                f"the turn's answer passed {self.target.max_turn_bytes:,} bytes (decoded): the "
-                "target's max_turn_bytes is the cap",
-                self.secrets,
-            )
+        target = self.target
+        if self.answer_bytes > target.max_answer_bytes:
+            what = f"one answer passed {target.max_answer_bytes:,} bytes (decoded)"
+            raise self._past("answer_too_large", what, "max_answer_bytes")
+        if self.turn_bytes > target.max_turn_bytes:
+            what = f"the turn's answer passed {target.max_turn_bytes:,} bytes (decoded)"
+            raise self._past("turn_too_large", what, "max_turn_bytes")
 
     def take_event(self) -> None:
         """One more event kept for the turn; past ``max_turn_events``, the turn's error."""
         self.events += 1
         if self.events > self.target.max_turn_events:
-            raise TargetError(
-                "turn_too_large",
-                f"the turn sent more than {self.target.max_turn_events:,} events: the target's "
-                "max_turn_events is the cap",
-                self.secrets,
-            )
+            what = f"the turn sent more than {self.target.max_turn_events:,} events"
+            raise self._past("turn_too_large", what, "max_turn_events")
+
+    def _past(self, kind: str, what: str, setting: str) -> TargetError:
+        """The error of a turn that went past the target's ``setting``."""
+        return TargetError(kind, f"{what}: the target's {setting} is the cap", self.secrets)
 
 
 async def read_within(response: httpx.Response, budget: TurnBudget) -> bytes:
