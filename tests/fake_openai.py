@@ -96,6 +96,12 @@ class FakeOpenAI:
         self.release()  # a held request is answered, not left hanging
         stop_serving(self._server)
 
+    @property
+    def arrived(self) -> int:
+        """Requests received so far, held ones included (``total`` counts them once answered)."""
+        with self._lock:
+            return self._arrived
+
     def hold(self, after: int = 0) -> None:
         """Answer ``after`` more requests, then keep every later one waiting until ``release``."""
         with self._lock:

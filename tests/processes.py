@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
+import sys
 import time
 from pathlib import Path
+from typing import Any
 
 WAIT_SECONDS = 60
 POLL_SECONDS = 0.01
@@ -21,3 +24,27 @@ def wait_for_lines(
             return
         time.sleep(POLL_SECONDS)
     raise AssertionError(f"{path} never reached {count} lines")
+
+
+# The command as the only child of a parent of its own: the parent's RUSAGE_CHILDREN peak is the
+# command's, whatever else the test process ran before.
+_PEAK_OF_CHILD = """
+import json, resource, subprocess, sys
+done = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024
+print(json.dumps({"code": done.returncode, "err": done.stderr[-2000:], "peak_mib": peak}))
+"""
+
+
+def run_measured(command: list[object], **options: Any) -> dict[str, Any]:
+    """Run ``command`` to its end; its exit ``code``, the end of its stderr (``err``) and its
+    peak resident memory in MiB (``peak_mib``). ``options`` go to ``subprocess.run`` (env, cwd)."""
+    measured = subprocess.run(
+        [sys.executable, "-c", _PEAK_OF_CHILD, *map(str, command)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+        **options,
+    )
+    return json.loads(measured.stdout)

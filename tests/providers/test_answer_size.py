@@ -8,17 +8,25 @@ its own.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import subprocess
 import sys
 import zlib
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 
-from tests.servers import serve_in_thread, stop_serving
+from agent_backtest.api.options import CallOptions
+from agent_backtest.providers import CallCounters, load_model_config
+from agent_backtest.providers.roles import close_clients, open_clients
+from agent_backtest.trace import LLMRequest, Message
+from tests.conftest import write_tau_units
+from tests.processes import run_measured
+from tests.servers import serving
 
 MIB = 1024 * 1024
 BOMB_BYTES = 2 * 1024 * MIB  # what the gzip body inflates to
@@ -28,14 +36,16 @@ PEAK_RSS_LIMIT_MIB = 300
 
 class OversizedAnswers(BaseHTTPRequestHandler):
     """``bomb``: a gzip body of 2 GiB of zeros inside a JSON string; ``huge``: 200 MB of JSON;
-    anything else: a small answer. Chosen by the text of the request's last message."""
+    ``medium``: 64 KiB of text; anything else: a small answer. Chosen by the first part of the
+    path when it names one (``/bomb/v1``), else by the text of the request's last message."""
 
     def log_message(self, format: str, *args: object) -> None:
         """Quiet."""
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-        asked = body["messages"][-1]["content"]
+        named = self.path.split("/")[1]
+        asked = named if named in ("bomb", "huge") else body["messages"][-1]["content"]
         self.send_response(200)
         self.send_header("content-type", "application/json")
         if asked == "bomb":
@@ -46,6 +56,8 @@ class OversizedAnswers(BaseHTTPRequestHandler):
                 self._bomb()
             elif asked == "huge":
                 self._huge()
+            elif asked == "medium":
+                self.wfile.write(small_answer("m" * 65536))
             else:
                 self.wfile.write(small_answer("fine"))
         except (BrokenPipeError, ConnectionResetError):
@@ -75,13 +87,8 @@ def small_answer(text: str) -> bytes:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    made = ThreadingHTTPServer(("127.0.0.1", 0), OversizedAnswers)
-    made.daemon_threads = True
-    serve_in_thread(made)
-    try:
-        yield f"http://127.0.0.1:{made.server_address[1]}/v1"
-    finally:
-        stop_serving(made)
+    with serving(OversizedAnswers) as url:
+        yield f"{url}/v1"
 
 
 ASK = """
@@ -139,3 +146,46 @@ def test_an_oversized_answer_is_refused_without_being_held(
 def test_an_answer_under_the_cap_is_read(tmp_path: Path, server: str) -> None:
     seen = ask(tmp_path, server, "fine")
     assert (seen["kind"], seen["text"]) == (None, "fine"), seen
+
+
+def test_a_roles_cap_is_the_callers_to_set(tmp_path: Path, server: str) -> None:
+    """``max_answer_bytes`` of the call options caps the role's answers below the provider's
+    default, and is recorded with the role."""
+    config_file = tmp_path / "abt.toml"
+    config_file.write_text(
+        f'[providers.big]\ntype = "openai"\nbase_url = "{server}"\napi_key_env = ""\n'
+    )
+    config = load_model_config(config_file)
+    request = LLMRequest(messages=[Message(role="user", content="medium")])
+
+    async def kind_of_answer(options: CallOptions) -> str | None:
+        role = options.role("candidate", "big/model", config)
+        clients = open_clients(role, [role.ref], config, CallCounters())
+        try:
+            outcome = await clients[role.ref].generate(request, "model", 0)
+        finally:
+            await close_clients(clients)
+        return outcome.error.kind if outcome.error else None
+
+    capped = CallOptions(max_retries=0, cache=False, max_answer_bytes=4096)
+    assert capped.role("candidate", "big/model", config).max_answer_bytes == 4096
+    assert asyncio.run(kind_of_answer(capped)) == "answer_too_large"
+    assert asyncio.run(kind_of_answer(CallOptions(max_retries=0, cache=False))) is None
+
+
+@pytest.mark.parametrize("asked", ["bomb", "huge"])
+def test_a_replay_of_oversized_answers_records_them_as_errors_in_bounded_memory(
+    tmp_path: Path, server: str, asked: str
+) -> None:
+    units = write_tau_units(tmp_path / "units.jsonl", limit=2)
+    run = tmp_path / "run"
+    endpoint = server.replace("/v1", f"/{asked}/v1")
+    replay = [sys.executable, "-m", "agent_backtest.cli", "replay", units, "--model", "openai/m",
+              "--base-url", endpoint, "--out", run, "--no-cache", "--max-retries", "0"]  # fmt: skip
+    seen = run_measured(replay, env={**os.environ, "OPENAI_API_KEY": "sk-test"})
+    assert seen["code"] == 1, seen["err"]  # 1: no answer arrived, the run failed
+    assert seen["peak_mib"] < PEAK_RSS_LIMIT_MIB, seen
+    results = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    assert [r["error"]["kind"] for r in results] == ["answer_too_large"] * 2
+    for path in run.iterdir():  # nothing of the answers is kept
+        assert path.stat().st_size < MIB, path

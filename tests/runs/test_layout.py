@@ -15,7 +15,7 @@ from agent_backtest.runs import LAYOUT, RUN_FILES, RunDirectory
 from agent_backtest.runs.layout import KEPT_BY_SCORING, SCORES, SUMMARY
 
 runner = CliRunner()
-RENDERINGS = (".html", ".csv")  # pages and spreadsheets, not records
+RENDERINGS = (".html", ".csv", ".log")  # pages, spreadsheets and the calls log, not records
 
 
 def test_every_file_a_run_can_hold_has_a_schema() -> None:

@@ -206,6 +206,9 @@ class CallOptions:
     """Seconds per attempt [default: 60]."""
     max_retries: int | None = None
     """Retries of a 429, 5xx, connection error or malformed answer [default: 4]."""
+    max_answer_bytes: int | None = None
+    """The most bytes (decoded) one answer may have; a larger one is the error
+    answer_too_large, never held whole [default: the provider's max_answer_bytes, 32 MiB]."""
     base_url: str | None = None
     """Endpoint of the role's provider (any OpenAI-compatible server for openai/…)."""
     cache: bool = True
@@ -225,6 +228,7 @@ class CallOptions:
             tpm=self.tpm,
             timeout=self.timeout,
             max_retries=self.max_retries,
+            max_answer_bytes=self.max_answer_bytes,
             base_url=self.base_url,
             cache=None if self.cache else False,
             cache_dir=_text(self.cache_dir),
@@ -238,6 +242,7 @@ class CallOptions:
             "tpm": self.tpm,
             "timeout": self.timeout,
             "max_retries": self.max_retries,
+            "max_answer_bytes": self.max_answer_bytes,
         }
         return {key: value for key, value in given.items() if value is not None}
 

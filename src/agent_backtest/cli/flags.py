@@ -94,6 +94,7 @@ FLAG_SPECS: dict[type, dict[str, Spec]] = {
                                      "connection error or malformed answer, with exponential "
                                      "backoff honouring Retry-After; a timeout is retried once "
                                      "[default: 4]."}),
+        "max_answer_bytes": (int | None, {"metavar": "N", "min": 1024, "max": 1024**3}),
         "base_url": (str | None, {"metavar": "URL", "help": "Endpoint of the candidate's "
                                   "provider (any OpenAI-compatible server for openai/…)."}),
         "cache": (bool, {"flag": "--cache/--no-cache", "help": "Read and fill the response "

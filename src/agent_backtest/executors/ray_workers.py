@@ -237,7 +237,7 @@ class ReplayWorker:
             for ref in spec.refs:
                 self.providers[ref] = build_provider(
                     ref, spec.config, role.base_url, spec.connections, spec.golden,
-                    role.api_key_env, role.parameter,
+                    role.api_key_env, role.parameter, role.max_answer_bytes,
                 )  # fmt: skip
         except UserError as exc:
             self.error = exc.message

@@ -61,6 +61,8 @@ ROLE_PARAMETER: dict[str, str] = {
 # own (the candidate each step's recorded parameters, judges temperature 0, the teacher 0.7).
 SAMPLED_ROLES: tuple[str, ...] = ("agent", "user")
 SAMPLING_FIELDS: tuple[str, ...] = ("temperature", "top_p", "max_tokens")
+# What run.json records of a role only when it is set (unset: nothing sent, or the provider's).
+RECORDED_WHEN_SET: tuple[str, ...] = (*SAMPLING_FIELDS, "max_answer_bytes")
 PROVIDER_GROUP = "agent_backtest.providers"
 # Each provider type (the wire protocol of [providers.NAME] type = …) and the class that speaks
 # it; see providers/factory.py for what such a class provides.
@@ -165,6 +167,12 @@ class RoleSettings(StrictModel):
     max_tokens: int | None = Field(
         default=None, ge=1, description="Most tokens per answer (agent and user roles)."
     )
+    max_answer_bytes: int | None = Field(
+        default=None,
+        ge=1024,
+        le=1024**3,
+        description="The most bytes (decoded) one answer may have, overriding the provider's.",
+    )
 
 
 class ModelRole(BaseModel):
@@ -192,6 +200,13 @@ class ModelRole(BaseModel):
     max_tokens: int | None = Field(
         default=None, ge=1, description="Most tokens per answer sent; None: the provider's."
     )
+    max_answer_bytes: int | None = Field(
+        default=None,
+        ge=1024,
+        le=1024**3,
+        description="The most bytes (decoded) one answer may have, a larger one the error "
+        "answer_too_large; None: the provider's max_answer_bytes (32 MiB unless set).",
+    )
 
     @field_validator(*SAMPLING_FIELDS)
     @classmethod
@@ -211,9 +226,10 @@ class ModelRole(BaseModel):
     @model_serializer(mode="wrap")
     def _unset_sampling_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         """A sampling setting left unset is not recorded: the role's calls send none (judges
-        and the candidate, whose calls keep their own, record no sampling at all)."""
+        and the candidate, whose calls keep their own, record no sampling at all). Nor is an
+        unset answer cap: the provider's applies."""
         data: dict[str, Any] = handler(self)
-        return {k: v for k, v in data.items() if k not in SAMPLING_FIELDS or v is not None}
+        return {k: v for k, v in data.items() if k not in RECORDED_WHEN_SET or v is not None}
 
     @property
     def sampling(self) -> dict[str, Any]:

@@ -7,10 +7,13 @@ judge) loads none of the call machinery.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from agent_backtest.trace import Usage
+
+NOT_COUNTS = ("changes", "on_call")
 
 
 @dataclass
@@ -20,6 +23,7 @@ class CallCounters:
     ``calls`` counts every HTTP attempt: retries, and the call sent again after a credential
     refresh, included. ``changes`` goes up with every count, so a driver that persists the counts
     while the run goes can skip writing when nothing moved since its last :meth:`snapshot`.
+    ``on_call`` is told of each call as it is counted, before it is sent (a run's call log).
     """
 
     calls: int = 0
@@ -34,11 +38,14 @@ class CallCounters:
     model_load_seconds: float = 0.0
     """Time an in-process model took to load before its first answer (not in any latency)."""
     changes: int = 0
+    on_call: Callable[[int], None] | None = field(default=None, repr=False, compare=False)
 
     def count_call(self) -> None:
-        """One request sent."""
+        """One request about to be sent."""
         self.calls += 1
         self.changes += 1
+        if self.on_call is not None:
+            self.on_call(1)
 
     def count_retry(self) -> None:
         """One more try of a call after a retried error."""
@@ -81,6 +88,8 @@ class CallCounters:
     def add(self, other: CallCounters) -> None:
         """Count ``other``'s calls here too (the counts of calls made in another process)."""
         self.calls += other.calls
+        if self.on_call is not None and other.calls:
+            self.on_call(other.calls)
         self.cache_hits += other.cache_hits
         self.retries += other.retries
         self.credential_refreshes += other.credential_refreshes
@@ -93,12 +102,12 @@ class CallCounters:
 
     def snapshot(self) -> CallCounters:
         """A copy of the counts now, that later calls do not change (to persist, or compare)."""
-        return replace(self, errors=Counter(self.errors))
+        return replace(self, errors=Counter(self.errors), on_call=None)
 
     def as_dict(self) -> dict[str, Any]:
-        """Plain data for run.json: every count (``changes`` is not one), errors by kind in
-        name order, the load time to the millisecond."""
-        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "changes"}
+        """Plain data for run.json: every count (``changes`` and ``on_call`` are none), errors
+        by kind in name order, the load time to the millisecond."""
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in NOT_COUNTS}
         data["errors"] = dict(sorted(self.errors.items()))
         data["model_load_seconds"] = round(self.model_load_seconds, 3)
         return data

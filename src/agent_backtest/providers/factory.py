@@ -52,12 +52,16 @@ def check_provider(
     base_url: str | None = None,
     api_key_env: str | None = None,
     parameter: str = "model",
+    max_answer_bytes: int | None = None,
 ) -> tuple[ProviderSettings, str | None]:
-    """The provider's settings and key for ``ref``; a user error for anything that would stop
-    the first call (named by ``parameter``, the setting that chose the model)."""
+    """The provider's settings and key for ``ref`` (with a role's ``api_key_env`` and
+    ``max_answer_bytes`` over the config's); a user error for anything that would stop the first
+    call (named by ``parameter``, the setting that chose the model)."""
     settings = config.provider(ref.provider, base_url, parameter)
-    if api_key_env is not None:
-        settings = settings.model_copy(update={"api_key_env": api_key_env})
+    overrides = {"api_key_env": api_key_env, "max_answer_bytes": max_answer_bytes}
+    given = {key: value for key, value in overrides.items() if value is not None}
+    if given:
+        settings = settings.model_copy(update=given)
     provider_type = PROVIDER_TYPES.load(settings.type, parameter)
     if getattr(provider_type, "needs_base_url", False):
         if not settings.base_url:
@@ -101,11 +105,12 @@ def build_provider(
     golden: Callable[[], Iterable[tuple[LLMRequest, LLMResponse]]] = tuple,
     api_key_env: str | None = None,
     parameter: str = "model",
+    max_answer_bytes: int | None = None,
 ) -> Provider:
     """The provider for ``ref``, after :func:`check_provider`, opened by its type's class.
 
     ``golden`` gives the (request, production answer) pairs, read only for ``mock/golden``.
     """
-    settings, key = check_provider(ref, config, base_url, api_key_env, parameter)
+    settings, key = check_provider(ref, config, base_url, api_key_env, parameter, max_answer_bytes)
     spec = ProviderSpec(ref, settings, key, max_connections, golden, parameter)
     return PROVIDER_TYPES.load(settings.type, parameter).open(spec)

@@ -152,8 +152,9 @@ def open_clients(
     clients = {}
     for ref in sorted(set(refs)):
         provider = build_provider(
-            ref, config, role.base_url, role.concurrency, golden, role.api_key_env, role.parameter
-        )
+            ref, config, role.base_url, role.concurrency, golden, role.api_key_env, role.parameter,
+            role.max_answer_bytes,
+        )  # fmt: skip
         cache = ResponseCache(Path(role.cache_dir)) if role.cache_dir else None
         clients[ref] = ModelClient(
             provider, call_policy(role), cache, limits, credentials, counters

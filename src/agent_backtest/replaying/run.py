@@ -45,6 +45,7 @@ from agent_backtest.runs import (
     private_atomic_writer,
     read_results,
 )
+from agent_backtest.runs.call_log import CallLog
 from agent_backtest.runs.manifest import PatchSettings, ReplaySettings, RunCounts, RunStatus
 from agent_backtest.runs.provenance import collect_provenance
 from agent_backtest.runs.settle import settle
@@ -122,7 +123,10 @@ def replay_run(
     hooks = hooks or ReplayHooks()
     settings = manifest.config
     patch = load_run_patch(directory, settings.patch) if settings.patch else None
-    counters = CallCounters()
+    # Every call the run sent, those of a start killed between two saves of run.json included.
+    calls = CallLog(directory.calls_path, "candidate", manifest.candidate_counts.calls)
+    base_counts = manifest.candidate_counts.model_copy(update={"calls": calls.count})
+    counters = CallCounters(on_call=calls.append)
     credentials = CredentialCommand(credential_command) if credential_command else None
     clients = open_clients(
         settings.candidate, refs, config, counters, credentials, lambda: _golden(directory)
@@ -135,6 +139,8 @@ def replay_run(
         )  # fmt: skip
     except BaseException:  # nothing was sent: the run is as it was, to be resumed
         asyncio.run(close_clients(clients))
+        calls.close()
+        manifest.counts["candidate"] = base_counts
         _settle(directory, manifest, "interrupted")
         raise
     used = ("ray",) if executor == "ray" else ()
@@ -145,7 +151,6 @@ def replay_run(
         directory.read_units(), settings.candidate.model, config, settings.k, settings.seed,
         done, patch,
     )  # fmt: skip
-    base_counts = manifest.candidate_counts
     on_result = _saving_counts(
         directory, manifest, base_counts, counters, _with_progress(hooks, pool)
     )
@@ -164,6 +169,7 @@ def replay_run(
     finally:
         writer.close()
         pool.close()
+        calls.close()
     manifest.counts["candidate"] = base_counts.plus(counters.as_dict())
     _settle(directory, manifest, "interrupted" if outcome.interrupted else None)
     if outcome.terminated:  # the run is saved; the process was asked to end, not to score

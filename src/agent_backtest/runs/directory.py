@@ -53,6 +53,11 @@ class RunDirectory:
         return self.file(layout.RESULTS)
 
     @property
+    def calls_path(self) -> Path:
+        """``calls.log``: one line per call sent, appended before it goes out."""
+        return self.file(layout.CALLS)
+
+    @property
     def scores_path(self) -> Path:
         """``scores.jsonl``: one score per (unit, repeat)."""
         return self.file(layout.SCORES)

@@ -16,7 +16,8 @@ class RunFile:
 
     name: str
     record: str | None
-    """The record it holds, as ``abt schema`` names it; None for a rendering (HTML, CSV)."""
+    """The record it holds, as ``abt schema`` names it; None for a rendering (HTML, CSV) or a
+    plain log."""
 
     @property
     def stem(self) -> str:
@@ -50,6 +51,7 @@ COMPARISON_PAGE = RunFile("compare.html", None)
 PATCH = RunFile("patch.json", "patch")
 PATCH_COVERAGE = RunFile("patch_coverage.json", "patch_coverage")
 PROFILE = RunFile("profile.json", "profile")
+CALLS = RunFile("calls.log", None)
 
 LAYOUT: tuple[RunFile, ...] = (
     MANIFEST,
@@ -64,6 +66,7 @@ LAYOUT: tuple[RunFile, ...] = (
     PATCH,
     PATCH_COVERAGE,
     PROFILE,
+    CALLS,
 )
 # Scoring again with other settings moves these aside under the earlier scoring's id.
 KEPT_BY_SCORING: tuple[RunFile, ...] = (SCORES, SUMMARY)

@@ -5,6 +5,9 @@
     base_url = "http://127.0.0.1:8000"
     timeout = 60                       # seconds per turn
     connect_retries = 3                # a refused connection is tried again (nothing was sent)
+    max_turn_events = 20000            # caps on one turn's answer (a runaway agent ends the
+    max_turn_bytes = 16777216          # conversation with turn_too_large, or answer_too_large
+    max_answer_bytes = 8388608         # for one JSON answer or one streamed event)
     env = { api_key = "SUPPORT_KEY" }  # ${api_key} in a template is $SUPPORT_KEY
     credential_command = "vault read -field=key secret/agent"   # its output is ${credential}
     headers = { Authorization = "Bearer ${api_key}" }
@@ -64,6 +67,7 @@ TURN_VALUES = ("message", "session_id", "flow_id", "conversation_id", "turn")
 """What a template knows of the conversation: the user's message, the agent session's id (from
 session.create), the flow's id, the conversation's own id (new for each conversation, recorded
 with it: a header can carry it to the agent's logs), and the turn's number (1-based)."""
+MIB = 1024 * 1024
 
 
 class Request(StrictModel):
@@ -138,6 +142,11 @@ class SseAnswer(StrictModel):
     )
 
 
+def _byte_cap(default: int, description: str) -> Any:
+    """A cap on bytes of an agent's answer: at least 1 KiB, at most 1 GiB."""
+    return Field(default=default, ge=1024, le=1024 * MIB, description=description)
+
+
 class TargetBase(StrictModel):
     """What every target has: a name (recorded with each conversation) and a turn timeout."""
 
@@ -159,6 +168,23 @@ class HttpTarget(TargetBase):
         default=None, description="Prints a key, used as ${credential}; run again on HTTP 401."
     )
     headers: dict[str, str] = Field(default_factory=dict)
+    max_turn_events: int = Field(
+        default=20_000,
+        ge=1,
+        le=10_000_000,
+        description="Most events one streamed turn may send; past it the turn is the transport "
+        "error turn_too_large.",
+    )
+    max_turn_bytes: int = _byte_cap(
+        16 * MIB,
+        "Most bytes (decoded) one streamed turn may send; past it the turn is the transport "
+        "error turn_too_large, its answer never held whole.",
+    )
+    max_answer_bytes: int = _byte_cap(
+        8 * MIB,
+        "Most bytes (decoded) of one JSON answer or one streamed event; past it the turn is the "
+        "transport error answer_too_large.",
+    )
     session: SessionCalls | None = None
     health: Request | None = Field(
         default=None,

@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import httpx
+import orjson
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_fixed
 
 from agent_backtest.episodes.calls import ModelCaller
@@ -40,10 +41,12 @@ from agent_backtest.simulate.targets.events import (
     at_path,
     event_from,
 )
+from agent_backtest.simulate.targets.limits import TurnBudget, read_within
 from agent_backtest.simulate.targets.sse import sse_events
 from agent_backtest.simulate.targets.turns import TargetAnswer
 
 NOT_DELIVERED = (httpx.ConnectError, httpx.ConnectTimeout)
+ERROR_BODY_BYTES = 4096  # what is read of an error answer: its message is cut to 200 characters
 PREFLIGHT = "preflight"
 """The flow id the pre-flight session is opened with (``${flow_id}`` in its templates)."""
 
@@ -141,21 +144,20 @@ class HttpAgent:
             conversation.session_id = str(found)
         return conversation
 
-    async def send(self, request: Request, values: dict[str, str]) -> httpx.Response:
-        """Send a request and read its whole answer within the turn timeout; an HTTP error
-        status, a timeout or a broken connection is a target error."""
+    async def send(self, request: Request, values: dict[str, str]) -> bytes:
+        """Send a request and read its whole answer (within the turn timeout and the answer
+        cap); an HTTP error status, a timeout or a broken connection is a target error."""
         try:
             async with asyncio.timeout(self.target.timeout):
                 response = await self.stream(request, values)
                 try:
-                    await response.aread()
+                    return await read_within(response, TurnBudget(self.target, self.secrets))
                 finally:
                     await response.aclose()
         except TimeoutError:
             raise TargetError("timeout", f"no answer within {self.target.timeout:g} s") from None
         except httpx.HTTPError as exc:
             raise TargetError("connection", str(exc) or type(exc).__name__, self.secrets) from None
-        return response
 
     async def stream(self, request: Request, values: dict[str, str]) -> httpx.Response:
         """Send a request and return the open response (its body not read yet); tried again
@@ -167,8 +169,10 @@ class HttpAgent:
             await self._refresh_credential(generation)
             response = await self._send_once(request, values)
         if response.status_code >= 400:
-            body = (await response.aread()).decode(errors="replace")
-            await response.aclose()
+            try:
+                body = (await _start_of(response)).decode(errors="replace")
+            finally:
+                await response.aclose()
             kind = "http_5xx" if response.status_code >= 500 else f"http_{response.status_code}"
             raise TargetError(kind, f"HTTP {response.status_code}: {body[:200]}", self.secrets)
         return response
@@ -261,11 +265,12 @@ class HttpConversation:
         first: float | None = None
         traceparent = new_traceparent()
         values = {**self.values(index, message), "traceparent": traceparent}
+        budget = TurnBudget(target, self.agent.secrets)
         try:
             async with asyncio.timeout(target.timeout):
                 response = await self.agent.stream(target.turn, values)
                 try:
-                    async for event in self._events(response):
+                    async for event in self._events(response, budget):
                         first = first if first is not None else time.perf_counter()
                         events.append(event)
                 finally:
@@ -285,14 +290,16 @@ class HttpConversation:
     def _streamed(self) -> bool:
         return self.agent.target.answer.format == "sse"
 
-    async def _events(self, response: httpx.Response) -> AsyncIterator[TurnEvent]:
+    async def _events(
+        self, response: httpx.Response, budget: TurnBudget
+    ) -> AsyncIterator[TurnEvent]:
         answer = self.agent.target.answer
         if not isinstance(answer, JsonAnswer):
-            async for event in sse_events(response, answer):
+            async for event in sse_events(response, answer, budget):
                 yield event
             return
-        await response.aread()
-        for event in json_events(_json(response, self.agent.secrets), answer):
+        document = _json(await read_within(response, budget), self.agent.secrets)
+        for event in json_events(document, answer):
             yield event
 
     async def close(self) -> None:
@@ -335,9 +342,19 @@ def _at(document: Any, path: str | None) -> Any:
     return MISSING if path is None else at_path(document, path)
 
 
-def _json(response: httpx.Response, secrets: tuple[str, ...]) -> Any:
+def _json(body: bytes, secrets: tuple[str, ...]) -> Any:
     try:
-        return response.json()
-    except ValueError:
-        shown = response.text[:200]
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        shown = body[:200].decode(errors="replace")
         raise TargetError("malformed_answer", f"not JSON: {shown!r}", secrets) from None
+
+
+async def _start_of(response: httpx.Response) -> bytes:
+    """The first ``ERROR_BODY_BYTES`` of an answer (an error's message), the rest unread."""
+    start = b""
+    async for chunk in response.aiter_bytes():
+        start += chunk[: ERROR_BODY_BYTES - len(start)]
+        if len(start) >= ERROR_BODY_BYTES:
+            break
+    return start
