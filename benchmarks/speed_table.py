@@ -84,9 +84,11 @@ class Table:
         self.figures: dict[str, Figure] = {}
 
     def add(self, name: str, value: float, unit: str, target: str = "") -> None:
-        """One round's value of a figure."""
+        """One round's value of a figure, printed as it comes (a long run stopped early has
+        said what it measured)."""
         figure = self.figures.setdefault(name, Figure(name, unit, target))
         figure.values.append(value)
+        print(f"  {name.strip()}: {value:.3f} {unit}", flush=True)
 
     def print(self) -> None:
         """The table, with each figure's target."""
