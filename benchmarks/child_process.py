@@ -31,12 +31,16 @@ sys.exit(os.waitstatus_to_exitcode(status))
 
 
 def run_measured(
-    command: list[str], env: dict[str, str] | None = None, terminal: bool = False
+    command: list[str],
+    env: dict[str, str] | None = None,
+    terminal: bool = False,
+    quiet: bool = False,
 ) -> tuple[float, int]:
     """(seconds from start to exit, peak RSS in KiB) of ``command``; exits if it fails.
 
     With ``terminal``, its stdout and stderr are a pseudo-terminal (read and thrown away), so
-    it draws what it draws for a person, such as a progress bar.
+    it draws what it draws for a person, such as a progress bar; with ``quiet``, its stderr is
+    thrown away too.
     """
     with tempfile.TemporaryDirectory() as directory:
         report = Path(directory) / "figures"
@@ -44,7 +48,10 @@ def run_measured(
         if terminal:
             code = _run_on_terminal(probe, env)
         else:
-            code = subprocess.run(probe, env=env, stdout=subprocess.DEVNULL, check=False).returncode
+            stderr = subprocess.DEVNULL if quiet else None
+            code = subprocess.run(
+                probe, env=env, stdout=subprocess.DEVNULL, stderr=stderr, check=False
+            ).returncode
         if code != 0:
             raise SystemExit(f"failed: {' '.join(command)}")
         seconds, rss = report.read_text().split()

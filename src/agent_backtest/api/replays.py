@@ -6,11 +6,11 @@ run's lock is held from the first write to the last, scoring included.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
 from pathlib import Path
 
+from agent_backtest.api.events import RunEvents
 from agent_backtest.api.options import (
     AgentOptions,
     BatchOptions,
@@ -29,9 +29,8 @@ from agent_backtest.providers.config import RoleName
 from agent_backtest.providers.roles import RoleModel, check_judges
 from agent_backtest.replaying.batch import check_batch
 from agent_backtest.replaying.jobs import Job
-from agent_backtest.replaying.plan import JUDGE_ROLES, ReplayPlan, plan_replay
+from agent_backtest.replaying.plan import JUDGE_ROLES, plan_replay
 from agent_backtest.replaying.run import (
-    ReplayHooks,
     ReplayResult,
     begin_resume,
     prepare_resume,
@@ -42,16 +41,7 @@ from agent_backtest.runs import ResultRecord, RunDirectory
 from agent_backtest.runs.lock import run_lock
 from agent_backtest.runs.manifest import BatchSettings, ReplaySettings
 from agent_backtest.runs.run import Run
-from agent_backtest.scoring.run import LiveScoring, ScoreOutcome
-
-
-@dataclass
-class RunEvents(ReplayHooks):
-    """What a caller sees while a replay goes: its start, each result, its end, its scoring."""
-
-    on_planned: Callable[[ReplayPlan], None] = lambda plan: None
-    on_scored: Callable[[Path, ScoreOutcome], None] = lambda path, outcome: None
-
+from agent_backtest.scoring.run import LiveScoring
 
 MAX_REPEATS = 1000
 """The most repeats of a unit a replay asks for (pass^k is read at k of a few to a few dozen)."""

@@ -9,7 +9,8 @@ policy allows no script at all.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, BinaryIO
 
 import orjson
 
@@ -50,8 +51,14 @@ COST_NAMES = {
 }
 
 
-def render_page(run: BenchRun, summary: BenchSummary) -> str:
-    """The report page of a bench run as HTML text."""
+# Where the cases go in the page's text. Every text of a trace is escaped, so this comment
+# cannot come from one; and the cases are not in the text it is looked for in.
+_CASES_HERE = Markup("<!-- the cases -->")
+
+
+def write_page(handle: BinaryIO, run: BenchRun, summary: BenchSummary) -> None:
+    """The report page of a bench run as HTML, written a case at a time: only one case's
+    transcripts are held at once, however many episodes the run has."""
     title = f"abt bench report: {run.path.name}"
     body = join(
         [
@@ -62,11 +69,15 @@ def render_page(run: BenchRun, summary: BenchSummary) -> str:
             headline_section(summary),
             passk_section(summary),
             breakdown_section(summary),
-            cases_section(run),
+            tag("section", tag("h2", "Cases"), _CASES_HERE, attrs={"id": "cases"}),
             tag("footer", f"agent-backtest · {summary.run.commit or 'commit not recorded'}"),
         ]
     )
-    return page(escape(title), body)
+    before, after = page(escape(title), body).split(_CASES_HERE, 1)
+    handle.write(before.encode())
+    for case in cases_of(run):
+        handle.write(case.encode())
+    handle.write(after.encode())
 
 
 def facts_section(summary: BenchSummary) -> Markup:
@@ -201,16 +212,13 @@ def _plain(estimate: CaseMean) -> str:
     return f"{estimate.mean:.3g} [{low:.3g}, {high:.3g}]"
 
 
-def cases_section(run: BenchRun) -> Markup:
-    """Every case, its rollouts side by side in rollout order."""
+def cases_of(run: BenchRun) -> Iterator[Markup]:
+    """Every case, its rollouts side by side in rollout order, rendered one after another."""
     by_case: dict[str, list[EpisodeRecord]] = {}
     for episode in run.episodes:
         by_case.setdefault(episode.case_id, []).append(episode)
-    cases = [
-        _case(run, case, sorted(episodes, key=lambda e: e.rollout))
-        for case, episodes in by_case.items()
-    ]
-    return tag("section", tag("h2", "Cases"), cases, attrs={"id": "cases"})
+    for case, episodes in by_case.items():
+        yield _case(run, case, sorted(episodes, key=lambda e: e.rollout))
 
 
 def _case(run: BenchRun, case: str, episodes: list[EpisodeRecord]) -> Markup:

@@ -20,7 +20,7 @@ from pydantic import Field
 
 from agent_backtest.bench.csv_export import write_episodes_csv
 from agent_backtest.bench.models import EpisodeRecord, GradeRecord
-from agent_backtest.bench.page import render_page
+from agent_backtest.bench.page import write_page
 from agent_backtest.bench.reading import BenchRun, RunFacts, error_kind, passed, read_run
 from agent_backtest.record_model import StrictModel, TaggedRecord, schema_tag
 from agent_backtest.reporting.passk import over_cases
@@ -216,5 +216,5 @@ def write_results(run: Path, allow_partial: bool = False) -> BenchSummary:
         handle.write(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
     write_episodes_csv(read, run / CSV_FILE)
     with private_atomic_writer(run / PAGE_FILE) as handle:
-        handle.write(render_page(read, summary).encode())
+        write_page(handle, read, summary)
     return summary

@@ -374,10 +374,16 @@ def grade_run(plan: BenchPlan, records: list[EpisodeRecord]) -> list[GradeRecord
 
     def grading_input(record: EpisodeRecord) -> Callable[[JudgeBridge | None], GradingInput]:
         case = cases[record.case_id]
-        messages = read_transcript(plan.directory / record.trace)
         environment = plan.environments[benchmark.environment_of(case)]
+        # The transcript is read when its episode is graded, so only the episodes being graded
+        # hold theirs: memory stays flat however many episodes the run has.
         return lambda judge: GradingInput(
-            case, gold[record.case_id], record, messages, environment, judge
+            case,
+            gold[record.case_id],
+            record,
+            read_transcript(plan.directory / record.trace),
+            environment,
+            judge,
         )
 
     inputs = [grading_input(record) for record in records]

@@ -19,7 +19,6 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from agent_backtest import Run
 from agent_backtest.api import (
     AgentOptions,
     BatchOptions,
@@ -29,8 +28,7 @@ from agent_backtest.api import (
     ReadingOptions,
     SelectionOptions,
 )
-from agent_backtest.api import replays as api
-from agent_backtest.api.reports import report as write_run_report
+from agent_backtest.api.events import RunEvents
 from agent_backtest.cli.errors import INTERRUPTED
 from agent_backtest.cli.flags import flag, with_groups
 from agent_backtest.cli.options import (
@@ -51,6 +49,7 @@ from agent_backtest.cli.terminal import SafeConsole, print_warnings
 from agent_backtest.errors import UserError
 
 if TYPE_CHECKING:
+    from agent_backtest import Run
     from agent_backtest.executors import ExecutorStatus
     from agent_backtest.replaying.plan import ReplayPlan
     from agent_backtest.replaying.run import ReplayResult
@@ -116,6 +115,10 @@ def replay(
 ) -> None:
     """Replay units on a candidate model; every answer is recorded the moment it arrives, then
     the run is scored against production (as abt score does)."""
+    # The replay machinery loads only when a replay runs, so --help stays fast.
+    from agent_backtest.api import replays as api
+    from agent_backtest.api.reports import report as write_run_report
+
     console = SafeConsole(stderr=True, highlight=False)
     events = ReplayEvents(console, batching.batch or _is_batch_run(flags.resume))
     if flags.report and (flags.no_score or flags.dry_run):
@@ -212,6 +215,8 @@ def _is_batch_run(resume: Path | None) -> bool:
     """The run to resume was started with --batch (a run that cannot be read says so later)."""
     if resume is None:
         return False
+    from agent_backtest import Run
+
     try:
         return Run(resume).manifest.config.batch is not None
     except (OSError, ValueError, UserError):
@@ -229,7 +234,7 @@ def parse_labels(texts: list[str]) -> dict[str, str]:
     return labels
 
 
-class ReplayEvents(api.RunEvents):
+class ReplayEvents(RunEvents):
     """The progress bar while the run goes, and what is printed when it ends."""
 
     def __init__(self, console: Console, batching: bool = False) -> None:

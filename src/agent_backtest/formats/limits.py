@@ -3,7 +3,9 @@ an error message quotes.
 
 Real traces nest a few dozen levels at most (a span, its attributes, a message, a tool call, its
 JSON Schema). Deeper values are refused where they are parsed, with their JSON path, before any
-recursive code (validation, hashing, serialisation) meets them; so are strings longer than any
+recursive code (validation, hashing, serialisation) meets them. The depth is measured on the
+document's text, whose brackets outside strings take a few byte operations to count; only a
+document found too deep is walked, to name where. So are strings longer than any
 real field (looked for only in documents large enough to hold one, so a normal input pays
 nothing); a file larger than a reader would hold whole is refused by its size, before it is
 read. JSON numbers need no limit of their own: orjson refuses those past 64 bits or a double.
@@ -11,6 +13,7 @@ read. JSON numbers need no limit of their own: orjson refuses those past 64 bits
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -75,16 +78,47 @@ def too_long_at(value: Any, limit: int = MAX_STRING_CHARS) -> str | None:
     return None
 
 
-def check_value(value: Any, file: str | Path, size: int, where: str | None = None) -> Any:
-    """``value`` (parsed from ``size`` bytes), or an :class:`InputError` naming where it nests
-    too deep or holds too long a string."""
-    if _container(value):
+def text_deeper_than(text: bytes, limit: int = MAX_DEPTH) -> bool:
+    """True when the JSON ``text`` (valid JSON) nests arrays and objects deeper than ``limit``.
+
+    Brackets inside strings do not count. Escapes go first (a backslash pair, then an escaped
+    quote, as a parser reads them left to right), so the quotes left delimit strings; then
+    every byte but brackets and quotes, then the strings. Each round of removing the innermost
+    ``[]`` pairs takes one level off every branch, so the rounds needed to empty the brackets
+    are the depth.
+    """
+    if text.count(b"[") + text.count(b"{") <= limit:
+        return False
+    if b"\\\\" in text:
+        text = text.replace(b"\\\\", b"")
+    shape = text.replace(b'\\"', b"").translate(_BRACKETS, _NOT_SHAPE)
+    # Empty strings (most keys and values by now) go cheaply; merging two strings over a
+    # stretch that held no bracket changes nothing either.
+    shape = shape.replace(b'""', b"")
+    if b'"' in shape:
+        shape = _STRING.sub(b"", shape)
+    for _ in range(limit):
+        shape = shape.replace(b"[]", b"")
+        if not shape:
+            return False
+    return True
+
+
+_BRACKETS = bytes.maketrans(b"{}", b"[]")
+_NOT_SHAPE = bytes(byte for byte in range(256) if byte not in b'[]{}"')
+_STRING = re.compile(rb'"[^"]*"')
+
+
+def check_value(value: Any, text: bytes, file: str | Path, where: str | None = None) -> Any:
+    """``value`` (parsed from ``text``), or an :class:`InputError` naming where it nests too
+    deep or holds too long a string."""
+    if text_deeper_than(text):
         path = too_deep_at(value)
         if path is not None:
             raise InputError(
                 file, _at(where, path), f"value too deep: nested more than {MAX_DEPTH} levels"
             )
-    if size > MAX_STRING_CHARS:  # only a document this large can hold such a string
+    if len(text) > MAX_STRING_CHARS:  # only a document this large can hold such a string
         path = too_long_at(value, MAX_STRING_CHARS)
         if path is not None:
             raise InputError(

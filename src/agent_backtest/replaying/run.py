@@ -19,7 +19,6 @@ from agent_backtest.errors import InputError, Terminated
 from agent_backtest.executors import (
     Executor,
     ExecutorKind,
-    ExecutorStatus,
     open_executor,
 )
 from agent_backtest.patch import Patch, load_patch
@@ -35,6 +34,7 @@ from agent_backtest.providers.roles import check_role, close_clients, open_clien
 from agent_backtest.redaction import redact
 from agent_backtest.replaying.batch import send_batches
 from agent_backtest.replaying.engine import ReplayOutcome, run_jobs
+from agent_backtest.replaying.events import ReplayHooks
 from agent_backtest.replaying.jobs import Job, iter_jobs, model_of
 from agent_backtest.replaying.plan import ReplayPlan, move_units_into
 from agent_backtest.runs import (
@@ -53,17 +53,6 @@ from agent_backtest.runs.signals import stop_on_signals
 
 # How often run.json takes the live call counts while the run goes, so a killed run keeps them.
 COUNTS_EVERY_SECONDS = 1.0
-
-
-@dataclass
-class ReplayHooks:
-    """What the caller sees while the run goes: a start count and each result."""
-
-    on_start: Callable[[int, int], None] = lambda todo, done: None
-    on_result: Callable[[ResultRecord], None] = lambda record: None
-    on_finish: Callable[[ReplayResult], None] = lambda result: None
-    on_progress: Callable[[ExecutorStatus], None] = lambda status: None
-    """With each result: the calls in flight and each worker's answers so far."""
 
 
 @dataclass
