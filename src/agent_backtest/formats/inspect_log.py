@@ -127,7 +127,7 @@ def _member(archive: zipfile.ZipFile, name: str, path: Path) -> Any:
         with archive.open(info) as handle:
             data = handle.read(MAX_DOCUMENT_BYTES + 1)
         check_size(len(data), path, name)
-        return check_value(orjson.loads(data), path, len(data), name)
+        return check_value(orjson.loads(data), data, path, name)
     except (zipfile.BadZipFile, OSError, EOFError, zlib.error, ValueError) as exc:
         # ValueError covers orjson's decode error and a corrupt member's bad header.
         raise InputError(path, name, f"not readable: {exc}") from None
