@@ -24,10 +24,12 @@ from agent_backtest.api.options import (
 from agent_backtest.api.roles import JUDGES, Roles, given_roles, judges
 from agent_backtest.api.scoring import score_locked, score_settings
 from agent_backtest.errors import UserError, bounded
-from agent_backtest.providers import load_model_config
+from agent_backtest.providers import ModelConfig, load_model_config
 from agent_backtest.providers.config import RoleName
+from agent_backtest.providers.prices import PriceTable
 from agent_backtest.providers.roles import RoleModel, check_judges
 from agent_backtest.replaying.batch import check_batch
+from agent_backtest.replaying.budget import Budget, check_estimate
 from agent_backtest.replaying.jobs import Job
 from agent_backtest.replaying.plan import JUDGE_ROLES, ReplayPlan, plan_replay
 from agent_backtest.replaying.run import (
@@ -40,7 +42,7 @@ from agent_backtest.replaying.run import (
 )
 from agent_backtest.runs import ResultRecord, RunDirectory
 from agent_backtest.runs.lock import run_lock
-from agent_backtest.runs.manifest import BatchSettings, ReplaySettings
+from agent_backtest.runs.manifest import BatchSettings, ReplaySettings, RunManifest
 from agent_backtest.runs.run import Run
 from agent_backtest.scoring.run import LiveScoring, ScoreOutcome
 
@@ -80,6 +82,7 @@ def replay(
     credential_command: str | None = None,
     overwrite: bool = False,
     dry_run: bool = False,
+    max_cost: float | None = None,
     hooks: RunEvents | None = None,
 ) -> Run:
     """Replay every selected unit of ``inputs`` on ``model`` into the run directory ``out``,
@@ -93,6 +96,11 @@ def replay(
     :class:`~agent_backtest.errors.UserError` naming the parameter at fault. With
     ``batching.batch`` the candidate's calls go through its provider's batch API (the judges
     are still called live, when the run is scored).
+
+    The plan estimates what the candidate's and the judge's calls will cost
+    (``plan.cost``); with ``max_cost`` (USD) a replay estimated above it is refused before
+    anything is written, and a run whose spend reaches it stops ``interrupted`` (reason
+    ``budget``), to be finished by :func:`resume`.
     """
     paths = [Path(inputs)] if isinstance(inputs, str | Path) else [Path(p) for p in inputs]
     if not paths:
@@ -104,6 +112,7 @@ def replay(
     judging, execution = judging or JudgeOptions(), execution or ExecutorOptions()
     judge_models = given_roles(roles, JUDGES)
     execution.check()
+    _check_max_cost(max_cost)
     config = load_model_config(Path(config_file) if config_file else None)
     resolved = {"candidate": calls.role("candidate", model, config)}
     cache_dir = str(calls.cache_dir) if calls.cache_dir is not None else None
@@ -132,12 +141,15 @@ def replay(
         overwrite=overwrite,
         labels=dict(labels or {}),
     )
-    if settings.batch is not None:
-        try:
+    plan.cost.judge_repeats = judging.judge_repeats
+    try:
+        if settings.batch is not None:
             check_batch(settings.candidate, plan.candidates, config)
-        except BaseException:
-            plan.discard()
-            raise
+        if max_cost is not None:
+            check_estimate(plan.cost, max_cost)
+    except BaseException:
+        plan.discard()
+        raise
     directory = plan.directory
     with ExitStack() as held:
         try:
@@ -161,9 +173,10 @@ def replay(
             async def on_answer(job: Job, record: ResultRecord) -> None:
                 await live.add(job.position, job.unit, record)
 
+        budget = _budget(max_cost, directory, manifest, config)
         result = replay_run(
             directory, manifest, config, plan.candidates, set(), credential_command, hooks,
-            on_answer, execution.executor, execution.ray_address,
+            on_answer, execution.executor, execution.ray_address, budget,
         )  # fmt: skip
         if live is not None and result.status != "failed":
             outcome = live.finish(directory)
@@ -189,6 +202,7 @@ def resume(
     execution: ExecutorOptions | None = None,
     score: bool = True,
     credential_command: str | None = None,
+    max_cost: float | None = None,
     hooks: RunEvents | None = None,
 ) -> Run:
     """Finish a run: send only the (unit, repeat) pairs with no result (and, with
@@ -198,13 +212,15 @@ def resume(
 
     A batch run first polls the batches it made; ``batching.batch`` sends the rest of any run
     in batches from now on (with its poll interval and size). ``roles`` names judges for its
-    scoring instead of the ones the run recorded."""
+    scoring instead of the ones the run recorded. ``max_cost`` (USD) bounds what every start of
+    the run spends in all; a resume without it is not bounded."""
     directory = RunDirectory(run.path if isinstance(run, Run) else Path(run))
     overrides = (calls or CallOptions()).overrides()
     judging, agent = judging or JudgeOptions(), agent or AgentOptions()
     judge_models = given_roles(roles, JUDGES)
     execution = execution or ExecutorOptions()
     execution.check()
+    _check_max_cost(max_cost)
     with run_lock(_existing(directory), "resume"):
         manifest, config, refs = prepare_resume(directory, overrides)
         batch = (batching or BatchOptions()).settings()
@@ -216,14 +232,35 @@ def resume(
         if score:  # the judges are checked before anything is sent again
             named = list(judges(judge_models, config).values())
             check_judges(named, [str(ref) for ref in refs], config)
+        budget = _budget(max_cost, directory, manifest, config)
+        if budget is not None and budget.reached:
+            raise UserError(
+                f"the run has spent ${float(budget.spent):.4f} already, at or over this budget: "
+                "raise --max-cost, or leave it out to finish the run",
+                "max_cost",
+            )
         done = begin_resume(directory, manifest, retry_errors, repair)
         result = replay_run(
             directory, manifest, config, refs, done, credential_command, hooks, None,
-            execution.executor, execution.ray_address,
+            execution.executor, execution.ray_address, budget,
         )  # fmt: skip
         source = manifest.config.config_file
         _score_after(directory, result, score, judge_models, judging, agent, source, hooks)
     return Run(directory.path)
+
+
+def _check_max_cost(max_cost: float | None) -> None:
+    if max_cost is not None and not max_cost > 0:
+        raise UserError(f"must be a positive amount in USD, got {max_cost}", "max_cost")
+
+
+def _budget(
+    max_cost: float | None, directory: RunDirectory, manifest: RunManifest, config: ModelConfig
+) -> Budget | None:
+    """The run's budget, with what it spent before this start; None without ``max_cost``."""
+    if max_cost is None:
+        return None
+    return Budget(max_cost, directory, manifest, PriceTable(config.prices))
 
 
 def _live_scoring(settings: ReplaySettings, judging: JudgeOptions) -> LiveScoring | None:

@@ -103,6 +103,9 @@ def print_outcome(console: SafeConsole, run: Path, outcome: ScoreOutcome) -> Non
             "partial: the run was interrupted; these figures cover the answers that arrived",
             markup=False,
         )
+    if summary.spent:
+        spent = " · ".join(f"{role} {spend.text()}" for role, spend in summary.spent.items())
+        console.print(f"spent: {spent}", markup=False)
     table = Table("group", "n", "exact", "agreement", show_edge=False, title_justify="left")
     left_out = []
     for grouping, groups in (
