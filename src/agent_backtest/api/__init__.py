@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING
 from agent_backtest.exports import lazy_exports
 
 if TYPE_CHECKING:
-    from agent_backtest.api.backends import collect, pull_langfuse, pull_phoenix, push_phoenix
+    from agent_backtest.api.backends import (
+        collect,
+        pull_langfuse,
+        pull_phoenix,
+        push_otlp,
+        push_phoenix,
+    )
     from agent_backtest.api.bench import bench_resume, bench_run
     from agent_backtest.api.bench_exports import bench_export
     from agent_backtest.api.bench_reports import bench_report
@@ -61,6 +67,7 @@ _HOMES = {
     "collect": "agent_backtest.api.backends",
     "pull_langfuse": "agent_backtest.api.backends",
     "pull_phoenix": "agent_backtest.api.backends",
+    "push_otlp": "agent_backtest.api.backends",
     "push_phoenix": "agent_backtest.api.backends",
     "bench_run": "agent_backtest.api.bench",
     "bench_resume": "agent_backtest.api.bench",
@@ -120,6 +127,7 @@ __all__ = [
     "profile",
     "pull_langfuse",
     "pull_phoenix",
+    "push_otlp",
     "push_phoenix",
     "read_sessions",
     "replay",

@@ -262,6 +262,7 @@ def _step(span: Span, by_id: dict[str, Span], history: _History) -> Step:
         name = _first_str(span.attributes, AGENT_NAME_KEYS) or span.name
     return Step(
         id=span.span_id,
+        trace_id=span.trace_id,
         kind=kind,
         name=name,
         parent_id=span.parent_id,
