@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from agent_backtest.api.bench_rescoring import bench_rescore
     from agent_backtest.api.cache import cache_clear, cache_stats
     from agent_backtest.api.config import config_files
+    from agent_backtest.api.costs import spent
     from agent_backtest.api.options import (
         AgentOptions,
         BatchOptions,
@@ -68,6 +69,7 @@ _HOMES = {
     "pull_langfuse": "agent_backtest.api.backends",
     "pull_phoenix": "agent_backtest.api.backends",
     "push_otlp": "agent_backtest.api.backends",
+    "spent": "agent_backtest.api.costs",
     "push_phoenix": "agent_backtest.api.backends",
     "bench_run": "agent_backtest.api.bench",
     "bench_resume": "agent_backtest.api.bench",
@@ -142,6 +144,7 @@ __all__ = [
     "simulate_resume",
     "simulate_run",
     "simulate_traces",
+    "spent",
     "write_units",
 ]
 

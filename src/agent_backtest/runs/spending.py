@@ -11,14 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from pydantic import Field
 
 from agent_backtest.providers.prices import PriceTable, Tokens, usd
 from agent_backtest.runs.documents import DocumentPart
 from agent_backtest.runs.manifest_base import ManifestBase, RunCounts
-from agent_backtest.runs.records import ResultRecord
+from agent_backtest.runs.records import ResultRecord, read_results
 from agent_backtest.trace import Usage
+
+if TYPE_CHECKING:
+    from agent_backtest.runs.directory import RunDirectory
+    from agent_backtest.runs.manifest import RunManifest
 
 
 class RoleSpend(DocumentPart):
@@ -150,6 +155,20 @@ def roles_spend(
             continue
         spent[name] = counts_spend(model, counts, prices)
     return spent
+
+
+def replay_spend(
+    directory: RunDirectory,
+    manifest: RunManifest,
+    prices: PriceTable,
+    judge_models: Mapping[str, str] | None = None,
+) -> dict[str, RoleSpend]:
+    """A replay's spend by role: the candidate from its answers in results.jsonl, the judges
+    from run.json's counts (at the model of ``judge_models`` when given, the judge a scoring
+    used)."""
+    results = read_results(directory.results_path) if directory.results_path.exists() else []
+    candidate = results_spend(results, prices, manifest.config.batch is not None)
+    return {"candidate": candidate} | roles_spend(manifest, prices, ("candidate",), judge_models)
 
 
 def total_usd(spent: Mapping[str, RoleSpend]) -> Decimal:

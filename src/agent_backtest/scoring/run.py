@@ -26,12 +26,11 @@ from agent_backtest.runs import (
     RunDirectory,
     RunManifest,
     private_atomic_writer,
-    read_results,
 )
 from agent_backtest.runs.documents import write_document
 from agent_backtest.runs.records import ResultIndex
 from agent_backtest.runs.scores import ScoreRecord
-from agent_backtest.runs.spending import RoleSpend, results_spend, roles_spend
+from agent_backtest.runs.spending import RoleSpend, replay_spend
 from agent_backtest.runs.summary import RunFacts, ScoringSettings, Summary
 from agent_backtest.scoring.buckets import SCORER, Scorer
 from agent_backtest.scoring.parallel import (
@@ -297,11 +296,7 @@ class _ScoresFile:
             source = manifest.config.config_file
             config = load_model_config(Path(source) if source else None)
         prices = PriceTable(config.prices)
-        batch = manifest.config.batch is not None
-        spent = {
-            "candidate": results_spend(read_results(self.directory.results_path), prices, batch)
-        }
-        return spent | roles_spend(manifest, prices, ("candidate",), self._judge_models())
+        return replay_spend(self.directory, manifest, prices, self._judge_models())
 
     def _judge_models(self) -> dict[str, str]:
         """The model of each judge role of this scoring."""
