@@ -324,6 +324,31 @@ def _replayed_calls(path: Path) -> Iterator[ReplayedCall]:
         )
 
 
+PHOENIX_SCHEME = "phoenix://"
+
+
+def phoenix_input(url: str, out: Path) -> Path:
+    """The spans of ``phoenix://HOST:PORT/PROJECT``, pulled (over http) into
+    ``OUT.phoenix.jsonl`` beside the run directory ``out``: a replay's input. A pull already
+    made there is resumed or, when complete, read as it is."""
+    address, slash, project = url.removeprefix(PHOENIX_SCHEME).partition("/")
+    if not address or not slash or not project or "/" in project:
+        raise UserError(
+            f"{url!r} is not phoenix://HOST:PORT/PROJECT, such as "
+            "phoenix://127.0.0.1:6006/my-agent",
+            "inputs",
+        )
+    traces = out.with_name(f"{out.name}.phoenix.jsonl")
+    traces.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        pull_phoenix(f"http://{address}", project, traces)
+    except UserError as error:
+        if traces.exists() and not traces.stat().st_size and not pull_state.saved(traces):
+            traces.unlink()  # nothing pulled: nothing left behind
+        raise UserError(f"{url}: {error.message}", "inputs") from None
+    return traces
+
+
 def _replay_only(path: Path, to: str) -> None:
     """``path`` holds a replay run: simulate and bench runs have no production spans to go to."""
     from agent_backtest.runs.manifest_base import run_kind

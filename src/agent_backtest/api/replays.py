@@ -11,6 +11,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_backtest.api.backends import PHOENIX_SCHEME, phoenix_input
 from agent_backtest.api.options import (
     AgentOptions,
     BatchOptions,
@@ -88,7 +89,9 @@ def replay(
     """Replay every selected unit of ``inputs`` on ``model`` into the run directory ``out``,
     then score it against production (unless ``score`` is False).
 
-    ``inputs`` are trace files in any supported format, or one units JSONL. ``model`` is the
+    ``inputs`` are trace files in any supported format, or one units JSONL; an input
+    ``phoenix://HOST:PORT/PROJECT`` is the project's spans, pulled first into
+    ``OUT.phoenix.jsonl`` beside the run directory. ``model`` is the
     candidate: ``provider/model``, ``trace`` for the model that served each step, or a typed
     role as ``roles`` takes them. ``roles`` names the judges (``judge``, ``fallback_judge``) of
     the scoring; without one, text gets a labelled token-overlap similarity. Nothing is written and
@@ -102,8 +105,8 @@ def replay(
     anything is written, and a run whose spend reaches it stops ``interrupted`` (reason
     ``budget``), to be finished by :func:`resume`.
     """
-    paths = [Path(inputs)] if isinstance(inputs, str | Path) else [Path(p) for p in inputs]
-    if not paths:
+    given = [inputs] if isinstance(inputs, str | Path) else list(inputs)
+    if not given:
         raise UserError("give at least one input: trace files or a units JSONL", "inputs")
     if not 1 <= k <= MAX_REPEATS:
         raise UserError(f"must be from 1 to {MAX_REPEATS:,}, got {bounded(str(k), 40)}", "k")
@@ -129,6 +132,7 @@ def replay(
         batch=(batching or BatchOptions()).settings(),
     )
     _one_way_of_sending(settings.batch, execution)
+    paths = [_input_file(item, Path(out)) for item in given]
     source = reading.source(paths, settings.agent)
     plan = plan_replay(
         Path(out),
@@ -247,6 +251,13 @@ def resume(
         source = manifest.config.config_file
         _score_after(directory, result, score, judge_models, judging, agent, source, hooks)
     return Run(directory.path)
+
+
+def _input_file(given: PathLike, out: Path) -> Path:
+    """An input as a file: ``phoenix://HOST:PORT/PROJECT`` is pulled first (next to ``out``)."""
+    if isinstance(given, str) and given.startswith(PHOENIX_SCHEME):
+        return phoenix_input(given, out)
+    return Path(given)
 
 
 def _check_max_cost(max_cost: float | None) -> None:

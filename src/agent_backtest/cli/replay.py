@@ -40,8 +40,8 @@ from agent_backtest.cli.options import (
     ROLES,
     SCORING,
     ConfigFile,
+    ReplayInputs,
     RunDirectory,
-    UnitsOrTraces,
 )
 from agent_backtest.cli.patch import print_coverage
 from agent_backtest.cli.roles import JudgeFlags
@@ -114,7 +114,7 @@ def replay(
     batching: BatchOptions,
     execution: ExecutorOptions,
     flags: ReplayFlags,
-    inputs: UnitsOrTraces = None,
+    inputs: ReplayInputs = None,
     out: RunDirectory = None,
     config_file: ConfigFile = None,
 ) -> None:
