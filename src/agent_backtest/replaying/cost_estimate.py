@@ -47,9 +47,36 @@ class RoleEstimate:
         """Some of the role's calls have a price."""
         return self.calls > sum(self.unpriced.values())
 
+    def add(
+        self, prices: PriceTable, model: str, tokens: Tokens, times: int, sized: bool, batch: bool
+    ) -> None:
+        """``times`` calls of ``model`` of the size ``tokens`` (``sized`` from characters)."""
+        self.calls += times
+        self.input_tokens += tokens.input * times
+        self.output_tokens += tokens.output * times
+        self.estimated_calls += times if sized else 0
+        cost = prices.cost(model, tokens, batch)
+        if cost is None:
+            self.unpriced[model] += times
+        else:
+            self.usd += cost * times
+
+    def times(self, repeats: int) -> RoleEstimate:
+        """This estimate for every call asked ``repeats`` times."""
+        return RoleEstimate(
+            calls=self.calls * repeats,
+            input_tokens=self.input_tokens * repeats,
+            output_tokens=self.output_tokens * repeats,
+            estimated_calls=self.estimated_calls * repeats,
+            usd=self.usd * repeats,
+            unpriced=Counter({model: n * repeats for model, n in self.unpriced.items()}),
+        )
+
     def text(self) -> str:
         """``$0.0123 for 40 calls, 12 sized from characters · 51,000 input and 900 output
         tokens``, with what is unpriced."""
+        if not self.calls:
+            return "no calls"
         parts = [f"${usd(self.usd):.4f}"] if self.priced else []
         if self.unpriced:
             parts.append(f"unpriced ({', '.join(sorted(self.unpriced))})")
@@ -66,6 +93,7 @@ class CostEstimate:
     ) -> None:
         self.prices, self.k, self.judge, self.batch = prices, k, judge, batch
         self.judge_repeats = 1
+        """Times the judge is asked per answer (set by the caller, which knows the scoring)."""
         self.candidate = RoleEstimate()
         self._judge = RoleEstimate()
 
@@ -73,51 +101,38 @@ class CostEstimate:
         """One selected unit, to be sent to ``model`` (as ``patched``, when a patch changed
         its request: then its input is sized from characters)."""
         request = patched or unit.request
-        request_chars = len(request.model_dump_json())
+        chars: list[int] = []  # the request's characters, counted only when needed
+
+        def request_chars() -> int:
+            if not chars:
+                chars.append(len(request.model_dump_json()))
+            return chars[0]
+
         recorded = unit.golden.usage
         if recorded is not None and recorded.input_tokens and recorded.output_tokens is not None:
-            size_in = recorded.input_tokens if patched is None else _tokens(request_chars)
+            size_in = recorded.input_tokens if patched is None else _tokens(request_chars())
             tokens = Tokens(input=size_in, output=recorded.output_tokens)
-            estimated = patched is not None
+            sized = patched is not None
         else:
             answer_chars = len(unit.golden.message.model_dump_json())
-            tokens = Tokens(input=_tokens(request_chars), output=_tokens(answer_chars))
-            estimated = True
-        self._add(self.candidate, str(model), tokens, self.k, estimated, self.batch)
+            tokens = Tokens(input=_tokens(request_chars()), output=_tokens(answer_chars))
+            sized = True
+        self.candidate.add(self.prices, str(model), tokens, self.k, sized, self.batch)
         if self.judge is None or unit.golden.message.tool_calls:
             return
         answer = min(len(unit.golden.message.text()), JUDGE_ANSWER_CHARS)
-        prompt = JUDGE_INSTRUCTION_CHARS + min(request_chars, JUDGE_CONTEXT_CHARS) + 2 * answer
-        judged = Tokens(input=_tokens(prompt), output=JUDGE_VERDICT_TOKENS)
-        self._add(self._judge, self.judge, judged, self.k, True, False)
-
-    def _add(
-        self, role: RoleEstimate, model: str, tokens: Tokens, times: int, sized: bool, batch: bool
-    ) -> None:
-        role.calls += times
-        role.input_tokens += tokens.input * times
-        role.output_tokens += tokens.output * times
-        role.estimated_calls += times if sized else 0
-        cost = self.prices.cost(model, tokens, batch)
-        if cost is None:
-            role.unpriced[model] += times
-        else:
-            role.usd += cost * times
+        context = min(request_chars(), JUDGE_CONTEXT_CHARS)
+        judged = Tokens(
+            input=_tokens(JUDGE_INSTRUCTION_CHARS + context + 2 * answer),
+            output=JUDGE_VERDICT_TOKENS,
+        )
+        self._judge.add(self.prices, self.judge, judged, self.k, True, False)
 
     def roles(self) -> dict[str, RoleEstimate]:
         """The estimate of each role the run will call."""
         estimates = {"candidate": self.candidate}
         if self.judge is not None:
-            judge = self._judge
-            repeats = self.judge_repeats
-            estimates["judge"] = RoleEstimate(
-                calls=judge.calls * repeats,
-                input_tokens=judge.input_tokens * repeats,
-                output_tokens=judge.output_tokens * repeats,
-                estimated_calls=judge.estimated_calls * repeats,
-                usd=judge.usd * repeats,
-                unpriced=Counter({m: n * repeats for m, n in judge.unpriced.items()}),
-            )
+            estimates["judge"] = self._judge.times(self.judge_repeats)
         return estimates
 
     def total(self) -> Decimal:
