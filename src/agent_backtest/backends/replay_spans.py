@@ -26,6 +26,7 @@ from typing import Any
 
 import orjson
 
+from agent_backtest.backends.otlp_json import otlp_attributes
 from agent_backtest.runs import ResultRecord, ScoreRecord
 from agent_backtest.trace import LLMRequest, LLMResponse, Message, ToolCall, ToolDef
 
@@ -67,7 +68,7 @@ def spans_request(
     return {
         "resourceSpans": [
             {
-                "resource": {"attributes": _attributes({"service.name": service})},
+                "resource": {"attributes": otlp_attributes({"service.name": service})},
                 "scopeSpans": [{"scope": SCOPE, "spans": spans}],
             }
         ]
@@ -89,7 +90,7 @@ def call_span(call: ReplayedCall, run_id: str) -> dict[str, Any]:
         "kind": SPAN_KIND_CLIENT,
         "startTimeUnixNano": str(start_ns),
         "endTimeUnixNano": str(start_ns + int((result.latency_ms or 0.0) * 1e6)),
-        "attributes": _attributes(_call_attributes(call, provider, model, run_id)),
+        "attributes": otlp_attributes(_call_attributes(call, provider, model, run_id)),
         "status": {},
     }
     if linked:
@@ -218,23 +219,6 @@ def _tool(tool: ToolDef) -> dict[str, Any]:
     if tool.parameters is not None:
         function["parameters"] = tool.parameters
     return {"type": "function", "function": function}
-
-
-def _attributes(values: dict[str, Any]) -> list[dict[str, Any]]:
-    """Attributes as OTLP/JSON key-value pairs."""
-    return [{"key": key, "value": _any_value(value)} for key, value in values.items()]
-
-
-def _any_value(value: Any) -> dict[str, Any]:
-    if isinstance(value, bool):
-        return {"boolValue": value}
-    if isinstance(value, int):
-        return {"intValue": str(value)}
-    if isinstance(value, float):
-        return {"doubleValue": value}
-    if isinstance(value, list):
-        return {"arrayValue": {"values": [_any_value(item) for item in value]}}
-    return {"stringValue": str(value)}
 
 
 def _json(value: Any) -> str:
