@@ -94,6 +94,20 @@ def test_pulled_spans_give_the_units_of_the_spans_sent(
     assert units == units_of(sent)
 
 
+def test_a_replay_of_a_phoenix_project_pulls_it_first(
+    phoenix: PhoenixServer, sent: Path, tmp_path: Path
+) -> None:
+    address = phoenix.url.removeprefix("http://")
+    replay = abt(tmp_path, "replay", f"phoenix://{address}/{PROJECT}", "--model", "mock/golden",
+                 "--out", "runs/pulled", "--no-cache")  # fmt: skip
+    assert replay.returncode == 0, replay.stderr
+    pulled = tmp_path / "runs" / "pulled.phoenix.jsonl"
+    assert units_of(pulled) == units_of(sent)
+    manifest = json.loads((tmp_path / "runs" / "pulled" / "run.json").read_text())
+    assert [Path(i["path"]).name for i in manifest["inputs"]] == ["pulled.phoenix.jsonl"]
+    assert manifest["units"] == 6 and manifest["status"] == "completed"
+
+
 def test_an_interrupted_pull_resumes_without_writing_a_span_twice(
     phoenix: PhoenixServer, sent: Path, tmp_path: Path
 ) -> None:

@@ -47,6 +47,7 @@ LEFT_OUT = {
         "abt pull phoenix --endpoint http://127.0.0.1:6006 --project my-agent -o traces.jsonl",
     ): BACKEND,
     ("how-to/pull-and-push.md", "export LANGFUSE_HOST=https://cloud.langfuse.com"): BACKEND,
+    ("how-to/pull-and-push.md", "abt push runs/mini --to otlp"): BACKEND,
     ("how-to/bench.md", "abt bench run tau_airline --agent local/smollm2"): EMBEDDED,
     ("how-to/bench.md", "abt bench run tau_airline --agent openai/gpt-4o"): KEY,
     ("how-to/judging-conversations.md", "abt simulate run --from runs/sim"): USER_FILES,

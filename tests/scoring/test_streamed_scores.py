@@ -55,7 +55,8 @@ def test_the_streamed_summary_is_the_summary_of_the_records_list(run: Path, tmp_
         units=manifest.units,
         partial=False,
     )
-    listed = summarise(records, written.scoring, facts, manifest.labels)
+    # what the run spent is read from its results and run.json, not from the score records
+    listed = summarise(records, written.scoring, facts, manifest.labels, spent=written.spent)
     write_document(tmp_path / "listed.json", listed)
     assert (tmp_path / "listed.json").read_bytes() == directory.summary_path.read_bytes()
 

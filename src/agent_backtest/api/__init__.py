@@ -12,13 +12,20 @@ from typing import TYPE_CHECKING
 from agent_backtest.exports import lazy_exports
 
 if TYPE_CHECKING:
-    from agent_backtest.api.backends import collect, pull_langfuse, pull_phoenix, push_phoenix
+    from agent_backtest.api.backends import (
+        collect,
+        pull_langfuse,
+        pull_phoenix,
+        push_otlp,
+        push_phoenix,
+    )
     from agent_backtest.api.bench import bench_resume, bench_run
     from agent_backtest.api.bench_exports import bench_export
     from agent_backtest.api.bench_reports import bench_report
     from agent_backtest.api.bench_rescoring import bench_rescore
     from agent_backtest.api.cache import cache_clear, cache_stats
     from agent_backtest.api.config import config_files
+    from agent_backtest.api.costs import spent
     from agent_backtest.api.options import (
         AgentOptions,
         BatchOptions,
@@ -61,6 +68,8 @@ _HOMES = {
     "collect": "agent_backtest.api.backends",
     "pull_langfuse": "agent_backtest.api.backends",
     "pull_phoenix": "agent_backtest.api.backends",
+    "push_otlp": "agent_backtest.api.backends",
+    "spent": "agent_backtest.api.costs",
     "push_phoenix": "agent_backtest.api.backends",
     "bench_run": "agent_backtest.api.bench",
     "bench_resume": "agent_backtest.api.bench",
@@ -120,6 +129,7 @@ __all__ = [
     "profile",
     "pull_langfuse",
     "pull_phoenix",
+    "push_otlp",
     "push_phoenix",
     "read_sessions",
     "replay",
@@ -134,6 +144,7 @@ __all__ = [
     "simulate_resume",
     "simulate_run",
     "simulate_traces",
+    "spent",
     "write_units",
 ]
 

@@ -1,6 +1,6 @@
 """Trace backends as functions: receive OTLP (``collect``), pull traces from Phoenix or Langfuse
-(``pull_phoenix``, ``pull_langfuse``) and push a run's verdicts onto Phoenix spans
-(``push_phoenix``).
+(``pull_phoenix``, ``pull_langfuse``), push a run's verdicts onto Phoenix spans
+(``push_phoenix``) and send a replay as OpenTelemetry GenAI spans (``push_otlp``).
 
 Each checks its arguments before it opens a socket or a file, and raises
 :class:`agent_backtest.errors.UserError` naming the parameter at fault.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,6 +27,7 @@ from agent_backtest.backends.otlp_receiver import (
 from agent_backtest.errors import UserError
 
 if TYPE_CHECKING:
+    from agent_backtest.backends.replay_spans import ReplayedCall
     from agent_backtest.backends.rest_client import RestClient
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "collect",
     "pull_langfuse",
     "pull_phoenix",
+    "push_otlp",
     "push_phoenix",
 ]
 
@@ -202,10 +204,161 @@ def push_phoenix(
 
     endpoint = check_endpoint(endpoint)
     _check_paging(1, requests_per_second)
+    _replay_only(Path(run), "phoenix")
     verdicts = run_verdicts(Path(run))
     with _phoenix(endpoint, api_key, requests_per_second, "that may write annotations") as client:
         written = push_annotations(client, verdicts)
     return PushOutcome(verdicts.run_id, written, dict(sorted(verdicts.left_out.items())))
+
+
+@dataclass(frozen=True)
+class SpansPushOutcome:
+    """What a push of spans sent: the run, and its spans, of which some beside production's."""
+
+    run_id: str
+    spans: int
+    linked: int
+    """Spans put in production's trace, as children of the production span."""
+    url: str
+
+
+SPANS_PER_REQUEST = 200
+HEADERS_VARIABLE = "OTEL_EXPORTER_OTLP_HEADERS"
+
+
+def push_otlp(
+    run: PathLike,
+    endpoint: str,
+    *,
+    requests_per_second: float = 5.0,
+    headers: dict[str, str] | None = None,
+) -> SpansPushOutcome:
+    """Send every replayed call of the run at ``run`` to the OTLP/HTTP receiver at
+    ``endpoint`` (``…/v1/traces`` is added unless given) as a GenAI ``chat`` span in OTLP/JSON,
+    beside the production span it replays when the unit knows it (see
+    :mod:`agent_backtest.backends.replay_spans`). ``headers`` go with each request, else those
+    of ``$OTEL_EXPORTER_OTLP_HEADERS`` (``key=value,…``)."""
+    from agent_backtest.backends.replay_spans import chunks, spans_request
+    from agent_backtest.backends.rest_client import RestClient, check_endpoint
+
+    endpoint = check_endpoint(endpoint)
+    _check_paging(1, requests_per_second)
+    base, path = _otlp_path(endpoint)
+    calls = list(_replayed_calls(Path(run)))
+    run_id = Path(run).resolve().name
+    sent = headers if headers is not None else _otlp_headers(os.environ.get(HEADERS_VARIABLE))
+    hint = f"set {HEADERS_VARIABLE} to the headers the receiver wants (key=value,…)"
+    with RestClient(
+        "OTLP receiver",
+        base,
+        headers=sent,
+        requests_per_second=requests_per_second,
+        key_hint=hint,
+        secrets=tuple(sent.values()),
+    ) as client:
+        for part in chunks(calls, SPANS_PER_REQUEST):
+            answer = client.post(path, spans_request(part, run_id))
+            if answer.status_code == 404:
+                raise UserError(
+                    f"{base}{path} answered 404: no OTLP/HTTP receiver there; name the "
+                    "receiver's base URL, such as http://127.0.0.1:4318",
+                    "endpoint",
+                )
+    linked = sum(1 for call in calls if call.production_span_id and call.production_trace_id)
+    return SpansPushOutcome(run_id, len(calls), linked, f"{base}{path}")
+
+
+def _otlp_path(endpoint: str) -> tuple[str, str]:
+    """The receiver's base URL and the traces path (``/v1/traces`` unless ``endpoint`` ends
+    with a path of its own ending in it)."""
+    if endpoint.endswith("/v1/traces"):
+        return endpoint.removesuffix("/v1/traces"), "/v1/traces"
+    return endpoint, "/v1/traces"
+
+
+def _otlp_headers(text: str | None) -> dict[str, str]:
+    """``key=value,…`` (values URL-encoded, as the OTLP exporter's variable holds them)."""
+    from urllib.parse import unquote
+
+    headers = {}
+    for item in (text or "").split(","):
+        key, equals, value = item.partition("=")
+        if not item.strip():
+            continue
+        if not equals or not key.strip():
+            raise UserError(f"{HEADERS_VARIABLE} holds {item!r}, not key=value", "headers")
+        headers[key.strip()] = unquote(value.strip())
+    return headers
+
+
+def _replayed_calls(path: Path) -> Iterator[ReplayedCall]:
+    """Each result of the replay run at ``path``, with the request as it was sent (the run's
+    patch applied), production's ids and start, and its score when the run is scored."""
+    from agent_backtest.backends.replay_spans import ReplayedCall
+    from agent_backtest.replaying.run import load_run_patch
+    from agent_backtest.runs import RunDirectory, read_results
+
+    _replay_only(path, "otlp")
+    directory = RunDirectory(path)
+    manifest = directory.load_manifest()
+    if not directory.results_path.exists():
+        raise UserError(f"{path} has no results yet: abt replay --resume {path}")
+    patch = load_run_patch(directory, manifest.config.patch) if manifest.config.patch else None
+    units = {unit.unit_id: unit for unit in directory.read_units()}
+    scores = {}
+    if directory.is_scored():
+        for score in directory.read_scores():  # the first record of a pair wins
+            scores.setdefault((score.unit_id, score.repeat), score)
+    for result in read_results(directory.results_path):
+        unit = units.get(result.unit_id)
+        if unit is None:
+            continue
+        request = patch.apply(unit).request if patch is not None else unit.request
+        yield ReplayedCall(
+            request=request,
+            result=result,
+            production_trace_id=unit.trace_id,
+            production_span_id=unit.step_id if unit.trace_id else None,
+            started_at=unit.started_at or manifest.created_at,
+            score=scores.get((result.unit_id, result.repeat)),
+        )
+
+
+PHOENIX_SCHEME = "phoenix://"
+
+
+def phoenix_input(url: str, out: Path) -> Path:
+    """The spans of ``phoenix://HOST:PORT/PROJECT``, pulled (over http) into
+    ``OUT.phoenix.jsonl`` beside the run directory ``out``: a replay's input. A pull already
+    made there is resumed or, when complete, read as it is."""
+    address, slash, project = url.removeprefix(PHOENIX_SCHEME).partition("/")
+    if not address or not slash or not project or "/" in project:
+        raise UserError(
+            f"{url!r} is not phoenix://HOST:PORT/PROJECT, such as "
+            "phoenix://127.0.0.1:6006/my-agent",
+            "inputs",
+        )
+    traces = out.with_name(f"{out.name}.phoenix.jsonl")
+    traces.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        pull_phoenix(f"http://{address}", project, traces)
+    except UserError as error:
+        if traces.exists() and not traces.stat().st_size and not pull_state.saved(traces):
+            traces.unlink()  # nothing pulled: nothing left behind
+        raise UserError(f"{url}: {error.message}", "inputs") from None
+    return traces
+
+
+def _replay_only(path: Path, to: str) -> None:
+    """``path`` holds a replay run: simulate and bench runs have no production spans to go to."""
+    from agent_backtest.runs.manifest_base import run_kind
+
+    kind = run_kind(path)
+    if kind != "replay":
+        raise UserError(
+            f"{path} is a {kind} run: push --to {to} sends a replay run, whose units came from "
+            f"production spans (a {kind} run plays its own conversations)"
+        )
 
 
 def _phoenix(

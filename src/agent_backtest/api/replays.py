@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 
+from agent_backtest.api.backends import PHOENIX_SCHEME, phoenix_input
 from agent_backtest.api.events import RunEvents
 from agent_backtest.api.options import (
     AgentOptions,
@@ -24,10 +25,12 @@ from agent_backtest.api.options import (
 from agent_backtest.api.roles import JUDGES, Roles, given_roles, judges
 from agent_backtest.api.scoring import score_locked, score_settings
 from agent_backtest.errors import UserError, bounded
-from agent_backtest.providers import load_model_config
+from agent_backtest.providers import ModelConfig, load_model_config
 from agent_backtest.providers.config import RoleName
+from agent_backtest.providers.prices import PriceTable
 from agent_backtest.providers.roles import RoleModel, check_judges
 from agent_backtest.replaying.batch import check_batch
+from agent_backtest.replaying.budget import Budget, check_estimate
 from agent_backtest.replaying.jobs import Job
 from agent_backtest.replaying.plan import JUDGE_ROLES, plan_replay
 from agent_backtest.replaying.run import (
@@ -39,7 +42,7 @@ from agent_backtest.replaying.run import (
 )
 from agent_backtest.runs import ResultRecord, RunDirectory
 from agent_backtest.runs.lock import run_lock
-from agent_backtest.runs.manifest import BatchSettings, ReplaySettings
+from agent_backtest.runs.manifest import BatchSettings, ReplaySettings, RunManifest
 from agent_backtest.runs.run import Run
 from agent_backtest.scoring.run import LiveScoring
 
@@ -70,12 +73,15 @@ def replay(
     credential_command: str | None = None,
     overwrite: bool = False,
     dry_run: bool = False,
+    max_cost: float | None = None,
     hooks: RunEvents | None = None,
 ) -> Run:
     """Replay every selected unit of ``inputs`` on ``model`` into the run directory ``out``,
     then score it against production (unless ``score`` is False).
 
-    ``inputs`` are trace files in any supported format, or one units JSONL. ``model`` is the
+    ``inputs`` are trace files in any supported format, or one units JSONL; an input
+    ``phoenix://HOST:PORT/PROJECT`` is the project's spans, pulled first into
+    ``OUT.phoenix.jsonl`` beside the run directory. ``model`` is the
     candidate: ``provider/model``, ``trace`` for the model that served each step, or a typed
     role as ``roles`` takes them. ``roles`` names the judges (``judge``, ``fallback_judge``) of
     the scoring; without one, text gets a labelled token-overlap similarity. Nothing is written and
@@ -83,9 +89,14 @@ def replay(
     :class:`~agent_backtest.errors.UserError` naming the parameter at fault. With
     ``batching.batch`` the candidate's calls go through its provider's batch API (the judges
     are still called live, when the run is scored).
+
+    The plan estimates what the candidate's and the judge's calls will cost
+    (``plan.cost``); with ``max_cost`` (USD) a replay estimated above it is refused before
+    anything is written, and a run whose spend reaches it stops ``interrupted`` (reason
+    ``budget``), to be finished by :func:`resume`.
     """
-    paths = [Path(inputs)] if isinstance(inputs, str | Path) else [Path(p) for p in inputs]
-    if not paths:
+    given = [inputs] if isinstance(inputs, str | Path) else list(inputs)
+    if not given:
         raise UserError("give at least one input: trace files or a units JSONL", "inputs")
     if not 1 <= k <= MAX_REPEATS:
         raise UserError(f"must be from 1 to {MAX_REPEATS:,}, got {bounded(str(k), 40)}", "k")
@@ -94,6 +105,7 @@ def replay(
     judging, execution = judging or JudgeOptions(), execution or ExecutorOptions()
     judge_models = given_roles(roles, JUDGES)
     execution.check()
+    _check_max_cost(max_cost)
     config = load_model_config(Path(config_file) if config_file else None)
     resolved = {"candidate": calls.role("candidate", model, config)}
     cache_dir = str(calls.cache_dir) if calls.cache_dir is not None else None
@@ -110,6 +122,7 @@ def replay(
         batch=(batching or BatchOptions()).settings(),
     )
     _one_way_of_sending(settings.batch, execution)
+    paths = [_input_file(item, Path(out)) for item in given]
     source = reading.source(paths, settings.agent)
     plan = plan_replay(
         Path(out),
@@ -122,12 +135,15 @@ def replay(
         overwrite=overwrite,
         labels=dict(labels or {}),
     )
-    if settings.batch is not None:
-        try:
+    plan.cost.judge_repeats = judging.judge_repeats
+    try:
+        if settings.batch is not None:
             check_batch(settings.candidate, plan.candidates, config)
-        except BaseException:
-            plan.discard()
-            raise
+        if max_cost is not None:
+            check_estimate(plan.cost, max_cost)
+    except BaseException:
+        plan.discard()
+        raise
     directory = plan.directory
     with ExitStack() as held:
         try:
@@ -151,9 +167,10 @@ def replay(
             async def on_answer(job: Job, record: ResultRecord) -> None:
                 await live.add(job.position, job.unit, record)
 
+        budget = _budget(max_cost, directory, manifest, config)
         result = replay_run(
             directory, manifest, config, plan.candidates, set(), credential_command, hooks,
-            on_answer, execution.executor, execution.ray_address,
+            on_answer, execution.executor, execution.ray_address, budget,
         )  # fmt: skip
         if live is not None and result.status != "failed":
             outcome = live.finish(directory)
@@ -179,6 +196,7 @@ def resume(
     execution: ExecutorOptions | None = None,
     score: bool = True,
     credential_command: str | None = None,
+    max_cost: float | None = None,
     hooks: RunEvents | None = None,
 ) -> Run:
     """Finish a run: send only the (unit, repeat) pairs with no result (and, with
@@ -188,13 +206,15 @@ def resume(
 
     A batch run first polls the batches it made; ``batching.batch`` sends the rest of any run
     in batches from now on (with its poll interval and size). ``roles`` names judges for its
-    scoring instead of the ones the run recorded."""
+    scoring instead of the ones the run recorded. ``max_cost`` (USD) bounds what every start of
+    the run spends in all; a resume without it is not bounded."""
     directory = RunDirectory(run.path if isinstance(run, Run) else Path(run))
     overrides = (calls or CallOptions()).overrides()
     judging, agent = judging or JudgeOptions(), agent or AgentOptions()
     judge_models = given_roles(roles, JUDGES)
     execution = execution or ExecutorOptions()
     execution.check()
+    _check_max_cost(max_cost)
     with run_lock(_existing(directory), "resume"):
         manifest, config, refs = prepare_resume(directory, overrides)
         batch = (batching or BatchOptions()).settings()
@@ -206,14 +226,42 @@ def resume(
         if score:  # the judges are checked before anything is sent again
             named = list(judges(judge_models, config).values())
             check_judges(named, [str(ref) for ref in refs], config)
+        budget = _budget(max_cost, directory, manifest, config)
+        if budget is not None and budget.reached:
+            raise UserError(
+                f"the run has spent ${float(budget.spent):.4f} already, at or over this budget: "
+                "raise --max-cost, or leave it out to finish the run",
+                "max_cost",
+            )
         done = begin_resume(directory, manifest, retry_errors, repair)
         result = replay_run(
             directory, manifest, config, refs, done, credential_command, hooks, None,
-            execution.executor, execution.ray_address,
+            execution.executor, execution.ray_address, budget,
         )  # fmt: skip
         source = manifest.config.config_file
         _score_after(directory, result, score, judge_models, judging, agent, source, hooks)
     return Run(directory.path)
+
+
+def _input_file(given: PathLike, out: Path) -> Path:
+    """An input as a file: ``phoenix://HOST:PORT/PROJECT`` is pulled first (next to ``out``)."""
+    if isinstance(given, str) and given.startswith(PHOENIX_SCHEME):
+        return phoenix_input(given, out)
+    return Path(given)
+
+
+def _check_max_cost(max_cost: float | None) -> None:
+    if max_cost is not None and not max_cost > 0:
+        raise UserError(f"must be a positive amount in USD, got {max_cost}", "max_cost")
+
+
+def _budget(
+    max_cost: float | None, directory: RunDirectory, manifest: RunManifest, config: ModelConfig
+) -> Budget | None:
+    """The run's budget, with what it spent before this start; None without ``max_cost``."""
+    if max_cost is None:
+        return None
+    return Budget(max_cost, directory, manifest, PriceTable(config.prices))
 
 
 def _live_scoring(settings: ReplaySettings, judging: JudgeOptions) -> LiveScoring | None:

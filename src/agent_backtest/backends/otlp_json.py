@@ -59,3 +59,27 @@ def _hex_ids(item: dict[str, Any]) -> None:
         value = item.get(field)
         if isinstance(value, str) and value:
             item[field] = base64.b64decode(value).hex()
+
+
+def otlp_attributes(attributes: dict[str, Any]) -> list[dict[str, Any]]:
+    """A flat attribute mapping as OTLP/JSON key-value pairs (a null value is left out)."""
+    return [
+        {"key": key, "value": any_value(value)}
+        for key, value in attributes.items()
+        if value is not None
+    ]
+
+
+def any_value(value: Any) -> dict[str, Any]:
+    """One JSON value as an OTLP/JSON ``AnyValue``."""
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}
+    if isinstance(value, float):
+        return {"doubleValue": value}
+    if isinstance(value, list):
+        return {"arrayValue": {"values": [any_value(item) for item in value]}}
+    if isinstance(value, dict):
+        return {"kvlistValue": {"values": otlp_attributes(value)}}
+    return {"stringValue": str(value)}

@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import quote
 
 from agent_backtest.backends import pull_state
+from agent_backtest.backends.otlp_json import otlp_attributes
 from agent_backtest.backends.pull_state import PullState
 from agent_backtest.backends.rest_client import RestClient, shown_url
 from agent_backtest.backends.trace_file import TraceFile
@@ -144,27 +145,3 @@ def unix_nanos(iso: str) -> int:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return (moment - EPOCH) // timedelta(microseconds=1) * 1000
-
-
-def otlp_attributes(attributes: dict[str, Any]) -> list[dict[str, Any]]:
-    """A flat attribute mapping as OTLP/JSON key-value pairs (a null value is left out)."""
-    return [
-        {"key": key, "value": any_value(value)}
-        for key, value in attributes.items()
-        if value is not None
-    ]
-
-
-def any_value(value: Any) -> dict[str, Any]:
-    """One JSON value as an OTLP/JSON ``AnyValue``."""
-    if isinstance(value, bool):
-        return {"boolValue": value}
-    if isinstance(value, int):
-        return {"intValue": str(value)}
-    if isinstance(value, float):
-        return {"doubleValue": value}
-    if isinstance(value, list):
-        return {"arrayValue": {"values": [any_value(item) for item in value]}}
-    if isinstance(value, dict):
-        return {"kvlistValue": {"values": otlp_attributes(value)}}
-    return {"stringValue": str(value)}

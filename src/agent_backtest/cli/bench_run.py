@@ -22,6 +22,7 @@ from agent_backtest.api.roles import SAMPLING_FIELDS, RoleModel, RoleSettings
 from agent_backtest.cli.bench_report import summary_lines
 from agent_backtest.cli.flags import Only, flag, with_groups
 from agent_backtest.cli.options import INPUTS, ROLES, ConfigFile, RunDirectory, argument
+from agent_backtest.cli.spending import print_spent
 from agent_backtest.cli.status import PhaseStatus
 from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.errors import UserError
@@ -223,6 +224,7 @@ def _print_summary(outcome: BenchOutcome) -> None:
         f"{outcome.already_done} already done) · status {manifest.status}",
         markup=False,
     )
+    print_spent(out, directory)
     if outcome.summary is None:  # not graded: the episodes' errors are all there is to say
         counts = api.engineering_errors(outcome)
         errors = ", ".join(f"{kind} {n}" for kind, n in counts.items()) or "none"

@@ -44,6 +44,12 @@ UnitsOrTraces = argument(
     "INPUT",
     "A units JSONL (from abt units) or trace files in any supported format.",
 )
+ReplayInputs = argument(
+    list[str] | None,
+    "INPUT",
+    "A units JSONL (from abt units), trace files in any supported format, or "
+    "phoenix://HOST:PORT/PROJECT (the project's spans, pulled first into OUT.phoenix.jsonl).",
+)
 RunDirectory = option(Path | None, "--out", OUTPUT, "The run directory to create.", metavar="DIR")
 ConfigFile = option(
     Path | None,

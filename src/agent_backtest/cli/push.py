@@ -1,4 +1,5 @@
-"""``abt push``: a scored run's verdicts written next to the production spans they judge."""
+"""``abt push``: a scored run's verdicts written next to the production spans they judge, or
+the replay itself sent as OpenTelemetry spans."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ from agent_backtest.cli.options import OUTPUT, RequestsPerSecond
 
 
 class Destination(StrEnum):
-    """Where verdicts can be pushed."""
+    """Where a run can be pushed."""
 
     phoenix = "phoenix"
+    otlp = "otlp"
 
 
 def push(
@@ -23,7 +25,10 @@ def push(
     to: Annotated[
         Destination,
         typer.Option(
-            "--to", rich_help_panel=OUTPUT, help="The backend that holds the production spans."
+            "--to",
+            rich_help_panel=OUTPUT,
+            help="phoenix: verdicts as span annotations; otlp: the replayed calls as GenAI "
+            "spans to any OTLP/HTTP receiver.",
         ),
     ],
     endpoint: Annotated[
@@ -32,14 +37,24 @@ def push(
             "--endpoint",
             rich_help_panel=OUTPUT,
             metavar="URL",
-            help="The backend, such as http://127.0.0.1:6006.",
+            help="The backend, such as http://127.0.0.1:6006 (Phoenix) or "
+            "http://127.0.0.1:4318 (an OTLP/HTTP receiver; /v1/traces is added).",
         ),
     ],
     requests_per_second: RequestsPerSecond = 5.0,
 ) -> None:
     """Push a scored run's verdicts onto the production spans they judge, as Phoenix span
     annotations. Each is named abt.agreement, and a second push updates them; the key, if the
-    server wants one, is read from PHOENIX_API_KEY."""
+    server wants one, is read from PHOENIX_API_KEY. With --to otlp, send each replayed call as
+    an OpenTelemetry GenAI span, beside the production span it replays when the trace gave its
+    ids (headers from OTEL_EXPORTER_OTLP_HEADERS)."""
+    if to is Destination.otlp:
+        sent = api.push_otlp(run, endpoint, requests_per_second=requests_per_second)
+        typer.echo(
+            f"sent {sent.spans} spans of run {sent.run_id} to {sent.url} ({sent.linked} beside "
+            "their production span)"
+        )
+        return
     outcome = api.push_phoenix(run, endpoint, requests_per_second=requests_per_second)
     left = ", ".join(f"{reason} {count}" for reason, count in outcome.left_out.items())
     typer.echo(

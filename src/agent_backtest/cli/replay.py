@@ -38,8 +38,8 @@ from agent_backtest.cli.options import (
     ROLES,
     SCORING,
     ConfigFile,
+    ReplayInputs,
     RunDirectory,
-    UnitsOrTraces,
 )
 from agent_backtest.cli.patch import print_coverage
 from agent_backtest.cli.roles import JudgeFlags
@@ -51,6 +51,7 @@ from agent_backtest.errors import UserError
 if TYPE_CHECKING:
     from agent_backtest import Run
     from agent_backtest.executors import ExecutorStatus
+    from agent_backtest.replaying.cost_estimate import CostEstimate
     from agent_backtest.replaying.plan import ReplayPlan
     from agent_backtest.replaying.run import ReplayResult
     from agent_backtest.runs import ResultRecord
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
     from agent_backtest.scoring.run import ScoreOutcome
 
 FAILED = 1
+BUDGET_REACHED = 3
 
 
 @dataclass
@@ -84,7 +86,10 @@ class ReplayFlags:
     seed: int = field(default=0, metadata=flag(CALLS, "N"))
     """Seed of repeat 0; repeat r uses seed + r."""
     dry_run: bool = field(default=False, metadata=flag(CALLS))
-    """Write units.jsonl and run.json, send nothing."""
+    """Write units.jsonl and run.json, send nothing (the plan's cost estimate is printed)."""
+    max_cost: float | None = field(default=None, metadata=flag(CALLS, "USD", min=0.000001))
+    """Refuse a replay estimated above USD, and stop the run once it has spent USD
+    (interrupted, reason budget; --resume finishes it)."""
     credential_command: str | None = field(default=None, metadata=flag(CALLS, "CMD"))
     """On HTTP 401, run CMD; it prints a fresh API key, and the call is sent again once."""
     no_score: bool = field(default=False, metadata=flag(SCORING))
@@ -109,7 +114,7 @@ def replay(
     batching: BatchOptions,
     execution: ExecutorOptions,
     flags: ReplayFlags,
-    inputs: UnitsOrTraces = None,
+    inputs: ReplayInputs = None,
     out: RunDirectory = None,
     config_file: ConfigFile = None,
 ) -> None:
@@ -132,6 +137,7 @@ def replay(
         execution=execution,
         score=not flags.no_score,
         credential_command=flags.credential_command,
+        max_cost=flags.max_cost,
         hooks=events,
     )
     if flags.resume is not None:
@@ -177,6 +183,12 @@ def replay(
     if not flags.dry_run:
         print_local_model_hint(console, run)
     _exit_for(console, run, flags.dry_run)
+
+
+def print_estimate(console: Console, estimate: CostEstimate) -> None:
+    """The plan's estimated cost, one line per role."""
+    for role, figures in estimate.roles().items():
+        console.print(f"estimated cost, {role}: {figures.text()}", markup=False)
 
 
 def print_local_model_hint(console: Console, run: Run) -> None:
@@ -286,6 +298,7 @@ class ReplayEvents(RunEvents):
             )
         if plan.coverage is not None:
             print_coverage(self.console, plan.coverage)
+        print_estimate(self.console, plan.cost)
 
     def started(self, todo: int, done: int) -> None:
         if done:
@@ -414,6 +427,14 @@ def _exit_for(console: Console, run: Run, dry_run: bool) -> None:
             markup=False,
         )
         raise typer.Exit(FAILED)
+    if manifest.status == "interrupted" and manifest.stop_reason == "budget":
+        console.print(
+            f"stopped at the budget (--max-cost ${manifest.max_cost_usd}): the answers that "
+            f"arrived are scored (partial); finish with abt replay --resume {run.path} (and a "
+            "higher --max-cost, or none)",
+            markup=False,
+        )
+        raise typer.Exit(BUDGET_REACHED)
     if manifest.status == "interrupted":
         console.print(
             f"interrupted: the answers that arrived are scored (partial); finish with "

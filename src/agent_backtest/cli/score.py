@@ -12,6 +12,7 @@ from agent_backtest.api import AgentOptions, JudgeOptions
 from agent_backtest.cli.flags import with_groups
 from agent_backtest.cli.options import CALLS, ROLES, argument, option
 from agent_backtest.cli.roles import JudgeFlags
+from agent_backtest.cli.spending import spent_line
 from agent_backtest.cli.terminal import SafeConsole, print_warnings
 from agent_backtest.reporting.figures import interval_label, rate, rate_with_count
 
@@ -103,6 +104,8 @@ def print_outcome(console: SafeConsole, run: Path, outcome: ScoreOutcome) -> Non
             "partial: the run was interrupted; these figures cover the answers that arrived",
             markup=False,
         )
+    if summary.spent:
+        console.print(spent_line(summary.spent), markup=False)
     table = Table("group", "n", "exact", "agreement", show_edge=False, title_justify="left")
     left_out = []
     for grouping, groups in (

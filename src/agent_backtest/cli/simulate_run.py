@@ -30,6 +30,7 @@ from agent_backtest.cli.options import (
 )
 from agent_backtest.cli.simulate_generate import TeacherOption, teacher_failures_exit_1
 from agent_backtest.cli.simulate_judge import JudgingLines, VerdictFlags, print_outcome
+from agent_backtest.cli.spending import print_spent
 from agent_backtest.cli.status import PhaseStatus
 from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.errors import UserError
@@ -288,6 +289,7 @@ def _summary(run: api.SimulateRun) -> None:
         parts.append(f"left out: {run.left_out}")
     console = SafeConsole(highlight=False)
     console.print(f"{'; '.join(parts)}: {run.path} ({manifest.status})", markup=False)
+    print_spent(console, run.path)
     for warning in manifest.warnings:
         SafeConsole(stderr=True, highlight=False, soft_wrap=True).print(
             f"warning: {warning}", markup=False

@@ -268,6 +268,7 @@ def _step(span: Span, by_id: dict[str, Span], history: _History) -> tuple[Step, 
         name = _first_str(span.attributes, AGENT_NAME_KEYS) or span.name
     step = Step(
         id=span.span_id,
+        trace_id=span.trace_id,
         kind=kind,
         name=name,
         parent_id=span.parent_id,

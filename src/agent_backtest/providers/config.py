@@ -19,6 +19,10 @@ Keys themselves never go in the file: it names the environment variable that hol
 
     [aliases]                            # recorded model name → provider/model, for --model trace
     "gpt-4o" = "openai/gpt-4o-2024-08-06"
+
+    [prices."openai/gpt-4.1-mini"]       # USD per million tokens, over genai-prices' table
+    input = 0.4
+    output = 1.6
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from agent_backtest.errors import InputError, UserError
+from agent_backtest.providers.prices import PriceSetting
 from agent_backtest.providers.refs import TRACE, ModelRef, parse_model_ref
 from agent_backtest.record_model import StrictModel
 from agent_backtest.registry import Registry
@@ -271,6 +276,10 @@ class ModelConfig(StrictModel):
     )
     aliases: dict[str, str] = Field(
         default_factory=dict, description="Recorded model names mapped to provider/model."
+    )
+    prices: dict[str, PriceSetting] = Field(
+        default_factory=dict,
+        description="Prices by provider/model (or model), over the genai-prices table.",
     )
     source: str | None = Field(default=None, exclude=True)
 

@@ -19,7 +19,9 @@ from pathlib import Path
 from agent_backtest.errors import InputError, UserError
 from agent_backtest.patch import CoverageReport, Patch, PatchCoverage, load_patch
 from agent_backtest.providers import ModelConfig, ModelRef, parse_model_ref
+from agent_backtest.providers.prices import PriceTable
 from agent_backtest.providers.roles import check_judges, check_role
+from agent_backtest.replaying.cost_estimate import CostEstimate
 from agent_backtest.replaying.jobs import model_of
 from agent_backtest.runs import RunDirectory
 from agent_backtest.runs.manifest import (
@@ -50,6 +52,7 @@ class ReplayPlan:
     units: int
     sessions: int
     candidates: set[ModelRef]
+    cost: CostEstimate
     overwrite: bool = False
     labels: dict[str, str] = field(default_factory=dict)
     patch: Patch | None = None
@@ -132,6 +135,10 @@ def _scan(
     candidates: set[ModelRef] = set()
     sessions: set[str] = set()
     count = 0
+    judge = settings.roles.get("judge")
+    cost = CostEstimate(
+        PriceTable(config.prices), settings.k, judge.model if judge else None, bool(settings.batch)
+    )
     fd, name = tempfile.mkstemp(prefix="abt-units-", suffix=".jsonl")  # mode 0600
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -142,7 +149,9 @@ def _scan(
                 count += 1
                 sessions.add(unit.session_id)
                 patched = patch.apply(unit) if patch is not None else None
-                candidates.add(model_of(unit, patched, settings.candidate.model, config))
+                model = model_of(unit, patched, settings.candidate.model, config)
+                candidates.add(model)
+                cost.add(unit, model, patched.request if patched and patched.changed else None)
                 if coverage is not None:
                     coverage.add(unit)
         if count == 0:
@@ -169,6 +178,7 @@ def _scan(
         units=count,
         sessions=len(sessions),
         candidates=candidates,
+        cost=cost,
         patch=patch,
         coverage=_coverage_report(coverage, settings.patch),
         readers=None if source.from_units_file else _accounting(source),

@@ -33,6 +33,7 @@ from agent_backtest.providers import (
 from agent_backtest.providers.roles import check_role, close_clients, open_clients
 from agent_backtest.redaction import redact
 from agent_backtest.replaying.batch import send_batches
+from agent_backtest.replaying.budget import Budget
 from agent_backtest.replaying.engine import ReplayOutcome, run_jobs
 from agent_backtest.replaying.events import ReplayHooks
 from agent_backtest.replaying.jobs import Job, iter_jobs, model_of
@@ -104,11 +105,13 @@ def replay_run(
     on_answer: Callable[[Job, ResultRecord], Awaitable[None]] | None = None,
     executor: ExecutorKind = "local",
     ray_address: str | None = None,
+    budget: Budget | None = None,
 ) -> ReplayResult:
     """Send every (unit, repeat) of the run not in ``done`` to the models ``refs`` (as the plan
     or :func:`prepare_resume` found them), then settle the run's status; ``on_answer`` is
     awaited with each job and its record as it is written. The calls are made by ``executor``
-    (``ray``: on the Ray cluster at ``ray_address``, or one started here)."""
+    (``ray``: on the Ray cluster at ``ray_address``, or one started here). With a ``budget``,
+    no call is sent once the run's spend reaches it (see :mod:`.budget`)."""
     hooks = hooks or ReplayHooks()
     settings = manifest.config
     patch = load_run_patch(directory, settings.patch) if settings.patch else None
@@ -135,6 +138,7 @@ def replay_run(
     used = ("ray",) if executor == "ray" else ()
     provenance = collect_provenance(manifest.roles, config, {"candidate": refs}, used)
     manifest.provenance.append(provenance)
+    manifest.max_cost_usd = float(budget.limit) if budget is not None else None
     hooks.on_start(todo, len(done))
     jobs = iter_jobs(
         directory.read_units(), settings.candidate.model, config, settings.k, settings.seed,
@@ -147,7 +151,7 @@ def replay_run(
     if settings.batch is not None:
         sending = send_batches(directory, manifest, clients, jobs, writer, on_result, on_answer)
     else:
-        sending = _send(jobs, clients, pool, settings, writer, on_result, on_answer)
+        sending = _send(jobs, clients, pool, settings, writer, on_result, on_answer, budget)
     try:
         outcome = asyncio.run(sending)
     except BaseException as exc:  # a second Ctrl-C abandons the calls in flight; else a crash
@@ -160,6 +164,8 @@ def replay_run(
         pool.close()
         calls.close()
     manifest.counts["candidate"] = base_counts.plus(counters.as_dict())
+    if outcome.interrupted and budget is not None and budget.reached:
+        manifest.stop_reason = "budget"
     _settle(directory, manifest, "interrupted" if outcome.interrupted else None)
     if outcome.terminated:  # the run is saved; the process was asked to end, not to score
         raise Terminated
@@ -196,6 +202,7 @@ def begin_resume(
     done = directory.settle_results(retry_errors, repair)
     manifest.attempts_of_run += 1
     manifest.status = "running"
+    manifest.stop_reason = None
     manifest.finished_at = None
     manifest.save(directory.manifest_path)
     return done
@@ -266,8 +273,11 @@ async def _send(
     writer: ResultWriter,
     on_result: Callable[[ResultRecord], None],
     on_answer: Callable[[Job, ResultRecord], Awaitable[None]] | None,
+    budget: Budget | None = None,
 ) -> ReplayOutcome:
     with stop_on_signals() as stop:
+        if budget is not None:
+            on_result = _within(budget, stop.asked, on_result)
         try:
             concurrency = settings.candidate.concurrency
             outcome = await run_jobs(
@@ -277,6 +287,19 @@ async def _send(
             return outcome
         finally:
             await close_clients(clients)
+
+
+def _within(
+    budget: Budget, stop: asyncio.Event, on_result: Callable[[ResultRecord], None]
+) -> Callable[[ResultRecord], None]:
+    """``on_result``, after pricing the answer: the run stops taking calls at the budget."""
+
+    def priced(record: ResultRecord) -> None:
+        if budget.add(record):
+            stop.set()
+        on_result(record)
+
+    return priced
 
 
 def _settle(directory: RunDirectory, manifest: RunManifest, ended: RunStatus | None) -> None:

@@ -26,6 +26,7 @@ from agent_backtest.reporting.markup import Markup, escape, join, tag
 from agent_backtest.reporting.page_data import PageData
 from agent_backtest.reporting.page_parts import count_card, metric_card
 from agent_backtest.runs import MeanEstimate, Summary
+from agent_backtest.runs.spending import spent_text
 from agent_backtest.runs.summary import NOT_RECORDED, GroupFigures
 
 
@@ -130,6 +131,8 @@ def compared_section(run: ScoredRun, data: PageData) -> Markup:
     ]
     if summary.labels:
         facts.insert(1, ("labels", tag("code", labels_text(summary.labels))))
+    if summary.spent:
+        facts.append(("spent", spent_text(summary.spent)))
     profile = run.directory.profile_path
     if profile.exists():
         facts.append(("profile", tag("a", profile.name, attrs={"href": profile.name})))

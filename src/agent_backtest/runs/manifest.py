@@ -187,6 +187,16 @@ class RunManifest(ManifestBase):
     batches: BatchLog | None = Field(
         default=None, description="A batch replay's provider batches, each as it was created."
     )
+    max_cost_usd: float | None = Field(
+        default=None,
+        description="The budget of the run's latest start (--max-cost): what every start of "
+        "the run may spend in all, in USD.",
+    )
+    stop_reason: Literal["budget"] | None = Field(
+        default=None,
+        description="Why an interrupted run stopped, when no signal stopped it: budget, the "
+        "spend reached --max-cost.",
+    )
 
     @model_validator(mode="after")
     def _roles_are_the_config_roles(self) -> RunManifest:

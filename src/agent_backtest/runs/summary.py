@@ -15,6 +15,7 @@ from agent_backtest.record_model import TaggedRecord, schema_tag
 from agent_backtest.runs.documents import DocumentPart
 from agent_backtest.runs.estimate import MeanEstimate
 from agent_backtest.runs.manifest import RunStatus
+from agent_backtest.runs.spending import RoleSpend
 from agent_backtest.units import AgentConfig
 
 SUMMARY_SCHEMA = "abt.summary/3"
@@ -221,6 +222,11 @@ class Summary(TaggedRecord):
         description="Agreement and strict agreement over every answer, with the undecided ones "
         "counted all wrong and all right: the range the whole run's figures lie in whatever "
         "those would have scored. Written only when some answers, not all, are undecided.",
+    )
+    spent: dict[str, RoleSpend] = Field(
+        default_factory=dict,
+        description="What the run spent by role (candidate, judge, fallback_judge), from the "
+        "token counts its answers reported, over every start and scoring of the run.",
     )
 
     @model_serializer(mode="wrap")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import heapq
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from agent_backtest.providers import CallCounters, ModelClient, ModelConfig
@@ -31,11 +31,12 @@ def score_with_judge(
     results: ResultIndex,
     settings: ScoreSettings,
     config: ModelConfig,
-    counters: CallCounters,
+    counters: Mapping[str, CallCounters],
     write: Callable[[ScoreRecord], None],
 ) -> None:
     """Score each unit's results, asking the judge of ``settings`` through clients of
-    ``config`` (their calls counted in ``counters``), and ``write`` each score in order."""
+    ``config`` (each judge role's calls counted in ``counters[role]``), and ``write`` each
+    score in order."""
     role = settings.judge
     if role is None:
         raise ValueError("scoring with a judge needs one")
@@ -95,14 +96,18 @@ async def _score_in_order(
 
 
 def _judge(
-    main_role: ModelRole, settings: ScoreSettings, config: ModelConfig, counters: CallCounters
+    main_role: ModelRole,
+    settings: ScoreSettings,
+    config: ModelConfig,
+    counters: Mapping[str, CallCounters],
 ) -> tuple[Judge, list[ModelClient]]:
     """The judge, asking through one client per judge role, and the clients to close."""
     fallback_role = settings.fallback_judge
-    main = open_clients(main_role, [main_role.ref], config, counters)[main_role.ref]
+    main = open_clients(main_role, [main_role.ref], config, counters["judge"])[main_role.ref]
     fallback = None
     if fallback_role is not None:
-        fallback = open_clients(fallback_role, [fallback_role.ref], config, counters)[
+        fallback_counters = counters["fallback_judge"]
+        fallback = open_clients(fallback_role, [fallback_role.ref], config, fallback_counters)[
             fallback_role.ref
         ]
     judge = Judge(

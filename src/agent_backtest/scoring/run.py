@@ -19,11 +19,18 @@ from typing import Any, BinaryIO
 from agent_backtest.errors import InputError
 from agent_backtest.providers import CallCounters, ModelConfig, load_model_config
 from agent_backtest.providers.config import ModelRole
+from agent_backtest.providers.prices import PriceTable
 from agent_backtest.providers.roles import check_judges
-from agent_backtest.runs import ResultRecord, RunDirectory, RunManifest, private_atomic_writer
+from agent_backtest.runs import (
+    ResultRecord,
+    RunDirectory,
+    RunManifest,
+    private_atomic_writer,
+)
 from agent_backtest.runs.documents import write_document
 from agent_backtest.runs.records import ResultIndex
 from agent_backtest.runs.scores import ScoreRecord
+from agent_backtest.runs.spending import RoleSpend, replay_spend
 from agent_backtest.runs.summary import RunFacts, ScoringSettings, Summary
 from agent_backtest.scoring.buckets import SCORER, Scorer
 from agent_backtest.scoring.parallel import (
@@ -69,7 +76,8 @@ class ScoreOutcome:
     """What ``abt score`` prints."""
 
     summary: Summary
-    judge_counts: dict[str, Any]
+    judge_counts: dict[str, dict[str, Any]]
+    """The calls of this scoring, by judge role."""
     kept_earlier: list[Path]
 
 
@@ -99,8 +107,8 @@ def score_run(
     results = ResultIndex(directory.results_path)
     judges = [judge for judge in (settings.judge, settings.fallback_judge) if judge]
     warnings = [*notes, *check_judges(judges, sorted(results.models), config)]
-    counters = CallCounters()
-    scores = _ScoresFile(directory, manifest, settings)
+    counters = {role: CallCounters() for role in JUDGE_ROLES}
+    scores = _ScoresFile(directory, manifest, settings, config)
     count = 1 if settings.judge else worker_count(workers, results.records)
     try:
         with scores.writing(), _rare_collections():
@@ -115,6 +123,9 @@ def score_run(
     finally:
         results.close()
     return scores.outcome(warnings, counters)
+
+
+JUDGE_ROLES = ("judge", "fallback_judge")
 
 
 @contextmanager
@@ -201,13 +212,14 @@ class LiveScoring:
         """Write scores.jsonl and summary.json of every answer added, in unit order."""
         places = self._places
         order = sorted(range(0, len(places), 4), key=lambda i: (places[i], places[i + 1]))
-        scores = _ScoresFile(directory, directory.load_manifest(), self.settings, self.repeats)
+        manifest = directory.load_manifest()
+        scores = _ScoresFile(directory, manifest, self.settings, None, self.repeats)
         with self._spool, scores.writing():
             for i in order:
                 self._spool.seek(places[i + 2])
                 line = self._spool.read(places[i + 3])
                 scores.write(ScoreRecord.model_validate_json(line), line)
-        return scores.outcome([], CallCounters())
+        return scores.outcome([], {})
 
 
 class _ScoresFile:
@@ -222,9 +234,11 @@ class _ScoresFile:
         directory: RunDirectory,
         manifest: RunManifest,
         settings: ScoreSettings,
+        config: ModelConfig | None,
         repeats: int | None = None,
     ) -> None:
         self.directory, self.manifest, self.settings = directory, manifest, settings
+        self.config = config
         self.summary = SummaryBuilder(repeats or manifest.config.k)
         self.kept: list[Path] = []
         self._handle: BinaryIO | None = None
@@ -247,9 +261,15 @@ class _ScoresFile:
         self._handle.write(line or dump_record(record) + b"\n")
         self.summary.add(record)
 
-    def outcome(self, warnings: list[str], counters: CallCounters) -> ScoreOutcome:
-        """The summary of the records written, saved as summary.json."""
+    def outcome(self, warnings: list[str], counters: dict[str, CallCounters]) -> ScoreOutcome:
+        """The summary of the records written, saved as summary.json; the judges' calls
+        (``counters`` by role) added to run.json's counts first."""
         manifest, settings = self.manifest, self.settings
+        judged = {role: counters[role] for role in counters if self._judge_models().get(role)}
+        for role, counted in judged.items():
+            manifest.add_counts(role, counted.as_dict())
+        if judged:
+            manifest.save(self.directory.manifest_path)
         summary = self.summary.summary(
             ScoringSettings.model_validate(
                 {**settings.as_dict(), "scoring_id": settings.scoring_id()}
@@ -263,6 +283,22 @@ class _ScoresFile:
             ),
             manifest.labels,
             warnings,
+            self._spent(),
         )
         write_document(self.directory.summary_path, summary)
-        return ScoreOutcome(summary, counters.as_dict(), self.kept)
+        return ScoreOutcome(summary, {role: c.as_dict() for role, c in judged.items()}, self.kept)
+
+    def _spent(self) -> dict[str, RoleSpend]:
+        """What the run has spent by role: the candidate from its answers, the judges from
+        their counts in run.json."""
+        manifest, config = self.manifest, self.config
+        if config is None:
+            source = manifest.config.config_file
+            config = load_model_config(Path(source) if source else None)
+        prices = PriceTable(config.prices)
+        return replay_spend(self.directory, manifest, prices, self._judge_models())
+
+    def _judge_models(self) -> dict[str, str]:
+        """The model of each judge role of this scoring."""
+        roles = {"judge": self.settings.judge, "fallback_judge": self.settings.fallback_judge}
+        return {name: role.model for name, role in roles.items() if role is not None}

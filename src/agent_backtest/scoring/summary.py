@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from agent_backtest.runs.estimate import MeanEstimate
 from agent_backtest.runs.scores import ScoreRecord
+from agent_backtest.runs.spending import RoleSpend
 from agent_backtest.runs.summary import (
     NOT_RECORDED,
     Counts,
@@ -50,12 +51,13 @@ def summarise(
     run: RunFacts,
     labels: Mapping[str, str],
     warnings: Sequence[str] = (),
+    spent: Mapping[str, RoleSpend] | None = None,
 ) -> Summary:
-    """The run's aggregates."""
+    """The run's aggregates, with what it ``spent``."""
     builder = SummaryBuilder()
     for record in records:
         builder.add(record)
-    return builder.summary(settings, run, labels, warnings)
+    return builder.summary(settings, run, labels, warnings, spent)
 
 
 def coverage_warnings(records: Iterable[ScoreRecord]) -> list[str]:
@@ -167,8 +169,9 @@ class SummaryBuilder:
         run: RunFacts,
         labels: Mapping[str, str],
         warnings: Sequence[str] = (),
+        spent: Mapping[str, RoleSpend] | None = None,
     ) -> Summary:
-        """The summary of every record added; call once."""
+        """The summary of every record added, with what the run ``spent``; call once."""
         for unit in self._open.values():
             self.units.add(unit)
         self._open.clear()
@@ -209,6 +212,7 @@ class SummaryBuilder:
             topic_agreement=estimates[self.topic_agreement],
             repeats=self.units.figures(estimates),
             undecided_bounds=UndecidedBounds.of(counts, overall),
+            spent=dict(spent or {}),
         )
 
 

@@ -214,6 +214,11 @@ class Step(Record):
     """One thing the agent did inside a turn."""
 
     id: str = Field(description="Step id, unique within the session (span id, index, …).")
+    trace_id: str | None = Field(
+        default=None,
+        description="The OpenTelemetry trace id of the span the step was read from (its id is "
+        "then the span id); None for steps not read from spans.",
+    )
     kind: StepKind
     name: str | None = Field(default=None, description="Node (for llm/agent) or tool name.")
     parent_id: str | None = None

@@ -86,6 +86,7 @@ def _unit(session: Session, turn_index: int, step: Step, config: AgentConfig) ->
         session_id=session.id,
         turn_index=turn_index,
         step_id=step.id,
+        trace_id=step.trace_id,
         node=step.name,
         kind=classify(step.name, call.request, config),
         request=call.request,

@@ -26,6 +26,11 @@ class Unit(TaggedRecord):
     session_id: str
     turn_index: int
     step_id: str
+    trace_id: str | None = Field(
+        default=None,
+        description="The OpenTelemetry trace id of production's span (step_id is then its span "
+        "id), when the unit was read from spans.",
+    )
     node: str | None = Field(default=None, description="The agent node that made the call.")
     kind: UnitKind = Field(description="router: a routing decision; action: anything else.")
     request: LLMRequest = Field(description="The request exactly as production sent it.")
