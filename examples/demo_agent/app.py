@@ -6,7 +6,9 @@
 
 ``POST /sessions`` starts a conversation, ``POST /sessions/{id}/messages`` with
 ``{"message": "..."}`` streams the turn as server-sent events, ``DELETE /sessions/{id}`` ends it.
-With ``--otlp-file FILE`` the app writes its own traces there as OTLP/JSON (``telemetry.py``).
+With ``--otlp-file FILE`` the app writes its own traces there as OTLP/JSON, and with
+``--otlp-endpoint URL`` sends them to an OTLP/HTTP receiver such as ``abt collect``
+(``telemetry.py``).
 """
 
 from __future__ import annotations
@@ -110,13 +112,19 @@ def main() -> None:
         default=os.environ.get("DEMO_AGENT_OTLP_FILE"),
         help="append the app's own traces to this file as OTLP/JSON",
     )
+    parser.add_argument(
+        "--otlp-endpoint",
+        default=os.environ.get("DEMO_AGENT_OTLP_ENDPOINT"),
+        help="send the app's own traces to this OTLP/HTTP endpoint (e.g. abt collect's "
+        "http://127.0.0.1:4318/v1/traces)",
+    )
     args = parser.parse_args()
     model = model_from(args.model, args.model_base_url, os.environ.get(args.api_key_env))
     telemetry = None
-    if args.otlp_file is not None:
+    if args.otlp_file is not None or args.otlp_endpoint is not None:
         from .telemetry import Telemetry  # the OpenTelemetry SDK only when traces are asked for
 
-        telemetry = Telemetry.to_file(args.otlp_file, args.model)
+        telemetry = Telemetry.exporting(args.model, args.otlp_file, args.otlp_endpoint)
     app = create_app(args.db, model, telemetry)
     if args.fd is not None:
         uvicorn.run(app, fd=args.fd, log_level="warning")

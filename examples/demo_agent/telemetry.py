@@ -1,12 +1,14 @@
-"""The demo agent's own traces: OpenTelemetry spans written to a file as OTLP/JSON.
+"""The demo agent's own traces: OpenTelemetry spans written to a file as OTLP/JSON, or sent to
+an OTLP/HTTP endpoint (``abt collect``, an OpenTelemetry Collector).
 
-Asked for with ``--otlp-file FILE``. Each turn is a span (``invoke_agent``) continuing the trace
-of the request's W3C ``traceparent`` header, with the agent's session id as ``session.id``;
-each model call under it is a ``chat`` span in the OpenTelemetry GenAI conventions (the
-messages as sent, the tools offered, the answer, the tokens), so the file reads as sessions
-whose model calls can be replayed. The SDK and its OTLP encoder are imported only here,
-when the export is asked for (``pip install opentelemetry-sdk
-opentelemetry-exporter-otlp-proto-common``).
+Asked for with ``--otlp-file FILE`` and ``--otlp-endpoint URL``. Each turn is a span
+(``invoke_agent``) continuing the trace of the request's W3C ``traceparent`` header, with the
+agent's session id as ``session.id``; each model call under it is a ``chat`` span in the
+OpenTelemetry GenAI conventions (the messages as sent, the tools offered, the answer, the
+tokens), so the traces read as sessions whose model calls can be replayed. The SDK and its OTLP
+encoder are imported only here, when the export is asked for (``pip install opentelemetry-sdk
+opentelemetry-exporter-otlp-proto-common``, and ``opentelemetry-exporter-otlp-proto-http`` for
+an endpoint).
 """
 
 from __future__ import annotations
@@ -59,9 +61,19 @@ class Telemetry:
     model_name: str
 
     @classmethod
-    def to_file(cls, path: Path, model_name: str) -> Telemetry:
+    def exporting(
+        cls, model_name: str, path: Path | None = None, endpoint: str | None = None
+    ) -> Telemetry:
+        """Every span written to the file ``path`` as OTLP/JSON, and sent to the OTLP/HTTP
+        ``endpoint`` (an OpenTelemetry Collector, ``abt collect``), as it ends."""
         provider = TracerProvider(resource=Resource.create({"service.name": AGENT_NAME}))
-        provider.add_span_processor(SimpleSpanProcessor(OtlpJsonFile(path)))
+        if path is not None:
+            provider.add_span_processor(SimpleSpanProcessor(OtlpJsonFile(path)))
+        if endpoint is not None:
+            # the exporter of the SDK's own OTLP/HTTP package, only when an endpoint is named
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+            provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=endpoint)))
         return cls(provider.get_tracer("examples.demo_agent"), model_name)
 
     def turn_span(self, headers: Mapping[str, str], session_id: str) -> trace.Span:

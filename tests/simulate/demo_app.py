@@ -35,10 +35,14 @@ def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
 
 @contextmanager
 def demo_agent(
-    db: Path, base_url: str | None, model: str = "scripted", otlp_file: Path | None = None
+    db: Path,
+    base_url: str | None,
+    model: str = "scripted",
+    otlp_file: Path | None = None,
+    otlp_endpoint: str | None = None,
 ) -> Iterator[str]:
     """The app serving on a socket of 127.0.0.1 it is handed (its own traces written to
-    ``otlp_file`` when given); its base URL."""
+    ``otlp_file`` and sent to ``otlp_endpoint`` when given); its base URL."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(64)
@@ -46,6 +50,7 @@ def demo_agent(
     options = ["--db", str(db), "--model", model]
     options += ["--model-base-url", base_url] if base_url else []
     options += ["--otlp-file", str(otlp_file)] if otlp_file else []
+    options += ["--otlp-endpoint", otlp_endpoint] if otlp_endpoint else []
     process = subprocess.Popen(
         [sys.executable, "-m", "examples.demo_agent", *options, "--fd", str(listener.fileno())],
         cwd=ROOT,
