@@ -50,17 +50,23 @@ def checked_regular_file(path: Path, what: str = "file") -> os.stat_result:
 
 
 def _refuse_irregular(path: Path, mode: int, what: str) -> None:
+    kind = irregular_kind(mode)
+    if kind is not None:
+        raise InputError(path, None, f"is {kind}, not a {what}: give a regular file")
+
+
+def irregular_kind(mode: int) -> str | None:
+    """What a file of ``mode`` (``st_mode``) is when it is not a regular file (``a folder``,
+    ``a named pipe``, ``a device``, ``a socket``); None for a regular file."""
     if stat.S_ISREG(mode):
-        return
+        return None
     if stat.S_ISDIR(mode):
-        kind = "a folder"
-    elif stat.S_ISFIFO(mode):
-        kind = "a named pipe"
-    elif stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        kind = "a device"
-    else:
-        kind = "a socket"
-    raise InputError(path, None, f"is {kind}, not a {what}: give a regular file")
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a socket"
 
 
 def open_binary(path: Path, what: str = "file") -> BinaryIO:

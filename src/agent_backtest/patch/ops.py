@@ -594,6 +594,8 @@ def _op_tag(value: Any) -> str | None:
         target, action = value.get("target"), value.get("action")
     else:
         target, action = getattr(value, "target", None), getattr(value, "action", None)
+    if not isinstance(target, str):  # a list or a table: no op's target, said as one
+        return None
     family = "prompt" if target in PROMPT_ROLES else target
     return f"{family}.{action}"
 
