@@ -154,7 +154,7 @@ def test_a_pipe_a_device_or_a_folder_is_refused_for_every_kind_without_opening_i
             "give a regular file",
             "the run is damaged",
             "outside the benchmark directory",
-            "a folder holding no units.jsonl",  # a folder is the run whose sessions to leave out
+            "units.jsonl: cannot read",  # a folder is a run whose sessions to leave out
         )
         assert any(refusal in error for refusal in refusals), error
 

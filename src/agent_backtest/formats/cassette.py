@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 import orjson
 import yaml
 
-from agent_backtest.bounded_yaml import BoundedLoader, yaml_location, yaml_problem
+from agent_backtest.bounded_yaml import BoundedLoader, yaml_problem
 from agent_backtest.errors import InputError, RecordError
 from agent_backtest.formats.base import ReadOptions, SkipLog, validation_errors_as
 from agent_backtest.formats.conversations import ConversationPlan, Exchange, SessionAssembler
@@ -79,10 +79,15 @@ def load_interactions(path: Path) -> list[Any]:
     except OSError as exc:
         raise InputError(path, None, f"cannot open: {exc.strerror}") from None
     except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        if mark is not None:
+            where = f"line {mark.line + 1} column {mark.column + 1}"
+        elif isinstance(exc, yaml.reader.ReaderError):  # undecodable bytes: no line is known
+            where = f"byte {exc.position}"
+        else:
+            where = "document"
         raise InputError(
-            path,
-            yaml_location(exc) or "document",
-            f"not valid YAML ({yaml_problem(exc)}); check the cassette is complete",
+            path, where, f"not valid YAML ({yaml_problem(exc)}); check the cassette is complete"
         ) from None
     if not isinstance(document, dict) or not isinstance(document.get("interactions"), list):
         raise InputError(path, "$", "expected a VCR cassette: a mapping with an interactions list")

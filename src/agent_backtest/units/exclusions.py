@@ -39,10 +39,6 @@ class ExcludedSessions:
 def read_session_ids(path: Path) -> ExcludedSessions:
     """The sessions a file names; a file that cannot be read names the place that is wrong."""
     source = path / "units.jsonl" if path.is_dir() else path
-    if path.is_dir() and not source.exists():
-        raise InputError(
-            path, None, "is a folder holding no units.jsonl: give a run directory or a file of ids"
-        )
     text = decode_text(read_bytes(source, "list of excluded sessions"), source, "file")
     return ExcludedSessions(str(path), frozenset(_ids_of(source, text)))
 
