@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 from tests.bench.conftest import abt, write_benchmark
@@ -62,3 +63,35 @@ def test_a_link_inside_the_directory_is_followed(tmp_path: Path) -> None:
     manifest = json.loads((tmp_path / "run" / "run.json").read_text())
     gold_bytes = (benchmark / "gold-v1.jsonl").read_bytes()
     assert manifest["gold"]["sha256"] == hashlib.sha256(gold_bytes).hexdigest()
+
+
+def test_a_manifest_or_a_folder_linked_out_of_the_directory_is_refused(tmp_path: Path) -> None:
+    benchmark = write_benchmark(tmp_path / "shop")
+    outside = tmp_path / "manifest.json"
+    (benchmark / "manifest.json").rename(outside)
+    (benchmark / "manifest.json").symlink_to(outside)
+    code, output = run(benchmark, tmp_path / "run")
+    assert code == 2 and "manifest.json: is a link to a file outside" in output, output
+
+    benchmark = write_benchmark(tmp_path / "shop2")
+    (tmp_path / "secret").mkdir()
+    (benchmark / "gold.jsonl").rename(tmp_path / "secret" / "gold.jsonl")
+    (benchmark / "sub").symlink_to(tmp_path / "secret")
+    with_gold(benchmark, "sub/gold.jsonl")
+    code, output = run(benchmark, tmp_path / "run")
+    assert code == 2 and "sub/gold.jsonl: is a link to a file outside" in output, output
+    assert output.count("\n") == 1 and not (tmp_path / "run").exists()
+
+
+def test_a_gold_that_is_no_regular_file_or_no_usable_name_is_one_line(tmp_path: Path) -> None:
+    benchmark = write_benchmark(tmp_path / "shop")
+    (benchmark / "gold.jsonl").unlink()
+    os.mkfifo(benchmark / "gold.jsonl")
+    code, output = run(benchmark, tmp_path / "run")  # a pipe nobody writes to: never opened
+    assert code == 2 and "gold.jsonl: is a named pipe, not a gold file" in output, output
+
+    for gold, problem in (("g" * 5000, "File name too long"), (".", "is a folder")):
+        with_gold(benchmark, gold)
+        code, output = run(benchmark, tmp_path / "run")
+        assert code == 2 and problem in output, output
+        assert output.count("\n") == 1 and not (tmp_path / "run").exists()

@@ -129,7 +129,11 @@ def select_cases(
 def _inside(directory: Path, path: Path) -> Path:
     """``path``, when it is in ``directory`` once links are followed: a benchmark's files are
     its own, and a link out of it (to the gold of another benchmark, to a secret) is refused."""
-    if path.exists() and not path.resolve().is_relative_to(directory.resolve()):
+    try:
+        outside = path.exists() and not path.resolve().is_relative_to(directory.resolve())
+    except OSError as exc:  # a name too long, a loop of links
+        raise InputError(path, None, f"cannot read: {exc.strerror}", "benchmark") from None
+    if outside:
         raise InputError(
             path,
             None,

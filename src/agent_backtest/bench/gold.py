@@ -21,7 +21,11 @@ SHOWN_MISSING = 10
 
 def check_gold_file(path: Path) -> None:
     """The gold file is there and is a regular file; it is not opened."""
-    if path.exists():
+    try:
+        present = path.exists()
+    except OSError as exc:  # a name too long, a loop of links
+        raise InputError(path, None, f"cannot read the gold file: {exc.strerror}") from None
+    if present:
         checked_regular_file(path, "gold file")
     else:
         raise InputError(
