@@ -23,6 +23,12 @@ def with_gold(benchmark: Path, gold: str) -> None:
     (benchmark / "manifest.json").write_text(json.dumps({**manifest, "gold": gold}))
 
 
+def linked_out(benchmark: Path, name: str, outside: Path) -> None:
+    """Move the benchmark's file ``name`` to ``outside``, leaving a link to it in its place."""
+    (benchmark / name).rename(outside)
+    (benchmark / name).symlink_to(outside)
+
+
 def test_a_gold_named_outside_the_directory_is_refused(tmp_path: Path) -> None:
     benchmark = write_benchmark(tmp_path / "shop")
     (tmp_path / "elsewhere.jsonl").write_text((benchmark / "gold.jsonl").read_text())
@@ -38,17 +44,14 @@ def test_a_gold_named_outside_the_directory_is_refused(tmp_path: Path) -> None:
 def test_a_file_linked_out_of_the_directory_is_refused(tmp_path: Path) -> None:
     benchmark = write_benchmark(tmp_path / "shop")
     outside = tmp_path / "other-gold.jsonl"
-    (benchmark / "gold.jsonl").rename(outside)
-    (benchmark / "gold.jsonl").symlink_to(outside)
+    linked_out(benchmark, "gold.jsonl", outside)
     code, output = run(benchmark, tmp_path / "run")
     assert code == 2 and "gold.jsonl: is a link to a file outside" in output, output
     assert output.count("\n") == 1 and not (tmp_path / "run").exists()
 
     (benchmark / "gold.jsonl").unlink()
     outside.rename(benchmark / "gold.jsonl")
-    cases = tmp_path / "cases.jsonl"
-    (benchmark / "cases.jsonl").rename(cases)
-    (benchmark / "cases.jsonl").symlink_to(cases)
+    linked_out(benchmark, "cases.jsonl", tmp_path / "cases.jsonl")
     code, output = run(benchmark, tmp_path / "run")
     assert code == 2 and "cases.jsonl: is a link to a file outside" in output, output
 
@@ -67,9 +70,7 @@ def test_a_link_inside_the_directory_is_followed(tmp_path: Path) -> None:
 
 def test_a_manifest_or_a_folder_linked_out_of_the_directory_is_refused(tmp_path: Path) -> None:
     benchmark = write_benchmark(tmp_path / "shop")
-    outside = tmp_path / "manifest.json"
-    (benchmark / "manifest.json").rename(outside)
-    (benchmark / "manifest.json").symlink_to(outside)
+    linked_out(benchmark, "manifest.json", tmp_path / "manifest.json")
     code, output = run(benchmark, tmp_path / "run")
     assert code == 2 and "manifest.json: is a link to a file outside" in output, output
 
