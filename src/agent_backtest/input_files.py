@@ -30,7 +30,6 @@ MAX_SETTINGS_BYTES = 16 << 20
 are kilobytes; a YAML parser needs far more memory than the bytes it reads."""
 MIN_INTEGER, MAX_INTEGER = -(1 << 63), (1 << 64) - 1
 """The integers a JSON writer (orjson) can write back: a run records what it read."""
-_READ_CHUNK = 1 << 20
 _UTF8_BOM = b"\xef\xbb\xbf"
 
 
