@@ -41,7 +41,7 @@ KINDS = [*NAMES, *sorted(FILE_KINDS)]
 
 # A worker: reads "seed forced" lines, answers one JSON line per case.
 WORKER = """
-import json, os, sys, tempfile, time, traceback
+import json, os, shutil, sys, tempfile, time, traceback
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
 from tests.formats.file_kinds import FILE_KINDS, mutate_file, read_case, workspace
@@ -74,7 +74,10 @@ def read_file(seed):
     ws = workspace(folder / "workspace")
     case = mutate_file(seed, kinds[seed % len(kinds)], ws)
     scratch = Path(tempfile.mkdtemp(dir=folder))
-    outcome = read_case(case, ws, scratch)
+    try:
+        outcome = read_case(case, ws, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     code = int(outcome.split(":", 1)[0].removeprefix("exit "))
     if not 0 <= code <= 3:
         return "bad_exit", outcome[:200], case.mutation
@@ -123,10 +126,11 @@ class Tally:
 class Worker:
     """One worker process and its bounds."""
 
-    def __init__(self, memory_kb: int) -> None:
+    def __init__(self, memory_kb: int, folder: str) -> None:
         self.memory_kb = memory_kb
         self.process = subprocess.Popen(
             [sys.executable, "-c", WORKER, str(ROOT)],
+            env={**os.environ, "TMPDIR": folder},  # its files go where the run removes them
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -150,10 +154,10 @@ class Worker:
         self.process.wait()
 
 
-def run_in_process(cases: int, timeout: float, memory_mb: int, tally: Tally) -> None:
+def run_in_process(cases: int, timeout: float, memory_mb: int, tally: Tally, folder: str) -> None:
     """``cases`` seeds in replaceable workers: a trace case read detected and forced, a file
     case once."""
-    worker = Worker(memory_mb * 1024)
+    worker = Worker(memory_mb * 1024, folder)
     for seed in range(cases):
         kind = KINDS[seed % len(KINDS)]
         for forced in (False, True) if kind in FIXTURE_FORMATS else (False,):
@@ -161,7 +165,7 @@ def run_in_process(cases: int, timeout: float, memory_mb: int, tally: Tally) -> 
             answer = worker.run(seed, forced, timeout)
             if answer is None:
                 tally.add("hang", case, f"over {timeout:g} s")
-                worker = Worker(memory_mb * 1024)
+                worker = Worker(memory_mb * 1024, folder)
                 continue
             tally.mutations[answer["mutation"]] += 1
             tally.kinds_read[kind if kind in FILE_KINDS else "traces"] += 1
@@ -173,7 +177,7 @@ def run_in_process(cases: int, timeout: float, memory_mb: int, tally: Tally) -> 
             tally.add(outcome, case, answer["detail"])
             if outcome in ("traceback", "memory"):  # a fresh worker: a clean heap and peak
                 worker.stop()
-                worker = Worker(memory_mb * 1024)
+                worker = Worker(memory_mb * 1024, folder)
     worker.stop()
 
 
@@ -258,7 +262,8 @@ def main() -> None:
     parser.add_argument("--memory-mb", type=int, default=500, help="peak RSS a case may reach")
     args = parser.parse_args()
     tally, started = Tally(), time.perf_counter()
-    run_in_process(args.cases, args.timeout, args.memory_mb, tally)
+    with tempfile.TemporaryDirectory(prefix="abt-fuzz-") as folder:
+        run_in_process(args.cases, args.timeout, args.memory_mb, tally, folder)
     process_tally = Tally()
     run_as_processes(args.processes, args.cases, args.timeout, process_tally)
     run_special_files(args.timeout, process_tally)
