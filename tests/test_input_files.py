@@ -188,3 +188,22 @@ def test_tools_whose_parameters_are_no_json_schema_are_refused(tmp_path: Path) -
         json.dumps([{"type": "function", "function": {"name": "f", "parameters": schema}}])
     )
     assert [tool.name for tool in load_tools_file(tools)] == ["f"]
+
+
+def test_a_unit_holding_an_integer_beyond_64_bits_is_one_line(tmp_path: Path) -> None:
+    from agent_backtest.api import build_units
+    from agent_backtest.trace import dump_record
+    from agent_backtest.units.io import read_units_file
+    from tests.conftest import FIXTURES
+
+    lines = [dump_record(unit) for unit in build_units(FIXTURES / "chat_log" / "example.jsonl")]
+    lines[1] = lines[1].replace(b'"temperature":0.2', b'"temperature":' + b"9" * 30, 1)
+    assert b"9" * 30 in lines[1]
+    units = tmp_path / "units.jsonl"
+    units.write_bytes(b"\n".join(lines) + b"\n")
+    error = refusal(lambda: list(read_units_file(units)))
+    assert error.location == "line 2 $.request.params.temperature"
+    assert error.message == "an integer beyond 64 bits, which abt could not write back"
+    lines[1] = lines[1].replace(b"9" * 30, b'"' + b"9" * 30 + b'"')  # text of digits is fine
+    units.write_bytes(b"\n".join(lines) + b"\n")
+    assert len(list(read_units_file(units))) == len(lines)

@@ -14,6 +14,7 @@ Every failure is an :class:`InputError`: one line naming the file and the place.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -169,13 +170,34 @@ def _unwritable(value: Any) -> str | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int) and not MIN_INTEGER <= value <= MAX_INTEGER:
-        return "an integer beyond 64 bits: no setting needs one"
+        return "an integer beyond 64 bits, which abt could not write back"
     if isinstance(value, str):
         try:
             value.encode("utf-8")
         except UnicodeEncodeError as exc:
             return f"a lone surrogate (\\u{ord(value[exc.start]):04x}) in a string: not text"
     return None
+
+
+LONG_NUMBER = re.compile(rb"\d{20,}")
+"""A run of digits as long as the largest 64-bit integer, or longer."""
+
+
+def check_json_integers(data: bytes, path: Path, where: str | None = None) -> None:
+    """Refuse JSON text holding an integer beyond 64 bits, for text parsed by a reader that
+    keeps such integers whole (pydantic's), which nothing could write back or hash later.
+
+    Only text with a run of 20 digits is parsed again to look; the rest costs one scan.
+    """
+    if LONG_NUMBER.search(data) is None:
+        return
+    import json
+
+    try:
+        value = json.loads(data)
+    except (ValueError, RecursionError):  # not JSON, or beyond any limit: the reader says
+        return
+    check_data(value, path, where)
 
 
 def _at(where: str | None, place: str) -> str:

@@ -16,7 +16,7 @@ from typing import NamedTuple
 from pydantic import ValidationError
 
 from agent_backtest.errors import InputError
-from agent_backtest.input_files import checked_regular_file, open_binary
+from agent_backtest.input_files import check_json_integers, checked_regular_file, open_binary
 from agent_backtest.units.model import UNIT_SCHEMA, Unit
 
 
@@ -106,6 +106,7 @@ def _line_offsets(path: Path, lines: list[int]) -> list[int]:
 
 def _unit(path: Path, number: int, line: bytes) -> Unit:
     # Parsed and validated in one pass by pydantic: no dict of the whole line is built first.
+    check_json_integers(line, path, f"line {number}")
     try:
         return Unit.model_validate_json(line)
     except ValidationError as exc:
