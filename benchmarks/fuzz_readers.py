@@ -211,7 +211,7 @@ def run_as_processes(count: int, first_seed: int, timeout: float, tally: Tally) 
 def run_special_files(timeout: float, tally: Tally) -> None:
     """Every file kind replaced by a named pipe, a link to /dev/zero and a folder, each read by
     a whole ``abt`` process: exit 2 in one line, never a hang or a traceback."""
-    from tests.formats.file_kinds import place, workspace
+    from tests.formats.file_kinds import place, replace_by, workspace
 
     with tempfile.TemporaryDirectory() as folder:
         env = {
@@ -225,13 +225,7 @@ def run_special_files(timeout: float, tally: Tally) -> None:
             for what in ("fifo", "dev_zero", "folder"):
                 scratch = Path(tempfile.mkdtemp(dir=folder))
                 path = place(file_kind.seed(ws), kind, ws, scratch)
-                path.unlink()
-                if what == "fifo":
-                    os.mkfifo(path)
-                elif what == "dev_zero":
-                    path.symlink_to("/dev/zero")
-                else:
-                    path.mkdir()
+                replace_by(path, what)
                 argv = [str(arg) for arg in file_kind.command(path, ws, scratch)]
                 case = f"{kind} as {what}"
                 try:

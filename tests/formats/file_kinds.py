@@ -9,6 +9,7 @@ must end as a command ends, exit 0 to 3 with one line for a mistake, never with 
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
 from collections.abc import Callable
@@ -416,6 +417,18 @@ def place(case_data: bytes, kind: str, ws: Workspace, scratch: Path) -> Path:
     path.unlink(missing_ok=True)
     path.write_bytes(case_data)
     return path
+
+
+def replace_by(path: Path, what: str) -> None:
+    """Put a named pipe nobody writes to (``fifo``), a link to /dev/zero (``dev_zero``) or a
+    folder where ``path`` is."""
+    path.unlink()
+    if what == "fifo":
+        os.mkfifo(path)
+    elif what == "dev_zero":
+        path.symlink_to("/dev/zero")
+    else:
+        path.mkdir()
 
 
 def run_command(argv: list[object]) -> tuple[int, str]:

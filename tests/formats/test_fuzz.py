@@ -27,6 +27,7 @@ from tests.formats.file_kinds import (
     mutate_file,
     place,
     read_case,
+    replace_by,
     run_command,
     workspace,
 )
@@ -107,17 +108,6 @@ def test_every_file_kind_reads_clean_unmutated(
     outcome = read_case(case, file_workspace, tmp_path)
     # each command got past its file: a refusal, if any, is about something else
     assert FILE_KINDS[kind].filename not in outcome, outcome
-
-
-def replace_by(path: Path, what: str) -> None:
-    """Put a named pipe nobody writes to, a link to /dev/zero or a folder where ``path`` is."""
-    path.unlink()
-    if what == "fifo":
-        os.mkfifo(path)
-    elif what == "dev_zero":
-        path.symlink_to("/dev/zero")
-    else:
-        path.mkdir()
 
 
 @contextmanager
