@@ -9,9 +9,11 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "agent_backtest"
 GROUND = {
+    "bounded_yaml",
     "distributions",
     "errors",
     "exports",
+    "input_files",
     "plugins",
     "record_model",
     "redaction",
@@ -75,6 +77,10 @@ def test_the_ground_floor_imports_nothing_above_it() -> None:
     assert imports_of("plugins") == {"errors"}
     assert imports_of("registry") == {"errors", "plugins"}
     assert imports_of("trace") <= {"errors", "redaction"}  # the floor: nothing above it
+    # the limits every reader shares: a module of formats that imports no reader
+    assert imports_of("bounded_yaml") == {"errors", "formats"}
+    assert imports_of("input_files") == {"bounded_yaml", "errors", "formats"}
+    assert imports_of("formats/limits") == {"errors"}
 
 
 # What the command line may import besides the API, the errors and itself, each with its reason.

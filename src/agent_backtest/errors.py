@@ -68,15 +68,6 @@ class InputError(UserError):
     def subject(self) -> str:
         return f"{self.file}: {self.location}" if self.location else self.file
 
-    @classmethod
-    def of_yaml(cls, file: str | Path, error: Exception) -> InputError:
-        """A YAML parser's error (``yaml.YAMLError``) as the file's error: its line and column
-        when the parser knows them, and its problem."""
-        mark = getattr(error, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else None
-        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
-        return cls(file, where, f"not valid YAML: {problem}")
-
 
 class RecordError(Exception):
     """One record that cannot become a step or unit: a named reason and what was wrong."""

@@ -141,7 +141,8 @@ def test_patch_level_errors(tmp_path: Path) -> None:
 def test_syntax_errors_give_line_and_column(tmp_path: Path) -> None:
     assert (
         error_of(tmp_path, '{"schema": "abt.patch/1",\n "ops": [,]}')
-        == "line 2, column 10: not valid JSON: Expecting value (a .yaml/.yml file is read as YAML)"
+        == "line 2, column 10: not valid JSON: unexpected character, expected a JSON value "
+        "(a .yaml/.yml file is read as YAML)"
     )
     assert (
         error_of(tmp_path, "schema: abt.patch/1\nops:\n  - id: [x\n", "p.yml")

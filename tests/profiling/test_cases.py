@@ -112,7 +112,7 @@ def test_manifest_rules(tmp_path: Path, path: str, value: Any, expected: str) ->
 
 def test_manifest_that_is_not_json_names_the_line(tmp_path: Path) -> None:
     (tmp_path / "cases.json").write_text('{\n  "schema": "abt.cases/1",\n  "cases": [\n')
-    with pytest.raises(InputError, match=r"cases.json: line \d+: not valid JSON"):
+    with pytest.raises(InputError, match=r"cases.json: line \d+, column \d+: not valid JSON"):
         load_manifest(tmp_path / "cases.json")
 
 

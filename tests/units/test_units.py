@@ -145,7 +145,7 @@ def test_agent_config_files(tmp_path: Path) -> None:
         load_agent_config(typo)
     broken = tmp_path / "broken.toml"
     broken.write_text("router_nodes = [")
-    with pytest.raises(InputError, match="not valid toml"):
+    with pytest.raises(InputError, match="not valid TOML"):
         load_agent_config(broken)
 
 

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from agent_backtest.bench.models import BenchmarkManifest, Case
 from agent_backtest.errors import InputError, RecordError, UserError, bounded
+from agent_backtest.input_files import read_bytes
 from agent_backtest.trace.openai_wire import message_from_openai
 
 MANIFEST_FILE = "manifest.json"
@@ -128,7 +129,11 @@ def select_cases(
 def _inside(directory: Path, path: Path) -> Path:
     """``path``, when it is in ``directory`` once links are followed: a benchmark's files are
     its own, and a link out of it (to the gold of another benchmark, to a secret) is refused."""
-    if path.exists() and not path.resolve().is_relative_to(directory.resolve()):
+    try:
+        outside = path.exists() and not path.resolve().is_relative_to(directory.resolve())
+    except OSError as exc:  # a name too long, a loop of links
+        raise InputError(path, None, f"cannot read: {exc.strerror}", "benchmark") from None
+    if outside:
         raise InputError(
             path,
             None,
@@ -153,12 +158,9 @@ def _check_gold_name(directory: Path, manifest_path: Path, gold: str) -> None:
 
 
 def _read(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(path, None, "missing: a benchmark directory holds this file") from None
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read: {exc.strerror}") from None
+    if not path.exists():
+        raise InputError(path, None, "missing: a benchmark directory holds this file")
+    return read_bytes(path, "benchmark file")
 
 
 def _cases(path: Path, data: bytes) -> list[Case]:

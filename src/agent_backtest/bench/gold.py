@@ -14,13 +14,20 @@ from pydantic import ValidationError
 
 from agent_backtest.bench.models import Gold
 from agent_backtest.errors import InputError
+from agent_backtest.input_files import checked_regular_file, read_bytes
 
 SHOWN_MISSING = 10
 
 
 def check_gold_file(path: Path) -> None:
-    """The gold file is there and is a file; it is not opened."""
-    if not path.is_file():
+    """The gold file is there and is a regular file; it is not opened."""
+    try:
+        present = path.exists()
+    except OSError as exc:  # a name too long, a loop of links
+        raise InputError(path, None, f"cannot read the gold file: {exc.strerror}") from None
+    if present:
+        checked_regular_file(path, "gold file")
+    else:
         raise InputError(
             path,
             None,
@@ -33,10 +40,7 @@ def read_gold(path: Path, case_ids: Iterable[str]) -> dict[str, Gold]:
     """The gold of each of ``case_ids``; a bad line is named by its number, and cases without
     a gold line are an error naming the first ten."""
     wanted = list(dict.fromkeys(case_ids))
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read the gold: {exc.strerror}") from None
+    data = read_bytes(path, "gold")
     golds: dict[str, Gold] = {}
     lines: dict[str, int] = {}
     for number, line in enumerate(data.splitlines(), start=1):

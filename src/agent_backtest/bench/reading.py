@@ -19,6 +19,7 @@ from agent_backtest.bench.run_files import episodes_log, grades_log
 from agent_backtest.bench.run_manifest import MANIFEST_FILE, BenchRunManifest
 from agent_backtest.bench.users import DEFAULT_USER_PROMPT, USER_PROMPTS
 from agent_backtest.errors import InputError, RecordError, UserError
+from agent_backtest.input_files import read_bytes
 from agent_backtest.record_model import StrictModel
 from agent_backtest.runs.manifest_base import FINAL_STATUSES, run_kind
 from agent_backtest.trace import LLMCall, Message, ToolDef
@@ -177,8 +178,9 @@ def _user(manifest: BenchRunManifest) -> str | None:
 def _benchmark_manifest(folder: Path) -> BenchmarkManifest | None:
     """The benchmark's own manifest, when the folder the run names still holds it."""
     try:
-        return BenchmarkManifest.model_validate_json((folder / "manifest.json").read_bytes())
-    except (OSError, ValidationError, ValueError):
+        data = read_bytes(folder / "manifest.json", "benchmark manifest")
+        return BenchmarkManifest.model_validate_json(data)
+    except (InputError, ValidationError, ValueError):
         return None
 
 
@@ -201,7 +203,7 @@ def read_trace(path: Path) -> EpisodeTrace | None:
     every call's request holds the conversation so far.
     """
     try:
-        document = orjson.loads(path.read_bytes())
+        document = orjson.loads(read_bytes(path, "episode's trace"))
         calls = [
             step["llm"]
             for turn in document.get("turns") or ()
@@ -224,7 +226,7 @@ def read_trace(path: Path) -> EpisodeTrace | None:
             return EpisodeTrace([], tools)
         last = LLMCall.model_validate(calls[-1])
     except (
-        OSError,
+        InputError,
         orjson.JSONDecodeError,
         ValidationError,
         RecordError,

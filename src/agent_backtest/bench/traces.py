@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from agent_backtest.bench.episode import Episode
 from agent_backtest.errors import InputError
+from agent_backtest.input_files import read_bytes
 from agent_backtest.trace import AgentInfo, Session, SourceRef, dump_record
 from agent_backtest.trace.openai_wire import message_to_wire
 
@@ -63,9 +64,7 @@ def session_bytes(session: Session) -> bytes:
 def read_transcript(path: Path) -> list[dict[str, Any]]:
     """The conversation kept in a trace file written by :func:`session_bytes`."""
     try:
-        session = Session.model_validate_json(path.read_bytes())
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read the episode's trace: {exc.strerror}") from None
+        session = Session.model_validate_json(read_bytes(path, "episode's trace"))
     except ValidationError as exc:
         raise InputError(path, None, f"not a session: {exc.errors()[0]['msg']}") from None
     messages = session.metadata.get("transcript")

@@ -21,11 +21,12 @@ from urllib.parse import urlsplit
 import orjson
 import yaml
 
+from agent_backtest.bounded_yaml import BoundedLoader, yaml_problem
 from agent_backtest.errors import InputError, RecordError
 from agent_backtest.formats.base import ReadOptions, SkipLog, validation_errors_as
 from agent_backtest.formats.conversations import ConversationPlan, Exchange, SessionAssembler
 from agent_backtest.formats.exchanges import api_of_path, exchange
-from agent_backtest.formats.limits import MAX_DEPTH, check_size
+from agent_backtest.formats.limits import check_size
 from agent_backtest.formats.streams import is_event_stream
 from agent_backtest.trace import LLMCall, Session, Step
 
@@ -69,60 +70,6 @@ def location(index: int) -> str:
     return f"interactions[{index}]"
 
 
-MAX_ALIASES = 100  # a real cassette has none; a billion-laughs bomb has thousands
-MAX_INTEGER_DIGITS = 100
-
-
-class BoundedLoader(yaml.SafeLoader):
-    """PyYAML's safe loader within limits: at most ``MAX_ALIASES`` aliases, none of them to a
-    node that holds aliases itself (that is how a few hundred bytes stand for gigabytes: each
-    level of aliases multiplies the one below), nesting of at most ``MAX_DEPTH`` levels
-    (composing recurses), integers of at most ``MAX_INTEGER_DIGITS`` digits."""
-
-    def __init__(self, stream: Any) -> None:
-        super().__init__(stream)
-        self.aliases = 0
-        self.depth = 0
-        self.compound: set[str] = set()  # anchors of nodes that hold an alias
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        """Count aliases and levels as the document is composed."""
-        event = self.peek_event()
-        if isinstance(event, yaml.AliasEvent):
-            self.aliases += 1
-            if self.aliases > MAX_ALIASES:
-                raise self._refuse(f"more than {MAX_ALIASES} aliases", event)
-            if event.anchor in self.compound:
-                raise self._refuse("an alias of a node that holds aliases (an alias bomb)", event)
-            return super().compose_node(parent, index)
-        self.depth += 1
-        before = self.aliases
-        try:
-            if self.depth > MAX_DEPTH:
-                raise self._refuse(f"value too deep: nested more than {MAX_DEPTH} levels", event)
-            node = super().compose_node(parent, index)
-        finally:
-            self.depth -= 1
-        anchor = getattr(event, "anchor", None)
-        if anchor is not None and self.aliases > before:
-            self.compound.add(anchor)
-        return node
-
-    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
-        """An integer, refused past ``MAX_INTEGER_DIGITS`` digits."""
-        if len(str(node.value)) > MAX_INTEGER_DIGITS:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"an integer of more than {MAX_INTEGER_DIGITS} digits", node.start_mark
-            )
-        return super().construct_yaml_int(node)
-
-    def _refuse(self, problem: str, event: Any) -> yaml.composer.ComposerError:
-        return yaml.composer.ComposerError(None, None, problem, event.start_mark)
-
-
-BoundedLoader.add_constructor("tag:yaml.org,2002:int", BoundedLoader.construct_yaml_int)
-
-
 def load_interactions(path: Path) -> list[Any]:
     """The cassette's interactions; YAML errors name the line and column."""
     try:
@@ -139,9 +86,8 @@ def load_interactions(path: Path) -> list[Any]:
             where = f"byte {exc.position}"
         else:
             where = "document"
-        problem = getattr(exc, "problem", None) or getattr(exc, "reason", None) or "invalid YAML"
         raise InputError(
-            path, where, f"not valid YAML ({problem}); check the cassette is complete"
+            path, where, f"not valid YAML ({yaml_problem(exc)}); check the cassette is complete"
         ) from None
     if not isinstance(document, dict) or not isinstance(document.get("interactions"), list):
         raise InputError(path, "$", "expected a VCR cassette: a mapping with an interactions list")

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
-import yaml
 from pydantic import (
     Discriminator,
     Field,
@@ -31,6 +30,7 @@ from pydantic import (
 )
 
 from agent_backtest.errors import InputError
+from agent_backtest.input_files import parse_json, parse_yaml, read_text
 from agent_backtest.providers import parse_model_ref
 from agent_backtest.record_model import StrictModel, TaggedRecord
 from agent_backtest.trace import ContentPart, LLMRequest, Message, ToolDef
@@ -594,6 +594,8 @@ def _op_tag(value: Any) -> str | None:
         target, action = value.get("target"), value.get("action")
     else:
         target, action = getattr(value, "target", None), getattr(value, "action", None)
+    if not isinstance(target, str):  # a list or a table: no op's target, said as one
+        return None
     family = "prompt" if target in PROMPT_ROLES else target
     return f"{family}.{action}"
 
@@ -711,10 +713,7 @@ def _apply_op(op: OpBase, unit: Unit, request: LLMRequest) -> OpOutcome:
 
 def load_patch(path: Path) -> Patch:
     """Read and validate a patch file; any problem is one InputError naming file and place."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(path, None, f"cannot read the patch: {exc}") from None
+    text = read_text(path, "patch")
     data = _parse(path, text)
     if not isinstance(data, dict):
         raise InputError(
@@ -733,18 +732,8 @@ def load_patch(path: Path) -> Patch:
 def _parse(path: Path, text: str) -> Any:
     """The file's data: YAML for .yaml/.yml, JSON otherwise."""
     if path.suffix.lower() in (".yaml", ".yml"):
-        try:
-            return yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise InputError.of_yaml(path, exc) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            path,
-            f"line {exc.lineno}, column {exc.colno}",
-            f"not valid JSON: {exc.msg} (a .yaml/.yml file is read as YAML)",
-        ) from None
+        return parse_yaml(text, path)
+    return parse_json(text, path, hint=" (a .yaml/.yml file is read as YAML)")
 
 
 def describe_error(error: Any, data: dict[str, Any]) -> tuple[str | None, str]:

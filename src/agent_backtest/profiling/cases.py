@@ -29,6 +29,7 @@ from pydantic import (
 )
 
 from agent_backtest.errors import InputError
+from agent_backtest.input_files import check_data, parse_json, read_bytes
 from agent_backtest.profiling.validation import first_error
 from agent_backtest.trace import sha256_of
 
@@ -239,25 +240,18 @@ def _check_against_case(annotation: RunAnnotation, cases: Cases, path: Path, pre
 
 def _load(path: Path) -> Any:
     """A JSON file's value, or an error naming the file and line."""
-    try:
-        return orjson.loads(path.read_bytes())
-    except OSError as exc:
-        raise InputError(path, None, f"cannot open: {exc.strerror}") from None
-    except orjson.JSONDecodeError as exc:
-        raise InputError(path, f"line {exc.lineno}", f"not valid JSON ({exc.msg})") from None
+    return parse_json(read_bytes(path, "case manifest"), path)
 
 
 def _documents(path: Path) -> Iterator[tuple[str, Any]]:
     """(JSON path prefix, value) of each annotation: an object, a list of them, or JSON Lines."""
-    try:
-        text = path.read_bytes()
-    except OSError as exc:
-        raise InputError(path, None, f"cannot open: {exc.strerror}") from None
+    text = read_bytes(path, "annotations file")
     try:
         data = orjson.loads(text)
     except orjson.JSONDecodeError:
         yield from _lines(path, text)
         return
+    check_data(data, path)
     if isinstance(data, list):
         yield from ((f"$[{index}]", item) for index, item in enumerate(data))
     else:
@@ -269,10 +263,7 @@ def _lines(path: Path, text: bytes) -> Iterator[tuple[str, Any]]:
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            yield f"line {number}: $", orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            raise InputError(path, f"line {number}", f"not valid JSON ({exc.msg})") from None
+        yield f"line {number}: $", parse_json(line, path, f"line {number}")
 
 
 def sessions_by_id(annotations: list[tuple[Path, RunAnnotation]]) -> dict[str, RunAnnotation]:

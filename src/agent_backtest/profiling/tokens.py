@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent_backtest.errors import InputError
+from agent_backtest.input_files import load_json
 from agent_backtest.profiling.availability import unavailable
 from agent_backtest.profiling.distribution import Tally
 from agent_backtest.profiling.validation import first_error
@@ -46,12 +46,7 @@ class PriceTable(BaseModel):
 
 def load_prices(path: Path) -> PriceTable:
     """A price table file, validated strictly; an error names the file and the field."""
-    try:
-        data = orjson.loads(path.read_bytes())
-    except OSError as exc:
-        raise InputError(path, None, f"cannot open: {exc.strerror}") from None
-    except orjson.JSONDecodeError as exc:
-        raise InputError(path, f"line {exc.lineno}", f"not valid JSON ({exc.msg})") from None
+    data = load_json(path, "price table")
     try:
         return PriceTable.model_validate({"prices": data})
     except ValidationError as exc:

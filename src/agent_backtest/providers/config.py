@@ -28,7 +28,6 @@ Keys themselves never go in the file: it names the environment variable that hol
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -46,6 +45,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from agent_backtest.errors import InputError, UserError
+from agent_backtest.input_files import load_toml
 from agent_backtest.providers.prices import PriceSetting
 from agent_backtest.providers.refs import TRACE, ModelRef, parse_model_ref
 from agent_backtest.record_model import StrictModel
@@ -351,16 +351,7 @@ def load_model_config(explicit: Path | None = None) -> ModelConfig:
     path = config_path(explicit)
     if path is None:
         return ModelConfig()
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read the config: {exc.strerror}") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            path, f"byte {exc.start}", "not a TOML config: the file is not UTF-8 text"
-        ) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(path, None, f"not valid TOML: {exc}") from None
+    data = load_toml(path, "config")
     try:
         config = ModelConfig.model_validate(data)
     except ValidationError as exc:

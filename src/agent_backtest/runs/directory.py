@@ -11,6 +11,7 @@ import orjson
 from pydantic import ValidationError
 
 from agent_backtest.errors import InputError, UserError
+from agent_backtest.input_files import irregular_kind, read_bytes
 from agent_backtest.runs import layout
 from agent_backtest.runs.documents import read_document, write_document
 from agent_backtest.runs.files import private_atomic_writer, private_mkdir
@@ -142,6 +143,7 @@ class RunDirectory:
         """The run's manifest; a folder without one is not a run."""
         if not self.manifest_path.exists():
             raise InputError(self.path, None, "is not a run directory (no run.json)")
+        self.check_files()
         try:
             return RunManifest.load(self.manifest_path)
         except ValidationError as exc:
@@ -152,6 +154,25 @@ class RunDirectory:
                 self.manifest_path, "kind", f"a {kind} run, not a replay run: use abt {kind} on it"
             )
         raise InputError(self.manifest_path, None, f"not a run manifest: {detail}")
+
+    def check_files(self) -> None:
+        """Refuse a damaged run: each of its files that is there must be a regular file (a
+        folder or a pipe where a run file belongs would fail a read or the next write)."""
+        for run_file in LAYOUT:
+            path = self.file(run_file)
+            try:
+                kind = irregular_kind(path.stat().st_mode)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise InputError(path, None, f"cannot read the run file: {exc.strerror}") from None
+            if kind is not None:
+                raise InputError(
+                    path,
+                    None,
+                    f"is {kind}, not a run file: the run is damaged; put the file back, or "
+                    "start the run again with --overwrite",
+                )
 
     def write_units(self, units: Iterable[Unit]) -> tuple[int, int]:
         """Write units.jsonl atomically; (units, sessions) written."""
@@ -226,8 +247,9 @@ class RunDirectory:
     def _scoring_id(self) -> str | None:
         """The scoring id of the summary in the folder, or None."""
         try:
-            scoring_id = orjson.loads(self.summary_path.read_bytes())["scoring"]["scoring_id"]
-        except (OSError, orjson.JSONDecodeError, KeyError, TypeError):
+            summary = orjson.loads(read_bytes(self.summary_path, "summary"))
+            scoring_id = summary["scoring"]["scoring_id"]
+        except (InputError, orjson.JSONDecodeError, KeyError, TypeError):
             return None
         return scoring_id if isinstance(scoring_id, str) else None
 

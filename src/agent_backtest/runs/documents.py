@@ -13,6 +13,7 @@ import orjson
 from pydantic import BaseModel, ValidationError
 
 from agent_backtest.errors import InputError
+from agent_backtest.input_files import read_bytes
 from agent_backtest.record_model import StrictModel
 from agent_backtest.runs.files import private_atomic_writer
 
@@ -37,10 +38,7 @@ def write_document(path: Path, record: BaseModel) -> None:
 
 def read_document(path: Path, model: type[Record], what: str, remedy: str) -> Record:
     """The record in ``path``; a file that is not one is an InputError ending with ``remedy``."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read the {what}: {exc.strerror}") from None
+    data = read_bytes(path, what)
     try:
         return model.model_validate_json(data)
     except ValidationError as exc:

@@ -20,6 +20,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from agent_backtest.errors import InputError
+from agent_backtest.input_files import read_bytes
 from agent_backtest.providers.config import ModelRole
 from agent_backtest.record_model import StrictModel
 from agent_backtest.runs.files import private_atomic_writer
@@ -154,7 +155,7 @@ class ManifestBase(BaseModel):
     @classmethod
     def load(cls, path: Path) -> Self:
         """Read a manifest."""
-        return cls.model_validate_json(path.read_bytes())
+        return cls.model_validate_json(read_bytes(path, "run manifest"))
 
 
 def _default_kind(model: type[ManifestBase]) -> str | None:
@@ -170,7 +171,7 @@ def run_kind(directory: Path) -> RunKind:
     if not path.is_file():
         raise InputError(directory, None, f"is not a run directory (no {MANIFEST_FILE})")
     try:
-        document = orjson.loads(path.read_bytes())
+        document = orjson.loads(read_bytes(path, "run manifest"))
     except orjson.JSONDecodeError as exc:
         raise InputError(path, None, f"not JSON ({exc})") from None
     try:

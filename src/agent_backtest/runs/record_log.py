@@ -23,6 +23,7 @@ import orjson
 from pydantic import BaseModel, ValidationError
 
 from agent_backtest.errors import InputError
+from agent_backtest.input_files import open_binary
 from agent_backtest.runs.files import private_atomic_writer
 from agent_backtest.trace import dump_record
 
@@ -72,7 +73,7 @@ class RecordLog(Generic[Record]):
         """
         if not self.path.exists():
             return
-        with self.path.open("rb") as handle:
+        with open_binary(self.path, "run file") as handle:
             for number, text in enumerate(handle, start=1):
                 if not text.strip():
                     continue

@@ -23,6 +23,7 @@ import orjson
 from pydantic import Field, ValidationError
 
 from agent_backtest.errors import InputError
+from agent_backtest.input_files import LONG_NUMBER, check_json_integers, open_binary
 from agent_backtest.record_model import StrictModel, TaggedRecord, schema_tag
 from agent_backtest.runs.offsets import UnitOffsets, unit_key
 from agent_backtest.runs.record_log import LogWriter, RecordLog
@@ -134,7 +135,7 @@ class ResultIndex:
     def _scan(self) -> None:
         duplicates = 0
         offset = 0
-        with self.path.open("rb") as handle:
+        with open_binary(self.path, "run file") as handle:
             for number, line in enumerate(handle, start=1):
                 start, offset = offset, offset + len(line)
                 key = self._key(number, line)
@@ -178,16 +179,18 @@ class ResultIndex:
 
     def _read(self, offset: int) -> ResultRecord:
         if self._handle is None:
-            self._handle = self.path.open("rb")
+            self._handle = open_binary(self.path, "run file")
         self._handle.seek(offset)
         line = self._handle.readline()
+        if LONG_NUMBER.search(line):  # rare: only then is the line's number worth counting
+            check_json_integers(line, self.path, f"line {self._line_number(offset)}")
         try:  # parsed and validated in one pass, with no dict of the line built first
             return ResultRecord.model_validate_json(line)
         except ValidationError:
             raise _not_a_record(self.path, self._line_number(offset)) from None
 
     def _line_number(self, offset: int) -> int:
-        with self.path.open("rb") as handle:
+        with open_binary(self.path, "run file") as handle:
             return handle.read(offset).count(b"\n") + 1
 
     def detached(self) -> ResultIndex:

@@ -19,6 +19,7 @@ import orjson
 from pydantic import Field, ValidationError
 
 from agent_backtest.errors import InputError
+from agent_backtest.input_files import open_binary
 from agent_backtest.record_model import StrictModel, schema_tag
 from agent_backtest.runs.offsets import UnitOffsets, unit_key
 from agent_backtest.runs.records import AnswerRecord
@@ -143,7 +144,7 @@ class ScoreRecord(AnswerRecord):
 
 def read_scores(path: Path) -> Iterator[ScoreRecord]:
     """The score records of ``scores.jsonl`` (written atomically, so never torn)."""
-    with path.open("rb") as handle:
+    with open_binary(path, "run file") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
@@ -165,7 +166,7 @@ class ScoreIndex:
         self.offsets = UnitOffsets()
         self._handle: BinaryIO | None = None
         offset = 0
-        with path.open("rb") as handle:
+        with open_binary(path, "run file") as handle:
             for number, line in enumerate(handle, start=1):
                 start, offset = offset, offset + len(line)
                 if not line.strip():
@@ -186,7 +187,7 @@ class ScoreIndex:
 
     def _read(self, offset: int) -> ScoreRecord:
         if self._handle is None:
-            self._handle = self.path.open("rb")
+            self._handle = open_binary(self.path, "run file")
         self._handle.seek(offset)
         line = self._handle.readline()
         try:

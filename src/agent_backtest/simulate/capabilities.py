@@ -32,8 +32,7 @@ from pydantic import (
 )
 
 from agent_backtest.errors import InputError
-from agent_backtest.formats.cassette import BoundedLoader
-from agent_backtest.formats.jsonio import load_json, read_bytes
+from agent_backtest.input_files import compose_yaml, parse_json, read_text
 from agent_backtest.record_model import StrictModel
 
 FAMILY_NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
@@ -84,12 +83,12 @@ class Capabilities(StrictModel):
 def read_capabilities(path: Path, catalogue: set[str]) -> Capabilities:
     """The families of ``path``, each tool it names in ``catalogue``; any mistake is an
     :class:`InputError` naming the line and the field."""
-    if not path.is_file():
-        raise InputError(path, None, "no such capability file: give a YAML or JSON file")
-    data = read_bytes(path)
+    text = read_text(path, "capability file")
     if path.suffix.lower() == ".json":
-        load_json(path)  # a JSON mistake is told as JSON, before it is read for its lines
-    root, document = _compose(path, data)
+        parse_json(text, path)  # a JSON mistake is told as JSON, before it is read for its lines
+    root, document = compose_yaml(text, path)
+    if root is None:
+        raise InputError(path, None, "holds no families: list them under families:")
     capabilities = _validated(path, root, document)
     _check_names_and_tools(path, root, capabilities, catalogue)
     return capabilities
@@ -134,20 +133,6 @@ def _check_names_and_tools(
                     f"family {family.name!r} names tool {tool!r}, which is not in the tool "
                     f"catalogue (known: {known}): fix the name or the --tools file",
                 )
-
-
-def _compose(path: Path, data: bytes) -> tuple[yaml.Node, Any]:
-    """The document's node tree (for its lines) and its value."""
-    loader = BoundedLoader(data)
-    try:
-        root = loader.get_single_node()
-        if root is None:
-            raise InputError(path, None, "holds no families: list them under families:")
-        return root, loader.construct_document(root)
-    except yaml.YAMLError as exc:
-        raise InputError.of_yaml(path, exc) from None
-    finally:
-        loader.dispose()
 
 
 def _line_of(root: yaml.Node, loc: list[Any], bare: bool) -> int:

@@ -9,6 +9,7 @@ from pathlib import Path
 import orjson
 
 from agent_backtest.errors import InputError, UserError
+from agent_backtest.input_files import iter_lines
 from agent_backtest.simulate.coverage import coverage
 from agent_backtest.simulate.layout import CONVERSATIONS, COVERAGE, FLOWS, LEDGER, MANIFEST
 from agent_backtest.simulate.ledger import RunFindings, append_once, write_run_ledger
@@ -68,7 +69,7 @@ def _lines(path: Path) -> dict[str, int]:
     lines: dict[str, int] = {}
     if not path.exists():
         return lines
-    for number, line in enumerate(path.read_bytes().split(b"\n"), start=1):
+    for number, line in iter_lines(path, "run file"):
         try:
             lines.setdefault(orjson.loads(line)["flow_id"], number)
         except (orjson.JSONDecodeError, KeyError, TypeError):

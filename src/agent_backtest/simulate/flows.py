@@ -16,8 +16,8 @@ import yaml
 from pydantic import ValidationError
 
 from agent_backtest.errors import InputError
-from agent_backtest.formats.cassette import BoundedLoader
-from agent_backtest.formats.jsonio import is_json_lines, iter_json_lines, load_json, read_bytes
+from agent_backtest.formats.jsonio import is_json_lines, iter_json_lines, load_json
+from agent_backtest.input_files import compose_yaml, decode_text, read_bytes
 from agent_backtest.simulate.models import Flow
 
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -34,12 +34,11 @@ class LocatedFlow:
 def read_flows(path: Path) -> list[LocatedFlow]:
     """Every flow of ``path`` in file order; any mistake is an :class:`InputError` naming the
     line and the field."""
-    if not path.is_file():
-        raise InputError(path, None, "no such flows file: give a JSONL, JSON or YAML file")
-    if not read_bytes(path).strip():
+    text = decode_text(read_bytes(path, "flows file"), path, "flows file")
+    if not text.strip():
         raise InputError(path, None, "holds no flows: write one flow per line (JSONL)")
     if path.suffix.lower() in YAML_SUFFIXES:
-        rows = _yaml_rows(path)
+        rows = _yaml_rows(path, text)
     elif is_json_lines(path):
         rows = list(iter_json_lines(path))
         if len(rows) == 1 and _is_document(rows[0][1]):  # a whole document on one line
@@ -100,7 +99,7 @@ def _json_rows(path: Path) -> list[tuple[int, Any]]:
         flows = document
     else:
         raise InputError(path, "$", 'a JSON flows file is a list of flows or {"flows": [...]}')
-    text = read_bytes(path).decode("utf-8", errors="replace")
+    text = decode_text(read_bytes(path, "flows file"), path, "flows file")
     lines = _element_lines(text, isinstance(document, dict))
     return list(zip(lines, flows, strict=True))
 
@@ -146,23 +145,18 @@ def _skip(text: str, position: int) -> int:
     return position
 
 
-def _yaml_rows(path: Path) -> list[tuple[int, Any]]:
+def _yaml_rows(path: Path, text: str) -> list[tuple[int, Any]]:
     """The flows of a YAML document with the line each one starts on."""
-    data = read_bytes(path)
-    loader = BoundedLoader(data)
-    try:
-        root = loader.get_single_node()
-        if root is None:
-            return []
-        sequence = root
-        if isinstance(root, yaml.MappingNode):
-            sequence = next((v for k, v in root.value if k.value == "flows"), None)
-        if not isinstance(sequence, yaml.SequenceNode):
-            raise InputError(path, "line 1", "a YAML flows file is a list of flows or flows: [...]")
-        return [
-            (item.start_mark.line + 1, loader.construct_document(item)) for item in sequence.value
-        ]
-    except yaml.YAMLError as exc:
-        raise InputError.of_yaml(path, exc) from None
-    finally:
-        loader.dispose()
+    root, document = compose_yaml(text, path)
+    if root is None:
+        return []
+    sequence, flows = root, document
+    if isinstance(root, yaml.MappingNode) and isinstance(document, dict):
+        # The last ``flows`` key, as the document's value keeps it.
+        sequence = next((v for k, v in reversed(root.value) if k.value == "flows"), None)
+        flows = document.get("flows")
+    if not isinstance(sequence, yaml.SequenceNode) or not isinstance(flows, list):
+        raise InputError(path, "line 1", "a YAML flows file is a list of flows or flows: [...]")
+    return [
+        (item.start_mark.line + 1, flow) for item, flow in zip(sequence.value, flows, strict=True)
+    ]

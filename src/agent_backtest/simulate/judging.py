@@ -35,6 +35,7 @@ from agent_backtest.episodes.judge_chain import JudgeSeat
 from agent_backtest.errors import InputError, UserError, bounded
 from agent_backtest.executors import ExecutorKind, role_calls
 from agent_backtest.formats.tools_file import load_tools_file
+from agent_backtest.input_files import read_bytes
 from agent_backtest.providers import CallCounters, ModelConfig, load_model_config
 from agent_backtest.providers.config import ModelRole
 from agent_backtest.providers.roles import (
@@ -484,7 +485,7 @@ def read_settings(run: Path) -> JudgingSettings | None:
     if not path.exists():
         return None
     try:
-        return JudgingSettings.model_validate_json(path.read_bytes())
+        return JudgingSettings.model_validate_json(read_bytes(path, "judging record"))
     except ValidationError as exc:
         raise InputError(path, None, f"not a judging record: {exc.errors()[0]['msg']}") from None
 

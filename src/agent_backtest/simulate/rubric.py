@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_backtest.errors import InputError
+from agent_backtest.input_files import read_text
 from agent_backtest.scoring.prompts import (
     ANSWER_QUOTE_CHARS,
     PromptTemplate,
@@ -82,10 +83,7 @@ DEFAULT_TAXONOMY = Owners({name: DEFAULT_DESCRIPTIONS[name] for name in DEFAULT_
 
 def load_owners(path: Path) -> Owners:
     """The taxonomy of an owners file (module docstring); a bad line names its number."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(path, None, f"cannot read the owners file: {exc}") from None
+    lines = read_text(path, "owners file").splitlines()
     descriptions: dict[str, str] = {}
     for number, line in enumerate(lines, start=1):
         text = line.split("#", 1)[0].strip()

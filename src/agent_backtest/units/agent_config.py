@@ -6,14 +6,13 @@ not silently change how steps are classified.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
-import orjson
 from pydantic import Field, ValidationError, model_validator
 
 from agent_backtest.errors import InputError
+from agent_backtest.input_files import load_json, load_toml, load_yaml
 from agent_backtest.record_model import StrictModel
 
 DEFAULT_ROUTING_PREFIXES = ("go_to_", "transfer_to_", "route_to_")
@@ -83,18 +82,7 @@ class AgentConfig(StrictModel):
 
 def load_agent_config(path: Path) -> AgentConfig:
     """Read an agent config file; any problem is an :class:`InputError` naming the key."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(path, None, f"cannot open: {exc.strerror}") from None
-    try:
-        data = _parse(path, text)
-    except ValueError as exc:  # each parser's error is one (the YAML one made so below)
-        raise InputError(
-            path,
-            None,
-            f"not valid {path.suffix.lstrip('.') or 'config'}: {str(exc).splitlines()[0]}",
-        ) from None
+    data = _parse(path)
     if not isinstance(data, dict):
         raise InputError(path, "$", "the agent config must be a table/object of settings")
     try:
@@ -113,17 +101,13 @@ def load_agent_config(path: Path) -> AgentConfig:
     return config
 
 
-def _parse(path: Path, text: str) -> Any:
+def _parse(path: Path) -> Any:
+    """The file's settings, read as its suffix says."""
     suffix = path.suffix.lower()
     if suffix == ".toml":
-        return tomllib.loads(text)
+        return load_toml(path, "agent config")
     if suffix == ".json":
-        return orjson.loads(text)
+        return load_json(path, "agent config")
     if suffix in (".yaml", ".yml"):
-        import yaml  # imported here: it costs ~20 ms, and most configs are TOML
-
-        try:
-            return yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise ValueError(str(exc)) from None
+        return load_yaml(path, "agent config")
     raise InputError(path, None, "unknown config type: use a .toml, .json or .yaml file")

@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from agent_backtest.errors import InputError
 from agent_backtest.formats.jsonio import iter_json_lines
+from agent_backtest.input_files import checked_regular_file
 
 __all__ = ["ArgumentKey", "CallKey", "GoldLine", "read_answer_keys"]
 
@@ -100,6 +101,7 @@ def read_answer_keys(path: Path) -> dict[str, tuple[int, list[CallKey]]]:
 
 def _lines(path: Path) -> Iterator[tuple[int, GoldLine]]:
     """The parsed lines of a gold file, numbered; blank lines skipped."""
+    checked_regular_file(path, "gold file")
     for number, value in iter_json_lines(path, expected="one key a line"):
         try:
             line = GoldLine.model_validate(value)

@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from agent_backtest.errors import InputError
+from agent_backtest.input_files import decode_text, read_bytes
 
 CSV_SESSION_COLUMN = "session"
 # ``abt report`` puts an apostrophe before trace text that a spreadsheet would run as a formula;
@@ -38,16 +39,7 @@ class ExcludedSessions:
 def read_session_ids(path: Path) -> ExcludedSessions:
     """The sessions a file names; a file that cannot be read names the place that is wrong."""
     source = path / "units.jsonl" if path.is_dir() else path
-    try:
-        data = source.read_bytes()
-    except OSError as exc:
-        raise InputError(
-            source, None, f"cannot read the excluded sessions: {exc.strerror}"
-        ) from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(source, f"byte {exc.start}", "not UTF-8 text") from None
+    text = decode_text(read_bytes(source, "list of excluded sessions"), source, "file")
     return ExcludedSessions(str(path), frozenset(_ids_of(source, text)))
 
 

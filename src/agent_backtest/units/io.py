@@ -16,6 +16,7 @@ from typing import NamedTuple
 from pydantic import ValidationError
 
 from agent_backtest.errors import InputError
+from agent_backtest.input_files import check_json_integers, checked_regular_file, open_binary
 from agent_backtest.units.model import UNIT_SCHEMA, Unit
 
 
@@ -42,11 +43,7 @@ class Stretch(NamedTuple):
 def read_units_file(path: Path, stretch: Stretch | None = None) -> Iterator[Unit]:
     """The units of a units JSONL (or of one ``stretch`` of it), in order, read one line at a
     time; a line that is not a unit is an error naming its line in the file."""
-    try:
-        handle = path.open("rb")
-    except OSError as exc:
-        raise InputError(path, None, f"cannot open: {exc.strerror}") from None
-    with handle:
+    with open_binary(path, "units file") as handle:
         position, end, first = stretch or (0, None, 1)
         handle.seek(position)
         for number, line in enumerate(handle, start=first):
@@ -61,7 +58,8 @@ def stretches(path: Path, parts: int) -> list[Stretch]:
     """The file cut into ``parts`` stretches of whole lines, as many lines in each as can be
     (give or take one)."""
     if parts == 1:  # the whole file: nothing to count
-        return [Stretch(0, path.stat().st_size, 1)]
+        return [Stretch(0, checked_regular_file(path, "units file").st_size, 1)]
+    checked_regular_file(path, "units file")
     lines = _count_lines(path)
     wanted = [lines * part // parts for part in range(1, parts)]
     cuts = [0, *_line_offsets(path, wanted), path.stat().st_size]
@@ -108,6 +106,7 @@ def _line_offsets(path: Path, lines: list[int]) -> list[int]:
 
 def _unit(path: Path, number: int, line: bytes) -> Unit:
     # Parsed and validated in one pass by pydantic: no dict of the whole line is built first.
+    check_json_integers(line, path, f"line {number}")
     try:
         return Unit.model_validate_json(line)
     except ValidationError as exc:

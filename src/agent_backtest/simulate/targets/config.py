@@ -49,7 +49,6 @@ as one JSON string, or one form field). Every name used is checked when the file
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 from string import Template
 from typing import Annotated, Any, Literal
@@ -58,6 +57,7 @@ from urllib.parse import urlsplit
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from agent_backtest.errors import InputError, UserError
+from agent_backtest.input_files import load_toml
 from agent_backtest.record_model import StrictModel
 from agent_backtest.simulate.targets.events import EventKind, EventPaths
 
@@ -326,14 +326,7 @@ class TargetFile(StrictModel):
 
 def load_target(path: Path) -> Target:
     """Read and check the target file; any mistake is an :class:`InputError` naming the key."""
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(path, None, "no such target file: give a TOML target file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(path, None, f"cannot read the target file: {exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(path, None, f"not valid TOML: {exc}") from None
+    data = load_toml(path, "target file")
     if "type" not in data:
         raise InputError(path, "type", 'missing: say type = "http", "python" or "model"')
     if data["type"] not in ("http", "python", "model"):
