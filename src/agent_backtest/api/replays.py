@@ -22,7 +22,7 @@ from agent_backtest.api.options import (
     SelectionOptions,
 )
 from agent_backtest.api.roles import JUDGES, Roles, given_roles, judges
-from agent_backtest.api.scoring import score_locked, score_settings
+from agent_backtest.api.scoring import run_cache, score_locked, score_settings
 from agent_backtest.errors import UserError, bounded
 from agent_backtest.providers import load_model_config
 from agent_backtest.providers.config import RoleName
@@ -169,10 +169,8 @@ def replay(
             outcome = live.finish(directory)
             if hooks is not None:
                 hooks.on_scored(directory.path, outcome)
-        else:
-            _score_after(
-                directory, result, score, judge_models, judging, AgentOptions(), config_file, hooks
-            )
+        else:  # with the judges as run.json records them (the run's cache theirs too)
+            _score_after(directory, result, score, {}, judging, AgentOptions(), config_file, hooks)
     return Run(directory.path)
 
 
@@ -200,7 +198,9 @@ def resume(
     in batches from now on (with its poll interval and size). ``roles`` names judges for its
     scoring instead of the ones the run recorded."""
     directory = RunDirectory(run.path if isinstance(run, Run) else Path(run))
-    overrides = (calls or CallOptions()).overrides()
+    calls = calls or CallOptions()
+    _keeps_its_endpoint_and_cache(calls)
+    overrides = calls.overrides()
     judging, agent = judging or JudgeOptions(), agent or AgentOptions()
     judge_models = given_roles(roles, JUDGES)
     execution = execution or ExecutorOptions()
@@ -214,7 +214,7 @@ def resume(
             check_batch(manifest.config.candidate, refs, config)
         _one_way_of_sending(manifest.config.batch, execution)
         if score:  # the judges are checked before anything is sent again
-            named = list(judges(judge_models, config).values())
+            named = list(judges(judge_models, config, *run_cache(manifest)).values())
             check_judges(named, [str(ref) for ref in refs], config)
         done = begin_resume(directory, manifest, retry_errors, repair)
         result = replay_run(
@@ -224,6 +224,22 @@ def resume(
         source = manifest.config.config_file
         _score_after(directory, result, score, judge_models, judging, agent, source, hooks)
     return Run(directory.path)
+
+
+def _keeps_its_endpoint_and_cache(calls: CallOptions) -> None:
+    """A resumed run calls the endpoint and uses the response cache run.json records (so no
+    answer it already paid for is paid again): another one is refused, not ignored."""
+    for parameter, given in (
+        ("base_url", calls.base_url is not None),
+        ("cache_dir", calls.cache_dir is not None),
+        ("cache", not calls.cache),
+    ):
+        if given:
+            raise UserError(
+                "a run you resume keeps the endpoint and the response cache it was started "
+                "with (run.json): leave it out",
+                parameter,
+            )
 
 
 def _live_scoring(settings: ReplaySettings, judging: JudgeOptions) -> LiveScoring | None:
