@@ -20,6 +20,7 @@ from agent_backtest.reporting import (
     write_compare,
     write_report,
 )
+from agent_backtest.runs.files import check_writable
 from agent_backtest.runs.lock import run_lock
 from agent_backtest.runs.manifest_base import run_kind
 from agent_backtest.runs.run import Run
@@ -79,6 +80,8 @@ def compare(
     or in pass rate)."""
     path_a, path_b = _path(a), _path(b)
     target = Path(out) if out is not None else None
+    if target is not None:
+        _check_folder(target)
     kinds = is_simulate_run(path_a), is_simulate_run(path_b)
     if kinds[0] != kinds[1]:
         simulate, other = (path_a, path_b) if kinds[0] else (path_b, path_a)
@@ -101,6 +104,15 @@ def compare(
         change = "pass rate change B − A"
         checks.append(at_least(change, comparison.difference, -max_drop, use_lower_bound))
     return written, checks
+
+
+def _check_folder(out: Path) -> None:
+    """The folder a comparison is written to can be: not a file, made or written."""
+    if out.exists() and not out.is_dir():
+        raise UserError(
+            f"{out} is a file: name the folder compare.json and compare.html go to", "out"
+        )
+    check_writable(out / "compare.json", "out")
 
 
 def _flows_and_verdicts(path: Path) -> tuple[Path, list[Flow], dict[str, Verdict]]:

@@ -10,7 +10,7 @@ from rich.table import Table
 from agent_backtest import Run, api
 from agent_backtest.api import AgentOptions, JudgeOptions
 from agent_backtest.cli.flags import with_groups
-from agent_backtest.cli.options import CALLS, ROLES, argument, option
+from agent_backtest.cli.options import CALLS, MAX_CONCURRENCY, ROLES, argument, option
 from agent_backtest.cli.roles import JudgeFlags
 from agent_backtest.cli.terminal import SafeConsole, print_warnings
 from agent_backtest.reporting.figures import interval_label, rate, rate_with_count
@@ -36,6 +36,8 @@ Workers = option(
     "Processes sharing the answers when no judge is set (Linux) [default: one per core, at most "
     "one per 2,500 answers].",
     metavar="N",
+    min=1,
+    max=MAX_CONCURRENCY,
 )
 
 
