@@ -113,3 +113,32 @@ def test_only_credentials_and_transport_options_are_dropped() -> None:
         "response_format": {"type": "json_object"},
         "nested": {"list": [{"keep": 1}], "headers": "kept below the top"},
     }
+
+
+def test_a_units_file_from_elsewhere_keeps_no_credential_field_and_sends_the_message_exact(
+    tmp_path: Path,
+) -> None:
+    """A units file written by another tool holds ``params.metadata.key`` and ``params.api_key``
+    (dropped: neither in the run's units.jsonl nor sent) and a key pasted into a user message
+    (needed verbatim for the replay: sent unchanged)."""
+    from tests.conftest import write_tau_units
+
+    pasted = "sk-proj-PastedIntoTheChat0123456789abcd"
+    source = write_tau_units(tmp_path / "source.jsonl", limit=3)
+    units = [json.loads(line) for line in source.read_text().splitlines()]
+    for unit in units:
+        unit["request"]["params"] |= {"api_key": PLANTED, "metadata": {"key": "meta-secret-42"}}
+        unit["request"]["messages"].append({"role": "user", "content": f"my key is {pasted}"})
+    planted = tmp_path / "planted-units.jsonl"
+    planted.write_text("".join(json.dumps(unit) + "\n" for unit in units))
+    with FakeOpenAI() as server:
+        run = abt(tmp_path, "replay", planted, "--model", "openai/m", "--base-url",
+                  server.base_url, "--out", "run", "--no-cache")  # fmt: skip
+        bodies = list(server.bodies)
+    assert run.returncode == 0, run.stderr
+    assert len(bodies) == len(units)
+    sent = json.dumps(bodies)
+    assert PLANTED not in sent and "meta-secret-42" not in sent
+    assert all(body["messages"][-1]["content"] == f"my key is {pasted}" for body in bodies)
+    stored = (tmp_path / "run" / "units.jsonl").read_text()
+    assert PLANTED not in stored and "meta-secret-42" not in stored
