@@ -47,12 +47,15 @@ def is_simulate_run(path: Path) -> bool:
     return run_kind(path) == "simulate"
 
 
-def report(run: PathLike | Run) -> ReportOutcome | simulate_report.SimulateReport:
+def report(
+    run: PathLike | Run, *, show_secrets: bool = False
+) -> ReportOutcome | simulate_report.SimulateReport:
     """Write results.csv and report.html (one offline page) into a scored run's directory; for
-    a simulate run, summary.json and report.html."""
+    a simulate run, summary.json and report.html. Values shaped like credentials (a key pasted
+    into a message) are masked on the replay page unless ``show_secrets``."""
     path = _path(run)
     if not is_simulate_run(path):
-        return write_report(path)
+        return write_report(path, show_secrets)
     with run_lock(path, "report on"):
         flows, conversations = read_run(path)
         verdicts = read_verdicts(path / VERDICTS)

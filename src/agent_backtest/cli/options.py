@@ -89,3 +89,10 @@ JsonReport = option(bool, "--json", OUTPUT, "Print the report as JSON instead of
 RequestsPerSecond = option(
     float, "--requests-per-second", CALLS, "At most N requests a second.", metavar="N"
 )
+ShowSecrets = option(
+    bool,
+    "--show-secrets",
+    OUTPUT,
+    "Show values shaped like credentials (sk-…, AKIA…, ghp_…, AIza…, JWTs, bearer tokens) in "
+    "recorded messages as they are, instead of [redacted].",
+)

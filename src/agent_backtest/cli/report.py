@@ -10,7 +10,7 @@ from pathlib import Path
 from agent_backtest import api
 from agent_backtest.api.results import SimulateReport
 from agent_backtest.cli.markdown import cell, report_markdown
-from agent_backtest.cli.options import OUTPUT, argument, option
+from agent_backtest.cli.options import OUTPUT, ShowSecrets, argument, option
 from agent_backtest.cli.score import headline_lines
 from agent_backtest.cli.simulate_figures import summary_lines
 from agent_backtest.cli.terminal import SafeConsole, print_warnings
@@ -37,10 +37,14 @@ FormatOption = option(
 )
 
 
-def report(run: RunArgument, output_format: FormatOption = OutputFormat.text) -> None:
+def report(
+    run: RunArgument,
+    output_format: FormatOption = OutputFormat.text,
+    show_secrets: ShowSecrets = False,
+) -> None:
     """Write results.csv and report.html (one offline page) into a scored run's directory, or
     summary.json and report.html into a simulate run's."""
-    outcome = api.report(run)
+    outcome = api.report(run, show_secrets=show_secrets)
     if isinstance(outcome, SimulateReport):
         _print_simulate(run, outcome, output_format)
         return

@@ -13,7 +13,7 @@ from rich.table import Table
 from agent_backtest import api
 from agent_backtest.api import ReadingOptions
 from agent_backtest.cli.flags import with_groups
-from agent_backtest.cli.options import OUTPUT, SELECTION, argument, option
+from agent_backtest.cli.options import OUTPUT, SELECTION, ShowSecrets, argument, option
 from agent_backtest.cli.terminal import SafeConsole, escape, printable
 
 if TYPE_CHECKING:
@@ -50,13 +50,14 @@ def show(
     session: SessionId = None,
     unit: UnitId = None,
     explain: Explain = False,
+    show_secrets: ShowSecrets = False,
 ) -> None:
     """Show a session (turns, messages, tool calls, timing) or a unit (request and golden).
 
     With several sessions or units and no id, list them.
     """
     shown = api.show(file, session=session, unit=unit, explain_records=explain, reading=reading)
-    console = SafeConsole(highlight=False)
+    console = SafeConsole(highlight=False, mask_secrets=not show_secrets)
     if shown.explanation is not None:
         print_explanation(console, shown.explanation)
     elif shown.units:
