@@ -36,7 +36,6 @@ Workers = option(
     "Processes sharing the answers when no judge is set (Linux) [default: one per core, at most "
     "one per 2,500 answers].",
     metavar="N",
-    min=1,
     max=MAX_CONCURRENCY,
 )
 
