@@ -143,3 +143,27 @@ def test_a_run_played_through_a_live_agent_and_judged_gets_a_page_with_no_error(
     assert visible(page) == ["flow-greet-2"]
     assert page.evaluate("() => window.__planted") is None
     assert problems == []
+
+
+PASTED = "sk-proj-PastedIntoTheChat0123456789abcd"
+
+
+@pytest.fixture(scope="module")
+def keyed_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run whose one failed conversation's user pasted a key (built before ``chromium``)."""
+    plans = [
+        Planned("k1", "notes", "s1", "fail", user=PASTED),
+        Planned("k2", "notes", "s2", "pass"),
+    ]
+    return judged_run(tmp_path_factory.mktemp("keyed"), "keyed", plans)
+
+
+def test_a_key_in_a_failed_conversation_is_masked_on_the_page_and_in_its_reproduction(
+    keyed_run: Path, chromium: Any
+) -> None:
+    assert PASTED in (keyed_run / "verdicts.jsonl").read_text()  # the run keeps it exact
+    problems: list[str] = []
+    page = open_page(chromium, keyed_run / "report.html", problems)
+    assert "[redacted]" in page.locator("#flow-k1 ol").inner_text()  # the reproduction
+    assert PASTED not in page.content()
+    assert problems == []

@@ -52,14 +52,16 @@ def report(
 ) -> ReportOutcome | simulate_report.SimulateReport:
     """Write results.csv and report.html (one offline page) into a scored run's directory; for
     a simulate run, summary.json and report.html. Values shaped like credentials (a key pasted
-    into a message) are masked on the replay page unless ``show_secrets``."""
+    into a message) are masked on either page unless ``show_secrets``."""
     path = _path(run)
     if not is_simulate_run(path):
         return write_report(path, show_secrets)
     with run_lock(path, "report on"):
         flows, conversations = read_run(path)
         verdicts = read_verdicts(path / VERDICTS)
-        return simulate_report.write_report(path, flows, conversations, verdicts.values())
+        return simulate_report.write_report(
+            path, flows, conversations, verdicts.values(), show_secrets
+        )
 
 
 def simulate_summary(run: PathLike | Run) -> SimulateSummary:
