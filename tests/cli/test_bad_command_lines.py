@@ -98,3 +98,21 @@ def test_a_bad_command_line_is_one_line_and_exit_2(
     assert result.stderr.startswith("abt: error: ") and expected in result.stderr, result.stderr
     assert len(result.stderr) < 1200  # a long value is cut, never printed whole
     assert sorted(path.name for path in folder.iterdir()) == before  # no run directory left
+
+
+def test_a_run_whose_name_holds_a_newline_is_named_on_one_line(folder: Path) -> None:
+    """What score and report print name the run's files on one line each, the newline shown
+    as its escape."""
+    import shutil
+
+    named = folder / "run\nabt: error: forged"
+    shutil.copytree(folder / "done", named)
+    try:
+        for command in ("score", "report"):
+            result = abt(folder, command, named.name)
+            assert result.returncode == 0, result.stderr
+            lines = (result.stdout + result.stderr).splitlines()
+            assert not any(line.startswith("abt: error: forged") for line in lines), lines
+            assert any("run\\nabt: error: forged" in line for line in lines), lines
+    finally:
+        shutil.rmtree(named)
