@@ -10,13 +10,11 @@ would make, checked absent afterwards.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.cli.test_mistakes import abt
 from tests.conftest import ROOT, write_tau_units
 
 DEMO = ROOT / "examples" / "demo_agent"
@@ -73,17 +71,6 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
                "--no-cache")  # fmt: skip
     assert done.returncode == 0, done.stderr
     return folder
-
-
-def abt(cwd: Path, *args: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agent_backtest.cli", *map(str, args)],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "OPENAI_API_KEY": "sk-test-not-used"},
-    )
 
 
 @pytest.mark.parametrize(("args", "expected"), [case[1:] for case in CASES],
