@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -150,12 +151,14 @@ PASTED = "sk-proj-PastedIntoTheChat0123456789abcd"
 
 @pytest.fixture(scope="module")
 def keyed_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A run whose one failed conversation's user pasted a key (built before ``chromium``)."""
+    """A run whose failed conversation's user pasted a key, judged in a thread of its own: the
+    module's Chromium may already run Playwright's event loop in this one."""
     plans = [
         Planned("k1", "notes", "s1", "fail", user=PASTED),
         Planned("k2", "notes", "s2", "pass"),
     ]
-    return judged_run(tmp_path_factory.mktemp("keyed"), "keyed", plans)
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(judged_run, tmp_path_factory.mktemp("keyed"), "keyed", plans).result()
 
 
 def test_a_key_in_a_failed_conversation_is_masked_on_the_page_and_in_its_reproduction(
