@@ -56,8 +56,15 @@ def show(
 
     With several sessions or units and no id, list them.
     """
-    shown = api.show(file, session=session, unit=unit, explain_records=explain, reading=reading)
-    console = SafeConsole(highlight=False, mask_secrets=not show_secrets)
+    shown = api.show(
+        file,
+        session=session,
+        unit=unit,
+        explain_records=explain,
+        reading=reading,
+        show_secrets=show_secrets,
+    )
+    console = SafeConsole(highlight=False)
     if shown.explanation is not None:
         print_explanation(console, shown.explanation)
     elif shown.units:

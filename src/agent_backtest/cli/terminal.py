@@ -9,13 +9,10 @@ its escape (``\\x1b``, ``\\u202e``); line breaks and tabs stay, since messages h
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from rich.console import Console
 from rich.markup import escape as escape_markup
 from rich.segment import Segment
-
-from agent_backtest.redaction import mask_secrets
 
 _KEPT = {"\n", "\t"}
 _CONTROLS = [chr(code) for code in (*range(0x00, 0x20), *range(0x7F, 0xA0))]
@@ -59,19 +56,11 @@ class SafeConsole(Console):
     The text of each segment is made printable just before it is styled, so rich's own codes
     (colours, the progress bar's cursor moves, which travel as control segments) still work.
     Rich drops BEL, BS, VT, FF and CR from text before that; :func:`escape` text first to show
-    those too. With ``mask_secrets``, values shaped like credentials are shown as ``[redacted]``.
+    those too.
     """
-
-    def __init__(self, *args: Any, mask_secrets: bool = False, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.mask_secrets = mask_secrets
-        """Show values shaped like credentials as ``[redacted]`` (recorded messages)."""
 
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
         return super()._render_buffer(
-            segment if segment.control else Segment(self._shown(segment.text), segment.style)
+            segment if segment.control else Segment(printable(segment.text), segment.style)
             for segment in buffer
         )
-
-    def _shown(self, text: str) -> str:
-        return mask_secrets(printable(text)) if self.mask_secrets else printable(text)
