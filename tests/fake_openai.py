@@ -3,7 +3,8 @@
 It answers ``POST /v1/chat/completions`` deterministically from the request (the same request
 always gets the same answer), after an optional fixed latency. ``hold`` keeps the answers to
 later requests back until ``release``, so a test can keep a client's run going for exactly as
-long as it needs, without a latency to guess. A script of faults per request
+long as it needs, without a latency to guess (a held request whose client is gone by then is
+dropped uncounted). A script of faults per request
 lets a test make chosen requests fail: ``429`` (with ``Retry-After``), ``500``, ``401``,
 ``slow`` (past the client's timeout), ``reset`` (connection reset), ``malformed`` (not JSON),
 ``trickle`` (the answer one byte every ``trickle_seconds``; ``trickled`` counts the bytes out
@@ -114,12 +115,21 @@ class FakeOpenAI:
             self._held_after = None
             self._released.set()
 
-    def _wait_if_held(self) -> None:
+    def _wait_if_held(self, connection: socket.socket) -> bool:
+        """Wait while held; False when the client hung up meanwhile (a killed process): such a
+        request is never answered nor counted, as no provider bills a call nobody received."""
         with self._lock:
             self._arrived += 1
             held = self._held_after is not None and self._arrived > self._held_after
-        if held:
-            self._released.wait()
+        if not held:
+            return True
+        self._released.wait()
+        try:
+            return connection.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) != b""
+        except BlockingIOError:  # nothing more to read: the client is still waiting
+            return True
+        except OSError:
+            return False
 
     def fault_for(self, key: str) -> str:
         """The behaviour of this attempt of request ``key``, and count the attempt."""
@@ -143,8 +153,10 @@ class FakeOpenAI:
                 """Quiet."""
 
             def do_POST(self) -> None:
-                server._wait_if_held()
                 body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+                if not server._wait_if_held(self.connection):
+                    self.close_connection = True
+                    return
                 key = request_key(body)
                 with server._lock:
                     server.bodies.append(body)

@@ -50,6 +50,27 @@ _SECRET_IN_TEXT = re.compile(
 _CREDENTIAL_VALUE = re.compile(r"^\s*(bearer|basic)\s+\S+|\bsk-[A-Za-z0-9_-]{16,}", re.IGNORECASE)
 
 
+# Credentials of the shapes providers issue, found inside message text: OpenAI (sk-…) and
+# Anthropic (sk-ant-…) keys, AWS access key ids, GitHub tokens, Google API keys, JWTs, and
+# bearer tokens. Only characters a JSON string holds unescaped, so JSON text can be masked too.
+_KEY_SHAPES = re.compile(
+    r"\bsk-(?:ant-)?[A-Za-z0-9_-]{16,}"
+    r"|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"
+    r"|\bgh[pousr]_[A-Za-z0-9]{30,}"
+    r"|\bgithub_pat_[A-Za-z0-9_]{30,}"
+    r"|\bAIza[0-9A-Za-z_-]{35}"
+    r"|\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
+    r"|(?<=[Bb]earer )[A-Za-z0-9._~+/=-]{16,}"
+)
+
+
+def mask_secrets(text: str) -> str:
+    """``text`` with every value shaped like a credential replaced by ``[redacted]``, for where
+    a recorded message is shown (a page, the terminal, a judge's prompt); what is sent for
+    replay keeps the message exact."""
+    return _KEY_SHAPES.sub(REDACTED, text)
+
+
 @lru_cache(maxsize=4096)
 def is_secret_name(name: str) -> bool:
     """True for a field or attribute name that names a credential."""

@@ -113,3 +113,65 @@ def test_only_credentials_and_transport_options_are_dropped() -> None:
         "response_format": {"type": "json_object"},
         "nested": {"list": [{"keep": 1}], "headers": "kept below the top"},
     }
+
+
+def test_a_units_file_from_elsewhere_keeps_no_credential_field_and_sends_the_message_exact(
+    tmp_path: Path,
+) -> None:
+    """A units file written by another tool holds ``params.metadata.key`` and ``params.api_key``
+    (dropped: neither in the run's units.jsonl nor sent) and a key pasted into a user message
+    (needed verbatim for the replay: sent unchanged)."""
+    from tests.conftest import write_tau_units
+
+    pasted = "sk-proj-PastedIntoTheChat0123456789abcd"
+    source = write_tau_units(tmp_path / "source.jsonl", limit=3)
+    units = [json.loads(line) for line in source.read_text().splitlines()]
+    for unit in units:
+        unit["request"]["params"] |= {"api_key": PLANTED, "metadata": {"key": "meta-secret-42"}}
+        unit["request"]["messages"].append({"role": "user", "content": f"my key is {pasted}"})
+    planted = tmp_path / "planted-units.jsonl"
+    planted.write_text("".join(json.dumps(unit) + "\n" for unit in units))
+    with FakeOpenAI() as server:
+        run = abt(tmp_path, "replay", planted, "--model", "openai/m", "--base-url",
+                  server.base_url, "--out", "run", "--no-cache")  # fmt: skip
+        bodies = list(server.bodies)
+    assert run.returncode == 0, run.stderr
+    assert len(bodies) == len(units)
+    sent = json.dumps(bodies)
+    assert PLANTED not in sent and "meta-secret-42" not in sent
+    assert all(body["messages"][-1]["content"] == f"my key is {pasted}" for body in bodies)
+    stored = (tmp_path / "run" / "units.jsonl").read_text()
+    assert PLANTED not in stored and "meta-secret-42" not in stored
+    # shown masked: on the page and in the terminal; as it is with --show-secrets
+    report = abt(tmp_path, "report", "run")
+    assert report.returncode == 0, report.stderr
+    page = (tmp_path / "run" / "report.html").read_text()
+    assert pasted not in page and "my key is [redacted]" in page
+    unit_id = json.loads(stored.splitlines()[0])["unit_id"]
+    shown = abt(tmp_path, "show", "run/units.jsonl", "--unit", unit_id)
+    assert shown.returncode == 0, shown.stderr
+    assert pasted not in shown.stdout and "my key is [redacted]" in shown.stdout
+    shown = abt(tmp_path, "show", "run/units.jsonl", "--unit", unit_id, "--show-secrets")
+    assert pasted in shown.stdout
+    assert abt(tmp_path, "report", "run", "--show-secrets").returncode == 0
+    assert pasted in (tmp_path / "run" / "report.html").read_text()
+
+
+def test_credential_shapes_are_masked_in_shown_text_and_words_are_not() -> None:
+    from agent_backtest.redaction import mask_secrets
+
+    shapes = [
+        "sk-proj-abcdefghijklmnop0123",
+        "sk-ant-api03-abcdefghijklmnop0123",
+        "AKIAIOSFODNN7EXAMPLE",
+        "ghp_" + "a1B2" * 9,
+        "AIza" + "SyA-abcdefghijklmnopqrstuvwxyz01234",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    ]
+    for shape in shapes:
+        assert mask_secrets(f"use {shape} now") == "use [redacted] now", shape
+    assert mask_secrets("Authorization: Bearer abcdefghijklmnop0123") == (
+        "Authorization: Bearer [redacted]"
+    )
+    words = "ask-me a question; task-oriented sketches; the AKIA prefix; a bearer of news"
+    assert mask_secrets(words) == words

@@ -22,7 +22,7 @@ from agent_backtest.cli.app import app
 from agent_backtest.reporting import write_compare, write_report
 from agent_backtest.reporting.figures import interval
 from agent_backtest.runs import MeanEstimate
-from agent_backtest.trace import LLMResponse
+from agent_backtest.trace import LLMResponse, Message
 from agent_backtest.units import Unit
 from tests.reporting.browser import keep_screenshot, missing_reason
 from tests.reporting.conftest import HOSTILE_NODE
@@ -244,3 +244,35 @@ def test_drill_down_shows_why_a_free_text_argument_is_not_decided(
     assert judged["target"] in verdict.inner_text()
     assert page.locator("#judge .reason").all_inner_texts() == judged["reasons"]
     assert problems == []
+
+
+def test_a_key_pasted_into_a_message_is_masked_on_the_page(chromium: Any, tmp_path: Path) -> None:
+    pasted = "sk-proj-PastedIntoTheChat0123456789abcd"
+    units = [
+        unit.model_copy(
+            update={
+                "request": unit.request.model_copy(
+                    update={
+                        "messages": [
+                            *unit.request.messages,
+                            Message(role="user", content=f"my key is {pasted}"),
+                        ]
+                    }
+                )
+            }
+        )
+        for unit in tau_units(tmp_path, 2)
+    ]
+    run = build_run(tmp_path / "pasted", units, golden)
+    for show_secrets, shown in ((False, "my key is [redacted]"), (True, f"my key is {pasted}")):
+        write_report(run, show_secrets=show_secrets)
+        problems: list[str] = []
+        page = open_page(chromium, run / "report.html", problems)
+        page.wait_for_selector("body[data-ready='1']")
+        page.locator("#unit-table tbody tr").first.click()
+        page.locator("#context summary").click()
+        expect(page.locator("#context")).to_contain_text(shown)
+        if not show_secrets:
+            assert pasted not in page.content()
+            shot(page, tmp_path / "report-masked-key.png")
+        assert problems == []

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -142,4 +143,30 @@ def test_a_run_played_through_a_live_agent_and_judged_gets_a_page_with_no_error(
     page.select_option("#filter-verdict", "fail")
     assert visible(page) == ["flow-greet-2"]
     assert page.evaluate("() => window.__planted") is None
+    assert problems == []
+
+
+PASTED = "sk-proj-PastedIntoTheChat0123456789abcd"
+
+
+@pytest.fixture(scope="module")
+def keyed_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run whose failed conversation's user pasted a key, judged in a thread of its own: the
+    module's Chromium may already run Playwright's event loop in this one."""
+    plans = [
+        Planned("k1", "notes", "s1", "fail", user=PASTED),
+        Planned("k2", "notes", "s2", "pass"),
+    ]
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(judged_run, tmp_path_factory.mktemp("keyed"), "keyed", plans).result()
+
+
+def test_a_key_in_a_failed_conversation_is_masked_on_the_page_and_in_its_reproduction(
+    keyed_run: Path, chromium: Any
+) -> None:
+    assert PASTED in (keyed_run / "verdicts.jsonl").read_text()  # the run keeps it exact
+    problems: list[str] = []
+    page = open_page(chromium, keyed_run / "report.html", problems)
+    assert "[redacted]" in page.locator("#flow-k1 ol").inner_text()  # the reproduction
+    assert PASTED not in page.content()
     assert problems == []

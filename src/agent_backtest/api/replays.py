@@ -23,7 +23,7 @@ from agent_backtest.api.options import (
     SelectionOptions,
 )
 from agent_backtest.api.roles import JUDGES, Roles, given_roles, judges
-from agent_backtest.api.scoring import score_locked, score_settings
+from agent_backtest.api.scoring import run_cache, score_locked, score_settings
 from agent_backtest.errors import UserError, bounded
 from agent_backtest.providers import ModelConfig, load_model_config
 from agent_backtest.providers.config import RoleName
@@ -176,10 +176,8 @@ def replay(
             outcome = live.finish(directory)
             if hooks is not None:
                 hooks.on_scored(directory.path, outcome)
-        else:
-            _score_after(
-                directory, result, score, judge_models, judging, AgentOptions(), config_file, hooks
-            )
+        else:  # with the judges as run.json records them (the run's cache theirs too)
+            _score_after(directory, result, score, {}, judging, AgentOptions(), config_file, hooks)
     return Run(directory.path)
 
 
@@ -209,7 +207,9 @@ def resume(
     scoring instead of the ones the run recorded. ``max_cost`` (USD) bounds what every start of
     the run spends in all; a resume without it is not bounded."""
     directory = RunDirectory(run.path if isinstance(run, Run) else Path(run))
-    overrides = (calls or CallOptions()).overrides()
+    calls = calls or CallOptions()
+    _keeps_its_endpoint_and_cache(calls)
+    overrides = calls.overrides()
     judging, agent = judging or JudgeOptions(), agent or AgentOptions()
     judge_models = given_roles(roles, JUDGES)
     execution = execution or ExecutorOptions()
@@ -224,7 +224,7 @@ def resume(
             check_batch(manifest.config.candidate, refs, config)
         _one_way_of_sending(manifest.config.batch, execution)
         if score:  # the judges are checked before anything is sent again
-            named = list(judges(judge_models, config).values())
+            named = list(judges(judge_models, config, *run_cache(manifest)).values())
             check_judges(named, [str(ref) for ref in refs], config)
         budget = _budget(max_cost, directory, manifest, config)
         if budget is not None and budget.reached:
@@ -262,6 +262,22 @@ def _budget(
     if max_cost is None:
         return None
     return Budget(max_cost, directory, manifest, PriceTable(config.prices))
+
+
+def _keeps_its_endpoint_and_cache(calls: CallOptions) -> None:
+    """A resumed run calls the endpoint and uses the response cache run.json records (so no
+    answer it already paid for is paid again): another one is refused, not ignored."""
+    for parameter, given in (
+        ("base_url", calls.base_url is not None),
+        ("cache_dir", calls.cache_dir is not None),
+        ("cache", not calls.cache),
+    ):
+        if given:
+            raise UserError(
+                "a run you resume keeps the endpoint and the response cache it was started "
+                "with (run.json): leave it out",
+                parameter,
+            )
 
 
 def _live_scoring(settings: ReplaySettings, judging: JudgeOptions) -> LiveScoring | None:

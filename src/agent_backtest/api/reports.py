@@ -20,6 +20,7 @@ from agent_backtest.reporting import (
     write_compare,
     write_report,
 )
+from agent_backtest.runs.files import check_writable
 from agent_backtest.runs.lock import run_lock
 from agent_backtest.runs.manifest_base import run_kind
 from agent_backtest.runs.run import Run
@@ -46,16 +47,21 @@ def is_simulate_run(path: Path) -> bool:
     return run_kind(path) == "simulate"
 
 
-def report(run: PathLike | Run) -> ReportOutcome | simulate_report.SimulateReport:
+def report(
+    run: PathLike | Run, *, show_secrets: bool = False
+) -> ReportOutcome | simulate_report.SimulateReport:
     """Write results.csv and report.html (one offline page) into a scored run's directory; for
-    a simulate run, summary.json and report.html."""
+    a simulate run, summary.json and report.html. Values shaped like credentials (a key pasted
+    into a message) are masked on either page unless ``show_secrets``."""
     path = _path(run)
     if not is_simulate_run(path):
-        return write_report(path)
+        return write_report(path, show_secrets)
     with run_lock(path, "report on"):
         flows, conversations = read_run(path)
         verdicts = read_verdicts(path / VERDICTS)
-        return simulate_report.write_report(path, flows, conversations, verdicts.values())
+        return simulate_report.write_report(
+            path, flows, conversations, verdicts.values(), show_secrets
+        )
 
 
 def simulate_summary(run: PathLike | Run) -> SimulateSummary:
@@ -79,6 +85,8 @@ def compare(
     or in pass rate)."""
     path_a, path_b = _path(a), _path(b)
     target = Path(out) if out is not None else None
+    if target is not None:
+        _check_folder(target)
     kinds = is_simulate_run(path_a), is_simulate_run(path_b)
     if kinds[0] != kinds[1]:
         simulate, other = (path_a, path_b) if kinds[0] else (path_b, path_a)
@@ -101,6 +109,15 @@ def compare(
         change = "pass rate change B − A"
         checks.append(at_least(change, comparison.difference, -max_drop, use_lower_bound))
     return written, checks
+
+
+def _check_folder(out: Path) -> None:
+    """The folder a comparison is written to can be: not a file, made or written."""
+    if out.exists() and not out.is_dir():
+        raise UserError(
+            f"{out} is a file: name the folder compare.json and compare.html go to", "out"
+        )
+    check_writable(out / "compare.json", "out")
 
 
 def _flows_and_verdicts(path: Path) -> tuple[Path, list[Flow], dict[str, Verdict]]:

@@ -68,13 +68,23 @@ def score_locked(
     manifest = directory.load_manifest()
     source = config_file or manifest.config.config_file
     config = load_model_config(Path(source) if source else None)
-    roles = judges(judge_models, config) or dict(recorded_judges or {})
+    roles = judges(judge_models, config, *run_cache(manifest)) or dict(recorded_judges or {})
     agent_config = agent.config() if agent.given else manifest.config.agent
     notes = []
     if agent_config.answer_keys:
         notes = check_gold(directory, manifest, Path(agent_config.answer_keys))
     settings = score_settings(judging, agent_config, roles)
     return score_run(directory, settings, config, workers, notes)
+
+
+def run_cache(manifest: RunManifest) -> tuple[bool, str | None]:
+    """Whether a run's calls use the response cache, and which (its candidate's, as run.json
+    records it): a judge named after the run was made answers from and into the same cache, so
+    scoring again after a stop pays no judge call twice."""
+    candidate = manifest.config.roles.get("candidate")
+    if candidate is None:
+        return True, None
+    return candidate.cache_dir is not None, candidate.cache_dir
 
 
 def check_gold(directory: RunDirectory, manifest: RunManifest, gold: Path) -> list[str]:

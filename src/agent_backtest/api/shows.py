@@ -3,8 +3,9 @@ trace file's records was read."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TypeVar
 
 from agent_backtest.api.options import PathLike, ReadingOptions
 from agent_backtest.api.units import read_sessions
@@ -12,10 +13,13 @@ from agent_backtest.errors import InputError
 from agent_backtest.formats import InputSummary, explain
 from agent_backtest.formats.base import SpanReading
 from agent_backtest.formats.registry import local_input
+from agent_backtest.redaction import mask_secrets
 from agent_backtest.trace import Session
 from agent_backtest.units import Unit, is_units_file, read_units_file
 
 __all__ = ["InputSummary", "Session", "Shown", "SpanReading", "Unit", "show"]
+
+Record = TypeVar("Record", Session, Unit)
 
 
 @dataclass(frozen=True)
@@ -38,12 +42,34 @@ def show(
     unit: str | None = None,
     explain_records: bool = False,
     reading: ReadingOptions | None = None,
+    show_secrets: bool = False,
 ) -> Shown:
     """The sessions of a trace file (or the units of a units JSONL), kept by ``session`` (and
-    ``unit``) id; one found, or an id given, is to be shown in full. With ``explain_records``,
-    how each span or observation of a trace file was read instead. Nothing found fails with
-    the ids the file holds."""
-    reading = reading or ReadingOptions()
+    ``unit``) id; one found, or an id given, is to be shown in full, with values shaped like
+    credentials (a key pasted into a message) as ``[redacted]`` unless ``show_secrets``. With
+    ``explain_records``, how each span or observation of a trace file was read instead.
+    Nothing found fails with the ids the file holds."""
+    shown = _found(file, session, unit, explain_records, reading or ReadingOptions())
+    if show_secrets or not shown.single:
+        return shown
+    sessions, units = [_masked(s) for s in shown.sessions], [_masked(u) for u in shown.units]
+    return replace(shown, sessions=sessions, units=units)
+
+
+def _masked(record: Record) -> Record:
+    """``record`` with its values shaped like credentials masked (no such value holds a
+    character JSON escapes, so its JSON text is masked and read back)."""
+    return type(record).model_validate_json(mask_secrets(record.model_dump_json()))
+
+
+def _found(
+    file: PathLike,
+    session: str | None,
+    unit: str | None,
+    explain_records: bool,
+    reading: ReadingOptions,
+) -> Shown:
+    """What :func:`show` shows, as the file holds it."""
     path = local_input(Path(file))  # a pipe is read once
     if is_units_file(path):
         if explain_records:

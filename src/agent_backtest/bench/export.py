@@ -24,7 +24,6 @@ as it is.
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -40,6 +39,7 @@ from agent_backtest.bench.reading import BenchRun, EpisodeTrace, error_kind, rea
 from agent_backtest.errors import UserError
 from agent_backtest.record_model import StrictModel, TaggedRecord, schema_tag
 from agent_backtest.runs import code_version, private_atomic_writer
+from agent_backtest.runs.files import check_writable
 from agent_backtest.trace import Message
 from agent_backtest.trace.openai_wire import message_to_wire, tool_to_wire
 
@@ -137,7 +137,7 @@ def export_training(
         raise UserError("name an output: --sft FILE for chat examples, --rl FILE for groups", "sft")
     for path, parameter in ((sft, "sft"), (rl, "rl")):
         if path is not None:
-            check_output(path, parameter)
+            check_writable(path, parameter)
     read = read_run(run, allow_partial=allow_partial)
     traces = {e.episode_id: read.trace(e) for e in read.episodes}
     eligibility = [eligibility_of(read, e, traces[e.episode_id], min_reward) for e in read.episodes]
@@ -159,16 +159,6 @@ def export_training(
         outcome.rl = Written(rl, len(groups), excluded, left_out)
         _write(rl, "rl", groups, outcome.rl, source, eligibility, None)
     return outcome
-
-
-def check_output(path: Path, parameter: str) -> None:
-    """Refuse an output that cannot be written, before anything is."""
-    if path.is_dir():
-        raise UserError(f"{path} is a folder: name a file to write", parameter)
-    folder = next((p for p in path.absolute().parents if p.exists()), Path("/"))
-    target = path if path.exists() else folder
-    if not folder.is_dir() or not os.access(target, os.W_OK):
-        raise UserError(f"cannot write {path}: name a file in a folder you can write", parameter)
 
 
 def eligibility_of(

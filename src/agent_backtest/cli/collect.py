@@ -12,7 +12,7 @@ import typer
 
 from agent_backtest import api
 from agent_backtest.api.backends import DEFAULT_MAX_REQUEST_BYTES
-from agent_backtest.cli.options import INPUTS, OUTPUT
+from agent_backtest.cli.options import INPUTS, LARGEST, OUTPUT
 
 
 def collect(
@@ -44,6 +44,7 @@ def collect(
             rich_help_panel=INPUTS,
             metavar="BYTES",
             min=1,
+            max=LARGEST,
             help="Largest request body accepted, before and after gzip; a larger one gets 413.",
         ),
     ] = DEFAULT_MAX_REQUEST_BYTES,

@@ -15,7 +15,7 @@ from agent_backtest.cli.markdown import compare_markdown
 from agent_backtest.cli.options import OUTPUT, SCORING, argument, option
 from agent_backtest.cli.report import FormatOption, OutputFormat, markdown_lines
 from agent_backtest.cli.simulate_figures import comparison_lines
-from agent_backtest.cli.terminal import SafeConsole, print_warnings
+from agent_backtest.cli.terminal import SafeConsole, one_line, print_warnings
 from agent_backtest.reporting.figures import interval_label, p_text, rate, signed
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ def compare(
     else:
         _print_scored(outcome.compare, checks, markdown)
         written = f"wrote {outcome.json_path} and {outcome.html_path}"
-    SafeConsole(stderr=markdown, highlight=False).print(written, markup=False)
+    SafeConsole(stderr=markdown, highlight=False).print(one_line(written), markup=False)
     if not all(check.met for check in checks):
         SafeConsole(stderr=True, highlight=False).print(
             "abt: bar not met: " + "; ".join(c.why for c in checks if not c.met), markup=False

@@ -39,6 +39,7 @@ FLAGS: dict[str, str] = {
     "from_verdicts": "--verdict",
     "from_owners": "--owner",
     "corpus": "FLOWS",
+    "cache": "--no-cache",
 }
 
 

@@ -24,7 +24,16 @@ import typer
 
 from agent_backtest.api import options
 from agent_backtest.cli.errors import flag_of
-from agent_backtest.cli.options import CALLS, INPUTS, ROLES, SCORING, SELECTION
+from agent_backtest.cli.options import (
+    CALLS,
+    INPUTS,
+    MAX_CONCURRENCY,
+    MAX_SECONDS,
+    ROLES,
+    SCORING,
+    SELECTION,
+    with_bounds,
+)
 from agent_backtest.cli.roles import JudgeFlags
 
 # The panel of --help each group's flags are listed under (see cli/options.py).
@@ -86,13 +95,14 @@ FLAG_SPECS: dict[type, dict[str, Spec]] = {
         "per_session": (int | None, {"metavar": "N", "min": 1}),
     },
     options.CallOptions: {
-        "concurrency": (int | None, {"metavar": "N", "min": 1}),
+        "concurrency": (int | None, {"metavar": "N", "min": 1, "max": MAX_CONCURRENCY}),
         "rpm": (float | None, {"metavar": "N", "min": 1}),
         "tpm": (float | None, {"metavar": "N", "min": 1}),
-        "timeout": (float | None, {"metavar": "SECONDS", "min": 0.001}),
-        "max_retries": (int | None, {"metavar": "N", "min": 0, "help": "Retries of a 429, 5xx, "
-                                     "connection error or malformed answer, with exponential "
-                                     "backoff honouring Retry-After; a timeout is retried once "
+        "timeout": (float | None, {"metavar": "SECONDS", "min": 0.001, "max": MAX_SECONDS}),
+        "max_retries": (int | None, {"metavar": "N", "min": 0, "max": 100, "help": "Retries of "
+                                     "a 429, 5xx, connection error or malformed answer, with "
+                                     "exponential backoff honouring Retry-After; a timeout is "
+                                     "retried once "
                                      "[default: 4]."}),
         "max_answer_bytes": (int | None, {"metavar": "N", "min": 1024, "max": 1024**3}),
         "base_url": (str | None, {"metavar": "URL", "help": "Endpoint of the candidate's "
@@ -104,7 +114,7 @@ FLAG_SPECS: dict[type, dict[str, Spec]] = {
     },
     options.BatchOptions: {
         "batch": (bool, {}),
-        "batch_poll": (float | None, {"metavar": "SECONDS", "min": 0.001}),
+        "batch_poll": (float | None, {"metavar": "SECONDS", "min": 0.001, "max": MAX_SECONDS}),
         "batch_size": (int | None, {"metavar": "N", "min": 1}),
     },
     options.ExecutorOptions: {
@@ -116,7 +126,7 @@ FLAG_SPECS: dict[type, dict[str, Spec]] = {
         "fallback_judge": (str | None, {"metavar": "MODEL"}),
     },
     options.JudgeOptions: {
-        "judge_repeats": (int, {"metavar": "N", "min": 1}),
+        "judge_repeats": (int, {"metavar": "N", "min": 1, "max": 100}),
         "exact_strings": (bool, {}),
     },
     options.CaseOptions: {
@@ -126,10 +136,10 @@ FLAG_SPECS: dict[type, dict[str, Spec]] = {
         "limit": (int | None, {"metavar": "N", "min": 1}),
     },
     options.RolloutOptions: {
-        "rollouts": (int, {"metavar": "N", "min": 1}),
+        "rollouts": (int, {"metavar": "N", "min": 1, "max": 1000}),
         "seed": (int, {"metavar": "N"}),
-        "concurrency": (int, {"metavar": "N", "min": 1}),
-        "episode_timeout": (float, {"metavar": "SECONDS", "min": 0.001}),
+        "concurrency": (int, {"metavar": "N", "min": 1, "max": MAX_CONCURRENCY}),
+        "episode_timeout": (float, {"metavar": "SECONDS", "min": 0.001, "max": MAX_SECONDS}),
     },
 }  # fmt: skip
 
@@ -226,7 +236,7 @@ def _parameter(group: type, field: dataclasses.Field[Any]) -> inspect.Parameter:
     default = field.default if field.default is not dataclasses.MISSING else None
     if isinstance(default, tuple):
         default = None  # an empty list: typer's "not given"
-    option = typer.Option(*flags, rich_help_panel=panel, **spec)
+    option = typer.Option(*flags, rich_help_panel=panel, **with_bounds(kind, spec))
     return inspect.Parameter(
         _cli_name(group, field.name),
         inspect.Parameter.KEYWORD_ONLY,

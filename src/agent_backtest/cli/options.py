@@ -9,6 +9,7 @@ them in a group instead (see ``cli/flags.py``), as the library's settings are gr
 
 from __future__ import annotations
 
+import typing
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -24,11 +25,32 @@ OUTPUT = "Output"
 PANELS = (INPUTS, SELECTION, ROLES, CALLS, SCORING, OUTPUT)
 
 
+LARGEST = 1_000_000_000
+"""The bound of a number a flag takes where it names none tighter: a mistyped
+``--limit 99999999999999999999`` is refused, not run."""
+MAX_CONCURRENCY = 1024
+"""The most calls or conversations in flight a flag asks for (each holds a connection)."""
+MAX_SECONDS = 86_400.0
+"""The longest wait a flag sets (a timeout, a poll interval): a day."""
+
+
+def with_bounds(kind: Any, spec: dict[str, Any]) -> dict[str, Any]:
+    """``spec`` of an option, with ``±LARGEST`` as the bounds it leaves out when ``kind`` is a
+    number (optional or not)."""
+    kinds = set(typing.get_args(kind) or (kind,)) - {type(None)}
+    if not kinds or not kinds <= {int, float}:
+        return spec
+    return {"min": -LARGEST, "max": LARGEST, **spec}
+
+
 def option(kind: Any, flags: str, panel: str, help: str, **spec: Any) -> Any:
     """An option typer reads from the annotation: ``flags`` (space-separated, such as
     ``"-o --output"``), its help and the panel it is listed under; ``spec`` is the rest of
-    ``typer.Option`` (metavar, bounds)."""
-    return Annotated[kind, typer.Option(*flags.split(), help=help, rich_help_panel=panel, **spec)]
+    ``typer.Option`` (metavar, bounds: a number's are ``±LARGEST`` unless given)."""
+    option = typer.Option(
+        *flags.split(), help=help, rich_help_panel=panel, **with_bounds(kind, spec)
+    )
+    return Annotated[kind, option]
 
 
 def argument(kind: Any, metavar: str, help: str) -> Any:
@@ -72,4 +94,11 @@ CacheDirectory = option(
 JsonReport = option(bool, "--json", OUTPUT, "Print the report as JSON instead of a table.")
 RequestsPerSecond = option(
     float, "--requests-per-second", CALLS, "At most N requests a second.", metavar="N"
+)
+ShowSecrets = option(
+    bool,
+    "--show-secrets",
+    OUTPUT,
+    "Show values shaped like credentials (sk-…, AKIA…, ghp_…, AIza…, JWTs, bearer tokens) in "
+    "recorded messages as they are, instead of [redacted].",
 )

@@ -62,7 +62,12 @@ def phoenix(
     page_size: Annotated[
         int,
         typer.Option(
-            "--page-size", rich_help_panel=CALLS, metavar="N", help="Spans per request (1-1000)."
+            "--page-size",
+            rich_help_panel=CALLS,
+            metavar="N",
+            min=1,
+            max=1000,
+            help="Spans per request.",
         ),
     ] = 500,
     requests_per_second: Rate = 5.0,
@@ -97,7 +102,12 @@ def langfuse(
     page_size: Annotated[
         int,
         typer.Option(
-            "--page-size", rich_help_panel=CALLS, metavar="N", help="Traces per request (1-1000)."
+            "--page-size",
+            rich_help_panel=CALLS,
+            metavar="N",
+            min=1,
+            max=1000,
+            help="Traces per request.",
         ),
     ] = 50,
     requests_per_second: Rate = 5.0,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -147,9 +147,10 @@ def replay(
                 "(and call settings)",
                 "resume",
             )
-        for flag_name, given in (("dry_run", flags.dry_run), ("overwrite", flags.overwrite)):
-            if given:  # refused rather than ignored: the user meant something by it
-                raise UserError("does nothing to a run you resume: leave it out", flag_name)
+        ignored = _given(reading, selection, flags, only=RUN_SETTINGS)
+        if config_file is not None or ignored:  # refused rather than ignored: they meant something
+            name = "config_file" if config_file is not None else ignored[0]
+            raise UserError("does nothing to a run you resume: leave it out", name)
         run = api.resume(
             flags.resume, retry_errors=flags.retry_errors, repair=flags.repair, **common
         )
@@ -189,6 +190,26 @@ def print_estimate(console: Console, estimate: CostEstimate) -> None:
     """The plan's estimated cost, one line per role."""
     for role, figures in estimate.roles().items():
         console.print(f"estimated cost, {role}: {figures.text()}", markup=False)
+
+
+# What a run keeps from its start (run.json): flags a resume would not use.
+RUN_SETTINGS = frozenset(
+    {"k", "seed", "label", "allow_unmatched", "dry_run", "overwrite"}
+    | {item.name for group in (ReadingOptions, SelectionOptions) for item in fields(group)}
+)
+
+
+def _given(*groups: object, only: frozenset[str]) -> list[str]:
+    """The fields named in ``only`` of the flag groups that were set to other than their
+    default."""
+    given = []
+    for group in groups:
+        for item in fields(group):  # type: ignore[arg-type]
+            default = item.default if item.default is not MISSING else item.default_factory()  # type: ignore[misc]
+            value = getattr(group, item.name)
+            if item.name in only and value != default and value not in (None, (), []):
+                given.append(item.name)
+    return given
 
 
 def print_local_model_hint(console: Console, run: Run) -> None:

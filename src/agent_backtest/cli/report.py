@@ -10,10 +10,10 @@ from pathlib import Path
 from agent_backtest import api
 from agent_backtest.api.results import SimulateReport
 from agent_backtest.cli.markdown import cell, report_markdown
-from agent_backtest.cli.options import OUTPUT, argument, option
+from agent_backtest.cli.options import OUTPUT, ShowSecrets, argument, option
 from agent_backtest.cli.score import headline_lines
 from agent_backtest.cli.simulate_figures import summary_lines
-from agent_backtest.cli.terminal import SafeConsole, print_warnings
+from agent_backtest.cli.terminal import SafeConsole, one_line, print_warnings
 from agent_backtest.reporting.figures import rate_with_count
 
 
@@ -37,10 +37,14 @@ FormatOption = option(
 )
 
 
-def report(run: RunArgument, output_format: FormatOption = OutputFormat.text) -> None:
+def report(
+    run: RunArgument,
+    output_format: FormatOption = OutputFormat.text,
+    show_secrets: ShowSecrets = False,
+) -> None:
     """Write results.csv and report.html (one offline page) into a scored run's directory, or
     summary.json and report.html into a simulate run's."""
-    outcome = api.report(run)
+    outcome = api.report(run, show_secrets=show_secrets)
     if isinstance(outcome, SimulateReport):
         _print_simulate(run, outcome, output_format)
         return
@@ -57,7 +61,8 @@ def report(run: RunArgument, output_format: FormatOption = OutputFormat.text) ->
                 f"router agreement {rate_with_count(summary.topic_agreement)}", markup=False
             )
     SafeConsole(stderr=output_format is OutputFormat.markdown, highlight=False).print(
-        f"wrote {outcome.csv_path} ({outcome.rows} rows) and {outcome.html_path}", markup=False
+        one_line(f"wrote {outcome.csv_path} ({outcome.rows} rows) and {outcome.html_path}"),
+        markup=False,
     )
 
 
@@ -71,7 +76,7 @@ def _print_simulate(run: Path, outcome: SimulateReport, output_format: OutputFor
         for line in lines:
             console.print(line, markup=False, soft_wrap=True)
     SafeConsole(stderr=output_format is OutputFormat.markdown, highlight=False).print(
-        f"wrote {outcome.summary_path} and {outcome.page_path}", markup=False
+        one_line(f"wrote {outcome.summary_path} and {outcome.page_path}"), markup=False
     )
 
 

@@ -10,10 +10,10 @@ from rich.table import Table
 from agent_backtest import Run, api
 from agent_backtest.api import AgentOptions, JudgeOptions
 from agent_backtest.cli.flags import with_groups
-from agent_backtest.cli.options import CALLS, ROLES, argument, option
+from agent_backtest.cli.options import CALLS, MAX_CONCURRENCY, ROLES, argument, option
 from agent_backtest.cli.roles import JudgeFlags
 from agent_backtest.cli.spending import spent_line
-from agent_backtest.cli.terminal import SafeConsole, print_warnings
+from agent_backtest.cli.terminal import SafeConsole, one_line, print_warnings
 from agent_backtest.reporting.figures import interval_label, rate, rate_with_count
 
 if TYPE_CHECKING:
@@ -37,6 +37,7 @@ Workers = option(
     "Processes sharing the answers when no judge is set (Linux) [default: one per core, at most "
     "one per 2,500 answers].",
     metavar="N",
+    max=MAX_CONCURRENCY,
 )
 
 
@@ -139,12 +140,14 @@ def print_outcome(console: SafeConsole, run: Path, outcome: ScoreOutcome) -> Non
         errors = " · ".join(f"{k} {v}" for k, v in counts.infrastructure_kinds.items())
         console.print(f"infrastructure errors (not scored): {errors}", markup=False)
     for path in outcome.kept_earlier:
-        console.print(f"earlier scoring kept as {path}", markup=False)
+        console.print(one_line(f"earlier scoring kept as {path}"), markup=False)
     directory = Run(run).directory
-    console.print(f"wrote {directory.scores_path} and {directory.summary_path}", markup=False)
+    console.print(
+        one_line(f"wrote {directory.scores_path} and {directory.summary_path}"), markup=False
+    )
     report = directory.report_path
     if report.exists() and report.stat().st_mtime < directory.summary_path.stat().st_mtime:
         console.print(
-            f"{report} shows an earlier scoring: abt report {run} brings it up to date",
+            one_line(f"{report} shows an earlier scoring: abt report {run} brings it up to date"),
             markup=False,
         )

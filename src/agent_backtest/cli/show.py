@@ -13,7 +13,7 @@ from rich.table import Table
 from agent_backtest import api
 from agent_backtest.api import ReadingOptions
 from agent_backtest.cli.flags import with_groups
-from agent_backtest.cli.options import OUTPUT, SELECTION, argument, option
+from agent_backtest.cli.options import OUTPUT, SELECTION, ShowSecrets, argument, option
 from agent_backtest.cli.terminal import SafeConsole, escape, printable
 
 if TYPE_CHECKING:
@@ -50,12 +50,20 @@ def show(
     session: SessionId = None,
     unit: UnitId = None,
     explain: Explain = False,
+    show_secrets: ShowSecrets = False,
 ) -> None:
     """Show a session (turns, messages, tool calls, timing) or a unit (request and golden).
 
     With several sessions or units and no id, list them.
     """
-    shown = api.show(file, session=session, unit=unit, explain_records=explain, reading=reading)
+    shown = api.show(
+        file,
+        session=session,
+        unit=unit,
+        explain_records=explain,
+        reading=reading,
+        show_secrets=show_secrets,
+    )
     console = SafeConsole(highlight=False)
     if shown.explanation is not None:
         print_explanation(console, shown.explanation)

@@ -20,6 +20,7 @@ from agent_backtest.cli.flags import flag, with_groups
 from agent_backtest.cli.options import (
     CALLS,
     INPUTS,
+    MAX_CONCURRENCY,
     OUTPUT,
     ROLES,
     SCORING,
@@ -82,7 +83,7 @@ class SimulateRunFlags:
     exclude_judged: list[Path] | None = field(default=None, metadata=flag(SELECTION, "RUN"))
     """Leave out the flows whose seed this run (or each run in this folder) judged pass or fail
     through the same target; uncertain ones play again (repeatable)."""
-    k: int = field(default=1, metadata=flag(SELECTION, "N", min=1))
+    k: int = field(default=1, metadata=flag(SELECTION, "N", min=1, max=1000))
     """Play each flow N times (repeat n's simulated user seeded n-1); the summary gives
     pass^1..N and pass@1..N."""
     read_only_only: bool = field(default=False, metadata=flag(SELECTION))
@@ -96,7 +97,9 @@ class SimulateRunFlags:
     restore_cmd: str | None = field(default=None, metadata=flag(CALLS, "CMD"))
     """Restore that snapshot, before and after every flow that may change the data, and at the
     end."""
-    concurrency: int | None = field(default=None, metadata=flag(CALLS, "N", min=1))
+    concurrency: int | None = field(
+        default=None, metadata=flag(CALLS, "N", min=1, max=MAX_CONCURRENCY)
+    )
     """Conversations side by side (isolated flows run one at a time) [default: 4]."""
     skip_judge: bool = field(default=False, metadata=flag(SCORING))
     """Record the conversations only; abt simulate judge RUN later."""

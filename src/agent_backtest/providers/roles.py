@@ -113,9 +113,20 @@ def call_policy(role: ModelRole) -> CallPolicy:
 
 def check_role(role: ModelRole, refs: Iterable[ModelRef], config: ModelConfig) -> None:
     """Everything that can be known about reaching the role's models without calling them:
-    the provider exists and is complete, its key is set, a local model is installed."""
+    the provider exists and is complete, its key is set, a local model is installed, its
+    response cache opens."""
+    check_cache(role)
     for ref in refs:
         check_provider(ref, config, role.base_url, role.api_key_env, role.parameter)
+
+
+def check_cache(role: ModelRole) -> None:
+    """The role's response cache opens (not a file in the way, a folder that cannot be made or
+    a damaged database), found before a run directory is made or a call paid for."""
+    if role.cache_dir:
+        from agent_backtest.providers.cache import ResponseCache
+
+        ResponseCache(Path(role.cache_dir)).close()
 
 
 def check_judges(

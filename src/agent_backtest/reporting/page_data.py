@@ -6,6 +6,7 @@ table. That keeps a 10,000-unit page a few megabytes instead of gigabytes.
 
 The three tables are written as they are built, each to an unnamed temporary file, as the JSON
 the page embeds; memory keeps only the message index and the counts the page's top shows.
+A value shaped like a credential (a key pasted into a message) is masked unless asked for.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import tempfile
 from collections.abc import Iterator
 from typing import IO, Any
 
+from agent_backtest.redaction import mask_secrets
 from agent_backtest.reporting.answers import answer_data
 from agent_backtest.reporting.markup import script_json
 from agent_backtest.runs import ResultRecord
@@ -28,14 +30,17 @@ TABLES = ("abt-units", "abt-rows", "abt-messages")  # the ids of the page's JSON
 class _Table:
     """One JSON array written an item at a time to an unnamed temporary file (mode 0600)."""
 
-    def __init__(self) -> None:
+    def __init__(self, show_secrets: bool = False) -> None:
         self.file: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 -- closed by close()
         self.count = 0
+        self.show_secrets = show_secrets
 
     def append(self, item: dict[str, Any]) -> None:
-        """Write one item, escaped for a <script> block as :func:`script_json` escapes."""
+        """Write one item, escaped for a <script> block as :func:`script_json` escapes, values
+        shaped like credentials masked unless they are to be shown."""
         self.file.write(b"," if self.count else b"[")
-        self.file.write(script_json(item).encode())
+        text = script_json(item)
+        self.file.write((text if self.show_secrets else mask_secrets(text)).encode())
         self.count += 1
 
     def chunks(self) -> Iterator[bytes]:
@@ -57,8 +62,8 @@ class PageData:
     """What the page script renders: built in one pass over the run, a (unit, repeat) at a
     time, the rows of one unit together."""
 
-    def __init__(self) -> None:
-        self.tables = {name: _Table() for name in TABLES}
+    def __init__(self, show_secrets: bool = False) -> None:
+        self.tables = {name: _Table(show_secrets) for name in TABLES}
         self.reconstructed = 0
         self.tools_missing = 0
         self.recorded_models: set[str] = set()

@@ -27,16 +27,17 @@ class ReportOutcome:
     warnings: list[str]
 
 
-def write_report(path: Path) -> ReportOutcome:
+def write_report(path: Path, show_secrets: bool = False) -> ReportOutcome:
     """Read the scored run at ``path`` once and write both files (mode 0600).
 
     Each (unit, repeat) is written to the CSV and to the page's tables as it is read; only
     the page's top (counts, the candidate's latencies) is kept until the page is written.
+    Values shaped like credentials in the page's messages are masked unless ``show_secrets``.
     """
     run = load_run(path)
     directory = run.directory
     scores, results = ScoreIndex(directory.scores_path), ResultIndex(directory.results_path)
-    data = PageData()
+    data = PageData(show_secrets)
 
     def feed() -> Iterator[Joined]:
         for item in run.joined(scores, results):

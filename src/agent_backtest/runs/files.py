@@ -40,6 +40,27 @@ def private_mkdir(path: Path) -> None:
         raise NotADirectoryError(20, "Not a directory", str(path))
 
 
+def check_writable(path: Path, parameter: str) -> None:
+    """Refuse a file that could not be written, before anything is paid for or written: a
+    folder in its place, a file where a parent folder should be, or a folder that takes no new
+    file (tried for real: permission bits say nothing to root, nor about /proc)."""
+    from agent_backtest.errors import UserError
+
+    if path.is_dir():
+        raise UserError(f"{path} is a folder: name a file to write", parameter)
+    folder = next((p for p in path.absolute().parents if p.exists()), Path("/"))
+    try:
+        if not folder.is_dir():
+            raise NotADirectoryError(20, "Not a directory", str(folder))
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise UserError(
+            f"cannot write {path} ({exc.strerror}): name a file in a folder you can write",
+            parameter,
+        ) from None
+
+
 @contextmanager
 def private_atomic_writer(path: Path) -> Iterator[BinaryIO]:
     """Write ``path`` through a 0600 temporary file renamed into place when the block succeeds.

@@ -33,6 +33,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+from agent_backtest.redaction import mask_secrets
 from agent_backtest.trace import Message, ToolDef
 
 PROMPT_DIR = Path(__file__).with_name("prompts")
@@ -124,7 +125,9 @@ def split_sections(text: str, where: str) -> dict[str, str]:
 
 
 def render(template: PromptTemplate, data: dict[str, str]) -> RenderedPrompt:
-    """Fill ``template`` with trace ``data`` (placeholder → text), each value in its own block."""
+    """Fill ``template`` with trace ``data`` (placeholder → text), each value in its own block;
+    values shaped like credentials are masked (the judge grades answers, and needs no key)."""
+    data = {name: mask_secrets(text) for name, text in data.items()}
     tag = data_tag(data)
     blocks = {name: block(name, text, tag) for name, text in data.items()}
     return RenderedPrompt(

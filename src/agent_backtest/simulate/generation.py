@@ -53,7 +53,7 @@ from agent_backtest.providers.roles import (
     resolve_role,
 )
 from agent_backtest.redaction import redact
-from agent_backtest.runs.files import private_atomic_writer
+from agent_backtest.runs.files import check_writable, private_atomic_writer
 from agent_backtest.scoring.prompts import PromptTemplate
 from agent_backtest.scoring.verdict import json_objects
 from agent_backtest.simulate.capabilities import Capabilities, Family, read_capabilities
@@ -162,6 +162,7 @@ def check_flows_out(out: Path) -> None:
         raise UserError(f"{out} is a directory: name the flows file to write", "out")
     if out.exists():
         raise UserError(f"{out} already exists: remove it, or name another file", "out")
+    check_writable(out, "out")
 
 
 def write_flows(out: Path, flows: list[Flow]) -> None:

@@ -10,6 +10,7 @@ import orjson
 from pydantic import ValidationError
 
 from agent_backtest.errors import InputError
+from agent_backtest.redaction import mask_secrets
 from agent_backtest.runs.files import private_atomic_writer
 from agent_backtest.simulate.layout import MANIFEST, PAGE, SUMMARY
 from agent_backtest.simulate.manifest import SimulateManifest
@@ -32,14 +33,19 @@ def write_report(
     flows: Sequence[Flow],
     conversations: Mapping[str, ConversationRecord],
     verdicts: Iterable[Verdict],
+    show_secrets: bool = False,
 ) -> SimulateReport:
-    """(Re)write summary.json and report.html of the run at ``run``, atomically (mode 0600)."""
+    """(Re)write summary.json and report.html of the run at ``run``, atomically (mode 0600);
+    on the page, values shaped like credentials (in the transcripts, the evidence and the
+    reproductions) are masked unless ``show_secrets``."""
     decided = {verdict.flow_id: verdict for verdict in verdicts}
     summary = summarise(flows, conversations, decided.values())
     document = summary.model_dump(mode="json", by_alias=True)
     with private_atomic_writer(run / SUMMARY) as handle:
         handle.write(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
     html = render_page(run.name, flows, conversations, decided, summary, _manifest(run))
+    if not show_secrets:  # key shapes hold no character HTML escapes: the page text is masked
+        html = mask_secrets(html)
     with private_atomic_writer(run / PAGE) as handle:
         handle.write(html.encode("utf-8"))
     return SimulateReport(summary, run / SUMMARY, run / PAGE)
