@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         CallOptions,
         CaseOptions,
         ExecutorOptions,
+        GateBars,
         JudgeOptions,
         ReadingOptions,
         RolloutOptions,
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
 # Each public name and the module of this package that defines it.
 _HOMES = {
     "AgentOptions": "agent_backtest.api.options",
+    "GateBars": "agent_backtest.api.options",
     "BatchOptions": "agent_backtest.api.options",
     "CallOptions": "agent_backtest.api.options",
     "CaseOptions": "agent_backtest.api.options",
@@ -97,6 +99,7 @@ __all__ = [
     "CallOptions",
     "CaseOptions",
     "ExecutorOptions",
+    "GateBars",
     "JudgeOptions",
     "ModelRole",
     "ReadingOptions",

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Literal
 from agent_backtest.errors import UserError
 from agent_backtest.providers.config import ModelConfig, ModelRole
 from agent_backtest.providers.roles import RoleModel, resolve_role
+from agent_backtest.reporting.bars import GateBars as GateBars  # one of the groups the API takes
 from agent_backtest.runs.manifest import (
     BatchSettings,
     ExclusionRecord,
