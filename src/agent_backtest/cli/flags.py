@@ -26,7 +26,6 @@ from agent_backtest.api import options
 from agent_backtest.cli.errors import flag_of
 from agent_backtest.cli.options import CALLS, INPUTS, ROLES, SCORING, SELECTION
 from agent_backtest.cli.roles import JudgeFlags
-from agent_backtest.reporting.bars import GateBars
 
 # The panel of --help each group's flags are listed under (see cli/options.py).
 PANELS: dict[type, str] = {
@@ -40,7 +39,7 @@ PANELS: dict[type, str] = {
     options.ExecutorOptions: CALLS,
     options.RolloutOptions: CALLS,
     options.JudgeOptions: SCORING,
-    GateBars: SCORING,
+    options.GateBars: SCORING,
 }
 
 # Per group, per field: the type typer parses, and the option's metavar, help and bounds.
@@ -132,10 +131,10 @@ FLAG_SPECS: dict[type, dict[str, Spec]] = {
         "concurrency": (int, {"metavar": "N", "min": 1}),
         "episode_timeout": (float, {"metavar": "SECONDS", "min": 0.001}),
     },
-    GateBars: {
+    options.GateBars: {
         bar: (int | None, {"metavar": "N", "min": 0}) if bar == "max_infra_errors"
         else (float | None, {"metavar": "F", "min": 0.0, "max": 1.0})
-        for bar in GateBars.__dataclass_fields__
+        for bar in (field.name for field in dataclasses.fields(options.GateBars))
     },
 }  # fmt: skip
 
