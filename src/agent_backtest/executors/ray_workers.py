@@ -346,7 +346,7 @@ def _from_cache(client: ModelClient, call: ModelCall) -> CallOutcome | None:
     cached = client.cache.get(key)
     if cached is None:
         return None
-    client.counters.count("cache_hits")
+    client.counters.count_cache_hit()
     return CallOutcome(cached, None, 0, None, True, request_sha, adjustments)
 
 
@@ -356,4 +356,4 @@ def _store(client: ModelClient, outcome: CallOutcome) -> None:
         return
     key = cache_key(client.provider.name, client.provider.endpoint, outcome.request_sha)
     if not client.cache.put(key, outcome.response):
-        client.counters.count("cache_write_errors")
+        client.counters.count_cache_write_error()

@@ -163,14 +163,14 @@ class ModelClient:
         if self.cache is not None:
             cached = self.cache.get(key)
             if cached is not None:
-                self.counters.count("cache_hits")
+                self.counters.count_cache_hit()
                 return CallOutcome(cached, None, 0, None, True, request_sha, adjustments)
         call = _Call(self.counters)
         try:
             async for attempt in self._retrying():
                 with attempt:
                     if attempt.retry_state.attempt_number > 1:
-                        self.counters.count("retries")
+                        self.counters.count_retry()
                     await self.limits.acquire(payload)
                     response = await self._send(payload, call)
         except ProviderError as error:
@@ -178,7 +178,7 @@ class ModelClient:
             return CallOutcome(None, error, call.sent, None, False, request_sha, adjustments)
         self.counters.count_usage(response.usage)
         if self.cache is not None and not self.cache.put(key, response):
-            self.counters.count("cache_write_errors")
+            self.counters.count_cache_write_error()
         return CallOutcome(
             response, None, call.sent, call.latency_ms, False, request_sha, adjustments
         )
@@ -222,7 +222,7 @@ class ModelClient:
         key = await self.credentials.refresh(generation)
         if key is not None:
             self.provider.set_api_key(key)
-            self.counters.count("credential_refreshes")
+            self.counters.count_credential_refresh()
         return await call.send(self.provider, payload, self.policy.timeout)
 
 
@@ -242,7 +242,7 @@ class _Call:
         if load is not None:
             self.counters.count_model_load(await load())
         self.sent += 1
-        self.counters.count("calls")
+        self.counters.count_call()
         started = time.perf_counter()
         response = await provider.send(payload, timeout)
         self.latency_ms = (time.perf_counter() - started) * 1000

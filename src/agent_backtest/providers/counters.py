@@ -8,12 +8,9 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Literal
+from typing import Any
 
 from agent_backtest.trace import Usage
-
-# The counts that go up by one, each at one event of a call.
-Event = Literal["calls", "retries", "cache_hits", "credential_refreshes", "cache_write_errors"]
 
 
 @dataclass
@@ -38,17 +35,34 @@ class CallCounters:
     """Time an in-process model took to load before its first answer (not in any latency)."""
     changes: int = 0
 
-    def count(self, what: Event) -> None:
-        """One more of ``what``: a request sent (``calls``), a try of a call again after a
-        retried error (``retries``), an answer taken from the cache instead of a call
-        (``cache_hits``), a fresh key from the credential command (``credential_refreshes``),
-        or an answer the cache could not store (``cache_write_errors``)."""
-        setattr(self, what, getattr(self, what) + 1)
+    def count_call(self) -> None:
+        """One request sent."""
+        self.calls += 1
+        self.changes += 1
+
+    def count_retry(self) -> None:
+        """One more try of a call after a retried error."""
+        self.retries += 1
+        self.changes += 1
+
+    def count_cache_hit(self) -> None:
+        """One answer taken from the cache instead of a call."""
+        self.cache_hits += 1
+        self.changes += 1
+
+    def count_credential_refresh(self) -> None:
+        """One fresh key from the credential command."""
+        self.credential_refreshes += 1
         self.changes += 1
 
     def count_error(self, kind: str) -> None:
         """One call that ended in an infrastructure error of ``kind``."""
         self.errors[kind] += 1
+        self.changes += 1
+
+    def count_cache_write_error(self) -> None:
+        """One answer the cache could not store."""
+        self.cache_write_errors += 1
         self.changes += 1
 
     def count_model_load(self, seconds: float) -> None:
@@ -66,11 +80,15 @@ class CallCounters:
 
     def add(self, other: CallCounters) -> None:
         """Count ``other``'s calls here too (the counts of calls made in another process)."""
-        for count in fields(self):
-            if count.name == "errors":
-                self.errors.update(other.errors)
-            elif count.name != "changes":
-                setattr(self, count.name, getattr(self, count.name) + getattr(other, count.name))
+        self.calls += other.calls
+        self.cache_hits += other.cache_hits
+        self.retries += other.retries
+        self.credential_refreshes += other.credential_refreshes
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.errors.update(other.errors)
+        self.cache_write_errors += other.cache_write_errors
+        self.model_load_seconds += other.model_load_seconds
         self.changes += 1
 
     def snapshot(self) -> CallCounters:

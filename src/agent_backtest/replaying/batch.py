@@ -149,7 +149,7 @@ class _Batches:
             if cached is None:
                 self.prepared[name] = prepared
                 continue
-            client.counters.count("cache_hits")
+            client.counters.count_cache_hit()
             _, adjustments, sha = prepared
             del self.todo[name]
             await self.record(job, CallOutcome(cached, None, 0, None, True, sha, adjustments))
@@ -239,7 +239,7 @@ class _Batches:
         client = self.clients[job.model]
         prepared = self.prepared.get(answer.custom_id)
         _, adjustments, sha = prepared or client.prepare(job.request, job.model.model, job.seed)
-        client.counters.count("calls")
+        client.counters.count_call()
         if answer.error is not None:
             client.counters.count_error(answer.error.kind)
         else:
@@ -254,7 +254,7 @@ class _Batches:
             return
         key = cache_key(client.provider.name, client.provider.endpoint, sha)
         if not client.cache.put(key, answer.response):
-            client.counters.count("cache_write_errors")
+            client.counters.count_cache_write_error()
 
     async def record(self, job: Job, outcome: CallOutcome) -> None:
         """Write the pair's result record, as the live engine does."""
