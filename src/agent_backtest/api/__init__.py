@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         CallOptions,
         CaseOptions,
         ExecutorOptions,
+        GateBars,
         JudgeOptions,
         ReadingOptions,
         RolloutOptions,
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
 # Each public name and the module of this package that defines it.
 _HOMES = {
     "AgentOptions": "agent_backtest.api.options",
+    "GateBars": "agent_backtest.api.options",
     "BatchOptions": "agent_backtest.api.options",
     "CallOptions": "agent_backtest.api.options",
     "CaseOptions": "agent_backtest.api.options",
@@ -106,6 +108,7 @@ __all__ = [
     "CallOptions",
     "CaseOptions",
     "ExecutorOptions",
+    "GateBars",
     "JudgeOptions",
     "ModelRole",
     "ReadingOptions",

@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from agent_backtest.errors import UserError
 from agent_backtest.providers.config import ModelConfig, ModelRole
 from agent_backtest.providers.roles import RoleModel, resolve_role
+from agent_backtest.reporting.bars import GateBars as GateBars  # one of the groups the API takes
 from agent_backtest.runs.manifest import (
     BatchSettings,
     ExclusionRecord,
@@ -154,21 +155,21 @@ class SelectionOptions:
     per_session: int | None = None
     """Keep at most this many units of each session (a slice across sessions)."""
 
+    def _as_given(self) -> dict[str, Any]:
+        """The settings that the filter and its record both take as they were given."""
+        given = ("steps", "val_fraction", "split_salt", "split", "limit", "per_session")
+        return {name: getattr(self, name) for name in given}
+
     def selection(self) -> Selection:
         """The filter (the exclusion file read); an impossible combination is a user error."""
         excluded = _path(self.exclude_sessions)
         try:
             return Selection(
-                steps=self.steps,
+                **self._as_given(),
                 nodes=frozenset(self.nodes),
                 models=frozenset(self.from_models),
                 agent_versions=frozenset(self.agent_versions),
-                val_fraction=self.val_fraction,
-                split_salt=self.split_salt,
-                split=self.split,
                 excluded_sessions=read_session_ids(excluded) if excluded else None,
-                limit=self.limit,
-                per_session=self.per_session,
             )
         except ValueError as exc:
             raise UserError(str(exc), "split") from None
@@ -177,15 +178,10 @@ class SelectionOptions:
         """What run.json records (the counts are filled in once the units are read)."""
         excluded = self.exclude_sessions
         return SelectionSettings(
-            steps=self.steps,
+            **self._as_given(),
             nodes=sorted(self.nodes),
             from_models=sorted(self.from_models),
             agent_versions=sorted(self.agent_versions),
-            val_fraction=self.val_fraction,
-            split_salt=self.split_salt,
-            split=self.split,
-            limit=self.limit,
-            per_session=self.per_session,
             excluded=ExclusionRecord(file=str(excluded), sessions=0, matched=0)
             if excluded is not None
             else None,

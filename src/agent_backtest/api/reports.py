@@ -13,6 +13,7 @@ from agent_backtest.errors import InputError, UserError
 from agent_backtest.reporting import (
     Check,
     CompareOutcome,
+    GateBars,
     ReportOutcome,
     gate_compare,
     gate_run,
@@ -127,16 +128,7 @@ def _flows_and_verdicts(path: Path) -> tuple[Path, list[Flow], dict[str, Verdict
 
 
 def gate(
-    run: PathLike | Run,
-    *,
-    min_agreement: float | None = None,
-    min_strict: float | None = None,
-    min_decided: float | None = None,
-    max_infra_errors: int | None = None,
-    max_infra_error_rate: float | None = None,
-    max_undecided: float | None = None,
-    min_pass_rate: float | None = None,
-    use_lower_bound: bool = False,
+    run: PathLike | Run, bars: GateBars | None = None, *, use_lower_bound: bool = False
 ) -> list[Check]:
     """The bars asked of a run, each met or not (applied to the point estimate, or with
     ``use_lower_bound`` to the pessimistic end of its 95% interval).
@@ -146,35 +138,27 @@ def gate(
     or the judge's failed; ``max_undecided`` sets another share). A simulate run takes
     ``min_pass_rate``, and is refused when none of its flows has a decided verdict."""
     path = _path(run)
-    bars = dict(
-        min_agreement=min_agreement,
-        min_strict=min_strict,
-        min_decided=min_decided,
-        max_infra_errors=max_infra_errors,
-        max_infra_error_rate=max_infra_error_rate,
-        max_undecided=max_undecided,
-    )
+    bars = bars or GateBars()
+    given = bars.run_bars_given()
     if is_simulate_run(path):
-        for name, bar in bars.items():
-            if bar is not None:
-                raise UserError(
-                    f"is a bar of a scored replay run; {path} is a simulate run: use "
-                    "--min-pass-rate",
-                    name,
-                )
-        if min_pass_rate is None:
+        if given:
+            raise UserError(
+                f"is a bar of a scored replay run; {path} is a simulate run: use --min-pass-rate",
+                given[0],
+            )
+        if bars.min_pass_rate is None:
             raise UserError(
                 "no bar given for a simulate run: pass --min-pass-rate", "min_pass_rate"
             )
-        return gate_summary(path, simulate_summary(path), min_pass_rate, use_lower_bound)
-    if min_pass_rate is not None:
+        return gate_summary(path, simulate_summary(path), bars.min_pass_rate, use_lower_bound)
+    if bars.min_pass_rate is not None:
         raise UserError(
             f"is a bar of a simulate run; {path} is not one: use --min-agreement or --min-strict",
             "min_pass_rate",
         )
-    if all(bar is None for bar in bars.values()):
+    if not given:
         raise UserError(
             "no bar given: pass --min-agreement, --min-strict, --min-decided, "
             "--max-infra-errors, --max-infra-error-rate or --max-undecided"
         )
-    return gate_run(scored_summary(path), **bars, use_lower_bound=use_lower_bound)
+    return gate_run(scored_summary(path), bars, use_lower_bound)

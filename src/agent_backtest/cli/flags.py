@@ -48,6 +48,7 @@ PANELS: dict[type, str] = {
     options.ExecutorOptions: CALLS,
     options.RolloutOptions: CALLS,
     options.JudgeOptions: SCORING,
+    options.GateBars: SCORING,
 }
 
 # Per group, per field: the type typer parses, and the option's metavar, help and bounds.
@@ -140,6 +141,11 @@ FLAG_SPECS: dict[type, dict[str, Spec]] = {
         "seed": (int, {"metavar": "N"}),
         "concurrency": (int, {"metavar": "N", "min": 1, "max": MAX_CONCURRENCY}),
         "episode_timeout": (float, {"metavar": "SECONDS", "min": 0.001, "max": MAX_SECONDS}),
+    },
+    options.GateBars: {
+        bar: (int | None, {"metavar": "N", "min": 0}) if bar == "max_infra_errors"
+        else (float | None, {"metavar": "F", "min": 0.0, "max": 1.0})
+        for bar in (field.name for field in dataclasses.fields(options.GateBars))
     },
 }  # fmt: skip
 

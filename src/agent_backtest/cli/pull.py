@@ -4,43 +4,47 @@ the readers take; an interrupted pull into the same file resumes."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from agent_backtest import api
 from agent_backtest.api.backends import PullOutcome
-from agent_backtest.cli.options import CALLS, INPUTS, OUTPUT, SELECTION, RequestsPerSecond
+from agent_backtest.cli.options import (
+    CALLS,
+    INPUTS,
+    OUTPUT,
+    SELECTION,
+    RequestsPerSecond,
+    option,
+)
 
-Output = Annotated[
+Output = option(
     Path,
-    typer.Option(
-        "-o",
-        "--output",
-        rich_help_panel=OUTPUT,
-        metavar="FILE",
-        help="Write the traces here (mode 0600); the pull's progress is kept in FILE.pull.json.",
-    ),
-]
-Since = Annotated[
-    str | None,
-    typer.Option(
-        "--since",
-        rich_help_panel=SELECTION,
-        metavar="TIME",
-        help="Only from this ISO 8601 time on (UTC if bare).",
-    ),
-]
-Until = Annotated[
-    str | None,
-    typer.Option(
-        "--until",
-        rich_help_panel=SELECTION,
-        metavar="TIME",
-        help="Only before this ISO 8601 time (UTC if bare).",
-    ),
-]
+    "-o --output",
+    OUTPUT,
+    "Write the traces here (mode 0600); the pull's progress is kept in FILE.pull.json.",
+    metavar="FILE",
+)
+
+
+def _time_bound(flags: str, help: str) -> Any:
+    """An option bounding the pull in time: an ISO 8601 time."""
+    return option(str | None, flags, SELECTION, help, metavar="TIME")
+
+
+Since = _time_bound("--since", "Only from this ISO 8601 time on (UTC if bare).")
+Until = _time_bound("--until", "Only before this ISO 8601 time (UTC if bare).")
 Rate = RequestsPerSecond
+
+
+def _page_size(items: str) -> Any:
+    """The --page-size option of a pull that asks for ``items`` a request."""
+    return option(int, "--page-size", CALLS, f"{items} per request.", metavar="N", min=1, max=1000)
+
+
+SpansPerRequest = _page_size("Spans")
+TracesPerRequest = _page_size("Traces")
 
 
 def phoenix(
@@ -59,17 +63,7 @@ def phoenix(
     output: Output,
     since: Since = None,
     until: Until = None,
-    page_size: Annotated[
-        int,
-        typer.Option(
-            "--page-size",
-            rich_help_panel=CALLS,
-            metavar="N",
-            min=1,
-            max=1000,
-            help="Spans per request.",
-        ),
-    ] = 500,
+    page_size: SpansPerRequest = 500,
     requests_per_second: Rate = 5.0,
 ) -> None:
     """Pull a Phoenix project's spans into an OTLP/JSON trace file (OpenInference attributes
@@ -99,17 +93,7 @@ def langfuse(
     ] = None,
     since: Since = None,
     until: Until = None,
-    page_size: Annotated[
-        int,
-        typer.Option(
-            "--page-size",
-            rich_help_panel=CALLS,
-            metavar="N",
-            min=1,
-            max=1000,
-            help="Traces per request.",
-        ),
-    ] = 50,
+    page_size: TracesPerRequest = 50,
     requests_per_second: Rate = 5.0,
 ) -> None:
     """Pull Langfuse traces with their observations into the export the Langfuse reader takes;

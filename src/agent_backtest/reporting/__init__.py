@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from agent_backtest.exports import lazy_exports
 
 if TYPE_CHECKING:
+    from agent_backtest.reporting.bars import GateBars
     from agent_backtest.reporting.compare import compare_runs, pair_records
     from agent_backtest.reporting.gate import BAR_NOT_MET, Check, gate_compare, gate_run
     from agent_backtest.reporting.loading import ScoredRun, load_run, scored_summary
@@ -24,6 +25,7 @@ _HOMES = {
     "BAR_NOT_MET": "agent_backtest.reporting.gate",
     "Check": "agent_backtest.reporting.gate",
     "CompareOutcome": "agent_backtest.reporting.run_compare",
+    "GateBars": "agent_backtest.reporting.bars",
     "ReportOutcome": "agent_backtest.reporting.run_report",
     "ScoredRun": "agent_backtest.reporting.loading",
     "compare_runs": "agent_backtest.reporting.compare",
@@ -40,6 +42,7 @@ __all__ = [
     "BAR_NOT_MET",
     "Check",
     "CompareOutcome",
+    "GateBars",
     "ReportOutcome",
     "ScoredRun",
     "compare_runs",

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from agent_backtest.reporting.bars import GateBars
 from agent_backtest.runs import Comparison, MeanEstimate, Summary
 from agent_backtest.runs.summary import Counts
 
@@ -67,49 +68,41 @@ def at_most(name: str, count: float, bar: float) -> Check:
     return Check(name, f"≤ {bar:g}", count, met, f"{name} {count:g} {'<=' if met else '>'} {bar:g}")
 
 
-def gate_run(
-    summary: Summary,
-    *,
-    min_agreement: float | None = None,
-    min_strict: float | None = None,
-    min_decided: float | None = None,
-    max_infra_errors: int | None = None,
-    max_infra_error_rate: float | None = None,
-    max_undecided: float | None = None,
-    use_lower_bound: bool = False,
-) -> list[Check]:
+def gate_run(summary: Summary, bars: GateBars, use_lower_bound: bool = False) -> list[Check]:
     """The bars asked of one run's summary, with the default bars where none was set.
 
     ``max_infra_errors`` and ``max_infra_error_rate`` bound the candidate's failed calls;
     ``max_undecided`` (default 0.05) bounds every answer left undecided by a failed call, the
     candidate's or the judge's."""
     checks = []
-    if min_agreement is not None:
+    if bars.min_agreement is not None:
         checks.append(
-            at_least("agreement", summary.overall.agreement, min_agreement, use_lower_bound)
+            at_least("agreement", summary.overall.agreement, bars.min_agreement, use_lower_bound)
         )
-    if min_strict is not None:
+    if bars.min_strict is not None:
         checks.append(
-            at_least("exact (strict)", summary.overall.strict, min_strict, use_lower_bound)
+            at_least("exact (strict)", summary.overall.strict, bars.min_strict, use_lower_bound)
         )
     counts = summary.counts
     share = counts.decided_share or 0.0
-    if min_decided is not None:
-        checks.append(at_least_count("share decided", round(share, 6), min_decided))
+    if bars.min_decided is not None:
+        checks.append(at_least_count("share decided", round(share, 6), bars.min_decided))
     else:
         met = counts.decided > 0
         why = f"{counts.decided} answers decided" + ("" if met else ": nothing to pass")
         checks.append(Check("answers decided", "> 0 (default)", counts.decided, met, why))
-    if max_infra_errors is not None:
-        checks.append(at_most("infrastructure errors", counts.infra_errors, max_infra_errors))
-    if max_infra_error_rate is not None:
+    if bars.max_infra_errors is not None:
+        checks.append(at_most("infrastructure errors", counts.infra_errors, bars.max_infra_errors))
+    if bars.max_infra_error_rate is not None:
         rate = counts.infra_errors / counts.records if counts.records else 0.0
-        checks.append(at_most("infrastructure error rate", round(rate, 6), max_infra_error_rate))
-    if max_undecided is None:
+        checks.append(
+            at_most("infrastructure error rate", round(rate, 6), bars.max_infra_error_rate)
+        )
+    if bars.max_undecided is None:
         check = undecided_for_infrastructure(counts, DEFAULT_MAX_UNDECIDED)
         checks.append(replace(check, requirement=f"{check.requirement} (default)"))
     else:
-        checks.append(undecided_for_infrastructure(counts, max_undecided))
+        checks.append(undecided_for_infrastructure(counts, bars.max_undecided))
     return checks
 
 
