@@ -23,7 +23,7 @@ from agent_backtest.cli.bench_report import summary_lines
 from agent_backtest.cli.flags import Only, flag, with_groups
 from agent_backtest.cli.options import INPUTS, ROLES, ConfigFile, RunDirectory, argument
 from agent_backtest.cli.spending import print_spent
-from agent_backtest.cli.status import PhaseStatus
+from agent_backtest.cli.status import PhaseLines
 from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.errors import UserError
 
@@ -161,16 +161,15 @@ def run(
         raise typer.Exit(FAILED)
 
 
-class _BenchLines:
+class _BenchLines(PhaseLines):
     """The run as it goes, on stderr: its start, one line per ended episode, the grading; where
     no terminal shows the run is alive, a heartbeat while episodes run (an agent's first turn
     can take a minute)."""
 
     def __init__(self, console: SafeConsole) -> None:
-        self.console = console
+        super().__init__(console)
         self.todo = 0
         self.ended = 0
-        self.status: PhaseStatus | None = None
 
     def hooks(self) -> BenchHooks:
         """These lines as the hooks a bench run calls."""
@@ -179,13 +178,12 @@ class _BenchLines:
         )
 
     def started(self, todo: int, done: int) -> None:
+        self.todo = todo
         already = f" ({done} already done)" if done else ""
-        self.status = PhaseStatus(
-            self.console,
+        self.phase(
             f"bench: {todo} episodes to run{already}",
             lambda: f"bench: {self.ended}/{self.todo} episodes ended",
         )
-        self.todo = todo
 
     def episode_ended(self, record: EpisodeRecord) -> None:
         self.ended += 1
@@ -201,18 +199,6 @@ class _BenchLines:
         self.console.print(
             f"bench: grading {episodes} episodes against the gold (read now)", markup=False
         )
-
-    def close(self) -> None:
-        """The heartbeat ends with the rollouts, however they end."""
-        if self.status is not None:
-            self.status.close()
-            self.status = None
-
-    def __enter__(self) -> _BenchLines:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
 
 def _print_summary(outcome: BenchOutcome) -> None:

@@ -20,7 +20,7 @@ from agent_backtest.cli.options import (
 )
 from agent_backtest.cli.roles import JudgeFlags
 from agent_backtest.cli.simulate_figures import summary_lines
-from agent_backtest.cli.status import PhaseStatus
+from agent_backtest.cli.status import PhaseLines
 from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.errors import UserError
 
@@ -106,16 +106,15 @@ def judge(
     print_outcome(SafeConsole(highlight=False), outcome)
 
 
-class JudgingLines:
+class JudgingLines(PhaseLines):
     """The judging as it goes, on stderr: how many conversations are judged, one line per
     verdict, and a heartbeat where no terminal shows the run is alive (a judge can take
     minutes over one conversation)."""
 
     def __init__(self, console: Console) -> None:
-        self.console = console
+        super().__init__(console)
         self.todo = 0
         self.judged = 0
-        self.status: PhaseStatus | None = None
 
     def hooks(self) -> JudgingHooks:
         """These lines as the hooks a judging calls."""
@@ -125,8 +124,7 @@ class JudgingLines:
 
     def started(self, todo: int) -> None:
         self.todo = todo
-        self.status = PhaseStatus(
-            self.console,
+        self.phase(
             f"judge: {todo} conversations to judge",
             lambda: f"judge: {self.judged}/{self.todo} judged",
         )
@@ -139,17 +137,6 @@ class JudgingLines:
             f"  {verdict.flow_id}: {verdict.verdict}{why}{owner} · by {verdict.decided_by}",
             markup=False,
         )
-
-    def close(self) -> None:
-        """The heartbeat ends with the judging, however it ends."""
-        if self.status is not None:
-            self.status.close()
-
-    def __enter__(self) -> JudgingLines:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
 
 def judge_flags(judge_model: str | None, fallback_judge: str | None) -> tuple[dict[str, str], bool]:

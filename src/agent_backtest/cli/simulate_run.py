@@ -32,7 +32,6 @@ from agent_backtest.cli.options import (
 from agent_backtest.cli.simulate_generate import TeacherOption, teacher_failures_exit_1
 from agent_backtest.cli.simulate_judge import JudgingLines, VerdictFlags, print_outcome
 from agent_backtest.cli.spending import print_spent
-from agent_backtest.cli.status import PhaseStatus
 from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.errors import UserError
 
@@ -125,7 +124,7 @@ def run(
     appended as they end, and --resume finishes an interrupted run. The agent is tried once
     before anything is written; the run exits 1 when a conversation could not be completed or
     called a tool not declared read-only outside isolation."""
-    hooks = _Progress(SafeConsole(stderr=True, highlight=False))
+    progress = _Progress(SafeConsole(stderr=True, highlight=False))
     judges, checks_only = verdicts.choice()
     judging = JudgingOptions(
         owners=verdicts.owners,
@@ -134,7 +133,9 @@ def run(
         config_file=config_file,
         checks_only=checks_only,
     )
-    common = dict(skip_judge=flags.skip_judge, judging=judging, hooks=hooks, execution=execution)
+    common = dict(
+        skip_judge=flags.skip_judge, judging=judging, hooks=progress.hooks(), execution=execution
+    )
     if flags.resume is not None:
         given = (flows, flags.target, out, flags.generate, flags.from_run, flags.verdict)
         if any((*given, flags.owner, flags.exclude_judged, flags.ledger)) or flags.k != 1:
@@ -142,7 +143,7 @@ def run(
                 "takes the run's own flows, target and settings; pass only the run directory",
                 "resume",
             )
-        with hooks.checking():
+        with progress.checking():
             done = api.simulate_resume(
                 flags.resume,
                 roles=judges,
@@ -167,7 +168,7 @@ def run(
         roles = _run_roles(
             judges, user=flags.user, agent=flags.agent, teacher=teacher if generate else None
         )
-        with hooks.checking():
+        with progress.checking():
             done = api.simulate_run(
                 flows,
                 target=flags.target,
@@ -203,27 +204,28 @@ def _run_roles(judges: dict[str, str], **models: str | None) -> dict[str, str]:
     return judges | {name: model for name, model in models.items() if model}
 
 
-class _Progress(SimulateHooks):
+class _Progress(JudgingLines):
     """The run as it goes, on stderr: its checks, one line per conversation as it is recorded,
     then the judging; where no terminal shows the run is alive, a heartbeat through each phase
     (the agent's first try, a long conversation, a slow judge)."""
 
     def __init__(self, console: SafeConsole) -> None:
-        super().__init__()
-        self.console = console
-        self.todo = 0
+        super().__init__(console)
+        self.to_play = 0
         self.recorded_count = 0
-        self.status: PhaseStatus | None = None
-        self.judging = JudgingLines(console)
-        self.on_start = self.started
-        self.on_conversation = self.recorded
-        self.on_judging = self.judging_started
-        self.on_verdict = self.judging.decided
+
+    def hooks(self) -> SimulateHooks:
+        """These lines as the hooks a simulate run calls."""
+        return SimulateHooks(
+            on_start=self.playing,
+            on_conversation=self.recorded,
+            on_judging=self.started,
+            on_verdict=self.decided,
+        )
 
     def checking(self) -> _Progress:
         """Say that the run's checks start (trying the agent once can take a while)."""
-        self.status = PhaseStatus(
-            self.console,
+        self.phase(
             None,  # a check that fails fast says so in one line, with nothing before it
             lambda: (
                 "simulate: checking the flows, the roles and the target (the agent is tried "
@@ -232,14 +234,12 @@ class _Progress(SimulateHooks):
         )
         return self
 
-    def started(self, todo: int, done: int) -> None:
-        self.close()
-        self.todo = todo
+    def playing(self, todo: int, done: int) -> None:
+        self.to_play = todo
         already = f" ({done} already recorded)" if done else ""
-        self.status = PhaseStatus(
-            self.console,
+        self.phase(
             f"simulate: {todo} conversations to play{already}",
-            lambda: f"simulate: {self.recorded_count}/{self.todo} conversations recorded",
+            lambda: f"simulate: {self.recorded_count}/{self.to_play} conversations recorded",
         )
 
     def recorded(self, record: ConversationRecord) -> None:
@@ -254,23 +254,6 @@ class _Progress(SimulateHooks):
                 "read-only: the agent's data may have changed"
             )
         self.console.print(f"  {record.flow_id} ({record.family}): {what}", markup=False)
-
-    def judging_started(self, todo: int) -> None:
-        self.close()
-        self.judging.started(todo)
-
-    def close(self) -> None:
-        """End the heartbeat of the phase that is going on (the run moves on, or stops)."""
-        if self.status is not None:
-            self.status.close()
-            self.status = None
-        self.judging.close()
-
-    def __enter__(self) -> _Progress:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
 
 def _summary(run: api.SimulateRun) -> None:

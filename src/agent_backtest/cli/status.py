@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Callable
 from types import TracebackType
+from typing import Self
 
 from rich.console import Console
 
@@ -73,4 +74,31 @@ class PhaseStatus:
         error: BaseException | None,
         trace: TracebackType | None,
     ) -> None:
+        self.close()
+
+
+class PhaseLines:
+    """A job's status on the console while it goes, one phase at a time: a phase's heartbeat
+    ends when the next phase starts, and when the job ends, however it ends (use it as a
+    context manager around the job)."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.status: PhaseStatus | None = None
+
+    def phase(self, start: str | None, progress: Callable[[], str]) -> None:
+        """A new phase: ``start`` said (if any), ``progress()`` the heartbeat's line."""
+        self.close()
+        self.status = PhaseStatus(self.console, start, progress)
+
+    def close(self) -> None:
+        """End the heartbeat of the phase going on."""
+        if self.status is not None:
+            self.status.close()
+            self.status = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
