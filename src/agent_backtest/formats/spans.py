@@ -269,9 +269,7 @@ def _step(
         name = tool.name
     elif kind == "agent":
         name = _first_str(span.attributes, AGENT_NAME_KEYS) or span.name
-    # Every value is already of its field's type (the call and execution were validated when
-    # built), so the step is assembled, not validated again.
-    step = Step.model_construct(
+    step = Step(
         id=span.span_id,
         kind=kind,
         name=name,
