@@ -2,16 +2,21 @@
 
 Writes a synthetic collector-style export (one ExportTraceServiceRequest per line, each trace
 an agent span with chat and tool spans, split over two lines so traces interleave), runs
-``abt ingest FILE -o OUT`` in a child process, and reports MB/s and the child's peak RSS. Peak RSS
-at the small and the large size shows whether memory grows with the file.
+``abt ingest FILE -o OUT`` in a child process, and reports MB/s of wall and of CPU time and the
+child's peak RSS. Peak RSS at the small and the large size shows whether memory grows with the
+file. On a shared machine CPU time is the steadier figure; ``--rounds`` repeats each size and
+prints the median with the range.
 
-    python benchmarks/ingest_throughput.py --sizes-mb 100 1000
+    python benchmarks/ingest_throughput.py --sizes-mb 100 1000 --rounds 3
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -182,30 +187,44 @@ def write_input(path: Path, size_bytes: int) -> int:
     return index
 
 
-def measure(path: Path, out: Path) -> tuple[float, int]:
-    """Seconds and peak RSS (KiB) of ``abt ingest`` on the file, in a fresh child process."""
-    return run_measured(
+def measure(path: Path, out: Path) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds and peak RSS (KiB) of ``abt ingest`` on the file, in a fresh
+    child process (the CPU time includes the small process that starts it, a few ms)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    seconds, peak_kib = run_measured(
         [sys.executable, "-m", "agent_backtest.cli", "ingest", str(path), "-o", str(out)]
     )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return seconds, cpu, peak_kib
+
+
+def spread(values: list[float]) -> str:
+    """The median of the values, with their range when there are several."""
+    median = statistics.median(values)
+    if len(values) == 1:
+        return f"{median:.1f}"
+    return f"{median:.1f} ({min(values):.1f}–{max(values):.1f})"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes-mb", type=int, nargs="+", default=[100, 1000])
+    parser.add_argument("--rounds", type=int, default=1, help="runs of each size")
     parser.add_argument("--workdir", type=Path, default=None)
     args = parser.parse_args()
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="abt-ingest-bench-"))
-    print(f"{'input MB':>9} {'traces':>8} {'seconds':>8} {'MB/s':>7} {'peak RSS MB':>12}")
+    print(f"load {' '.join(f'{value:.2f}' for value in os.getloadavg())}")
+    print(f"{'input MB':>9} {'traces':>8}  {'CPU MB/s':<18} {'wall MB/s':<18} {'peak RSS MB':<18}")
     for size in sorted(args.sizes_mb):
         path = workdir / f"otlp-{size}mb.jsonl"
         traces = write_input(path, size * 1_000_000)
         megabytes = path.stat().st_size / 1_000_000
-        seconds, peak_kib = measure(path, workdir / "sessions.jsonl")
-        print(
-            f"{megabytes:9.0f} {traces:8d} {seconds:8.1f} {megabytes / seconds:7.1f} "
-            f"{peak_kib / 1024:12.0f}",
-            flush=True,
-        )
+        runs = [measure(path, workdir / "sessions.jsonl") for _ in range(args.rounds)]
+        wall = spread([megabytes / seconds for seconds, _, _ in runs])
+        cpu = spread([megabytes / seconds for _, seconds, _ in runs])
+        peak = spread([peak_kib / 1024 for _, _, peak_kib in runs])
+        print(f"{megabytes:9.0f} {traces:8d}  {cpu:<18} {wall:<18} {peak:<18}", flush=True)
         path.unlink()
     (workdir / "sessions.jsonl").unlink(missing_ok=True)
 

@@ -6,6 +6,7 @@ the recorded model for inputs that lack them, duplicate sessions across inputs, 
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -16,7 +17,7 @@ from agent_backtest.formats.base import ReadOptions, SkipLog
 from agent_backtest.formats.limits import MAX_DEPTH
 from agent_backtest.formats.registry import check_forced_format, detect, local_input, reader_for
 from agent_backtest.redaction import drop_secret_fields
-from agent_backtest.trace import Message, Session, sha256_of
+from agent_backtest.trace import Message, Session
 from agent_backtest.trace.openai_wire import parts_the_api_takes
 
 
@@ -48,7 +49,7 @@ class SessionStream:
     options: ReadOptions
     format: str | None = None
     summaries: list[InputSummary] = field(default_factory=list)
-    _seen: dict[str, str] = field(default_factory=dict)
+    _seen: dict[str, bytes] = field(default_factory=dict)
 
     def __iter__(self) -> Iterator[Session]:
         for given in self.paths:
@@ -88,7 +89,7 @@ class SessionStream:
 
     def _is_repeat(self, session: Session, summary: InputSummary) -> bool:
         """True for a session already read (same id); a same-id session that differs is a skip."""
-        digest = sha256_of(session.model_dump(mode="json", exclude={"source"}))
+        digest = content_digest(session)
         earlier = self._seen.get(session.id)
         if earlier is None:
             self._seen[session.id] = digest
@@ -103,6 +104,16 @@ class SessionStream:
                 f"session {session.id!r} was read before with other content",
             )
         return True
+
+
+def content_digest(session: Session) -> bytes:
+    """A digest of everything a session holds but where it was read from.
+
+    The model's own serialiser writes the JSON bytes in one call; turning the session into
+    Python values first to sort their keys cost as much as reading it.
+    """
+    text = session.__pydantic_serializer__.to_json(session, exclude={"source"})
+    return hashlib.sha256(text).digest()
 
 
 def _too_deep(error: Exception) -> bool:

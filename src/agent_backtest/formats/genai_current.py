@@ -198,16 +198,15 @@ def usage(
     """Token counts from the attributes ``keys`` names for each usage field (the first one
     recorded wins); None when none is recorded. By default ``gen_ai.usage.*``, with cached input
     and reasoning tokens under the names instrumentations use."""
-    found = Usage(
-        **{
-            field: next(
-                (to_int(attributes[key], key) for key in names if attributes.get(key) is not None),
-                None,
-            )
-            for field, names in keys.items()
-        }
-    )
-    return None if found == Usage() else found
+    found: dict[str, int | None] = dict.fromkeys(keys)
+    for field, names in keys.items():
+        for key in names:
+            value = attributes.get(key)
+            if value is not None:
+                found[field] = to_int(value, key)
+                break
+    # Built only when something was recorded: most spans of a step's kind record nothing.
+    return Usage(**found) if any(value is not None for value in found.values()) else None
 
 
 def provider(attributes: dict[str, Any]) -> str | None:

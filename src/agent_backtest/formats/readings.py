@@ -28,13 +28,15 @@ class Reading:
     keys: set[str] = field(default_factory=set)
     exact: bool = False
     """True when the dialect read the request and answer bodies as sent, not rebuilt."""
-    found: str = field(init=False)
-    """What the dialect found, in a few words, for ``abt show --explain``; taken before the
-    readings are combined, so it says what this dialect alone found."""
+    _found: str | None = field(default=None, init=False, repr=False)
 
-    def __post_init__(self) -> None:
-        """Describe the reading while it is still this dialect's own."""
-        self.found = self._described()
+    @property
+    def found(self) -> str:
+        """What the dialect found, in a few words, for ``abt show --explain``; taken before the
+        readings are combined (see :func:`combined`), so it says what this dialect alone found."""
+        if self._found is None:
+            self._found = self._described()
+        return self._found
 
     def _described(self) -> str:
         """What the reading holds, in a few words."""
@@ -60,6 +62,10 @@ def combined(readings: list[Reading]) -> LLMCall:
 
     ``readings`` are in the order the dialects were asked; it must not be empty.
     """
+    if len(readings) == 1:
+        return readings[0].call  # nothing to fill it from: the reading stays as it is
+    for reading in readings:
+        _ = reading.found  # described now: filling changes the chosen reading's call
     ranked = sorted(readings, key=_rank)
     chosen = ranked[0].call
     for reading in ranked[1:]:

@@ -26,7 +26,6 @@ from agent_backtest.errors import RecordError
 from agent_backtest.formats import dialects, genai_current, vercel_ai
 from agent_backtest.formats.base import SkipLog, SpanReading
 from agent_backtest.formats.call_checks import finish_call
-from agent_backtest.formats.readings import Reading
 from agent_backtest.formats.span_model import Span
 from agent_backtest.redaction import is_secret
 from agent_backtest.trace import (
@@ -213,10 +212,11 @@ def _start_key(span: Span) -> tuple[bool, float]:
 def _trace_steps(trace: list[Span], history: _History, skips: SkipLog) -> list[Step]:
     """The steps of one trace in time order; unusable spans are logged as skips."""
     by_id = {span.span_id: span for span in trace}
+    explain = skips.readings is not None
     steps = []
     for span in sorted(trace, key=_start_key):
         try:
-            step, found = _step(span, by_id, history)
+            step, found = _step(span, by_id, history, explain)
         except RecordError as exc:
             skips.record_error(exc, span.location)
             continue
@@ -227,7 +227,8 @@ def _trace_steps(trace: list[Span], history: _History, skips: SkipLog) -> list[S
             skips.skip("mistyped_field", span.location, f"{where}: {error['msg']}")
             continue
         steps.append(step)
-        skips.read(_reading(span, step, found))
+        if explain:  # a reading asks the tool dialects again: only worth it when kept
+            skips.read(_reading(span, step, found))
     return steps
 
 
@@ -248,16 +249,18 @@ def _reading(span: Span, step: Step, found: list[str]) -> SpanReading:
     )
 
 
-def _step(span: Span, by_id: dict[str, Span], history: _History) -> tuple[Step, list[str]]:
-    """One span as a step of its kind, and what each dialect that read its call found."""
+def _step(
+    span: Span, by_id: dict[str, Span], history: _History, explain: bool = False
+) -> tuple[Step, list[str]]:
+    """One span as a step of its kind, and (with ``explain``) what each dialect that read its
+    call found."""
     kind = dialects.step_kind(span)
     llm, tool, consumed = None, None, set(span.consumed)
     name: str | None = span.name
     found: list[str] = []
     if kind == "llm":
-        llm, keys, readings = _llm_call(span, by_id, history)
+        llm, keys, found = _llm_call(span, by_id, history, explain)
         consumed |= keys
-        found = [reading.found for reading in readings]
         name = _enclosing_agent_name(span, by_id) or span.name
         history.remember(span.span_id, llm)
     elif kind == "tool":
@@ -285,17 +288,19 @@ def _step(span: Span, by_id: dict[str, Span], history: _History) -> tuple[Step, 
 
 
 def _llm_call(
-    span: Span, by_id: dict[str, Span], history: _History
-) -> tuple[LLMCall, set[str], list[Reading]]:
+    span: Span, by_id: dict[str, Span], history: _History, explain: bool
+) -> tuple[LLMCall, set[str], list[str]]:
     """The call of an LLM span, with history and instructions repaired and its blocker named;
-    the keys its dialects read and each one's reading."""
+    the keys its dialects read and (with ``explain``) what each one found."""
     call, consumed, readings = dialects.read_call(span)
+    # Described before the repairs below change the call a lone reading shares.
+    found = [reading.found for reading in readings] if explain else []
     if call.request.messages:
         _continue_history(span, call, history)
         _add_agent_instructions(span, call, by_id)
         _add_object_schema(span, call, by_id)
     finish_call(call)
-    return call, consumed, readings
+    return call, consumed, found
 
 
 def _continue_history(span: Span, call: LLMCall, history: _History) -> None:
