@@ -121,8 +121,8 @@ def test_schema_prints_json_schema() -> None:
         (["ingest", "missing.json"], "missing.json: no such file"),
         (["ingest", "{bad}"], "cannot tell the format"),
         (["ingest", "{tau}", "--format", "nope"], "unknown format 'nope'"),
-        (["ingest", "{tau}", "--tools", "{bad}"], "line 1 column"),
-        (["units", "{tau}", "-o", "{out}", "--agent-config", "{bad}"], "not valid toml"),
+        (["ingest", "{tau}", "--tools", "{bad}"], "line 1, column"),
+        (["units", "{tau}", "-o", "{out}", "--agent-config", "{bad}"], "not valid TOML"),
     ],
 )
 def test_user_errors_are_one_line_with_exit_code_2(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -156,7 +157,18 @@ def test_a_stop_at_any_moment_exits_quietly(units: Path, tmp_path: Path, signum:
             # Before Python has its handlers, the signal's default action ends the process (a
             # shell reports that as 128 + the signal, too).
             assert process.returncode in (code, -signum), (delay, stderr)
-            assert "Traceback" not in stderr, (delay, stderr)
+            assert not traceback_from_running_code(stderr), (delay, stderr)
+
+
+def traceback_from_running_code(stderr: str) -> bool:
+    """A traceback through any function of the package: the command line's code was running.
+
+    On a loaded machine a signal can still arrive while the interpreter imports the package,
+    before ``main`` runs and installs its handlers; Python's own handler then prints the
+    interrupted imports (frames of modules only, ``<module>``), which no code of ours can catch.
+    """
+    frames = re.findall(r'File "[^"]*agent_backtest[^"]*", line \d+, in (\S+)', stderr)
+    return any(name != "<module>" for name in frames)
 
 
 def test_sigterm_during_a_replay_exits_143_and_marks_the_run_interrupted(
