@@ -71,6 +71,7 @@ def replay(
     overwrite: bool = False,
     dry_run: bool = False,
     hooks: RunEvents | None = None,
+    verify_inputs: bool = False,
 ) -> Run:
     """Replay every selected unit of ``inputs`` on ``model`` into the run directory ``out``,
     then score it against production (unless ``score`` is False).
@@ -82,7 +83,9 @@ def replay(
     nothing is sent until every check has passed; a failed check raises
     :class:`~agent_backtest.errors.UserError` naming the parameter at fault. With
     ``batching.batch`` the candidate's calls go through its provider's batch API (the judges
-    are still called live, when the run is scored).
+    are still called live, when the run is scored). An input that the run being overwritten
+    recorded with the same size and modification time keeps the sha256 recorded there;
+    ``verify_inputs`` hashes every input again.
     """
     paths = [Path(inputs)] if isinstance(inputs, str | Path) else [Path(p) for p in inputs]
     if not paths:
@@ -121,6 +124,7 @@ def replay(
         allow_unmatched=allow_unmatched,
         overwrite=overwrite,
         labels=dict(labels or {}),
+        verify_inputs=verify_inputs,
     )
     if settings.batch is not None:
         try:

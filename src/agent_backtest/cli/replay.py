@@ -79,6 +79,9 @@ class ReplayFlags:
     the run stops before anything is written if an op matches nothing."""
     allow_unmatched: bool = field(default=False, metadata=flag(INPUTS))
     """With --patch: replay even when an op matches nothing."""
+    verify_inputs: bool = field(default=False, metadata=flag(INPUTS))
+    """Hash every input again, even one the run being overwritten recorded with the same size
+    and modification time."""
     k: int = field(default=1, metadata=flag(CALLS, "N", min=1, max=1000))
     """Repeats per unit."""
     seed: int = field(default=0, metadata=flag(CALLS, "N"))
@@ -141,7 +144,12 @@ def replay(
                 "(and call settings)",
                 "resume",
             )
-        for flag_name, given in (("dry_run", flags.dry_run), ("overwrite", flags.overwrite)):
+        refused = (
+            ("dry_run", flags.dry_run),
+            ("overwrite", flags.overwrite),
+            ("verify_inputs", flags.verify_inputs),
+        )
+        for flag_name, given in refused:
             if given:  # refused rather than ignored: the user meant something by it
                 raise UserError("does nothing to a run you resume: leave it out", flag_name)
         run = api.resume(
@@ -166,6 +174,7 @@ def replay(
             config_file=config_file,
             overwrite=flags.overwrite,
             dry_run=flags.dry_run,
+            verify_inputs=flags.verify_inputs,
             **common,
         )
     if flags.report and run.directory.is_scored():
