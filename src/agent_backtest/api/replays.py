@@ -75,6 +75,7 @@ def replay(
     dry_run: bool = False,
     max_cost: float | None = None,
     hooks: RunEvents | None = None,
+    verify_inputs: bool = False,
 ) -> Run:
     """Replay every selected unit of ``inputs`` on ``model`` into the run directory ``out``,
     then score it against production (unless ``score`` is False).
@@ -88,7 +89,9 @@ def replay(
     nothing is sent until every check has passed; a failed check raises
     :class:`~agent_backtest.errors.UserError` naming the parameter at fault. With
     ``batching.batch`` the candidate's calls go through its provider's batch API (the judges
-    are still called live, when the run is scored).
+    are still called live, when the run is scored). An input that the run being overwritten
+    recorded with the same size and modification time keeps the sha256 recorded there;
+    ``verify_inputs`` hashes every input again.
 
     The plan estimates what the candidate's and the judge's calls will cost
     (``plan.cost``); with ``max_cost`` (USD) a replay estimated above it is refused before
@@ -134,6 +137,7 @@ def replay(
         allow_unmatched=allow_unmatched,
         overwrite=overwrite,
         labels=dict(labels or {}),
+        verify_inputs=verify_inputs,
     )
     plan.cost.judge_repeats = judging.judge_repeats
     try:

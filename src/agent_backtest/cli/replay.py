@@ -81,6 +81,9 @@ class ReplayFlags:
     the run stops before anything is written if an op matches nothing."""
     allow_unmatched: bool = field(default=False, metadata=flag(INPUTS))
     """With --patch: replay even when an op matches nothing."""
+    verify_inputs: bool = field(default=False, metadata=flag(INPUTS))
+    """Hash every input again, even one the run being overwritten recorded with the same size
+    and modification time."""
     k: int = field(default=1, metadata=flag(CALLS, "N", min=1, max=1000))
     """Repeats per unit."""
     seed: int = field(default=0, metadata=flag(CALLS, "N"))
@@ -173,6 +176,7 @@ def replay(
             config_file=config_file,
             overwrite=flags.overwrite,
             dry_run=flags.dry_run,
+            verify_inputs=flags.verify_inputs,
             **common,
         )
     if flags.report and run.directory.is_scored():
@@ -194,7 +198,7 @@ def print_estimate(console: Console, estimate: CostEstimate) -> None:
 
 # What a run keeps from its start (run.json): flags a resume would not use.
 RUN_SETTINGS = frozenset(
-    {"k", "seed", "label", "allow_unmatched", "dry_run", "overwrite"}
+    {"k", "seed", "label", "allow_unmatched", "dry_run", "overwrite", "verify_inputs"}
     | {item.name for group in (ReadingOptions, SelectionOptions) for item in fields(group)}
 )
 

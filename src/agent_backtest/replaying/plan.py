@@ -32,8 +32,9 @@ from agent_backtest.runs.manifest import (
     ReplaySettings,
     describe_input,
 )
+from agent_backtest.runs.manifest_base import describe_inputs, recorded_inputs
 from agent_backtest.trace import dump_record
-from agent_backtest.units import Selection
+from agent_backtest.units import Selection, Unit
 from agent_backtest.units.gold import UNSATISFIABLE, GoldCheck
 from agent_backtest.units.source import UnitSource
 
@@ -88,8 +89,12 @@ def plan_replay(
     allow_unmatched: bool = False,
     overwrite: bool = False,
     labels: dict[str, str] | None = None,
+    verify_inputs: bool = False,
 ) -> ReplayPlan:
-    """Check everything a replay needs, reading the inputs once; see the module docstring."""
+    """Check everything a replay needs, reading the inputs once; see the module docstring.
+
+    An input the run in ``out`` (being overwritten) recorded with the same size and
+    modification time keeps its recorded sha256; ``verify_inputs`` hashes every input again."""
     directory = RunDirectory(out)
     check_output(directory, overwrite)
     candidate = settings.candidate
@@ -106,7 +111,8 @@ def plan_replay(
     fixed |= {parse_model_ref(name, "patch_file") for name in patch.models()} if patch else set()
     check_role(candidate, fixed, config)
     warnings = check_judges(judges, [str(ref) for ref in fixed], config) if fixed else []
-    plan = _scan(directory, settings, config, source, selection, patch)
+    known = [] if verify_inputs else recorded_inputs(directory.manifest_path)
+    plan = _scan(directory, settings, config, source, selection, patch, known)
     try:
         new = plan.candidates - fixed
         check_role(candidate, new, config)
@@ -127,6 +133,7 @@ def _scan(
     source: UnitSource,
     selection: Selection,
     patch: Patch | None,
+    known_inputs: list[InputFile],
 ) -> ReplayPlan:
     """Select the units into a private temporary file, noting each unit's model and patch."""
     coverage = PatchCoverage(patch) if patch is not None else None
@@ -145,7 +152,7 @@ def _scan(
             # The gold file's keys are checked against every unit of the inputs, selected or
             # not: a key naming a unit the selection leaves out is not a mistake.
             for unit in selection.apply(check.watch(source) if check else source):
-                handle.write(dump_record(unit) + b"\n")
+                handle.write(_unit_line(unit, source, selection))
                 count += 1
                 sessions.add(unit.session_id)
                 patched = patch.apply(unit) if patch is not None else None
@@ -173,7 +180,7 @@ def _scan(
         directory=directory,
         settings=settings,
         config=config,
-        inputs=[describe_input(path) for path in source.inputs],
+        inputs=describe_inputs(source.inputs, known_inputs),
         units_file=Path(name),
         units=count,
         sessions=len(sessions),
@@ -184,6 +191,16 @@ def _scan(
         readers=None if source.from_units_file else _accounting(source),
         warnings=[gold_warning] if gold_warning else [],
     )
+
+
+def _unit_line(unit: Unit, source: UnitSource, selection: Selection) -> bytes:
+    """The line of units.jsonl that holds ``unit``: the input's own line when the unit is
+    unchanged (the selection passes units on as they come, so the source's last line is this
+    unit's; one that labels splits changes them), else the unit serialised."""
+    line = source.verbatim_line if selection.val_fraction is None else None
+    if line is None:
+        return dump_record(unit) + b"\n"
+    return line if line.endswith(b"\n") else line + b"\n"
 
 
 def _coverage_report(

@@ -12,6 +12,7 @@ their ``schema``), a replay's ``counts`` were its candidate's alone, and a simul
 from __future__ import annotations
 
 import hashlib
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Self
@@ -51,6 +52,11 @@ class InputFile(StrictModel):
     path: str
     sha256: str
     bytes: int
+    mtime_ns: int | None = Field(
+        default=None,
+        description="The file's modification time when it was hashed (nanoseconds since the "
+        "epoch): a later run over the same unchanged file takes its sha256 from here.",
+    )
 
 
 class RunCounts(StrictModel):
@@ -189,11 +195,48 @@ def now() -> datetime:
 
 def describe_input(path: Path) -> InputFile:
     """An input file with its content hash, read in chunks."""
+    status = path.stat()
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             digest.update(chunk)
-    return InputFile(path=str(path), sha256=digest.hexdigest(), bytes=path.stat().st_size)
+    return InputFile(
+        path=str(path), sha256=digest.hexdigest(), bytes=status.st_size, mtime_ns=status.st_mtime_ns
+    )
+
+
+def describe_inputs(paths: list[Path], known: list[InputFile]) -> list[InputFile]:
+    """Each input described as :func:`describe_input` does, except that a file ``known``
+    describes with the same size and modification time keeps the sha256 recorded there rather
+    than being read again (hashing a large input costs more than a cached rerun's calls)."""
+    described = []
+    for path in paths:
+        status = path.stat()
+        recorded = next((file for file in known if _same_file(file, path, status)), None)
+        if recorded is None:
+            described.append(describe_input(path))
+        else:
+            described.append(recorded.model_copy(update={"path": str(path)}))
+    return described
+
+
+def _same_file(recorded: InputFile, path: Path, status: os.stat_result) -> bool:
+    """``recorded`` names ``path`` as it is now: same file, size and modification time."""
+    return (
+        recorded.mtime_ns == status.st_mtime_ns
+        and recorded.bytes == status.st_size
+        and Path(recorded.path).resolve() == path.resolve()
+    )
+
+
+def recorded_inputs(manifest_path: Path) -> list[InputFile]:
+    """The inputs a run.json records, or none when there is no readable one (a broken or
+    foreign manifest only means the inputs are hashed again)."""
+    try:
+        document = orjson.loads(manifest_path.read_bytes())
+        return [InputFile.model_validate(entry) for entry in document["inputs"]]
+    except (OSError, orjson.JSONDecodeError, ValidationError, KeyError, TypeError):
+        return []
 
 
 def code_version() -> str:

@@ -43,6 +43,13 @@ class Stretch(NamedTuple):
 def read_units_file(path: Path, stretch: Stretch | None = None) -> Iterator[Unit]:
     """The units of a units JSONL (or of one ``stretch`` of it), in order, read one line at a
     time; a line that is not a unit is an error naming its line in the file."""
+    for _, unit in read_unit_lines(path, stretch):
+        yield unit
+
+
+def read_unit_lines(path: Path, stretch: Stretch | None = None) -> Iterator[tuple[bytes, Unit]]:
+    """Each unit of ``path`` (as :func:`read_units_file` reads them) with the line it was read
+    from, so a unit left unchanged can be written again without serialising it."""
     with open_binary(path, "units file") as handle:
         position, end, first = stretch or (0, None, 1)
         handle.seek(position)
@@ -51,7 +58,7 @@ def read_units_file(path: Path, stretch: Stretch | None = None) -> Iterator[Unit
                 return
             position += len(line)
             if not line.isspace():
-                yield _unit(path, number, line)
+                yield line, _unit(path, number, line)
 
 
 def stretches(path: Path, parts: int) -> list[Stretch]:

@@ -14,7 +14,7 @@ from agent_backtest.redaction import drop_secret_fields
 from agent_backtest.trace import Session
 from agent_backtest.units.agent_config import AgentConfig
 from agent_backtest.units.build import UnitSkip, reclassify, units_from_session
-from agent_backtest.units.io import is_units_file, read_units_file
+from agent_backtest.units.io import is_units_file, read_unit_lines
 from agent_backtest.units.model import Unit
 
 
@@ -38,20 +38,32 @@ class UnitSource:
         self.skips: defaultdict[str, Counter[str]] = defaultdict(Counter)
         self.secret_fields_dropped: Counter[str] = Counter()
         """Request fields of a units file's units that held credentials, dropped, by path."""
+        self.verbatim_line: bytes | None = None
+        """The units file's line the unit just yielded was read from, while the unit is exactly
+        as that line writes it; None for units made from traces or changed on the way."""
 
     def __iter__(self) -> Iterator[Unit]:
         if self.from_units_file:
             file = str(self.inputs[0])
-            for unit in reclassify(read_units_file(self.inputs[0]), self.agent):
+            for unit in reclassify(self._units_with_lines(), self.agent):
                 # a units file written elsewhere is held to the rule traces are read by
-                for dropped in drop_secret_fields(unit.request.params):
-                    self.secret_fields_dropped[dropped] += 1
+                dropped = drop_secret_fields(unit.request.params)
+                for path in dropped:
+                    self.secret_fields_dropped[path] += 1
+                if dropped or self.reclassified:
+                    self.verbatim_line = None
                 self.units[file][unit.kind] += 1
                 yield unit
             return
         self.stream = SessionStream(self.inputs, self.options, format=self.format)
         for session in self.stream:
             yield from self.units_of(self.stream.summaries[-1].file, session)
+
+    def _units_with_lines(self) -> Iterator[Unit]:
+        """The units of the units file, each with :attr:`verbatim_line` set to its line."""
+        for line, unit in read_unit_lines(self.inputs[0]):
+            self.verbatim_line = line
+            yield unit
 
     def units_of(self, file: str, session: Session) -> Iterator[Unit]:
         """The units of one session of ``file``, counted as they pass."""
