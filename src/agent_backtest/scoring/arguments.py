@@ -59,6 +59,7 @@ __all__ = [
     "is_prose",
     "match_arguments",
     "rules_for",
+    "tally_parameters",
 ]
 
 _INDEX = re.compile(r"\[\d+\]")
@@ -371,7 +372,7 @@ def match_arguments(
     counts for an equal share of the score.
     """
     if type(candidate) is dict and type(reference) is ArgumentsKey:  # the usual case first
-        return _tally(reference, candidate, rules, False, all_right)
+        return tally_parameters(reference, candidate, rules, False, all_right)
     if type(reference) is not ArgumentsKey:
         if isinstance(reference, Unparseable) or isinstance(candidate, Unparseable):
             return _unparseable(reference, candidate)
@@ -390,13 +391,15 @@ def match_arguments(
         return ArgumentsMatch(
             exact=False, equal=False, score=0.0, mismatches=[mismatch], free_text=[]
         )
-    return _tally(reference, candidate, rules, decoded, all_right)
+    return tally_parameters(reference, candidate, rules, decoded, all_right)
 
 
-def _tally(
+def tally_parameters(
     key: ArgumentsKey, candidate: dict, rules: MatchRules, decoded: bool, all_right: bool
 ) -> ArgumentsMatch | float:
-    """Score every parameter of ``candidate`` against the reference ``key``.
+    """Score every parameter of ``candidate`` against the reference ``key``: what
+    :func:`match_arguments` does once both sides are objects, for callers that know they are
+    (``decoded``: the candidate's object was sent as a JSON string; ``all_right`` as there).
 
     Written with local variables and a fast path for a scalar found verbatim among the
     acceptable values: this loop runs for every pair of every answer, so it dominates scoring
