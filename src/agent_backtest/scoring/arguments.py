@@ -214,11 +214,16 @@ class _SchemaWalk:
                 if isinstance(sub, dict):
                     if "default" in sub:
                         self.defaults[child] = sub["default"]
-                    # A plain {"type", "description"} leaf needs no walk of its own.
+                    # A leaf of one named type (with a description, an enum, a default…) needs
+                    # no walk of its own unless it holds something a walk looks at.
                     leaf = sub.get("type")
-                    if len(sub) > 2 or not isinstance(leaf, str) or leaf in _NESTING:
+                    if (
+                        not isinstance(leaf, str)
+                        or leaf in _NESTING
+                        or (len(sub) > 2 and not _DEEPER.isdisjoint(sub))
+                    ):
                         self.visit(sub, child, depth + 1)
-                    elif leaf == "integer":
+                    elif leaf == "integer" and (len(sub) <= 2 or depth < 20):
                         self.integers.add(child)
         items = schema.get("items")
         if isinstance(items, dict):
@@ -232,6 +237,8 @@ class _SchemaWalk:
 # Schema types (JSON Schema's and BFCL's names) whose schema holds further schemas.
 _NESTING = frozenset(("object", "dict", "array", "tuple"))
 _COMBINATORS = ("anyOf", "oneOf", "allOf")
+# What a walk reads in a schema besides its type: a leaf without any of these has nothing more.
+_DEEPER = frozenset(("uniqueItems", "properties", "items", *_COMBINATORS))
 
 
 # ---------------------------------------------------------------------------------------------

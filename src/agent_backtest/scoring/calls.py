@@ -251,13 +251,19 @@ def _assemble(n_golden: int, n_candidate: int, compare: Any) -> CallsMatch:
     if n_golden == 1 or n_candidate == 1:
         return _one_to_many(n_golden, n_candidate, compare)
     verdicts: dict[tuple[int, int], ArgumentsMatch | None] = {}
+    bounds: dict[tuple[int, int], float] = {}
     if n_golden == n_candidate:
-        # One call each, or calls in the golden's order each equal: list order is then optimal.
+        # Calls in the golden's order, each equal: list order is then optimal. Each is asked
+        # first whether it is all right, so a wrong one costs only its first wrong parameter.
         pairs = []
         for i in range(n_golden):
-            verdict = verdicts[i, i] = compare(i, i)
+            verdict = compare(i, i, True)
+            if type(verdict) is float:
+                bounds[i, i] = verdict
+                break
+            verdicts[i, i] = verdict
             pairs.append(CallPair(i, i, verdict is not None, verdict))
-            if n_golden > 1 and (verdict is None or not verdict.equal):
+            if verdict is None or not verdict.equal:
                 break
         else:
             return _verdict(pairs, [], [], n_golden)
@@ -273,7 +279,9 @@ def _assemble(n_golden: int, n_candidate: int, compare: Any) -> CallsMatch:
         # first wrong parameter gives a bound on their score for a fraction of the work.
         verdict = verdicts.get((i, j), _UNSEEN)
         if verdict is _UNSEEN:
-            verdict = compare(i, j, True)
+            verdict = bounds.get((i, j))
+            if verdict is None:
+                verdict = compare(i, j, True)
             if type(verdict) is float:
                 return verdict + _SAME_TOOL_BONUS
             verdicts[i, j] = verdict
