@@ -14,8 +14,9 @@ Figures:
   CPU and of wall time; peer: an ``orjson.loads`` loop over the same lines, in this process;
 * cached rerun: ``abt replay`` of ``--cached-units`` units whose answers are all in the response
   cache (filled once, before the rounds), wall seconds, and the calls the server saw;
-* matcher: BFCL's ``ast_checker`` time over one pass of the project's pairs divided by the
-  matcher's (answer keys, and production-style goldens; ``score_speed.py``'s passes);
+* matcher: BFCL's ``ast_checker`` time over one pass of the pairs divided by the matcher's
+  (answer keys, and production-style goldens; ``score_speed.py``'s passes), on the project's
+  pairs and on the fresh ones of BFCL's live categories;
 * per-call CPU: the CPU a replay spends per call at zero latency, ``--no-score`` and
   ``--no-cache``, taken as the difference between ``--calls`` and a tenth of them (start-up and
   fixed costs cancel out); peers: a bare asyncio + httpx loop and a raw asyncio HTTP/1.1 client,
@@ -176,35 +177,43 @@ class CachedRerun:
 # --- the matcher against BFCL -----------------------------------------------------------------
 
 
-def matcher_passes() -> dict[str, Callable[[], None]] | None:
-    """One pass of BFCL's checker and of the matcher (answer keys, goldens) over the project's
-    pairs; None when bfcl-eval is not installed."""
-    from tests.scoring.bfcl_cases import build_pairs, load_checker, load_entries
+def matcher_passes() -> dict[str, dict[str, Callable[[], None]]] | None:
+    """Per pair set (the project's, and the fresh one of BFCL's categories it was not tuned
+    on), one pass of BFCL's checker and of the matcher (answer keys, goldens); None when
+    bfcl-eval is not installed."""
+    from tests.scoring.bfcl_cases import load_checker
 
     import score_speed
 
     checker = load_checker()
     if checker is None:
         return None
-    pairs = build_pairs(load_entries())
-    passes = {
-        "bfcl": score_speed.bfcl_pass(checker, pairs),
-        "key": score_speed.key_pass(pairs),
-        "golden": score_speed.golden_pass(pairs),
-    }
-    for run in passes.values():  # warm-up: imports and the interpreter's caches
-        run()
-    return passes
+    sets = {}
+    for label, pairs in score_speed.pair_sets().items():
+        passes = sets[label] = {
+            "bfcl": score_speed.bfcl_pass(checker, pairs),
+            "key": score_speed.key_pass(pairs),
+            "golden": score_speed.golden_pass(pairs),
+        }
+        for run in passes.values():  # warm-up: imports and the interpreter's caches
+            run()
+    return sets
 
 
-def matcher_round(table: Table, passes: dict[str, Callable[[], None]]) -> None:
-    """BFCL's time over the matcher's, each pass back to back."""
+def matcher_round(table: Table, sets: dict[str, dict[str, Callable[[], None]]]) -> None:
+    """BFCL's time over the matcher's on each pair set, each pass back to back."""
     import score_speed
 
-    seconds = {name: score_speed.timed(run) for name, run in passes.items()}
     target = "≥ 1.2"
-    table.add("matcher ÷ BFCL speed, answer keys", seconds["bfcl"] / seconds["key"], "×", target)
-    table.add("matcher ÷ BFCL speed, goldens", seconds["bfcl"] / seconds["golden"], "×", target)
+    for label, passes in sets.items():
+        seconds = {name: score_speed.timed(run) for name, run in passes.items()}
+        for name, reference in (("key", "answer keys"), ("golden", "goldens")):
+            table.add(
+                f"matcher ÷ BFCL speed, {label} pairs, {reference}",
+                seconds["bfcl"] / seconds[name],
+                "×",
+                target,
+            )
 
 
 # --- per-call CPU at zero latency -------------------------------------------------------------

@@ -113,11 +113,12 @@ def as_calls(prediction: list[dict[str, dict[str, Any]]]) -> list[ToolCall]:
     ]
 
 
-def load_entries() -> list[Entry]:
-    """Every question of the four Python AST categories, from the installed package."""
+def load_entries(categories: tuple[str, ...] = CATEGORIES) -> list[Entry]:
+    """Every question of ``categories`` (the four Python AST ones unless told), from the
+    installed package."""
     data = Path(importlib.import_module("bfcl_eval").__file__).parent / "data"
     entries = []
-    for category in CATEGORIES:
+    for category in categories:
         questions = _read_jsonl(data / f"BFCL_v4_{category}.json")
         answers = {
             row["id"]: row

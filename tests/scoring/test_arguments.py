@@ -98,6 +98,27 @@ def test_rules_from_nullable_and_combined_schemas() -> None:
     assert rules.unordered_paths == {"ids"}
 
 
+def test_rules_read_leaf_schemas_with_more_than_a_type() -> None:
+    """A parameter of one named type is read whatever else its schema holds: an enum or a
+    default beside an integer, a combinator or uniqueItems beside a description."""
+    tool = ToolDef(
+        name="t",
+        parameters={
+            "type": "dict",
+            "properties": {
+                "level": {"type": "integer", "description": "how deep", "enum": [1, 2]},
+                "code": {"type": "string", "description": "c", "anyOf": [{"type": "integer"}]},
+                "tags": {"type": "string", "description": "t", "uniqueItems": True},
+                "size": {"type": "integer", "default": 3},
+            },
+        },
+    )
+    rules = rules_for(tool, AgentConfig())
+    assert rules.integer_paths == {"level", "code", "size"}
+    assert rules.unordered_paths == {"tags"}
+    assert rules.defaults == {"size": 3}
+
+
 def test_rules_without_a_tool_definition_still_use_the_config() -> None:
     """A tool missing from the request's tools keeps its config settings (by name)."""
     rules = rules_for(None, AGENT, name="book_reservation")

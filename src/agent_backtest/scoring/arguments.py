@@ -59,6 +59,7 @@ __all__ = [
     "is_prose",
     "match_arguments",
     "rules_for",
+    "tally_parameters",
 ]
 
 _INDEX = re.compile(r"\[\d+\]")
@@ -213,11 +214,16 @@ class _SchemaWalk:
                 if isinstance(sub, dict):
                     if "default" in sub:
                         self.defaults[child] = sub["default"]
-                    # A plain {"type", "description"} leaf needs no walk of its own.
+                    # A leaf of one named type (with a description, an enum, a default…) needs
+                    # no walk of its own unless it holds something a walk looks at.
                     leaf = sub.get("type")
-                    if len(sub) > 2 or not isinstance(leaf, str) or leaf in _NESTING:
+                    if (
+                        not isinstance(leaf, str)
+                        or leaf in _NESTING
+                        or (len(sub) > 2 and not _DEEPER.isdisjoint(sub))
+                    ):
                         self.visit(sub, child, depth + 1)
-                    elif leaf == "integer":
+                    elif leaf == "integer" and (len(sub) <= 2 or depth < 20):
                         self.integers.add(child)
         items = schema.get("items")
         if isinstance(items, dict):
@@ -231,6 +237,8 @@ class _SchemaWalk:
 # Schema types (JSON Schema's and BFCL's names) whose schema holds further schemas.
 _NESTING = frozenset(("object", "dict", "array", "tuple"))
 _COMBINATORS = ("anyOf", "oneOf", "allOf")
+# What a walk reads in a schema besides its type: a leaf without any of these has nothing more.
+_DEEPER = frozenset(("uniqueItems", "properties", "items", *_COMBINATORS))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -371,7 +379,7 @@ def match_arguments(
     counts for an equal share of the score.
     """
     if type(candidate) is dict and type(reference) is ArgumentsKey:  # the usual case first
-        return _tally(reference, candidate, rules, False, all_right)
+        return tally_parameters(reference, candidate, rules, False, all_right)
     if type(reference) is not ArgumentsKey:
         if isinstance(reference, Unparseable) or isinstance(candidate, Unparseable):
             return _unparseable(reference, candidate)
@@ -390,13 +398,15 @@ def match_arguments(
         return ArgumentsMatch(
             exact=False, equal=False, score=0.0, mismatches=[mismatch], free_text=[]
         )
-    return _tally(reference, candidate, rules, decoded, all_right)
+    return tally_parameters(reference, candidate, rules, decoded, all_right)
 
 
-def _tally(
+def tally_parameters(
     key: ArgumentsKey, candidate: dict, rules: MatchRules, decoded: bool, all_right: bool
 ) -> ArgumentsMatch | float:
-    """Score every parameter of ``candidate`` against the reference ``key``.
+    """Score every parameter of ``candidate`` against the reference ``key``: what
+    :func:`match_arguments` does once both sides are objects, for callers that know they are
+    (``decoded``: the candidate's object was sent as a JSON string; ``all_right`` as there).
 
     Written with local variables and a fast path for a scalar found verbatim among the
     acceptable values: this loop runs for every pair of every answer, so it dominates scoring

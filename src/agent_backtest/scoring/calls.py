@@ -26,6 +26,7 @@ from agent_backtest.scoring.arguments import (
     golden_key,
     match_arguments,
     rules_for,
+    tally_parameters,
 )
 from agent_backtest.scoring.assignment import lazy_best_assignment
 from agent_backtest.trace.models import ToolCall, ToolDef
@@ -111,6 +112,8 @@ def match_calls(
     recorded = answer_key is None
     # Each golden call's reference and rules are made once, not once per candidate call.
     references = _recorded(golden) if recorded else _compiled(answer_key)
+    if len(golden) == 1 and len(candidate) == 1 and golden[0].name == candidate[0].name:
+        return _one_pair(references[0], candidate[0], tools, agent, exact_strings, recorded)
     rules_of: dict[str | tuple[str, str], MatchRules] = {}
     groups = agent.equivalent_tools
 
@@ -128,11 +131,37 @@ def match_calls(
                 tools, g_name, c_name, agent, exact_strings, recorded
             )
         arguments = candidate[j].arguments
+        reference = references[i]
+        if type(arguments) is dict and type(reference) is ArgumentsKey:  # the usual case
+            return tally_parameters(reference, arguments, rules, False, all_right)
         if arguments is None:
             arguments = call_arguments(candidate[j])
-        return match_arguments(references[i], arguments, rules, all_right=all_right)
+        return match_arguments(reference, arguments, rules, all_right=all_right)
 
     return _assemble(len(golden), len(candidate), compare)
+
+
+def _one_pair(
+    reference: Any,
+    call: ToolCall,
+    tools: Mapping[str, ToolDef],
+    agent: AgentConfig,
+    exact_strings: bool,
+    recorded: bool,
+) -> CallsMatch:
+    """The verdict on one call each, to the same tool: most answers, so taken straight."""
+    name = call.name
+    rules = _rules(tools, name, name, agent, exact_strings, recorded)
+    arguments = call.arguments
+    if type(arguments) is dict and type(reference) is ArgumentsKey:
+        verdict = tally_parameters(reference, arguments, rules, False, False)
+    else:
+        if arguments is None:
+            arguments = call_arguments(call)
+        verdict = match_arguments(reference, arguments, rules)
+    return CallsMatch(
+        [CallPair(0, 0, True, verdict)], [], [], verdict.exact, verdict.equal, verdict.score
+    )
 
 
 # References are memoised by the identity of the unit's key or golden calls, held so the id is
@@ -222,13 +251,19 @@ def _assemble(n_golden: int, n_candidate: int, compare: Any) -> CallsMatch:
     if n_golden == 1 or n_candidate == 1:
         return _one_to_many(n_golden, n_candidate, compare)
     verdicts: dict[tuple[int, int], ArgumentsMatch | None] = {}
+    bounds: dict[tuple[int, int], float] = {}
     if n_golden == n_candidate:
-        # One call each, or calls in the golden's order each equal: list order is then optimal.
+        # Calls in the golden's order, each equal: list order is then optimal. Each is asked
+        # first whether it is all right, so a wrong one costs only its first wrong parameter.
         pairs = []
         for i in range(n_golden):
-            verdict = verdicts[i, i] = compare(i, i)
+            verdict = compare(i, i, True)
+            if type(verdict) is float:
+                bounds[i, i] = verdict
+                break
+            verdicts[i, i] = verdict
             pairs.append(CallPair(i, i, verdict is not None, verdict))
-            if n_golden > 1 and (verdict is None or not verdict.equal):
+            if verdict is None or not verdict.equal:
                 break
         else:
             return _verdict(pairs, [], [], n_golden)
@@ -244,7 +279,9 @@ def _assemble(n_golden: int, n_candidate: int, compare: Any) -> CallsMatch:
         # first wrong parameter gives a bound on their score for a fraction of the work.
         verdict = verdicts.get((i, j), _UNSEEN)
         if verdict is _UNSEEN:
-            verdict = compare(i, j, all_right=True)
+            verdict = bounds.get((i, j))
+            if verdict is None:
+                verdict = compare(i, j, True)
             if type(verdict) is float:
                 return verdict + _SAME_TOOL_BONUS
             verdicts[i, j] = verdict
@@ -276,7 +313,7 @@ def _one_to_many(n_golden: int, n_candidate: int, compare: Any) -> CallsMatch:
 
     best, best_weight, best_verdict = 0, -1.0, None
     for k in range(others):
-        verdict = verdict_with(k, all_right=True)
+        verdict = verdict_with(k, True)
         if type(verdict) is float:
             continue
         if verdict is not None and verdict.score >= 1.0:
