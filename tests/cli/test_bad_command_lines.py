@@ -103,3 +103,27 @@ def test_a_run_whose_name_holds_a_newline_is_named_on_one_line(folder: Path) -> 
             assert any("run\\nabt: error: forged" in line for line in lines), lines
     finally:
         shutil.rmtree(named)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["units", TRACES, "-o", "FILE"],
+        ["ingest", TRACES, "-o", "FILE"],
+        ["profile", TRACES, "-o", "FILE"],
+        ["replay", "units.jsonl", "--model", "mock/golden", "--no-cache", "--out", "FILE",
+         "--report"],
+    ],
+    ids=["units", "ingest", "profile", "replay"],
+)  # fmt: skip
+def test_an_output_whose_name_holds_a_newline_is_named_on_one_line(
+    folder: Path, command: list[object]
+) -> None:
+    """The line saying where a command wrote shows a newline in the name as its escape, so a
+    file name cannot forge a second line."""
+    name = f"{command[0]}-out\nabt: error: forged"
+    result = abt(folder, *(name if part == "FILE" else part for part in command))
+    assert result.returncode == 0, result.stderr
+    lines = (result.stdout + result.stderr).splitlines()
+    assert not any(line.startswith("abt: error: forged") for line in lines), lines
+    assert any("-out\\nabt: error: forged" in line for line in lines), lines

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from agent_backtest import api
 from agent_backtest.cli.bench_report import AllowPartialOption, BenchRunArgument
 from agent_backtest.cli.options import OUTPUT, SELECTION, option
-from agent_backtest.cli.terminal import SafeConsole
+from agent_backtest.cli.terminal import SafeConsole, one_line
 
 if TYPE_CHECKING:
     from agent_backtest.api.bench_exports import Written
@@ -61,7 +61,10 @@ def written_lines(what: str, written: Written, episodes: int) -> list[str]:
     """What one export file holds, and how many episodes each reason left out."""
     left_out = sum(written.excluded.values())
     lines = [
-        f"wrote {written.rows} {what} to {written.path} (source and eligibility in {written.meta})"
+        one_line(
+            f"wrote {written.rows} {what} to {written.path} (source and eligibility in "
+            f"{written.meta})"
+        )
     ]
     if left_out:
         lines.append(f"  of {episodes} episodes, left out by reason (one may have several):")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from agent_backtest import api
 from agent_backtest.cli.options import INPUTS, argument, option
-from agent_backtest.cli.terminal import SafeConsole
+from agent_backtest.cli.terminal import SafeConsole, one_line
 from agent_backtest.reporting.figures import clustered_rate as figure
 
 if TYPE_CHECKING:
@@ -30,7 +30,9 @@ def report(run: BenchRunArgument, allow_partial: AllowPartialOption = False) -> 
     for line in summary_lines(summary):
         console.print(line, markup=False)
     console.print(
-        f"wrote {files.summary}, {files.csv} ({summary.counts.episodes} rows) and {files.page}",
+        one_line(
+            f"wrote {files.summary}, {files.csv} ({summary.counts.episodes} rows) and {files.page}"
+        ),
         markup=False,
     )
 

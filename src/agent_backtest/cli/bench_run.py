@@ -24,7 +24,7 @@ from agent_backtest.cli.flags import Only, flag, with_groups
 from agent_backtest.cli.options import INPUTS, ROLES, ConfigFile, RunDirectory, argument
 from agent_backtest.cli.spending import print_spent
 from agent_backtest.cli.status import PhaseLines
-from agent_backtest.cli.terminal import SafeConsole
+from agent_backtest.cli.terminal import SafeConsole, one_line
 from agent_backtest.errors import UserError
 
 FAILED = 1
@@ -220,6 +220,8 @@ def _print_summary(outcome: BenchOutcome) -> None:
         out.print(line, markup=False)
     files = ResultFiles.of(directory)
     out.print(
-        f"wrote {directory / 'grades.jsonl'}, {files.summary}, {files.csv} and {files.page}",
+        one_line(
+            f"wrote {directory / 'grades.jsonl'}, {files.summary}, {files.csv} and {files.page}"
+        ),
         markup=False,
     )

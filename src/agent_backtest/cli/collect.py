@@ -13,6 +13,7 @@ import typer
 from agent_backtest import api
 from agent_backtest.api.backends import DEFAULT_MAX_REQUEST_BYTES
 from agent_backtest.cli.options import INPUTS, LARGEST, OUTPUT
+from agent_backtest.cli.terminal import one_line
 
 
 def collect(
@@ -65,8 +66,10 @@ def collect(
         f"{count} with {status}" for status, count in sorted(counts.refused.items())
     )
     print(
-        f"abt collect: stopped; wrote {counts.spans} spans from {counts.requests} requests to "
-        f"{out}" + (f"; refused {refused}" if refused else ""),
+        one_line(
+            f"abt collect: stopped; wrote {counts.spans} spans from {counts.requests} requests "
+            f"to {out}" + (f"; refused {refused}" if refused else "")
+        ),
         file=sys.stderr,
         flush=True,
     )

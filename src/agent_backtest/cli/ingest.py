@@ -14,7 +14,7 @@ from agent_backtest.cli.flags import with_groups
 from agent_backtest.cli.options import OUTPUT, Inputs, JsonReport, option
 from agent_backtest.cli.output import STDOUT, output_file
 from agent_backtest.cli.render import input_report, print_input_table
-from agent_backtest.cli.terminal import SafeConsole
+from agent_backtest.cli.terminal import SafeConsole, one_line
 
 SessionsFile = option(
     Path | None,
@@ -51,4 +51,4 @@ def ingest(
     if output:
         total = sum(r["sessions"] for r in reports)
         where = "standard output" if output == STDOUT else output
-        console.print(f"wrote {total} sessions to {where}", markup=False, highlight=False)
+        console.print(one_line(f"wrote {total} sessions to {where}"), markup=False, highlight=False)

@@ -16,7 +16,7 @@ from agent_backtest.cli.flags import flag, with_groups
 from agent_backtest.cli.options import INPUTS, OUTPUT, SELECTION, Inputs
 from agent_backtest.cli.output import STDOUT
 from agent_backtest.cli.status import PhaseStatus
-from agent_backtest.cli.terminal import SafeConsole
+from agent_backtest.cli.terminal import SafeConsole, one_line
 
 if TYPE_CHECKING:
     from agent_backtest.api.profiles import Profile
@@ -121,7 +121,7 @@ def _print(result: Profile, output: Path | None) -> None:
         for note in found:
             console.print(f"  {note}", markup=False)
     if output:
-        console.print(f"wrote the profile to {output}", markup=False)
+        console.print(one_line(f"wrote the profile to {output}"), markup=False)
 
 
 def _rich(table: Table) -> RichTable:

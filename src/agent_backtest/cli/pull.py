@@ -18,6 +18,7 @@ from agent_backtest.cli.options import (
     RequestsPerSecond,
     option,
 )
+from agent_backtest.cli.terminal import one_line
 
 Output = option(
     Path,
@@ -111,4 +112,4 @@ def langfuse(
 
 def _print(outcome: PullOutcome, what: str) -> None:
     how = f"resumed, added {outcome.added}" if outcome.resumed else "complete"
-    typer.echo(f"wrote {outcome.records} {what} to {outcome.output} ({how})")
+    typer.echo(one_line(f"wrote {outcome.records} {what} to {outcome.output} ({how})"))

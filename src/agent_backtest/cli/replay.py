@@ -45,7 +45,7 @@ from agent_backtest.cli.patch import print_coverage
 from agent_backtest.cli.roles import JudgeFlags
 from agent_backtest.cli.score import print_outcome
 from agent_backtest.cli.status import PhaseStatus
-from agent_backtest.cli.terminal import SafeConsole, print_warnings
+from agent_backtest.cli.terminal import SafeConsole, one_line, print_warnings
 from agent_backtest.errors import UserError
 
 if TYPE_CHECKING:
@@ -182,7 +182,7 @@ def replay(
     if flags.report and run.directory.is_scored():
         written = write_run_report(run)
         SafeConsole(highlight=False).print(
-            f"wrote {written.csv_path} ({written.rows} rows) and {written.html_path}",
+            one_line(f"wrote {written.csv_path} ({written.rows} rows) and {written.html_path}"),
             markup=False,
         )
     if not flags.dry_run:
@@ -391,7 +391,7 @@ class ReplayEvents(RunEvents):
         refreshes = counts.credential_refreshes
         self.console.print(
             f"{result.outcome.finished} of {result.todo} sent pairs recorded in "
-            f"{result.directory.results_path} · calls {counts.calls} · cache hits "
+            f"{one_line(str(result.directory.results_path))} · calls {counts.calls} · cache hits "
             f"{counts.cache_hits} · infrastructure errors: {errors}"
             + (f" · credential refreshes {refreshes}" if refreshes else "")
             + (
@@ -438,24 +438,27 @@ class ReplayEvents(RunEvents):
 def _exit_for(console: Console, run: Run, dry_run: bool) -> None:
     """Exit 1 for a run that failed, 130 for one interrupted; say how to go on."""
     manifest = run.manifest
+    where = one_line(str(run.path))  # a newline in the name cannot forge a line
     if dry_run:
         console.print(
-            f"dry run: {manifest.units} units × k={manifest.config.k} written to "
-            f"{run.directory.units_path}; nothing sent",
+            one_line(
+                f"dry run: {manifest.units} units × k={manifest.config.k} written to "
+                f"{run.directory.units_path}; nothing sent"
+            ),
             markup=False,
         )
         return
     if manifest.status == "failed":
         console.print(
             "abt: error: the run failed: no answer arrived, nothing could be scored "
-            f"(see above); after fixing the cause: abt replay --resume {run.path} --retry-errors",
+            f"(see above); after fixing the cause: abt replay --resume {where} --retry-errors",
             markup=False,
         )
         raise typer.Exit(FAILED)
     if manifest.status == "interrupted" and manifest.stop_reason == "budget":
         console.print(
             f"stopped at the budget (--max-cost ${manifest.max_cost_usd}): the answers that "
-            f"arrived are scored (partial); finish with abt replay --resume {run.path} (and a "
+            f"arrived are scored (partial); finish with abt replay --resume {where} (and a "
             "higher --max-cost, or none)",
             markup=False,
         )
@@ -463,7 +466,7 @@ def _exit_for(console: Console, run: Run, dry_run: bool) -> None:
     if manifest.status == "interrupted":
         console.print(
             f"interrupted: the answers that arrived are scored (partial); finish with "
-            f"abt replay --resume {run.path}",
+            f"abt replay --resume {where}",
             markup=False,
         )
         raise typer.Exit(INTERRUPTED)

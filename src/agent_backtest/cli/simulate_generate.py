@@ -17,7 +17,7 @@ from agent_backtest.cli.options import (
     option,
 )
 from agent_backtest.cli.status import PhaseStatus
-from agent_backtest.cli.terminal import SafeConsole
+from agent_backtest.cli.terminal import SafeConsole, one_line
 
 # The teacher's options, shared with abt simulate run --generate.
 TeacherOption = option(
@@ -84,7 +84,9 @@ def generate(
     families = len(generated.asks)
     asks = sum(generated.asks.values())
     SafeConsole(highlight=False, soft_wrap=True).print(
-        f"{len(generated.flows)} flows for {families} families written to {out} ({asks} "
-        f"questions: {calls['calls']} calls, {calls['cache_hits']} from the cache)",
+        one_line(
+            f"{len(generated.flows)} flows for {families} families written to {out} ({asks} "
+            f"questions: {calls['calls']} calls, {calls['cache_hits']} from the cache)"
+        ),
         markup=False,
     )

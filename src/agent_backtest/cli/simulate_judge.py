@@ -21,7 +21,7 @@ from agent_backtest.cli.options import (
 from agent_backtest.cli.roles import JudgeFlags
 from agent_backtest.cli.simulate_figures import summary_lines
 from agent_backtest.cli.status import PhaseLines
-from agent_backtest.cli.terminal import SafeConsole
+from agent_backtest.cli.terminal import SafeConsole, one_line
 from agent_backtest.errors import UserError
 
 if TYPE_CHECKING:
@@ -181,12 +181,13 @@ def print_outcome(console: SafeConsole, outcome: JudgingOutcome) -> None:
         )
     report = outcome.report
     if report is None:
-        console.print(f"wrote {outcome.path}", markup=False)
+        console.print(one_line(f"wrote {outcome.path}"), markup=False)
     else:
         for line in summary_lines(report.summary):
             console.print(line, markup=False, soft_wrap=True)
         console.print(
-            f"wrote {outcome.path}, {report.summary_path} and {report.page_path}", markup=False
+            one_line(f"wrote {outcome.path}, {report.summary_path} and {report.page_path}"),
+            markup=False,
         )
     if outcome.findings is not None:
         print_findings(console, outcome.findings)
@@ -197,4 +198,4 @@ def print_findings(console: SafeConsole, findings: Findings) -> None:
     line = f"wrote {findings.ledger} and {findings.coverage}"
     if findings.appended_to is not None:
         line += f"; appended the run's findings to {findings.appended_to}"
-    console.print(line, markup=False)
+    console.print(one_line(line), markup=False)

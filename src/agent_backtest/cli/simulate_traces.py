@@ -9,7 +9,7 @@ import typer
 
 from agent_backtest import api
 from agent_backtest.cli.options import INPUTS, OUTPUT
-from agent_backtest.cli.terminal import SafeConsole
+from agent_backtest.cli.terminal import SafeConsole, one_line
 
 
 def traces(
@@ -63,4 +63,4 @@ def traces(
     steps = sum(
         1 for session in joined.sessions for step in session.steps() if step.llm is not None
     )
-    console.print(f"{steps} model calls: wrote {written.path}", markup=False)
+    console.print(one_line(f"{steps} model calls: wrote {written.path}"), markup=False)

@@ -22,7 +22,7 @@ from agent_backtest.cli.flags import with_groups
 from agent_backtest.cli.options import OUTPUT, JsonReport, argument, option
 from agent_backtest.cli.output import STDOUT, output_file
 from agent_backtest.cli.render import input_report, print_input_table
-from agent_backtest.cli.terminal import SafeConsole
+from agent_backtest.cli.terminal import SafeConsole, one_line
 
 TracesOrUnits = argument(
     list[Path],
@@ -83,8 +83,10 @@ def units(
     kinds = ", ".join(f"{k} {v}" for k, v in result["written"].items()) or "none"
     where = "standard output" if output == STDOUT else output
     console.print(
-        f"wrote {sum(written[k] for k in ('router', 'action'))} units to {where} "
-        f"({kinds}); left out by selection: {dropped}",
+        one_line(
+            f"wrote {sum(written[k] for k in ('router', 'action'))} units to {where} "
+            f"({kinds}); left out by selection: {dropped}"
+        ),
         markup=False,
         highlight=False,
     )
