@@ -9,6 +9,15 @@ means abt costs nothing over the bare loop. Each pair is measured ``--rounds`` t
 and abt in turn, and every ratio is printed with its median. Then the replay process's peak RSS,
 and the time of a rerun of 10,000 units answered wholly from the response cache.
 
+Then the CPU each call costs, against a server that answers at once (``--cpu-rounds``): the
+process's user + system CPU over the calls, divided by the calls, for a hand-written asyncio
+HTTP/1.1 client (the floor: one keep-alive connection per worker, nothing but the bytes), the bare
+httpx loop, abt's call path in this process (``ModelClient.generate`` on each unit: payload,
+request hash, send, answer parsed to a response) and the whole ``abt replay`` process (start-up
+taken out: the CPU of a run of every unit less that of a run of one, over the calls between).
+CPU time is far less sensitive to the machine's other load than wall time; the load average is
+printed beside it.
+
     python benchmarks/replay_throughput.py [--units 1000] [--latency 1.0] [--concurrency 64]
 """
 
@@ -18,18 +27,25 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import httpx
+import orjson
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from agent_backtest.providers import CallPolicy, ModelClient  # noqa: E402
+from agent_backtest.providers.config import ProviderSettings  # noqa: E402
+from agent_backtest.providers.openai import OpenAIProvider  # noqa: E402
+from agent_backtest.trace import LLMRequest  # noqa: E402
 from agent_backtest.trace.openai_wire import chat_payload  # noqa: E402
 from agent_backtest.units import read_units_file  # noqa: E402
 from child_process import run_measured  # noqa: E402
@@ -166,6 +182,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=3, help="0: only the cache rerun")
     parser.add_argument("--cached-units", type=int, default=10_000)
+    parser.add_argument("--cpu-rounds", type=int, default=3, help="0: no per-call CPU")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="abt-replay-bench-"))
     limit = args.concurrency / args.latency
@@ -177,6 +194,8 @@ def main() -> None:
         f"latency {args.latency:g} s: limit {limit:.1f} requests/s, "
         f"{args.units / limit:.1f} s at the limit"
     )
+    if args.cpu_rounds:
+        compare_cpu_per_call(work, units, payloads, args)
     if args.rounds:
         compare_with_bare_loop(work, units, payloads, args)
     if args.cached_units:
@@ -201,6 +220,117 @@ def compare_with_bare_loop(
         f"abt replay end to end ÷ bare loop: median {statistics.median(ratios):.3f} "
         f"(min {min(ratios):.3f}, max {max(ratios):.3f}); peak RSS {peak / 1024:.0f} MB"
     )
+
+
+def cpu_seconds(who: int = resource.RUSAGE_SELF) -> float:
+    """User + system CPU seconds so far, of this process or of its waited-for children."""
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
+def on_quick_server(measure: Callable[[str], float]) -> float:
+    """``measure(url)`` against a fresh server that answers at once."""
+    server, url = start_server(0.0)
+    try:
+        return measure(url)
+    finally:
+        stop_server(server)
+
+
+async def floor_loop(payloads: list[dict], url: str, concurrency: int) -> None:
+    """The least a Python client can do: ``concurrency`` workers, each with one keep-alive
+    HTTP/1.1 connection written and read by hand (Content-Length answers only, as the server
+    sends), each answer parsed."""
+    host, port = url.removeprefix("http://").split("/")[0].split(":")
+    path = "/" + url.removeprefix("http://").split("/", 1)[1] + "/chat/completions"
+    head = f"POST {path} HTTP/1.1\r\nhost: {host}:{port}\r\ncontent-type: application/json\r\n"
+    queue = iter(payloads)
+
+    async def worker() -> None:
+        reader, writer = await asyncio.open_connection(host, int(port))
+        for payload in queue:
+            body = orjson.dumps(payload)
+            writer.write(f"{head}content-length: {len(body)}\r\n\r\n".encode() + body)
+            header = await reader.readuntil(b"\r\n\r\n")
+            length = int(header.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+            orjson.loads(await reader.readexactly(length))
+        writer.close()
+
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+
+
+async def abt_call_path(requests: list[LLMRequest], url: str, concurrency: int) -> None:
+    """abt's own call path, in this process: ``ModelClient.generate`` for every request
+    (payload, request hash, send, the answer read and checked into a response), no cache, no
+    records."""
+    settings = ProviderSettings(type="openai", base_url=url)
+    provider = OpenAIProvider("openai", settings, "benchmark-key", concurrency)
+    client = ModelClient(provider, CallPolicy(timeout=60, max_retries=0))
+    queue = iter(requests)
+
+    async def worker() -> None:
+        for request in queue:
+            outcome = await client.generate(request, "bench", 0)
+            if outcome.error is not None:
+                raise SystemExit(f"abt's call path failed: {outcome.error.detail}")
+
+    try:
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+    finally:
+        await provider.aclose()
+
+
+def cpu_of_loop(loop: Awaitable[object]) -> float:
+    """CPU seconds this process spends running ``loop`` to the end."""
+    started = cpu_seconds()
+    asyncio.run(loop)
+    return cpu_seconds() - started
+
+
+def cpu_of_replay(units: Path, url: str, work: Path, concurrency: int) -> float:
+    """CPU seconds of one ``abt replay`` process (and the few lines that start it) on ``units``."""
+    started = cpu_seconds(resource.RUSAGE_CHILDREN)
+    run_replay(units, url, work / "cpu-run", concurrency, None)
+    return cpu_seconds(resource.RUSAGE_CHILDREN) - started
+
+
+def compare_cpu_per_call(
+    work: Path, units: Path, payloads: list[dict], args: argparse.Namespace
+) -> None:
+    """Per-call CPU (ms) of the floor, the bare httpx loop, abt's call path and ``abt replay``,
+    interleaved over ``--cpu-rounds``; medians with min–max, and the load average."""
+    one = work / "units-one.jsonl"
+    one.write_text(units.read_text().split("\n", 1)[0] + "\n")
+    calls, width = len(payloads), args.concurrency
+    requests = [unit.request for unit in read_units_file(units)]
+    figures: dict[str, list[float]] = {}
+    peers: dict[str, Callable[[], float]] = {
+        "asyncio HTTP/1.1 floor": lambda: on_quick_server(
+            lambda url: cpu_of_loop(floor_loop(payloads, url, width))
+        ),
+        "bare httpx loop": lambda: on_quick_server(
+            lambda url: cpu_of_loop(bare_loop(payloads, url, width))
+        ),
+        "abt call path (in process)": lambda: on_quick_server(
+            lambda url: cpu_of_loop(abt_call_path(requests, url, width))
+        ),
+        "abt replay process": lambda: (
+            on_quick_server(lambda url: cpu_of_replay(units, url, work, width))
+            - on_quick_server(lambda url: cpu_of_replay(one, url, work, width))
+        ),
+    }
+    loads = []
+    for _ in range(args.cpu_rounds):
+        for name, measure in peers.items():
+            loads.append(os.getloadavg()[0])
+            divisor = calls - 1 if name == "abt replay process" else calls
+            figures.setdefault(name, []).append(measure() / divisor * 1000)
+    print(f"per-call CPU at zero latency, {calls} calls, median (min–max) over {args.cpu_rounds}:")
+    for name, values in figures.items():
+        print(
+            f"  {name:28} {statistics.median(values):6.3f} ms ({min(values):.3f}–{max(values):.3f})"
+        )
+    print(f"  load average (1 min) during: {min(loads):.1f}–{max(loads):.1f}")
 
 
 def rerun_from_cache(work: Path, args: argparse.Namespace) -> None:
