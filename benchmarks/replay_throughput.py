@@ -2,12 +2,13 @@
 
 The figure is the ratio of two wall times over the same payloads sent to the same server (a
 fresh process of it for each run): a bare loop's, from its first request to its last answer (no
-start-up, no reading, no cache, no records: the floor for any Python client here), and ``abt
-replay``'s from process start to exit (start-up, reading the units, the response cache, every
-result written, the progress bar on a terminal and the scoring pass included). A ratio of 1
-means abt costs nothing over the bare loop. Each pair is measured ``--rounds`` times, bare loop
-and abt in turn, and every ratio is printed with its median. Then the replay process's peak RSS,
-and the time of a rerun of 10,000 units answered wholly from the response cache.
+start-up, no reading, no cache, no records), and ``abt replay``'s from process start to exit
+(start-up, reading the units, the response cache, every result written, the progress bar on a
+terminal and the scoring pass included). A ratio of 1 means abt costs nothing over the bare
+loop. Each round runs the hand-written floor below, the bare loop and abt in turn, and prints
+each one's share of the limit (concurrency ÷ latency) and abt's ratio; then their medians. Then
+the replay process's peak RSS, and the time of a rerun of 10,000 units answered wholly from the
+response cache.
 
 Then the CPU each call costs, against a server that answers at once (``--cpu-rounds``): the
 process's user + system CPU over the calls, divided by the calls, for a hand-written asyncio
@@ -155,10 +156,18 @@ async def bare_loop(payloads: list[dict], url: str, concurrency: int) -> float:
         return time.perf_counter() - started
 
 
-def measure_pair(
+def measure_round(
     work: Path, units: Path, payloads: list[dict], args: argparse.Namespace, round_: int
-) -> tuple[float, float, int]:
-    """(bare loop seconds, abt seconds, abt peak RSS KiB), each on a fresh server."""
+) -> tuple[float, float, float, int]:
+    """(floor seconds, bare loop seconds, abt seconds, abt peak RSS KiB), each on a fresh
+    server."""
+    server, url = start_server(args.latency)
+    try:
+        started = time.perf_counter()
+        asyncio.run(floor_loop(payloads, url, args.concurrency))
+        floor = time.perf_counter() - started
+    finally:
+        stop_server(server)
     server, url = start_server(args.latency)
     try:
         bare = asyncio.run(bare_loop(payloads, url, args.concurrency))
@@ -172,7 +181,7 @@ def measure_pair(
         busy = stop_server(server)
     if busy["requests"] != len(payloads):
         raise SystemExit(f"abt sent {busy['requests']} requests for {len(payloads)} units")
-    return bare, seconds, rss
+    return floor, bare, seconds, rss
 
 
 def main() -> None:
@@ -205,20 +214,27 @@ def main() -> None:
 def compare_with_bare_loop(
     work: Path, units: Path, payloads: list[dict], args: argparse.Namespace
 ) -> None:
-    """Print each round's wall times and ratio, then their median and abt's peak RSS."""
+    """Print each round's wall times as fractions of the limit and abt's ratio to the bare
+    loop, then their medians and abt's peak RSS."""
     limit = args.concurrency / args.latency
-    ratios, peak = [], 0
+    ratios, shares, floors, peak = [], [], [], 0
     for round_ in range(args.rounds):
-        bare, seconds, rss = measure_pair(work, units, payloads, args, round_)
+        floor, bare, seconds, rss = measure_round(work, units, payloads, args, round_)
         ratios.append(bare / seconds)
+        shares.append(args.units / seconds / limit)
+        floors.append(args.units / floor / limit)
         peak = max(peak, rss)
         print(
-            f"  bare loop {bare:6.2f} s ({args.units / bare / limit:.2f} of the limit) · "
-            f"abt replay {seconds:6.2f} s start to exit · ratio {bare / seconds:.3f}"
+            f"  floor {floor:6.2f} s ({floors[-1]:.3f} of the limit) · bare loop {bare:6.2f} s "
+            f"({args.units / bare / limit:.3f}) · abt replay {seconds:6.2f} s start to exit "
+            f"({shares[-1]:.3f}) · ratio to the bare loop {bare / seconds:.3f}"
         )
     print(
-        f"abt replay end to end ÷ bare loop: median {statistics.median(ratios):.3f} "
-        f"(min {min(ratios):.3f}, max {max(ratios):.3f}); peak RSS {peak / 1024:.0f} MB"
+        f"abt replay end to end: {statistics.median(shares):.3f} of the limit "
+        f"({min(shares):.3f}–{max(shares):.3f}; the floor {statistics.median(floors):.3f}), "
+        f"÷ bare loop median {statistics.median(ratios):.3f} "
+        f"({min(ratios):.3f}–{max(ratios):.3f}); peak RSS {peak / 1024:.0f} MB; load average "
+        f"{os.getloadavg()[0]:.1f}"
     )
 
 

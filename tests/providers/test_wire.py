@@ -25,6 +25,7 @@ from tests.servers import serving
 
 PEERS: list[int] = []  # the client port of each request, in order
 RELAYED: list[str] = []  # the target of each request the proxy relayed
+HEADS: list[dict[str, str]] = []  # the headers of each request, names in lower case
 
 
 def answer_bytes(text: str) -> bytes:
@@ -43,6 +44,7 @@ class Framings(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["content-length"])))
         PEERS.append(self.client_address[1])
+        HEADS.append({name.lower(): value for name, value in self.headers.items()})
         way = self.path.split("/")[1]
         data = answer_bytes(f"{way}: {body['messages'][-1]['content']}")
         if way == "continue":
@@ -121,6 +123,18 @@ def test_every_framing_and_encoding_reads_as_the_answer(server: str, way: str) -
         (f"{way}: hello", None, 1),
         (f"{way}: again", None, 1),
     ]
+
+
+def test_a_request_says_what_it_takes_and_who_sends_it_unless_the_settings_say(
+    server: str,
+) -> None:
+    HEADS.clear()
+    ask(f"{server}/length/v1", "hello")
+    (head,) = HEADS
+    assert head["accept"] == "application/json"
+    assert head["user-agent"].startswith("agent-backtest/")
+    assert head["authorization"] == "Bearer sk-test-key"
+    assert head["accept-encoding"] == "gzip, deflate"
 
 
 def test_a_kept_connection_is_reused_and_a_hung_up_one_is_not(server: str) -> None:

@@ -64,7 +64,7 @@ class JsonEndpoint:
         max_answer_bytes: int = MAX_ANSWER_BYTES,
     ) -> None:
         self.max_answer_bytes = max_answer_bytes
-        self._headers = {name.lower(): value for name, value in headers.items()}
+        self._headers = {**default_headers(), **{k.lower(): v for k, v in headers.items()}}
         self._direct: wire.Http11Pool | None = None
         self._lanes: list[httpx.AsyncClient] = []
         verify = tls_context(base_url)
@@ -233,6 +233,14 @@ async def _read(body: AsyncIterator[bytes], status: int, limit: int, cut: bool =
             )
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def default_headers() -> dict[str, str]:
+    """What every direct request says of itself unless the settings' headers say otherwise:
+    that it takes JSON, and which client sends it (some gateways refuse a request without)."""
+    from agent_backtest import __version__
+
+    return {"accept": "application/json", "user-agent": f"agent-backtest/{__version__}"}
 
 
 def proxied(base_url: str) -> bool:
