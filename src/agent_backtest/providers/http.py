@@ -30,6 +30,7 @@ import math
 import ssl
 import urllib.request
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -51,6 +52,16 @@ READ_GAP = 30.0  # seconds without a byte of the answer before it counts as stal
 MAX_ANSWER_BYTES = 32 * 1024 * 1024
 """The default cap on one answer's decoded size."""
 ERROR_BODY_BYTES = 4096  # what is read of an error answer: its message is cut to 300 characters
+
+
+@dataclass(frozen=True)
+class _Attempt:
+    """One POST's bounds: seconds for the whole attempt, seconds without a byte of the answer,
+    and what its error messages must never show."""
+
+    timeout: float
+    gap: float
+    secrets: tuple[str, ...]
 
 
 class JsonEndpoint:
@@ -102,11 +113,11 @@ class JsonEndpoint:
         gap = min(READ_GAP, timeout)
         try:
             async with asyncio.timeout(timeout):
+                body = orjson.dumps(payload)
+                attempt = _Attempt(timeout, gap, secrets)
                 if self._direct is not None:
-                    return await self._post_direct(
-                        self._direct, path, payload, headers, gap, secrets
-                    )
-                return await self._post_proxied(path, payload, headers, timeout, gap, secrets)
+                    return await self._post_direct(self._direct, path, body, headers, attempt)
+                return await self._post_proxied(path, body, headers, attempt)
         except TimeoutError:
             raise ProviderError("timeout", f"no whole answer within {timeout:g} s") from None
         except wire.Stalled:
@@ -119,28 +130,15 @@ class JsonEndpoint:
             raise ProviderError("connection", detail) from None
 
     async def _post_direct(
-        self,
-        pool: wire.Http11Pool,
-        path: str,
-        payload: dict[str, Any],
-        headers: dict[str, str],
-        gap: float,
-        secrets: tuple[str, ...],
+        self, pool: wire.Http11Pool, path: str, body: bytes, headers: dict[str, str], at: _Attempt
     ) -> Any:
-        body = orjson.dumps(payload)
         request = pool.request_head(path, {**self._headers, **headers}, len(body)) + body
         async with pool.connection() as connection:
-            answer = await wire.exchange(connection, request, gap)
-            return await self._answer(answer.status, answer.headers, answer.decoded(), secrets)
+            answer = await wire.exchange(connection, request, at.gap)
+            return await self._answer(answer.status, answer.headers, answer.decoded(), at.secrets)
 
     async def _post_proxied(
-        self,
-        path: str,
-        payload: dict[str, Any],
-        headers: dict[str, str],
-        timeout: float,
-        gap: float,
-        secrets: tuple[str, ...],
+        self, path: str, body: bytes, headers: dict[str, str], at: _Attempt
     ) -> Any:
         import httpx
 
@@ -150,19 +148,19 @@ class JsonEndpoint:
             request = self._lanes[lane].build_request(
                 "POST",
                 path,
-                content=orjson.dumps(payload),
+                content=body,
                 headers=headers,
-                timeout=httpx.Timeout(timeout, read=gap),
+                timeout=httpx.Timeout(at.timeout, read=at.gap),
             )
             response = await self._lanes[lane].send(request, stream=True)
             try:
                 return await self._answer(
-                    response.status_code, response.headers, response.aiter_bytes(), secrets
+                    response.status_code, response.headers, response.aiter_bytes(), at.secrets
                 )
             finally:
                 await response.aclose()
         except httpx.HTTPError as exc:
-            raise _httpx_error(exc, timeout, gap, secrets) from None
+            raise _httpx_error(exc, at) from None
         finally:
             self._free[lane] += 1
 
@@ -200,17 +198,15 @@ class JsonEndpoint:
             await client.aclose()
 
 
-def _httpx_error(
-    exc: httpx.HTTPError, timeout: float, gap: float, secrets: tuple[str, ...]
-) -> ProviderError:
+def _httpx_error(exc: httpx.HTTPError, at: _Attempt) -> ProviderError:
     """An httpx error of the proxied path, classified as the direct path's are."""
     import httpx
 
     if isinstance(exc, httpx.ReadTimeout):
-        return ProviderError("timeout", f"the answer stalled: no byte for {gap:g} s")
+        return ProviderError("timeout", f"the answer stalled: no byte for {at.gap:g} s")
     if isinstance(exc, httpx.TimeoutException):
-        return ProviderError("timeout", f"no answer within {timeout:g} s")
-    detail = redact(f"{type(exc).__name__}: {exc}", secrets)
+        return ProviderError("timeout", f"no answer within {at.timeout:g} s")
+    detail = redact(f"{type(exc).__name__}: {exc}", at.secrets)
     return ProviderError("connection", detail)  # connect, read and protocol errors, resets
 
 
