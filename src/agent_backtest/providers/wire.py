@@ -83,15 +83,11 @@ class Answer:
         ``PIECE`` bytes."""
         decoders = content_decoders(self.headers.get("content-encoding", ""))
         async for piece in self._raw():
-            for decoder in decoders:
-                piece = b"".join(decoder.feed(piece))
-            if piece:
-                yield piece
-        tail = b""
-        for decoder in decoders:
-            tail = b"".join(decoder.feed(tail)) + decoder.finish()
-        if tail:
-            yield tail
+            for out in undo(decoders, piece):
+                yield out
+        for index, decoder in enumerate(decoders):  # what each decoder held, through the rest
+            for out in undo(decoders[index + 1 :], decoder.finish()):
+                yield out
 
     async def _raw(self) -> AsyncIterator[bytes]:
         """The body as sent, framed as the headers say; marks the connection reusable when the
@@ -295,6 +291,15 @@ class Inflater:
     def finish(self) -> bytes:
         """What the decoder still holds at the end of the body."""
         return self._decoder.flush()
+
+
+def undo(decoders: list[Inflater], data: bytes) -> Iterator[bytes]:
+    """``data`` through each decoder in turn, lazily: one piece at a time at every stage, so the
+    reader can stop at its cap before a bomb's next piece is inflated."""
+    stream: Iterator[bytes] = iter((data,) if data else ())
+    for decoder in decoders:
+        stream = (out for piece in stream for out in decoder.feed(piece))
+    return stream
 
 
 def content_decoders(encodings: str) -> list[Inflater]:
