@@ -2,12 +2,22 @@
 
 The figure is the ratio of two wall times over the same payloads sent to the same server (a
 fresh process of it for each run): a bare loop's, from its first request to its last answer (no
-start-up, no reading, no cache, no records: the floor for any Python client here), and ``abt
-replay``'s from process start to exit (start-up, reading the units, the response cache, every
-result written, the progress bar on a terminal and the scoring pass included). A ratio of 1
-means abt costs nothing over the bare loop. Each pair is measured ``--rounds`` times, bare loop
-and abt in turn, and every ratio is printed with its median. Then the replay process's peak RSS,
-and the time of a rerun of 10,000 units answered wholly from the response cache.
+start-up, no reading, no cache, no records), and ``abt replay``'s from process start to exit
+(start-up, reading the units, the response cache, every result written, the progress bar on a
+terminal and the scoring pass included). A ratio of 1 means abt costs nothing over the bare
+loop. Each round runs the hand-written floor below, the bare loop and abt in turn, and prints
+each one's share of the limit (concurrency ÷ latency) and abt's ratio; then their medians. Then
+the replay process's peak RSS, and the time of a rerun of 10,000 units answered wholly from the
+response cache.
+
+Then the CPU each call costs, against a server that answers at once (``--cpu-rounds``): the
+process's user + system CPU over the calls, divided by the calls, for a hand-written asyncio
+HTTP/1.1 client (the floor: one keep-alive connection per worker, nothing but the bytes), the bare
+httpx loop, abt's call path in this process (``ModelClient.generate`` on each unit: payload,
+request hash, send, answer parsed to a response) and the whole ``abt replay`` process (start-up
+taken out: the CPU of a run of every unit less that of a run of one, over the calls between).
+CPU time is far less sensitive to the machine's other load than wall time; the load average is
+printed beside it.
 
     python benchmarks/replay_throughput.py [--units 1000] [--latency 1.0] [--concurrency 64]
 """
@@ -18,18 +28,25 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import httpx
+import orjson
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from agent_backtest.providers import CallPolicy, ModelClient  # noqa: E402
+from agent_backtest.providers.config import ProviderSettings  # noqa: E402
+from agent_backtest.providers.openai import OpenAIProvider  # noqa: E402
+from agent_backtest.trace import LLMRequest  # noqa: E402
 from agent_backtest.trace.openai_wire import chat_payload  # noqa: E402
 from agent_backtest.units import read_units_file  # noqa: E402
 from child_process import run_measured  # noqa: E402
@@ -139,10 +156,18 @@ async def bare_loop(payloads: list[dict], url: str, concurrency: int) -> float:
         return time.perf_counter() - started
 
 
-def measure_pair(
+def measure_round(
     work: Path, units: Path, payloads: list[dict], args: argparse.Namespace, round_: int
-) -> tuple[float, float, int]:
-    """(bare loop seconds, abt seconds, abt peak RSS KiB), each on a fresh server."""
+) -> tuple[float, float, float, int]:
+    """(floor seconds, bare loop seconds, abt seconds, abt peak RSS KiB), each on a fresh
+    server."""
+    server, url = start_server(args.latency)
+    try:
+        started = time.perf_counter()
+        asyncio.run(floor_loop(payloads, url, args.concurrency))
+        floor = time.perf_counter() - started
+    finally:
+        stop_server(server)
     server, url = start_server(args.latency)
     try:
         bare = asyncio.run(bare_loop(payloads, url, args.concurrency))
@@ -156,7 +181,7 @@ def measure_pair(
         busy = stop_server(server)
     if busy["requests"] != len(payloads):
         raise SystemExit(f"abt sent {busy['requests']} requests for {len(payloads)} units")
-    return bare, seconds, rss
+    return floor, bare, seconds, rss
 
 
 def main() -> None:
@@ -166,6 +191,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=3, help="0: only the cache rerun")
     parser.add_argument("--cached-units", type=int, default=10_000)
+    parser.add_argument("--cpu-rounds", type=int, default=3, help="0: no per-call CPU")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="abt-replay-bench-"))
     limit = args.concurrency / args.latency
@@ -177,6 +203,8 @@ def main() -> None:
         f"latency {args.latency:g} s: limit {limit:.1f} requests/s, "
         f"{args.units / limit:.1f} s at the limit"
     )
+    if args.cpu_rounds:
+        compare_cpu_per_call(work, units, payloads, args)
     if args.rounds:
         compare_with_bare_loop(work, units, payloads, args)
     if args.cached_units:
@@ -186,21 +214,139 @@ def main() -> None:
 def compare_with_bare_loop(
     work: Path, units: Path, payloads: list[dict], args: argparse.Namespace
 ) -> None:
-    """Print each round's wall times and ratio, then their median and abt's peak RSS."""
+    """Print each round's wall times as fractions of the limit and abt's ratio to the bare
+    loop, then their medians and abt's peak RSS."""
     limit = args.concurrency / args.latency
-    ratios, peak = [], 0
+    ratios, shares, floors, peak = [], [], [], 0
     for round_ in range(args.rounds):
-        bare, seconds, rss = measure_pair(work, units, payloads, args, round_)
+        floor, bare, seconds, rss = measure_round(work, units, payloads, args, round_)
         ratios.append(bare / seconds)
+        shares.append(args.units / seconds / limit)
+        floors.append(args.units / floor / limit)
         peak = max(peak, rss)
         print(
-            f"  bare loop {bare:6.2f} s ({args.units / bare / limit:.2f} of the limit) · "
-            f"abt replay {seconds:6.2f} s start to exit · ratio {bare / seconds:.3f}"
+            f"  floor {floor:6.2f} s ({floors[-1]:.3f} of the limit) · bare loop {bare:6.2f} s "
+            f"({args.units / bare / limit:.3f}) · abt replay {seconds:6.2f} s start to exit "
+            f"({shares[-1]:.3f}) · ratio to the bare loop {bare / seconds:.3f}"
         )
     print(
-        f"abt replay end to end ÷ bare loop: median {statistics.median(ratios):.3f} "
-        f"(min {min(ratios):.3f}, max {max(ratios):.3f}); peak RSS {peak / 1024:.0f} MB"
+        f"abt replay end to end: {statistics.median(shares):.3f} of the limit "
+        f"({min(shares):.3f}–{max(shares):.3f}; the floor {statistics.median(floors):.3f}), "
+        f"÷ bare loop median {statistics.median(ratios):.3f} "
+        f"({min(ratios):.3f}–{max(ratios):.3f}); peak RSS {peak / 1024:.0f} MB; load average "
+        f"{os.getloadavg()[0]:.1f}"
     )
+
+
+def cpu_seconds(who: int = resource.RUSAGE_SELF) -> float:
+    """User + system CPU seconds so far, of this process or of its waited-for children."""
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
+def on_quick_server(measure: Callable[[str], float]) -> float:
+    """``measure(url)`` against a fresh server that answers at once."""
+    server, url = start_server(0.0)
+    try:
+        return measure(url)
+    finally:
+        stop_server(server)
+
+
+async def floor_loop(payloads: list[dict], url: str, concurrency: int) -> None:
+    """The least a Python client can do: ``concurrency`` workers, each with one keep-alive
+    HTTP/1.1 connection written and read by hand (Content-Length answers only, as the server
+    sends), each answer parsed."""
+    host, port = url.removeprefix("http://").split("/")[0].split(":")
+    path = "/" + url.removeprefix("http://").split("/", 1)[1] + "/chat/completions"
+    head = f"POST {path} HTTP/1.1\r\nhost: {host}:{port}\r\ncontent-type: application/json\r\n"
+    queue = iter(payloads)
+
+    async def worker() -> None:
+        reader, writer = await asyncio.open_connection(host, int(port))
+        for payload in queue:
+            body = orjson.dumps(payload)
+            writer.write(f"{head}content-length: {len(body)}\r\n\r\n".encode() + body)
+            header = await reader.readuntil(b"\r\n\r\n")
+            length = int(header.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+            orjson.loads(await reader.readexactly(length))
+        writer.close()
+
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+
+
+async def abt_call_path(requests: list[LLMRequest], url: str, concurrency: int) -> None:
+    """abt's own call path, in this process: ``ModelClient.generate`` for every request
+    (payload, request hash, send, the answer read and checked into a response), no cache, no
+    records."""
+    settings = ProviderSettings(type="openai", base_url=url)
+    provider = OpenAIProvider("openai", settings, "benchmark-key", concurrency)
+    client = ModelClient(provider, CallPolicy(timeout=60, max_retries=0))
+    queue = iter(requests)
+
+    async def worker() -> None:
+        for request in queue:
+            outcome = await client.generate(request, "bench", 0)
+            if outcome.error is not None:
+                raise SystemExit(f"abt's call path failed: {outcome.error.detail}")
+
+    try:
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+    finally:
+        await provider.aclose()
+
+
+def cpu_of_loop(loop: Awaitable[object]) -> float:
+    """CPU seconds this process spends running ``loop`` to the end."""
+    started = cpu_seconds()
+    asyncio.run(loop)
+    return cpu_seconds() - started
+
+
+def cpu_of_replay(units: Path, url: str, work: Path, concurrency: int) -> float:
+    """CPU seconds of one ``abt replay`` process (and the few lines that start it) on ``units``."""
+    started = cpu_seconds(resource.RUSAGE_CHILDREN)
+    run_replay(units, url, work / "cpu-run", concurrency, None)
+    return cpu_seconds(resource.RUSAGE_CHILDREN) - started
+
+
+def compare_cpu_per_call(
+    work: Path, units: Path, payloads: list[dict], args: argparse.Namespace
+) -> None:
+    """Per-call CPU (ms) of the floor, the bare httpx loop, abt's call path and ``abt replay``,
+    interleaved over ``--cpu-rounds``; medians with min–max, and the load average."""
+    one = work / "units-one.jsonl"
+    one.write_text(units.read_text().split("\n", 1)[0] + "\n")
+    calls, width = len(payloads), args.concurrency
+    requests = [unit.request for unit in read_units_file(units)]
+    figures: dict[str, list[float]] = {}
+    peers: dict[str, Callable[[], float]] = {
+        "asyncio HTTP/1.1 floor": lambda: on_quick_server(
+            lambda url: cpu_of_loop(floor_loop(payloads, url, width))
+        ),
+        "bare httpx loop": lambda: on_quick_server(
+            lambda url: cpu_of_loop(bare_loop(payloads, url, width))
+        ),
+        "abt call path (in process)": lambda: on_quick_server(
+            lambda url: cpu_of_loop(abt_call_path(requests, url, width))
+        ),
+        "abt replay process": lambda: (
+            on_quick_server(lambda url: cpu_of_replay(units, url, work, width))
+            - on_quick_server(lambda url: cpu_of_replay(one, url, work, width))
+        ),
+    }
+    loads = []
+    for _ in range(args.cpu_rounds):
+        for name, measure in peers.items():
+            loads.append(os.getloadavg()[0])
+            divisor = calls - 1 if name == "abt replay process" else calls
+            figures.setdefault(name, []).append(measure() / divisor * 1000)
+    print(f"per-call CPU at zero latency, {calls} calls, median (min–max) over {args.cpu_rounds}:")
+    for name, values in figures.items():
+        print(
+            f"  {name:28} {statistics.median(values):6.3f} ms ({min(values):.3f}–{max(values):.3f})"
+        )
+    print(f"  load average (1 min) during: {min(loads):.1f}–{max(loads):.1f}")
 
 
 def rerun_from_cache(work: Path, args: argparse.Namespace) -> None:

@@ -2,7 +2,7 @@
 
 Each public name is imported from its module on first use: a command that reads a role's
 settings but calls no model (``abt score`` without a judge) starts without the client, the
-cache and their libraries (asyncio, tenacity, sqlite).
+cache and their libraries (asyncio, sqlite).
 """
 
 from __future__ import annotations

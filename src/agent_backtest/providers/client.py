@@ -8,17 +8,10 @@ same retries, cache and counts. Nothing else calls a provider.
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
-
-from tenacity import (
-    AsyncRetrying,
-    RetryCallState,
-    retry_if_exception,
-    wait_exponential,
-    wait_random,
-)
 
 from agent_backtest.providers.base import Provider
 from agent_backtest.providers.cache import ResponseCache, cache_key
@@ -75,8 +68,12 @@ class RateLimits:
             self._tokens = AsyncLimiter(tpm, 60) if tpm else None
 
     async def acquire(self, payload: dict[str, Any]) -> None:
-        """Wait until a call of this size fits under both ceilings."""
-        await self.acquire_tokens(prompt_tokens_estimate(payload))
+        """Wait until a call of this size fits under both ceilings (at once without any: the
+        estimate, a walk of the whole payload, is made only for a tokens ceiling)."""
+        if self._requests is not None:
+            await self._requests.acquire()
+        if self._tokens is not None and self._tpm_capacity:
+            await self._tokens.acquire(min(prompt_tokens_estimate(payload), self._tpm_capacity))
 
     async def acquire_tokens(self, estimate: int) -> None:
         """Wait until one request of about ``estimate`` prompt tokens fits under both ceilings
@@ -167,12 +164,7 @@ class ModelClient:
                 return CallOutcome(cached, None, 0, None, True, request_sha, adjustments)
         call = _Call(self.counters)
         try:
-            async for attempt in self._retrying():
-                with attempt:
-                    if attempt.retry_state.attempt_number > 1:
-                        self.counters.count_retry()
-                    await self.limits.acquire(payload)
-                    response = await self._send(payload, call)
+            response = await self._send_with_retries(payload, call)
         except ProviderError as error:
             self.counters.count_error(error.kind)
             return CallOutcome(None, error, call.sent, None, False, request_sha, adjustments)
@@ -183,32 +175,35 @@ class ModelClient:
             response, None, call.sent, call.latency_ms, False, request_sha, adjustments
         )
 
-    def _retrying(self) -> AsyncRetrying:
-        backoff = wait_exponential(
-            multiplier=self.policy.backoff_initial, max=self.policy.backoff_max
-        ) + wait_random(0, self.policy.backoff_initial)
+    async def _send_with_retries(self, payload: dict[str, Any], call: _Call) -> LLMResponse:
+        """Send until an answer, an error not worth retrying, or the policy's last try:
+        ``max_retries`` more tries at most, a timeout only ``MAX_TIMEOUT_ATTEMPTS`` in all (a
+        runaway answer is not paid for forever). A plain loop, as the hot path of every call."""
+        attempt, timeouts = 1, 0
+        while True:
+            if attempt > 1:
+                self.counters.count_retry()
+            await self.limits.acquire(payload)
+            try:
+                return await self._send(payload, call)
+            except ProviderError as error:
+                if error.kind not in RETRIED:
+                    raise
+                timeouts += error.kind == "timeout"
+                if timeouts >= MAX_TIMEOUT_ATTEMPTS or attempt > self.policy.max_retries:
+                    raise
+                await asyncio.sleep(self._wait_before_retry(error, attempt))
+            attempt += 1
 
-        def wait(state: RetryCallState) -> float:
-            error = state.outcome.exception() if state.outcome else None
-            if isinstance(error, ProviderError) and error.retry_after is not None:
-                return min(error.retry_after, MAX_RETRY_AFTER)
-            return backoff(state)
-
-        return AsyncRetrying(
-            retry=retry_if_exception(lambda e: isinstance(e, ProviderError) and e.kind in RETRIED),
-            stop=self._stop,
-            wait=wait,
-            reraise=True,
-        )
-
-    def _stop(self, state: RetryCallState) -> bool:
-        error = state.outcome.exception() if state.outcome else None
-        if isinstance(error, ProviderError) and error.kind == "timeout":
-            timeouts = getattr(state, "timeouts", 0) + 1
-            state.timeouts = timeouts  # type: ignore[attr-defined]
-            if timeouts >= MAX_TIMEOUT_ATTEMPTS:
-                return True
-        return state.attempt_number > self.policy.max_retries
+    def _wait_before_retry(self, error: ProviderError, attempt: int) -> float:
+        """Seconds before the try after ``attempt``: what the server asked for (at most
+        ``MAX_RETRY_AFTER``), else ``backoff_initial`` doubled per try up to ``backoff_max``,
+        plus up to ``backoff_initial`` of jitter so that failed calls do not retry in step."""
+        if error.retry_after is not None:
+            return min(error.retry_after, MAX_RETRY_AFTER)
+        initial = self.policy.backoff_initial
+        backoff = min(initial * 2.0 ** min(attempt - 1, 64), self.policy.backoff_max)
+        return max(0.0, backoff) + random.uniform(0, initial)
 
     async def _send(self, payload: dict[str, Any], call: _Call) -> LLMResponse:
         """One try: the request, and after an HTTP 401 with a credential command, a fresh key

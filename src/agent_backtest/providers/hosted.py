@@ -42,6 +42,7 @@ class HostedProvider(ABC):
         self.settings = settings
         self.endpoint = base_url.rstrip("/")
         self._api_key = api_key
+        self._headers: dict[str, str] | None = None
         self._http = json_endpoint(settings, self.endpoint, max_connections)
 
     @abstractmethod
@@ -61,11 +62,13 @@ class HostedProvider(ABC):
     def set_api_key(self, key: str) -> None:
         """Send this key from now on."""
         self._api_key = key
+        self._headers = None
 
     async def send(self, payload: dict[str, Any], timeout: float) -> LLMResponse:
         """One POST; every failure becomes a classified ``ProviderError``."""
-        headers = {"content-type": "application/json", **self.auth_headers()}
-        body = await self._http.post(self.path, payload, headers, timeout, self.secrets())
+        if self._headers is None:  # built once per key, not per call
+            self._headers = {"content-type": "application/json", **self.auth_headers()}
+        body = await self._http.post(self.path, payload, self._headers, timeout, self.secrets())
         return self.answer(body)
 
     def secrets(self) -> tuple[str, ...]:

@@ -7,7 +7,7 @@ settings come from its defaults, then ``[roles.NAME]`` in ``abt.toml``, then wha
 (flags or keyword arguments), each overriding the one before. The result is recorded in
 ``run.json``.
 
-The client and the response cache (and asyncio, tenacity and sqlite with them) are imported
+The client and the response cache (and asyncio and sqlite with them) are imported
 where clients are opened: resolving and checking a role needs neither, so a command that only
 reads roles (``abt score`` without a judge) starts without them.
 """

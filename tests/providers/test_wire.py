@@ -1,0 +1,198 @@
+"""The hosted providers' own HTTP/1.1 client against a real server on 127.0.0.1: every framing a
+server answers with (a length, chunks, a close), gzip and raw deflate, informational heads,
+keep-alive connections reused and a hung-up one never, and a broken answer a connection error.
+
+The handler chooses its way of answering by the first part of the path (``/chunked/v1``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.request
+import zlib
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
+
+import pytest
+
+from agent_backtest.providers import CallPolicy, ModelClient
+from agent_backtest.providers.config import ProviderSettings
+from agent_backtest.providers.http import proxied
+from agent_backtest.providers.openai import OpenAIProvider
+from agent_backtest.trace import LLMRequest, Message
+from tests.servers import serving
+
+PEERS: list[int] = []  # the client port of each request, in order
+RELAYED: list[str] = []  # the target of each request the proxy relayed
+HEADS: list[dict[str, str]] = []  # the headers of each request, names in lower case
+
+
+def answer_bytes(text: str) -> bytes:
+    message = {"role": "assistant", "content": text}
+    return json.dumps({"choices": [{"message": message, "finish_reason": "stop"}]}).encode()
+
+
+class Framings(BaseHTTPRequestHandler):
+    """Answers the last message's text back, framed as the path's first part says."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Quiet."""
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        PEERS.append(self.client_address[1])
+        HEADS.append({name.lower(): value for name, value in self.headers.items()})
+        way = self.path.split("/")[1]
+        data = answer_bytes(f"{way}: {body['messages'][-1]['content']}")
+        if way == "continue":
+            self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        if way == "chunked":
+            self._chunked(data)
+        elif way == "deflate":
+            packer = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)  # raw, no zlib header
+            self._sized(packer.compress(data) + packer.flush(), encoding="deflate")
+        elif way == "close":
+            self.send_header("connection", "close")
+            self.end_headers()
+            self.wfile.write(data)
+            self.close_connection = True
+        elif way == "broken":
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data[:10])
+            self.close_connection = True
+        else:
+            self._sized(data)
+            self.close_connection = way == "hangup"  # closes without saying so
+
+    def _sized(self, data: bytes, encoding: str | None = None) -> None:
+        if encoding:
+            self.send_header("content-encoding", encoding)
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _chunked(self, data: bytes) -> None:
+        """The answer gzipped, in chunks of 7 bytes with an extension on the first."""
+        packer = zlib.compressobj(6, zlib.DEFLATED, 31)
+        packed = packer.compress(data) + packer.flush()
+        self.send_header("content-encoding", "gzip")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        for start in range(0, len(packed), 7):
+            piece = packed[start : start + 7]
+            extension = ";note=first" if start == 0 else ""
+            self.wfile.write(f"{len(piece):x}{extension}\r\n".encode() + piece + b"\r\n")
+        self.wfile.write(b"0\r\nx-trailer: ignored\r\n\r\n")
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    with serving(Framings) as url:
+        yield url
+
+
+def ask(url: str, *texts: str) -> list[tuple[str | None, str | None, int]]:
+    """(answer text, error kind, attempts) of each text asked in turn over one provider."""
+
+    async def run() -> list[tuple[str | None, str | None, int]]:
+        settings = ProviderSettings(type="openai", base_url=url)
+        provider = OpenAIProvider("openai", settings, "sk-test-key", 2)
+        client = ModelClient(provider, CallPolicy(timeout=5.0, max_retries=0))
+        found = []
+        for text in texts:
+            request = LLMRequest(messages=[Message(role="user", content=text)])
+            outcome = await client.generate(request, "m", 0)
+            reply = outcome.response.message.text() if outcome.response else None
+            kind = outcome.error.kind if outcome.error else None
+            found.append((reply, kind, outcome.attempts))
+        await provider.aclose()
+        return found
+
+    return asyncio.run(run())
+
+
+@pytest.mark.parametrize("way", ["length", "chunked", "deflate", "continue", "close"])
+def test_every_framing_and_encoding_reads_as_the_answer(server: str, way: str) -> None:
+    assert ask(f"{server}/{way}/v1", "hello", "again") == [
+        (f"{way}: hello", None, 1),
+        (f"{way}: again", None, 1),
+    ]
+
+
+def test_a_request_says_what_it_takes_and_who_sends_it_unless_the_settings_say(
+    server: str,
+) -> None:
+    HEADS.clear()
+    ask(f"{server}/length/v1", "hello")
+    (head,) = HEADS
+    assert head["accept"] == "application/json"
+    assert head["user-agent"].startswith("agent-backtest/")
+    assert head["authorization"] == "Bearer sk-test-key"
+    assert head["accept-encoding"] == "gzip, deflate"
+
+
+def test_a_kept_connection_is_reused_and_a_hung_up_one_is_not(server: str) -> None:
+    PEERS.clear()
+    ask(f"{server}/length/v1", "one", "two", "three")
+    assert len(set(PEERS)) == 1  # one connection for all three
+    PEERS.clear()
+    replies = ask(f"{server}/hangup/v1", "one", "two", "three")
+    assert [kind for _, kind, _ in replies] == [None, None, None]
+    assert [attempts for _, _, attempts in replies] == [1, 1, 1]  # no failed try on a dead one
+    assert len(set(PEERS)) == 3
+
+
+def test_an_answer_cut_short_is_a_connection_error(server: str) -> None:
+    ((reply, kind, _),) = ask(f"{server}/broken/v1", "hello")
+    assert reply is None and kind == "connection"
+
+
+def test_an_endpoint_behind_a_proxy_of_the_environment_goes_through_httpx(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    assert not proxied("https://api.example.com/v1")
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.internal:3128")
+    assert proxied("https://api.example.com/v1")
+    assert not proxied("http://api.example.com/v1")
+    monkeypatch.setenv("NO_PROXY", "api.example.com")
+    assert not proxied("https://api.example.com/v1")
+
+
+class Relay(BaseHTTPRequestHandler):
+    """A forward proxy for plain http: each request's absolute target fetched and relayed."""
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Quiet."""
+
+    def do_POST(self) -> None:
+        RELAYED.append(self.path)
+        body = self.rfile.read(int(self.headers["content-length"]))
+        direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        forwarded = urllib.request.Request(self.path, body, {"content-type": "application/json"})
+        with direct.open(forwarded) as answer:
+            data = answer.read()
+        self.send_response(200)
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def test_a_call_through_a_proxy_of_the_environment_is_relayed_by_it(
+    server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with serving(Relay) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy)
+        monkeypatch.setenv("NO_PROXY", "")
+        monkeypatch.delenv("no_proxy", raising=False)
+        RELAYED.clear()
+        assert ask(f"{server}/length/v1", "hello") == [("length: hello", None, 1)]
+    assert RELAYED == [f"{server}/length/v1/chat/completions"]
