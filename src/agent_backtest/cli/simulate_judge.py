@@ -118,7 +118,7 @@ class JudgingLines(PhaseLines):
 
     def hooks(self) -> JudgingHooks:
         """These lines as the hooks a judging calls."""
-        from agent_backtest.simulate.judging import JudgingHooks
+        from agent_backtest.api.simulate_judging import JudgingHooks
 
         return JudgingHooks(on_judging=self.started, on_verdict=self.decided)
 
