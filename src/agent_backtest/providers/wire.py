@@ -1,9 +1,9 @@
 """HTTP/1.1 over asyncio streams to one origin: keep-alive connections, a request written in one
 piece, and an answer's body read and decoded as it arrives.
 
-This is the hot path of a replay: a general client (httpx over httpcore, anyio and h11) spends
-more than ten times the CPU of the bytes themselves on each call, in layers a JSON POST to one
-endpoint never needs. Here the sockets, the pool and the decoding are this module's own, and the
+This is the hot path of a replay: a general client (httpx over httpcore and anyio) spends more
+than ten times the CPU of the bytes themselves on each call, in layers a JSON POST to one endpoint
+never needs. Here the sockets, the pool and the decoding are this module's own, and the
 protocol is h11's: it writes the request, reads the status line and headers, frames the body (a
 ``Content-Length``, chunks with their extensions and trailers, or the connection's close), skips
 informational ``1xx`` heads and says whether the connection may carry the next request.
@@ -20,7 +20,7 @@ import asyncio
 import select
 import ssl
 import zlib
-from collections.abc import AsyncIterator, Awaitable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -137,6 +137,8 @@ class Answer:
             elif isinstance(event, h11.EndOfMessage):  # its trailers are not used
                 self.connection.finish_exchange()
                 return
+            else:  # h11 has nothing else for a body it frames
+                raise ProtocolError(f"an answer's body broken by {type(event).__name__}")
 
     def _broken(self, exc: h11.RemoteProtocolError) -> str:
         """What went wrong in the body, in words."""
@@ -229,11 +231,18 @@ async def exchange(connection: Connection, request: Request, gap: float) -> Answ
         except h11.RemoteProtocolError as exc:
             raise ProtocolError(broken_head(connection, exc)) from None
         if isinstance(event, h11.Response):
-            headers: dict[str, str] = {}
-            for name, value in event.headers:
-                key, text = name.decode("latin-1"), value.decode("latin-1")
-                headers[key] = f"{headers[key]}, {text}" if key in headers else text
-            return Answer(event.status_code, headers, connection, gap)
+            return Answer(event.status_code, joined(event.headers), connection, gap)
+        if not isinstance(event, h11.InformationalResponse):  # a 1xx is skipped
+            raise ProtocolError(f"an answer's head broken by {type(event).__name__}")
+
+
+def joined(fields: Sequence[tuple[bytes, bytes]]) -> dict[str, str]:
+    """Headers by their (lower-case) names, a repeated header's values joined by commas."""
+    headers: dict[str, str] = {}
+    for name, value in fields:
+        key, text = name.decode("latin-1"), value.decode("latin-1")
+        headers[key] = f"{headers[key]}, {text}" if key in headers else text
+    return headers
 
 
 def broken_head(connection: Connection, exc: h11.RemoteProtocolError) -> str:
