@@ -20,6 +20,7 @@ from agent_backtest.providers import CallPolicy, ModelClient
 from agent_backtest.providers.config import ProviderSettings
 from agent_backtest.providers.http import proxied
 from agent_backtest.providers.openai import OpenAIProvider
+from agent_backtest.providers.wire import Http11Pool, ProtocolError
 from agent_backtest.trace import LLMRequest, Message
 from tests.servers import serving
 
@@ -31,6 +32,19 @@ HEADS: list[dict[str, str]] = []  # the headers of each request, names in lower 
 def answer_bytes(text: str) -> bytes:
     message = {"role": "assistant", "content": text}
     return json.dumps({"choices": [{"message": message, "finish_reason": "stop"}]}).encode()
+
+
+# Answers written byte for byte, each followed by the server's hang-up.
+RAW = {
+    "http10": lambda data: b"HTTP/1.0 200 OK\r\ncontent-type: application/json\r\n\r\n" + data,
+    "cutchunk": lambda data: (
+        b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n%x\r\n" % len(data) + data[:9]
+    ),
+    "hugehead": lambda data: b"HTTP/1.1 200 OK\r\nx-filler: " + b"f" * (200 * 1024) + b"\r\n\r\n",
+    "halfhead": lambda data: b"HTTP/1.1 200 OK\r\ncontent-le",
+    "nothing": lambda data: b"",
+    "garbage": lambda data: b"SMTP ready\r\n\r\n",
+}
 
 
 class Framings(BaseHTTPRequestHandler):
@@ -47,6 +61,10 @@ class Framings(BaseHTTPRequestHandler):
         HEADS.append({name.lower(): value for name, value in self.headers.items()})
         way = self.path.split("/")[1]
         data = answer_bytes(f"{way}: {body['messages'][-1]['content']}")
+        if way in RAW:
+            self.wfile.write(RAW[way](data))
+            self.close_connection = True
+            return
         if way == "continue":
             self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         self.send_response(200)
@@ -151,6 +169,56 @@ def test_a_kept_connection_is_reused_and_a_hung_up_one_is_not(server: str) -> No
 def test_an_answer_cut_short_is_a_connection_error(server: str) -> None:
     ((reply, kind, _),) = ask(f"{server}/broken/v1", "hello")
     assert reply is None and kind == "connection"
+
+
+def test_an_http10_answer_ends_with_the_close_and_its_connection_is_not_reused(
+    server: str,
+) -> None:
+    PEERS.clear()
+    assert ask(f"{server}/http10/v1", "one", "two") == [
+        ("http10: one", None, 1),
+        ("http10: two", None, 1),
+    ]
+    assert len(set(PEERS)) == 2
+
+
+def error_detail(url: str) -> str:
+    """The error detail of one call that fails."""
+
+    async def run() -> str:
+        settings = ProviderSettings(type="openai", base_url=url)
+        provider = OpenAIProvider("openai", settings, "sk-test-key", 1)
+        client = ModelClient(provider, CallPolicy(timeout=5.0, max_retries=0))
+        request = LLMRequest(messages=[Message(role="user", content="hello")])
+        outcome = await client.generate(request, "m", 0)
+        await provider.aclose()
+        assert outcome.response is None and outcome.error.kind == "connection"
+        return outcome.error.detail
+
+    return asyncio.run(run())
+
+
+@pytest.mark.parametrize(
+    ("way", "detail"),
+    [
+        ("cutchunk", "the server broke off a chunked answer"),
+        ("hugehead", "the answer's head passed 65,536 bytes"),
+        ("halfhead", "the server closed the connection inside the answer's head"),
+        ("nothing", "the server closed the connection without an answer"),
+        ("garbage", "not an HTTP/1.1 answer"),
+    ],
+)
+def test_a_broken_answer_says_where_it_broke(server: str, way: str, detail: str) -> None:
+    assert detail in error_detail(f"{server}/{way}/v1")
+
+
+def test_a_header_with_a_line_break_is_never_written() -> None:
+    pool = Http11Pool("http://127.0.0.1:9/v1", 1, None)
+    with pytest.raises(ProtocolError, match="line break"):
+        pool.request("/chat/completions", {"x-note": "a\r\nx-injected: yes"}, b"{}")
+    assert pool.request("/chat/completions", {"x-note": "fine"}, b"{}").head.target == (
+        b"/v1/chat/completions"
+    )
 
 
 def test_an_endpoint_behind_a_proxy_of_the_environment_goes_through_httpx(

@@ -132,7 +132,7 @@ class JsonEndpoint:
     async def _post_direct(
         self, pool: wire.Http11Pool, path: str, body: bytes, headers: dict[str, str], at: _Attempt
     ) -> Any:
-        request = pool.request_head(path, {**self._headers, **headers}, len(body)) + body
+        request = pool.request(path, {**self._headers, **headers}, body)
         async with pool.connection() as connection:
             answer = await wire.exchange(connection, request, at.gap)
             return await self._answer(answer.status, answer.headers, answer.decoded(), at.secrets)

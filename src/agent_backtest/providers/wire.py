@@ -1,12 +1,14 @@
 """HTTP/1.1 over asyncio streams to one origin: keep-alive connections, a request written in one
 piece, and an answer's body read and decoded as it arrives.
 
-This is the hot path of a replay: a general client (httpx over httpcore, anyio and h11) spends
-more than ten times the CPU of the bytes themselves on each call, in layers a JSON POST to one
-endpoint never needs. What is kept of HTTP/1.1 is what servers answer with: a ``Content-Length``
-body, a chunked one, one that ends when the connection closes, informational ``1xx`` heads
-skipped, and ``gzip`` or ``deflate`` content decoded in bounded pieces, so a compressed bomb is
-never inflated whole.
+This is the hot path of a replay: a general client (httpx over httpcore and anyio) spends more
+than ten times the CPU of the bytes themselves on each call, in layers a JSON POST to one endpoint
+never needs. Here the sockets, the pool and the decoding are this module's own, and the
+protocol is h11's: it writes the request, reads the status line and headers, frames the body (a
+``Content-Length``, chunks with their extensions and trailers, or the connection's close), skips
+informational ``1xx`` heads and says whether the connection may carry the next request.
+``gzip`` and ``deflate`` content is decoded in bounded pieces, so a compressed bomb is never
+inflated whole.
 
 Every read waits at most ``gap`` seconds for bytes (:class:`Stalled` past it); a broken answer is
 a :class:`ProtocolError`; socket failures are ``OSError`` as asyncio raises them.
@@ -18,14 +20,16 @@ import asyncio
 import select
 import ssl
 import zlib
-from collections.abc import AsyncIterator, Awaitable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TypeVar
 from urllib.parse import urlsplit
 
+import h11
+
 PIECE = 64 * 1024  # the most bytes taken from the socket, or out of a decoder, at once
-HEAD_LIMIT = 64 * 1024  # an answer's status line and headers together
+HEAD_LIMIT = 64 * 1024  # bytes of an answer's head h11 holds while it is still incomplete
 ACCEPT_ENCODING = "gzip, deflate"
 
 T = TypeVar("T")
@@ -43,12 +47,23 @@ class ConnectFailed(OSError):
     """The connection could not be opened."""
 
 
+@dataclass(frozen=True)
+class Request:
+    """A POST ready to be written: its line and headers, and its body."""
+
+    head: h11.Request
+    body: bytes
+
+
 @dataclass
 class Connection:
-    """One keep-alive connection to the origin."""
+    """One keep-alive connection to the origin, with h11's state of its current exchange."""
 
     reader: asyncio.StreamReader
     writer: asyncio.StreamWriter
+    protocol: h11.Connection = field(
+        default_factory=lambda: h11.Connection(h11.CLIENT, max_incomplete_event_size=HEAD_LIMIT)
+    )
     reusable: bool = False
     """Set once an answer was read to its end on a connection the server keeps open."""
 
@@ -67,6 +82,26 @@ class Connection:
     def close(self) -> None:
         """Hang up (without waiting for the peer)."""
         self.writer.close()
+
+    async def next_event(self, gap: float) -> h11.Event | type[h11.PAUSED]:
+        """h11's next event of the answer, reading from the socket as it needs bytes; a broken
+        answer raises h11's ``RemoteProtocolError``."""
+        while (event := self.protocol.next_event()) is h11.NEED_DATA:
+            self.protocol.receive_data(await read_within(self.reader.read(PIECE), gap))
+        return event
+
+    def finish_exchange(self) -> None:
+        """Mark the connection reusable if both sides ended their messages, the server keeps
+        it open and sent nothing past its answer; h11 is then ready for the next request."""
+        protocol = self.protocol
+        done = protocol.our_state is h11.DONE and protocol.their_state is h11.DONE
+        if done and not protocol.trailing_data[0]:
+            protocol.start_next_cycle()
+            self.reusable = True
+
+    def hung_up(self) -> bool:
+        """Whether the server closed its side before the current answer ended."""
+        return self.protocol.trailing_data[1]
 
 
 @dataclass
@@ -90,50 +125,28 @@ class Answer:
                 yield out
 
     async def _raw(self) -> AsyncIterator[bytes]:
-        """The body as sent, framed as the headers say; marks the connection reusable when the
-        whole body was read and the server keeps the connection open."""
-        reader = self.connection.reader
-        if self.status in (204, 304):
-            self.connection.reusable = self.headers.get("connection", "").lower() != "close"
-            return
-        if "chunked" in self.headers.get("transfer-encoding", "").lower():
-            try:
-                async for piece in self._chunked(reader):
-                    yield piece
-            except (asyncio.IncompleteReadError, asyncio.LimitOverrunError):
-                raise ProtocolError("the server broke off a chunked answer") from None
-        elif "content-length" in self.headers:
-            async for piece in self._sized(reader, content_length(self.headers)):
-                yield piece
-        else:  # the body ends when the server closes the connection
-            while piece := await read_within(reader.read(PIECE), self.gap):
-                yield piece
-            return
-        self.connection.reusable = self.headers.get("connection", "").lower() != "close"
-
-    async def _sized(self, reader: asyncio.StreamReader, size: int) -> AsyncIterator[bytes]:
-        while size > 0:
-            piece = await read_within(reader.read(min(size, PIECE)), self.gap)
-            if not piece:
-                raise ProtocolError("the server closed the connection before the answer's end")
-            size -= len(piece)
-            yield piece
-
-    async def _chunked(self, reader: asyncio.StreamReader) -> AsyncIterator[bytes]:
+        """The body as sent, framed by h11 as the headers say; marks the connection reusable
+        when the whole body was read and the server keeps the connection open."""
         while True:
-            line = await read_within(reader.readuntil(b"\r\n"), self.gap)
             try:
-                size = int(line.split(b";", 1)[0].strip(), 16)
-            except ValueError:
-                raise ProtocolError(f"a bad chunk size line {line[:40]!r}") from None
-            if size == 0:
-                while await read_within(reader.readuntil(b"\r\n"), self.gap) != b"\r\n":
-                    pass  # trailers, unused
+                event = await self.connection.next_event(self.gap)
+            except h11.RemoteProtocolError as exc:
+                raise ProtocolError(self._broken(exc)) from None
+            if isinstance(event, h11.Data):
+                yield event.data
+            elif isinstance(event, h11.EndOfMessage):  # its trailers are not used
+                self.connection.finish_exchange()
                 return
-            async for piece in self._sized(reader, size):
-                yield piece
-            if await read_within(reader.readexactly(2), self.gap) != b"\r\n":
-                raise ProtocolError("a chunk does not end with CRLF")
+            else:  # h11 has nothing else for a body it frames
+                raise ProtocolError(f"an answer's body broken by {type(event).__name__}")
+
+    def _broken(self, exc: h11.RemoteProtocolError) -> str:
+        """What went wrong in the body, in words."""
+        if not self.connection.hung_up():
+            return f"a broken answer body: {exc}"
+        if "chunked" in self.headers.get("transfer-encoding", "").lower():
+            return "the server broke off a chunked answer"
+        return "the server closed the connection before the answer's end"
 
 
 class Http11Pool:
@@ -180,21 +193,22 @@ class Http11Pool:
                 self.port,
                 ssl=self.tls,
                 server_hostname=self.host if self.tls else None,
-                limit=HEAD_LIMIT,
             )
         except OSError as exc:
             raise ConnectFailed(f"{self.authority}: {exc}") from None
         return Connection(reader, writer)
 
-    def request_head(self, path: str, headers: dict[str, str], length: int) -> bytes:
-        """The request line and headers of a POST of ``length`` bytes to ``path``."""
-        lines = [f"POST {self.base_path}{path} HTTP/1.1", f"host: {self.authority}"]
-        lines += [f"{name}: {value}" for name, value in headers.items()]
-        lines += [f"accept-encoding: {ACCEPT_ENCODING}", f"content-length: {length}", "", ""]
-        head = "\r\n".join(lines)
-        if head.count("\n") != len(lines) - 1 or "\r" in head.replace("\r\n", ""):
-            raise ProtocolError("a request header holds a line break")
-        return head.encode("latin-1")
+    def request(self, path: str, headers: dict[str, str], body: bytes) -> Request:
+        """A POST of ``body`` to ``path`` with ``headers`` (and the host, the encodings this
+        client decodes and the body's length)."""
+        fields = [("host", self.authority), *headers.items()]
+        fields += [("accept-encoding", ACCEPT_ENCODING), ("content-length", str(len(body)))]
+        try:
+            head = h11.Request(method="POST", target=f"{self.base_path}{path}", headers=fields)
+        except h11.LocalProtocolError as exc:
+            detail = f"a request header holds a line break or a bad byte: {exc}"
+            raise ProtocolError(detail) from None
+        return Request(head, body)
 
     def close(self) -> None:
         """Hang up every idle connection."""
@@ -203,24 +217,46 @@ class Http11Pool:
         self._idle.clear()
 
 
-async def exchange(connection: Connection, request: bytes, gap: float) -> Answer:
+async def exchange(connection: Connection, request: Request, gap: float) -> Answer:
     """Write ``request`` whole and read the head of its answer (after any ``1xx`` ones)."""
-    connection.writer.write(request)
+    protocol = connection.protocol
+    pieces = protocol.send_with_data_passthrough(request.head) or []
+    pieces += protocol.send_with_data_passthrough(h11.Data(data=request.body)) or []
+    pieces += protocol.send_with_data_passthrough(h11.EndOfMessage()) or []
+    connection.writer.write(b"".join(pieces))  # one write: one segment for a small request
     await connection.writer.drain()
     while True:
         try:
-            head = await read_within(connection.reader.readuntil(b"\r\n\r\n"), gap)
-        except asyncio.IncompleteReadError as exc:
-            raise ProtocolError(
-                "the server closed the connection without an answer"
-                if not exc.partial
-                else "the server closed the connection inside the answer's head"
-            ) from None
-        except asyncio.LimitOverrunError:
-            raise ProtocolError(f"the answer's head passed {HEAD_LIMIT:,} bytes") from None
-        status, headers = parse_head(head)
-        if not 100 <= status < 200:
-            return Answer(status, headers, connection, gap)
+            event = await connection.next_event(gap)
+        except h11.RemoteProtocolError as exc:
+            raise ProtocolError(broken_head(connection, exc)) from None
+        if isinstance(event, h11.Response):
+            return Answer(event.status_code, joined(event.headers), connection, gap)
+        if not isinstance(event, h11.InformationalResponse):  # a 1xx is skipped
+            raise ProtocolError(f"an answer's head broken by {type(event).__name__}")
+
+
+def joined(fields: Sequence[tuple[bytes, bytes]]) -> dict[str, str]:
+    """Headers by their (lower-case) names, a repeated header's values joined by commas."""
+    headers: dict[str, str] = {}
+    for name, value in fields:
+        key, text = name.decode("latin-1"), value.decode("latin-1")
+        headers[key] = f"{headers[key]}, {text}" if key in headers else text
+    return headers
+
+
+def broken_head(connection: Connection, exc: h11.RemoteProtocolError) -> str:
+    """What went wrong before the answer's head was read whole, in words."""
+    if exc.error_status_hint == 431:  # h11's buffer passed its limit without a whole head
+        return f"the answer's head passed {HEAD_LIMIT:,} bytes"
+    received, closed = connection.protocol.trailing_data
+    if closed:
+        return (
+            "the server closed the connection inside the answer's head"
+            if received
+            else "the server closed the connection without an answer"
+        )
+    return f"not an HTTP/1.1 answer: {exc}"
 
 
 async def read_within(read: Awaitable[T], gap: float) -> T:
@@ -230,35 +266,6 @@ async def read_within(read: Awaitable[T], gap: float) -> T:
             return await read
     except TimeoutError:
         raise Stalled from None
-
-
-def parse_head(head: bytes) -> tuple[int, dict[str, str]]:
-    """(status, headers with lower-case names) of an answer's head; repeated headers joined."""
-    status_line, *lines = head.decode("latin-1").split("\r\n")
-    parts = status_line.split(" ", 2)
-    if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
-        raise ProtocolError(f"not an HTTP/1.1 status line: {status_line[:60]!r}")
-    headers: dict[str, str] = {}
-    for line in lines:
-        if not line:
-            continue
-        name, colon, value = line.partition(":")
-        if not colon:
-            raise ProtocolError(f"a header line without a colon: {line[:60]!r}")
-        name = name.strip().lower()
-        value = value.strip()
-        headers[name] = f"{headers[name]}, {value}" if name in headers else value
-    if parts[0] == "HTTP/1.0" and "keep-alive" not in headers.get("connection", "").lower():
-        headers["connection"] = "close"
-    return int(parts[1]), headers
-
-
-def content_length(headers: dict[str, str]) -> int:
-    """The body's declared size (repeated equal values allowed, as RFC 9110 does)."""
-    values = {value.strip() for value in headers["content-length"].split(",")}
-    if len(values) != 1 or not (value := values.pop()).isdigit():
-        raise ProtocolError(f"a bad content-length {headers['content-length'][:40]!r}")
-    return int(value)
 
 
 class Inflater:
