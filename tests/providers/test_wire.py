@@ -61,6 +61,10 @@ class Framings(BaseHTTPRequestHandler):
         HEADS.append({name.lower(): value for name, value in self.headers.items()})
         way = self.path.split("/")[1]
         data = answer_bytes(f"{way}: {body['messages'][-1]['content']}")
+        self.served = getattr(self, "served", 0) + 1
+        if way == "dropkept" and self.served > 1:  # a kept connection's idle timeout, met
+            self.close_connection = True
+            return
         if way in RAW:
             self.wfile.write(RAW[way](data))
             self.close_connection = True
@@ -164,6 +168,19 @@ def test_a_kept_connection_is_reused_and_a_hung_up_one_is_not(server: str) -> No
     assert [kind for _, kind, _ in replies] == [None, None, None]
     assert [attempts for _, _, attempts in replies] == [1, 1, 1]  # no failed try on a dead one
     assert len(set(PEERS)) == 3
+
+
+def test_a_kept_connection_the_server_closed_unanswered_is_tried_again_on_a_new_one(
+    server: str,
+) -> None:
+    """The server keeps the connection, then closes it without answering the next request on
+    it (its idle timeout met the request): the request goes again on a new connection, and the
+    call neither fails nor counts a failed try."""
+    PEERS.clear()
+    replies = ask(f"{server}/dropkept/v1", "one", "two", "three")
+    assert replies == [(f"dropkept: {text}", None, 1) for text in ("one", "two", "three")]
+    assert len(PEERS) == 5  # "two" and "three" each reached a closed kept connection first
+    assert len(set(PEERS)) == 3  # each answered on a connection of its own
 
 
 def test_an_answer_cut_short_is_a_connection_error(server: str) -> None:

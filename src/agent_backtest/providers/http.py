@@ -133,7 +133,15 @@ class JsonEndpoint:
         self, pool: wire.Http11Pool, path: str, body: bytes, headers: dict[str, str], at: _Attempt
     ) -> Any:
         request = pool.request(path, {**self._headers, **headers}, body)
-        async with pool.connection() as connection:
+        try:
+            return await self._exchange_on(pool, request, at)
+        except wire.StaleConnection:  # no byte of an answer came: the server never took it
+            return await self._exchange_on(pool, request, at, fresh=True)
+
+    async def _exchange_on(
+        self, pool: wire.Http11Pool, request: wire.Request, at: _Attempt, fresh: bool = False
+    ) -> Any:
+        async with pool.connection(fresh) as connection:
             answer = await wire.exchange(connection, request, at.gap)
             return await self._answer(answer.status, answer.headers, answer.decoded(), at.secrets)
 

@@ -47,6 +47,12 @@ class ConnectFailed(OSError):
     """The connection could not be opened."""
 
 
+class StaleConnection(Exception):
+    """A kept connection turned out closed by the server (its idle timeout met the request on
+    the wire): not one byte of an answer came, so the request goes again on a new connection,
+    as every keep-alive client does."""
+
+
 @dataclass(frozen=True)
 class Request:
     """A POST ready to be written: its line and headers, and its body."""
@@ -66,6 +72,8 @@ class Connection:
     )
     reusable: bool = False
     """Set once an answer was read to its end on a connection the server keeps open."""
+    kept: bool = False
+    """Taken from the idle ones: it answered before, and the server may have hung up since."""
 
     def is_open(self) -> bool:
         """Whether the server has not hung up since the last answer: an idle connection with
@@ -164,11 +172,12 @@ class Http11Pool:
         self._free = asyncio.Semaphore(max(1, size))
 
     @asynccontextmanager
-    async def connection(self) -> AsyncIterator[Connection]:
-        """A connection for one request and answer: a free idle one, else a new one. It goes
-        back to the idle ones only when its answer was read whole and it is still open."""
+    async def connection(self, fresh: bool = False) -> AsyncIterator[Connection]:
+        """A connection for one request and answer: a free idle one (unless ``fresh``), else a
+        new one. It goes back to the idle ones only when its answer was read whole and it is
+        still open."""
         async with self._free:
-            connection = self._take_idle() or await self._open()
+            connection = (None if fresh else self._take_idle()) or await self._open()
             connection.reusable = False
             try:
                 yield connection
@@ -182,6 +191,7 @@ class Http11Pool:
         while self._idle:
             connection = self._idle.pop()
             if connection.is_open():
+                connection.kept = True
                 return connection
             connection.close()
         return None
@@ -218,7 +228,19 @@ class Http11Pool:
 
 
 async def exchange(connection: Connection, request: Request, gap: float) -> Answer:
-    """Write ``request`` whole and read the head of its answer (after any ``1xx`` ones)."""
+    """Write ``request`` whole and read the head of its answer (after any ``1xx`` ones); on a
+    kept connection the server had closed, :class:`StaleConnection`."""
+    try:
+        return await _exchange(connection, request, gap)
+    except (ConnectionResetError, BrokenPipeError, ProtocolError) as exc:
+        received, closed = connection.protocol.trailing_data
+        hung_up = not received and (closed or isinstance(exc, OSError))
+        if connection.kept and hung_up:
+            raise StaleConnection(str(exc)) from None
+        raise
+
+
+async def _exchange(connection: Connection, request: Request, gap: float) -> Answer:
     protocol = connection.protocol
     pieces = protocol.send_with_data_passthrough(request.head) or []
     pieces += protocol.send_with_data_passthrough(h11.Data(data=request.body)) or []
