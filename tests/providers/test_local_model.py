@@ -26,7 +26,7 @@ def test_local_model_replays_tau_units_with_tool_calls(tmp_path: Path) -> None:
     units = tmp_path / "units.jsonl"
     # Session 0's early steps, where production called search tools: short contexts, and the
     # small model reliably answers with calls there.
-    write_tau_units(units, limit=4)
+    write_tau_units(units, limit=2)
     run = tmp_path / "run"
     result = runner.invoke(
         app,
@@ -46,7 +46,7 @@ def test_local_model_replays_tau_units_with_tool_calls(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
-    assert len(records) == 4 and not any(r.get("error") for r in records)
+    assert len(records) == 2 and not any(r.get("error") for r in records)
     tool_names = {tool["function"]["name"] for tool in json.loads(TAU_TOOLS.read_text())}
     calls = [call for r in records for call in r["response"]["message"].get("tool_calls") or []]
     assert calls, "the local model made no tool call"
