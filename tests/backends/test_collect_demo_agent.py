@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from typer.testing import CliRunner
 
@@ -15,7 +14,7 @@ from tests.backends.test_collect import Collector, abt_units
 from tests.conftest import ROOT
 from tests.fake_openai import FakeOpenAI
 from tests.optional import require
-from tests.simulate.demo_app import call, demo_agent
+from tests.simulate.demo_app import demo_agent, lookup_model
 
 require("fastapi", "pip install 'agent-backtest[demo]'")
 require("uvicorn", "pip install 'agent-backtest[demo]'")
@@ -32,16 +31,6 @@ FLOWS = """
   turns:
     - user: What is on my calendar on 2 March?
 """
-
-
-def lookup_model(body: dict[str, Any]) -> str | dict[str, Any]:
-    """The agent's model: one look-up, then an answer with what it found."""
-    last = body["messages"][-1]
-    if last["role"] == "tool":
-        return f"Found: {last['content']}"
-    if "notes" in last["content"]:
-        return call("list_notes", {})
-    return call("list_events", {"day": "2026-03-02"})
 
 
 def test_the_demo_agents_export_to_collect_gives_the_units_of_its_file_export(

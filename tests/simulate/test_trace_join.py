@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -14,7 +13,7 @@ from agent_backtest.cli.app import app
 from tests.conftest import ROOT
 from tests.fake_openai import FakeOpenAI
 from tests.optional import require
-from tests.simulate.demo_app import call, demo_agent
+from tests.simulate.demo_app import demo_agent, lookup_model
 
 require("fastapi", "pip install 'agent-backtest[demo]'")
 require("uvicorn", "pip install 'agent-backtest[demo]'")
@@ -35,16 +34,6 @@ FLOWS = """
 """
 MODEL_CALLS = 6
 """Two per turn (a tool call, then the answer), three turns."""
-
-
-def lookup_model(body: dict[str, Any]) -> str | dict[str, Any]:
-    """The agent's model: one look-up, then an answer with what it found."""
-    last = body["messages"][-1]
-    if last["role"] == "tool":
-        return f"Here it is: {last['content']}"
-    if "notes" in last["content"]:
-        return call("list_notes", {})
-    return call("list_events", {"day": "2026-03-02"})
 
 
 @pytest.fixture(scope="module")
