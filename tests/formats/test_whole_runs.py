@@ -8,6 +8,8 @@ OpenAI-compatible server, and ``--explain`` accounts for every recorded call and
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import json
 import zipfile
 from pathlib import Path
@@ -32,7 +34,6 @@ FORMATS = {
 # Long recordings whose rebuilt histories would make an expected file of megabytes: their own
 # tests check each unit against the recorded call instead.
 CHECKED_CALL_BY_CALL = {
-    CORPUS / "inspect" / "browser-tools-gpt-4o-mini-0.3.95.json",
     CORPUS / "openhands" / "llama-4-maverick-multi-swe-bench.jsonl",
 }
 RECORDINGS = sorted(
@@ -261,14 +262,22 @@ def test_a_damaged_eval_archive_fails_cleanly() -> None:
         check_reads_or_fails_cleanly(bytes(damaged), "inspect", ".eval")
 
 
-BROWSER_LOG = CORPUS / "inspect" / "browser-tools-gpt-4o-mini-0.3.95.json"
+BROWSER_LOG = CORPUS / "inspect" / "browser-tools-gpt-4o-mini-0.3.95.json.gz"
+BROWSER_LOG_SHA256 = "e19b39ad6bf6358cd79ab3b71495b27cafde6835df72648b2988ef0af326d327"
 
 
-def test_an_inspect_agent_with_browser_tools_gives_one_unit_per_model_event() -> None:
+def test_an_inspect_agent_with_browser_tools_gives_one_unit_per_model_event(
+    tmp_path: Path,
+) -> None:
     assert BROWSER_LOG.name in (BROWSER_LOG.parent / "PROVENANCE.md").read_text()
-    sample = json.loads(BROWSER_LOG.read_text())["samples"][0]
+    # Kept gzipped (the largest recording, 405 KB as a log); read as Inspect wrote it.
+    recorded = gzip.decompress(BROWSER_LOG.read_bytes())
+    assert hashlib.sha256(recorded).hexdigest() == BROWSER_LOG_SHA256
+    log = tmp_path / BROWSER_LOG.stem
+    log.write_bytes(recorded)
+    sample = json.loads(recorded)["samples"][0]
     events = [e for e in sample["events"] if e["event"] == "model"]
-    units = units_of(BROWSER_LOG)
+    units = units_of(log)
     assert len(units) == len(events) == 5
     results = 0
     for unit, event in zip(units, events, strict=True):
