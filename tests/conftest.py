@@ -30,6 +30,26 @@ def pytest_configure(config: pytest.Config) -> None:
         "fake_openai(**options): the options the fake_openai fixture's server starts with "
         "(reply=, latency=, strict=, ...)",
     )
+    config.addinivalue_line(
+        "markers",
+        "long: the module holds a test of half a minute or more; its file starts among the first",
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Files with a long test first, the embedded model's before the rest, each file's tests kept
+    together: pytest-xdist hands out whole files in this order (``--no-loadscope-reorder``), so a
+    two-minute file started last cannot leave one worker running alone at the end."""
+
+    def weight(item: pytest.Item) -> int:
+        if item.get_closest_marker("local_model") is not None:
+            return 0
+        return 1 if item.get_closest_marker("long") is not None else 2
+
+    first: dict[Path, int] = {}
+    for item in items:
+        first[item.path] = min(first.get(item.path, 2), weight(item))
+    items.sort(key=lambda item: first[item.path])  # stable: collection order within a weight
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -23,6 +23,8 @@ from tests.backends.exchange import record_exchange, units_of, write_sdk_file
 from tests.conftest import FIXTURES
 from tests.optional import unavailable
 
+pytestmark = pytest.mark.long
+
 if importlib.util.find_spec("phoenix") is None:  # found, not imported: the server runs apart
     unavailable("phoenix is not installed: pip install 'agent-backtest[phoenix]'")
 

@@ -27,6 +27,8 @@ from tests.fake_openai import FakeOpenAI
 from tests.ray_cluster import NODE_KEY_ENV as KEY_ENV
 from tests.ray_cluster import NODE_KEYS
 
+pytestmark = pytest.mark.long
+
 DRIVER_KEY = "sk-test-DRIVER0123456789"
 CASES = ("0", "1", "2")
 

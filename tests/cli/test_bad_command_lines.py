@@ -17,6 +17,8 @@ import pytest
 from tests.cli.test_mistakes import abt
 from tests.conftest import ROOT, write_tau_units
 
+pytestmark = pytest.mark.long
+
 DEMO = ROOT / "examples" / "demo_agent"
 TRACES = ROOT / "examples" / "tau_airline" / "gpt-4o-airline-tasks-00-24.json"
 MOCK = ["replay", "units.jsonl", "--model", "mock/golden", "--out", "RUN", "--no-cache"]

@@ -21,6 +21,8 @@ from agent_backtest.runs.run import Run
 from tests.fake_openai import FakeOpenAI
 from tests.ray_cluster import OPENAI_KEY
 
+pytestmark = pytest.mark.long
+
 KEY = OPENAI_KEY  # both worker nodes hold it
 MODEL = "openai/candidate-1"
 LAG = 2.0  # seconds between the rate limiter's grant and the server's arrival, at most

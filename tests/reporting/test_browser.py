@@ -28,6 +28,8 @@ from tests.reporting.browser import keep_screenshot, missing_reason
 from tests.reporting.conftest import HOSTILE_NODE
 from tests.reporting.runs import PLANTED, build_run, golden, tau_units
 
+pytestmark = pytest.mark.long
+
 runner = CliRunner()
 PLANTED_ROW = re.compile(re.escape(f"Sure. {PLANTED}"))
 
