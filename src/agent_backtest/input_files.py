@@ -179,8 +179,9 @@ def _unwritable(value: Any) -> str | None:
     return None
 
 
-LONG_NUMBER = re.compile(rb"\d{20,}")
-"""A run of digits as long as the largest 64-bit integer, or longer."""
+LONG_NUMBER = re.compile(rb"(?<![\w.])\d{20,}")
+"""A run of digits as long as the largest 64-bit integer, or longer, that could be a JSON
+integer: one inside a word (a hash's hex digits) or after a decimal point is not."""
 
 
 def check_json_integers(data: bytes, path: Path, where: str | None = None) -> None:

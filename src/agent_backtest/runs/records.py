@@ -182,8 +182,11 @@ class ResultIndex:
             self._handle = open_binary(self.path, "run file")
         self._handle.seek(offset)
         line = self._handle.readline()
-        if LONG_NUMBER.search(line):  # rare: only then is the line's number worth counting
-            check_json_integers(line, self.path, f"line {self._line_number(offset)}")
+        if LONG_NUMBER.search(line):  # rare, and the line's number is counted only to refuse it
+            try:
+                check_json_integers(line, self.path)
+            except InputError:
+                check_json_integers(line, self.path, f"line {self._line_number(offset)}")
         try:  # parsed and validated in one pass, with no dict of the line built first
             return ResultRecord.model_validate_json(line)
         except ValidationError:
