@@ -45,6 +45,8 @@ REBUILT = (
 # of an output longer than the run's ``max_message_chars``.
 ERROR_SUFFIX = "\n[Error occurred in processing last action]"
 CUT_MARKER = "\n[... Observation truncated due to length ...]\n"
+# Enough of a file's start to see past blank lines whether it opens a JSON list.
+LIST_PEEK = 4096
 # Observations OpenHands passes on whole: file reads are cut by its editor, pages by the browser.
 SHOWN_WHOLE = frozenset({"read", "browse"})
 
@@ -67,7 +69,10 @@ def read(path: Path, options: ReadOptions, skips: SkipLog) -> Iterator[trace.Ses
 
 
 def _runs(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    if is_json_lines(path):
+    """Each run of the file with where it is: the lines of evaluation output, or the one
+    trajectory a saved event list holds (pretty-printed, or on a single line as OpenHands'
+    session store writes its pages of events)."""
+    if is_json_lines(path) and not _opens_a_list(path):
         for number, line in iter_json_lines(path, f"each line must be one of {EXPECTS}"):
             yield f"line {number}", line
         return
@@ -78,6 +83,11 @@ def _runs(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
         yield "$", document
     else:
         raise InputError(path, "$", f"expected {EXPECTS}")
+
+
+def _opens_a_list(path: Path) -> bool:
+    with path.open("rb") as handle:
+        return handle.read(LIST_PEEK).lstrip()[:1] == b"["
 
 
 @validation_errors_as("malformed_event")
@@ -234,7 +244,7 @@ def shown_to_model(event: dict[str, Any], content: str, limit: int | None) -> st
     """An observation's text as OpenHands puts it in the tool message: a command's output with
     its shell state and exit code, an error with the line OpenHands adds; every output but a
     file read or a web page cut in the middle when longer than the run's message limit."""
-    kind = event.get("observation")
+    kind = _text(event.get("observation"))
     extras = event.get("extras") if isinstance(event.get("extras"), dict) else {}
     if kind in SHOWN_WHOLE:
         return content
