@@ -40,7 +40,7 @@ RECORDINGS = sorted(
     path
     for folder in FORMATS
     for path in (CORPUS / folder).iterdir()
-    if path.suffix in (".eval", ".json", ".traj")
+    if path.suffix in (".eval", ".json", ".jsonl", ".traj")
     and not path.name.endswith(".expected.json")
     and path not in CHECKED_CALL_BY_CALL
 )

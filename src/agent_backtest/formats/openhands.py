@@ -10,9 +10,9 @@ a tool call a tool step.
 
 OpenHands does not record the requests: each is rebuilt from the events before the answer, as
 the agent builds it (the system prompt and tools of the ``system`` event when the stream has
-one, the user's messages, the earlier answers, the tools' outputs), and marked reconstructed.
-OpenHands formats some tool outputs and adds workspace context (``recall``) with its own
-templates; those are not reproduced, and each call's notes say so.
+one, the user's messages, the earlier answers, the tools' outputs as OpenHands shows them to the
+model), and marked reconstructed. The workspace context OpenHands adds (``recall``) is written
+with its own templates and is not reproduced; each call's notes say so.
 """
 
 from __future__ import annotations
@@ -38,9 +38,17 @@ FORMAT = "openhands"
 EXPECTS = "OpenHands event streams (a JSON list of events, or evaluation output with history)"
 REBUILT = (
     "OpenHands does not record requests: rebuilt from the event stream (system event, user "
-    "messages, earlier answers, tool outputs as recorded; OpenHands' own formatting of tool "
-    "output and workspace context is not reproduced)"
+    "messages, earlier answers, tool outputs as OpenHands shows them to the model; the "
+    "workspace context it adds is not reproduced)"
 )
+# What OpenHands appends to an error's text, and the marker it puts where it cut the middle out
+# of an output longer than the run's ``max_message_chars``.
+ERROR_SUFFIX = "\n[Error occurred in processing last action]"
+CUT_MARKER = "\n[... Observation truncated due to length ...]\n"
+# Enough of a file's start to see past blank lines whether it opens a JSON list.
+LIST_PEEK = 4096
+# Observations OpenHands passes on whole: file reads are cut by its editor, pages by the browser.
+SHOWN_WHOLE = frozenset({"read", "browse"})
 
 
 def sniff(head: str, path: Path) -> bool:
@@ -61,7 +69,10 @@ def read(path: Path, options: ReadOptions, skips: SkipLog) -> Iterator[trace.Ses
 
 
 def _runs(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    if is_json_lines(path):
+    """Each run of the file with where it is: the lines of evaluation output, or the one
+    trajectory a saved event list holds (pretty-printed, or on a single line as OpenHands'
+    session store writes its pages of events)."""
+    if is_json_lines(path) and not _opens_a_list(path):
         for number, line in iter_json_lines(path, f"each line must be one of {EXPECTS}"):
             yield f"line {number}", line
         return
@@ -72,6 +83,11 @@ def _runs(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
         yield "$", document
     else:
         raise InputError(path, "$", f"expected {EXPECTS}")
+
+
+def _opens_a_list(path: Path) -> bool:
+    with path.open("rb") as handle:
+        return handle.read(LIST_PEEK).lstrip()[:1] == b"["
 
 
 @validation_errors_as("malformed_event")
@@ -87,17 +103,23 @@ def stream_session(run: Any, path: Path, location: str, skips: SkipLog) -> trace
         source=trace.SourceRef(file=str(path), format=FORMAT, location=location),
         metadata=_metadata(run),
     )
-    _Conversation(session, _configured_model(run), skips).replay(
-        run["history"], f"{location}.history" if location != "$" else location
-    )
+    conversation = _Conversation(session, _configured_model(run), _output_limit(run), skips)
+    conversation.replay(run["history"], f"{location}.history" if location != "$" else location)
     return session
 
 
 class _Conversation:
     """The messages the agent would have sent, built event by event, and the steps read."""
 
-    def __init__(self, session: trace.Session, model: str | None, skips: SkipLog) -> None:
+    def __init__(
+        self,
+        session: trace.Session,
+        model: str | None,
+        output_limit: int | None,
+        skips: SkipLog,
+    ) -> None:
         self.session, self.model, self.skips = session, model, skips
+        self.output_limit = output_limit
         self.messages: list[trace.Message] = []
         self.tools: list[trace.ToolDef] | None = None
         self.answered: dict[str, trace.Message] = {}
@@ -207,7 +229,8 @@ class _Conversation:
         ended = parse_timestamp(event.get("timestamp"), "timestamp")
         step = tool_step(f"event-{event.get('id', where)}", execution, ended_at=ended)
         self.current_turn().steps.append(step)
-        self.messages.append(trace.Message(role="tool", content=content, tool_call_id=call_id))
+        shown = None if content is None else shown_to_model(event, content, self.output_limit)
+        self.messages.append(trace.Message(role="tool", content=shown, tool_call_id=call_id))
         self.skips.read(SpanReading(where, step.id, execution.name, "tool", FORMAT))
 
     def current_turn(self) -> trace.Turn:
@@ -215,6 +238,43 @@ class _Conversation:
             self.turn = trace.Turn(index=0)
             self.session.turns.append(self.turn)
         return self.turn
+
+
+def shown_to_model(event: dict[str, Any], content: str, limit: int | None) -> str:
+    """An observation's text as OpenHands puts it in the tool message: a command's output with
+    its shell state and exit code, an error with the line OpenHands adds; every output but a
+    file read or a web page cut in the middle when longer than the run's message limit."""
+    kind = _text(event.get("observation"))
+    extras = event.get("extras") if isinstance(event.get("extras"), dict) else {}
+    if kind in SHOWN_WHOLE:
+        return content
+    if kind == "run" and isinstance(extras.get("metadata"), dict):
+        return _cut(_command_output(content, extras["metadata"]), limit)
+    if kind == "error":
+        return _cut(content, limit) + ERROR_SUFFIX
+    return _cut(content, limit)
+
+
+def _command_output(content: str, shell: dict[str, Any]) -> str:
+    """A command's output framed by the shell state recorded with it (streams older than the
+    recorded shell state are shown as their output alone)."""
+    text = f"{shell.get('prefix') or ''}{content}{shell.get('suffix') or ''}"
+    if shell.get("working_dir"):
+        text += f"\n[Current working directory: {shell['working_dir']}]"
+    if shell.get("py_interpreter_path"):
+        text += f"\n[Python interpreter: {shell['py_interpreter_path']}]"
+    exit_code = shell.get("exit_code")
+    if isinstance(exit_code, int) and exit_code != -1:
+        text += f"\n[Command finished with exit code {exit_code}]"
+    return text
+
+
+def _cut(text: str, limit: int | None) -> str:
+    """``text`` with its middle replaced by OpenHands' marker when longer than ``limit``."""
+    if limit is None or limit < 0 or len(text) <= limit:
+        return text
+    half = limit // 2
+    return text[:half] + CUT_MARKER + text[-half:]
 
 
 def _is_event(value: Any) -> bool:
@@ -225,12 +285,24 @@ def _is_event(value: Any) -> bool:
     )
 
 
+def _llm_config(run: dict[str, Any]) -> dict[str, Any]:
+    """The model settings an evaluation output records (a saved trajectory has none)."""
+    metadata = run.get("metadata") if isinstance(run.get("metadata"), dict) else {}
+    config = metadata.get("llm_config")
+    return config if isinstance(config, dict) else {}
+
+
 def _configured_model(run: dict[str, Any]) -> str | None:
     """The model an evaluation was configured with, without its provider prefix."""
-    metadata = run.get("metadata") if isinstance(run.get("metadata"), dict) else {}
-    config = metadata.get("llm_config") if isinstance(metadata.get("llm_config"), dict) else {}
-    model = _text(config.get("model"))
+    model = _text(_llm_config(run).get("model"))
     return model.split("/", 1)[-1] if model else None
+
+
+def _output_limit(run: dict[str, Any]) -> int | None:
+    """The length past which the evaluation's model was shown a tool output cut in the middle
+    (``max_message_chars``)."""
+    limit = _llm_config(run).get("max_message_chars")
+    return limit if isinstance(limit, int) and not isinstance(limit, bool) else None
 
 
 def _metadata(run: dict[str, Any]) -> dict[str, Any]:
