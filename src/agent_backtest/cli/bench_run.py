@@ -166,11 +166,6 @@ class _BenchLines(PhaseLines):
     no terminal shows the run is alive, a heartbeat while episodes run (an agent's first turn
     can take a minute)."""
 
-    def __init__(self, console: SafeConsole) -> None:
-        super().__init__(console)
-        self.todo = 0
-        self.ended = 0
-
     def hooks(self) -> BenchHooks:
         """These lines as the hooks a bench run calls."""
         return BenchHooks(
@@ -178,15 +173,14 @@ class _BenchLines(PhaseLines):
         )
 
     def started(self, todo: int, done: int) -> None:
-        self.todo = todo
         already = f" ({done} already done)" if done else ""
-        self.phase(
+        self.counted_phase(
             f"bench: {todo} episodes to run{already}",
-            lambda: f"bench: {self.ended}/{self.todo} episodes ended",
+            lambda ended: f"bench: {ended}/{todo} episodes ended",
         )
 
     def episode_ended(self, record: EpisodeRecord) -> None:
-        self.ended += 1
+        self.one_ended()
         how = f"error {record.error.kind}" if record.error else f"ended by {record.ended_by}"
         self.console.print(
             f"episode {record.episode_id}: {how} · {record.steps} agent turns · "

@@ -25,8 +25,6 @@ from agent_backtest.cli.terminal import SafeConsole, one_line
 from agent_backtest.errors import UserError
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from agent_backtest.simulate.findings import Findings
     from agent_backtest.simulate.judging import JudgingHooks, JudgingOutcome
     from agent_backtest.simulate.models import Verdict
@@ -111,11 +109,6 @@ class JudgingLines(PhaseLines):
     verdict, and a heartbeat where no terminal shows the run is alive (a judge can take
     minutes over one conversation)."""
 
-    def __init__(self, console: Console) -> None:
-        super().__init__(console)
-        self.todo = 0
-        self.judged = 0
-
     def hooks(self) -> JudgingHooks:
         """These lines as the hooks a judging calls."""
         from agent_backtest.api.simulate_judging import JudgingHooks
@@ -123,14 +116,12 @@ class JudgingLines(PhaseLines):
         return JudgingHooks(on_judging=self.started, on_verdict=self.decided)
 
     def started(self, todo: int) -> None:
-        self.todo = todo
-        self.phase(
-            f"judge: {todo} conversations to judge",
-            lambda: f"judge: {self.judged}/{self.todo} judged",
+        self.counted_phase(
+            f"judge: {todo} conversations to judge", lambda judged: f"judge: {judged}/{todo} judged"
         )
 
     def decided(self, verdict: Verdict) -> None:
-        self.judged += 1
+        self.one_ended()
         owner = f" · owner {verdict.owner}" if verdict.owner else ""
         why = f" ({verdict.reason})" if verdict.reason else ""
         self.console.print(

@@ -209,11 +209,6 @@ class _Progress(JudgingLines):
     then the judging; where no terminal shows the run is alive, a heartbeat through each phase
     (the agent's first try, a long conversation, a slow judge)."""
 
-    def __init__(self, console: SafeConsole) -> None:
-        super().__init__(console)
-        self.to_play = 0
-        self.recorded_count = 0
-
     def hooks(self) -> SimulateHooks:
         """These lines as the hooks a simulate run calls."""
         return SimulateHooks(
@@ -235,15 +230,14 @@ class _Progress(JudgingLines):
         return self
 
     def playing(self, todo: int, done: int) -> None:
-        self.to_play = todo
         already = f" ({done} already recorded)" if done else ""
-        self.phase(
+        self.counted_phase(
             f"simulate: {todo} conversations to play{already}",
-            lambda: f"simulate: {self.recorded_count}/{self.to_play} conversations recorded",
+            lambda recorded: f"simulate: {recorded}/{todo} conversations recorded",
         )
 
     def recorded(self, record: ConversationRecord) -> None:
-        self.recorded_count += 1
+        self.one_ended()
         if record.transport_error:
             what = f"not completed: {record.transport_error}"
         else:

@@ -85,6 +85,17 @@ class PhaseLines:
     def __init__(self, console: Console) -> None:
         self.console = console
         self.status: PhaseStatus | None = None
+        self.ended = 0
+
+    def counted_phase(self, start: str, progress: Callable[[int], str]) -> None:
+        """A new phase over items that end one at a time: ``start`` said, ``progress(ended)``
+        the heartbeat's line, where ``ended`` counts the calls of :meth:`one_ended` since."""
+        self.ended = 0
+        self.phase(start, lambda: progress(self.ended))
+
+    def one_ended(self) -> None:
+        """One more item of the counted phase has ended."""
+        self.ended += 1
 
     def phase(self, start: str | None, progress: Callable[[], str]) -> None:
         """A new phase: ``start`` said (if any), ``progress()`` the heartbeat's line."""
