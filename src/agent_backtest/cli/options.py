@@ -79,9 +79,6 @@ CONFIG_FILE_HELP = (
 )
 RunDirectory = option(Path | None, "--out", OUTPUT, RUN_DIRECTORY_HELP, metavar="DIR")
 ConfigFile = option(Path | None, "--config", ROLES, CONFIG_FILE_HELP, metavar="FILE")
-Cache = option(
-    bool, "--cache/--no-cache", CALLS, "Read and fill the response cache (--no-cache: neither)."
-)
 CacheDirectory = option(
     Path | None,
     "--cache-dir",

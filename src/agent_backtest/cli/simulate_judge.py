@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent_backtest import api
-from agent_backtest.cli.flags import flag, with_groups
+from agent_backtest.api import CallOptions
+from agent_backtest.cli.flags import Only, flag, with_groups
 from agent_backtest.cli.options import (
     ROLES,
     SCORING,
     SELECTION,
-    Cache,
     ConfigFile,
     argument,
     option,
@@ -75,14 +75,14 @@ Rejudge = option(
 )
 
 
-@with_groups()
+@with_groups(calls=Only(CallOptions, ("cache",)))
 def judge(
+    calls: CallOptions,
     run: SimulateRun,
     verdicts: VerdictFlags,
     resume: ResumeJudging = False,
     rejudge: Rejudge = None,
     config_file: ConfigFile = None,
-    cache: Cache = True,
 ) -> None:
     """Judge a saved simulate run's conversations: checks, then the judge; never replays."""
     judges, checks_only = verdicts.choice()
@@ -98,7 +98,7 @@ def judge(
             resume=resume,
             rejudge=rejudge.value if rejudge is not None else None,
             config_file=config_file,
-            cache=cache,
+            cache=calls.cache,
             hooks=lines.hooks(),
         )
     print_outcome(SafeConsole(highlight=False), outcome)
