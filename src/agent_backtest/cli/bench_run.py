@@ -174,10 +174,7 @@ class _BenchLines(PhaseLines):
 
     def started(self, todo: int, done: int) -> None:
         already = f" ({done} already done)" if done else ""
-        self.counted_phase(
-            f"bench: {todo} episodes to run{already}",
-            lambda ended: f"bench: {ended}/{todo} episodes ended",
-        )
+        self.counted_phase("bench", f"{todo} episodes to run{already}", todo, "episodes ended")
 
     def episode_ended(self, record: EpisodeRecord) -> None:
         self.one_ended()

@@ -116,9 +116,7 @@ class JudgingLines(PhaseLines):
         return JudgingHooks(on_judging=self.started, on_verdict=self.decided)
 
     def started(self, todo: int) -> None:
-        self.counted_phase(
-            f"judge: {todo} conversations to judge", lambda judged: f"judge: {judged}/{todo} judged"
-        )
+        self.counted_phase("judge", f"{todo} conversations to judge", todo, "judged")
 
     def decided(self, verdict: Verdict) -> None:
         self.one_ended()

@@ -230,8 +230,7 @@ class _Progress(JudgingLines):
     def playing(self, todo: int, done: int) -> None:
         already = f" ({done} already recorded)" if done else ""
         self.counted_phase(
-            f"simulate: {todo} conversations to play{already}",
-            lambda recorded: f"simulate: {recorded}/{todo} conversations recorded",
+            "simulate", f"{todo} conversations to play{already}", todo, "conversations recorded"
         )
 
     def recorded(self, record: ConversationRecord) -> None:

@@ -87,11 +87,11 @@ class PhaseLines:
         self.status: PhaseStatus | None = None
         self.ended = 0
 
-    def counted_phase(self, start: str, progress: Callable[[int], str]) -> None:
-        """A new phase over items that end one at a time: ``start`` said, ``progress(ended)``
-        the heartbeat's line, where ``ended`` counts the calls of :meth:`one_ended` since."""
+    def counted_phase(self, job: str, start: str, todo: int, ended: str) -> None:
+        """A new phase over ``todo`` items that end one at a time: ``JOB: START`` said, and
+        ``JOB: N/TODO ENDED`` the heartbeat's line, N counting the calls of :meth:`one_ended`."""
         self.ended = 0
-        self.phase(start, lambda: progress(self.ended))
+        self.phase(f"{job}: {start}", lambda: f"{job}: {self.ended}/{todo} {ended}")
 
     def one_ended(self) -> None:
         """One more item of the counted phase has ended."""
