@@ -16,7 +16,6 @@ from agent_backtest.cli.options import (
     SELECTION,
     ConfigFile,
     argument,
-    option,
 )
 from agent_backtest.cli.roles import JudgeFlags
 from agent_backtest.cli.simulate_figures import summary_lines
@@ -61,27 +60,27 @@ class VerdictFlags:
         return judge_flags(self.judge, self.fallback_judge)
 
 
+@dataclass
+class JudgingScope:
+    """Which conversations of the run are judged: all by default, or only those without a
+    verdict, or again those that have one."""
+
+    resume: bool = field(default=False, metadata=flag(SELECTION))
+    """Judge only the conversations without a verdict."""
+    rejudge: RejudgeChoice | None = field(default=None, metadata=flag(SELECTION, "uncertain|all"))
+    """Ask again where no verdict was reached (uncertain), or for every conversation (all);
+    never from the response cache."""
+
+
 SimulateRun = argument(Path, "RUN", "A run directory from abt simulate run.")
-ResumeJudging = option(
-    bool, "--resume", SELECTION, "Judge only the conversations without a verdict."
-)
-Rejudge = option(
-    RejudgeChoice | None,
-    "--rejudge",
-    SELECTION,
-    "Ask again where no verdict was reached (uncertain), or for every conversation (all); never "
-    "from the response cache.",
-    metavar="uncertain|all",
-)
 
 
 @with_groups(calls=Only(CallOptions, ("cache",)))
 def judge(
+    scope: JudgingScope,
     calls: CallOptions,
     run: SimulateRun,
     verdicts: VerdictFlags,
-    resume: ResumeJudging = False,
-    rejudge: Rejudge = None,
     config_file: ConfigFile = None,
 ) -> None:
     """Judge a saved simulate run's conversations: checks, then the judge; never replays."""
@@ -95,8 +94,8 @@ def judge(
             owners=verdicts.owners,
             tools=verdicts.tools,
             checks=verdicts.checks or (),
-            resume=resume,
-            rejudge=rejudge.value if rejudge is not None else None,
+            resume=scope.resume,
+            rejudge=scope.rejudge.value if scope.rejudge is not None else None,
             config_file=config_file,
             cache=calls.cache,
             hooks=lines.hooks(),
