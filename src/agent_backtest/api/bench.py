@@ -24,8 +24,6 @@ from agent_backtest.bench.run import (
     BenchHooks,
     BenchOutcome,
     BenchPlan,
-    CaseChoice,
-    RolloutChoice,
     execute,
     load_manifest,
     plan_run,
@@ -101,8 +99,8 @@ def bench_run(
         Path(out),
         _roles(models, calls, config),
         config,
-        _case_choice(cases or CaseOptions()),
-        _rollout_choice(rollouts or RolloutOptions()),
+        cases or CaseOptions(),
+        rollouts or RolloutOptions(),
         str(Path(config_file).resolve()) if config_file else None,
         scripted_user=models.get("user") == SCRIPTED,
         user_prompt=user_prompt,
@@ -172,15 +170,3 @@ def _existing(directory: Path) -> Path:
     if not (directory / "run.json").is_file():
         raise UserError(f"{directory} holds no bench run (no run.json) to resume", "resume")
     return directory
-
-
-def _case_choice(options: CaseOptions) -> CaseChoice:
-    return CaseChoice(
-        tuple(options.case_ids), options.shard_count, options.shard_index, options.limit
-    )
-
-
-def _rollout_choice(options: RolloutOptions) -> RolloutChoice:
-    return RolloutChoice(
-        options.rollouts, options.seed, options.concurrency, options.episode_timeout
-    )

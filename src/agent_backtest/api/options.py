@@ -12,6 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+# Groups the API takes as the bench job defines them, as GateBars below.
+from agent_backtest.bench.run_options import CaseOptions as CaseOptions
+from agent_backtest.bench.run_options import RolloutOptions as RolloutOptions
 from agent_backtest.errors import UserError
 from agent_backtest.providers.config import ModelConfig, ModelRole
 from agent_backtest.providers.roles import RoleModel, resolve_role
@@ -299,31 +302,3 @@ class JudgeOptions:
     def __post_init__(self) -> None:
         if self.judge_repeats < 1:
             raise UserError(f"must be at least 1, got {self.judge_repeats}", "judge_repeats")
-
-
-@dataclass
-class CaseOptions:
-    """Which cases of the benchmark to run."""
-
-    case_ids: Sequence[str] = ()
-    """Run only these cases, in this order (repeatable)."""
-    shard_count: int = 1
-    """Split the (chosen) cases, sorted by id, into this many shards."""
-    shard_index: int = 0
-    """Run this shard (from 0)."""
-    limit: int | None = None
-    """Run at most this many cases (after the ids and the shard)."""
-
-
-@dataclass
-class RolloutOptions:
-    """How many episodes per case, their seeds, and how they run."""
-
-    rollouts: int = 1
-    """Episodes per case."""
-    seed: int = 0
-    """Base seed; rollout i of a case is seeded by the first 31 bits of sha256(seed:case:i)."""
-    concurrency: int = 1
-    """Episodes at once."""
-    episode_timeout: float = 600.0
-    """Seconds one episode may take; past them it ends as an engineering error."""

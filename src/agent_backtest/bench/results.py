@@ -59,7 +59,8 @@ class ComponentFigure(StrictModel):
 
 
 class EpisodeCounts(StrictModel):
-    """How many episodes the figures rest on, and why the others are not in them."""
+    """How many episodes the figures rest on, and why the others are not in them: each episode
+    is graded, an error or ungraded, so those three add up to ``episodes``."""
 
     episodes: int = Field(description="Episodes recorded in episodes.jsonl.")
     graded: int = Field(description="Episodes with a reward: the ones in the means.")

@@ -60,6 +60,7 @@ from agent_backtest.bench.run_manifest import (
     GoldDescriptor,
     RolloutSettings,
 )
+from agent_backtest.bench.run_options import CaseOptions, RolloutOptions
 from agent_backtest.bench.traces import episode_session, read_transcript, session_bytes, trace_name
 from agent_backtest.bench.users import (
     DEFAULT_USER_PROMPT,
@@ -84,26 +85,6 @@ from agent_backtest.runs.signals import StopRequest, stop_on_signals
 
 GRADING_CONCURRENCY = 8
 DESCRIBED_MANIFEST_FIELDS = {"name", "version", "release", "training_prohibited"}
-
-
-@dataclass(frozen=True)
-class CaseChoice:
-    """Which cases of the benchmark to run."""
-
-    case_ids: Sequence[str] = ()
-    shard_count: int = 1
-    shard_index: int = 0
-    limit: int | None = None
-
-
-@dataclass(frozen=True)
-class RolloutChoice:
-    """How many episodes per case, their base seed, and how they run."""
-
-    rollouts: int = 1
-    seed: int = 0
-    concurrency: int = 1
-    episode_timeout: float = 600.0
 
 
 @dataclass
@@ -138,8 +119,8 @@ def plan_run(
     out: Path,
     roles: dict[str, ModelRole],
     config: ModelConfig,
-    cases: CaseChoice,
-    rollout: RolloutChoice,
+    cases: CaseOptions,
+    rollout: RolloutOptions,
     config_file: str | None = None,
     scripted_user: bool = False,
     user_prompt: str | None = None,
@@ -188,8 +169,8 @@ def _descriptor(benchmark: Benchmark) -> BenchmarkDescriptor:
 def _new_manifest(
     benchmark: Benchmark,
     selected: Sequence[Case],
-    cases: CaseChoice,
-    rollout: RolloutChoice,
+    cases: CaseOptions,
+    rollout: RolloutOptions,
     roles: dict[str, ModelRole],
     revisions: dict[str, str],
     episodes: int,

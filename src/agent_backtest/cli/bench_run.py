@@ -21,7 +21,8 @@ from agent_backtest.api.bench_reports import ResultFiles
 from agent_backtest.api.roles import SAMPLING_FIELDS, RoleModel, RoleSettings
 from agent_backtest.cli.bench_report import summary_lines
 from agent_backtest.cli.flags import Only, flag, with_groups
-from agent_backtest.cli.options import INPUTS, ROLES, ConfigFile, RunDirectory, argument
+from agent_backtest.cli.options import INPUTS, ROLES, argument
+from agent_backtest.cli.run_output import RunOutput
 from agent_backtest.cli.spending import print_spent
 from agent_backtest.cli.status import PhaseLines
 from agent_backtest.cli.terminal import SafeConsole, one_line
@@ -121,21 +122,20 @@ def _with_sampling(role: str, model: str | None, sampling: dict[str, float | int
 
 @with_groups(calls=Only(CallOptions, ("timeout", "max_retries", "cache", "cache_dir")))
 def run(
+    output: RunOutput,
     cases: CaseOptions,
     rollouts: RolloutOptions,
     calls: CallOptions,
     execution: ExecutorOptions,
     flags: BenchRunFlags,
     benchmark: Benchmark = None,
-    out: RunDirectory = None,
-    config_file: ConfigFile = None,
 ) -> None:
     """Roll out an agent on a benchmark's cases, then grade every episode against the gold
     (read only after the rollouts)."""
     lines = _BenchLines(SafeConsole(stderr=True, highlight=False, soft_wrap=True))
-    common = dict(execution=execution, config_file=config_file, hooks=lines.hooks())
+    common = dict(execution=execution, config_file=output.config_file, hooks=lines.hooks())
     if flags.resume is not None:
-        if benchmark or flags.sets_the_run() or out:
+        if benchmark or flags.sets_the_run() or output.out:
             raise UserError(
                 "takes the run's own benchmark, roles and settings; pass only the run directory",
                 "resume",
@@ -143,13 +143,13 @@ def run(
         with lines:
             outcome = api.bench_resume(flags.resume, **common)
     else:
-        if benchmark is None or not flags.agent or out is None:
+        if benchmark is None or not flags.agent or output.out is None:
             raise UserError("give BENCHMARK, --agent and --out (or --resume DIR)")
         with lines:
             outcome = api.bench_run(
                 benchmark,
                 roles=flags.roles(),
-                out=out,
+                out=output.out,
                 user_prompt=flags.prompt(),
                 cases=cases,
                 rollouts=rollouts,
@@ -166,11 +166,6 @@ class _BenchLines(PhaseLines):
     no terminal shows the run is alive, a heartbeat while episodes run (an agent's first turn
     can take a minute)."""
 
-    def __init__(self, console: SafeConsole) -> None:
-        super().__init__(console)
-        self.todo = 0
-        self.ended = 0
-
     def hooks(self) -> BenchHooks:
         """These lines as the hooks a bench run calls."""
         return BenchHooks(
@@ -178,15 +173,11 @@ class _BenchLines(PhaseLines):
         )
 
     def started(self, todo: int, done: int) -> None:
-        self.todo = todo
         already = f" ({done} already done)" if done else ""
-        self.phase(
-            f"bench: {todo} episodes to run{already}",
-            lambda: f"bench: {self.ended}/{self.todo} episodes ended",
-        )
+        self.counted_phase("bench", f"{todo} episodes to run{already}", todo, "episodes ended")
 
     def episode_ended(self, record: EpisodeRecord) -> None:
-        self.ended += 1
+        self.one_ended()
         how = f"error {record.error.kind}" if record.error else f"ended by {record.ended_by}"
         self.console.print(
             f"episode {record.episode_id}: {how} · {record.steps} agent turns · "

@@ -72,18 +72,13 @@ ReplayInputs = argument(
     "A units JSONL (from abt units), trace files in any supported format, or "
     "phoenix://HOST:PORT/PROJECT (the project's spans, pulled first into OUT.phoenix.jsonl).",
 )
-RunDirectory = option(Path | None, "--out", OUTPUT, "The run directory to create.", metavar="DIR")
-ConfigFile = option(
-    Path | None,
-    "--config",
-    ROLES,
+RUN_DIRECTORY_HELP = "The run directory to create."
+CONFIG_FILE_HELP = (
     "Model config (abt.toml): endpoints, key variables, roles and aliases [default: ./abt.toml, "
-    "else the user config dir].",
-    metavar="FILE",
+    "else the user config dir]."
 )
-Cache = option(
-    bool, "--cache/--no-cache", CALLS, "Read and fill the response cache (--no-cache: neither)."
-)
+RunDirectory = option(Path | None, "--out", OUTPUT, RUN_DIRECTORY_HELP, metavar="DIR")
+ConfigFile = option(Path | None, "--config", ROLES, CONFIG_FILE_HELP, metavar="FILE")
 CacheDirectory = option(
     Path | None,
     "--cache-dir",

@@ -37,12 +37,11 @@ from agent_backtest.cli.options import (
     OUTPUT,
     ROLES,
     SCORING,
-    ConfigFile,
     ReplayInputs,
-    RunDirectory,
 )
 from agent_backtest.cli.patch import print_coverage
 from agent_backtest.cli.roles import JudgeFlags
+from agent_backtest.cli.run_output import RunOutput
 from agent_backtest.cli.score import print_outcome
 from agent_backtest.cli.status import PhaseStatus
 from agent_backtest.cli.terminal import SafeConsole, one_line, print_warnings
@@ -108,6 +107,7 @@ class ReplayFlags:
 
 @with_groups()
 def replay(
+    output: RunOutput,
     reading: ReadingOptions,
     agent: AgentOptions,
     selection: SelectionOptions,
@@ -118,8 +118,6 @@ def replay(
     execution: ExecutorOptions,
     flags: ReplayFlags,
     inputs: ReplayInputs = None,
-    out: RunDirectory = None,
-    config_file: ConfigFile = None,
 ) -> None:
     """Replay units on a candidate model; every answer is recorded the moment it arrives, then
     the run is scored against production (as abt score does)."""
@@ -144,15 +142,16 @@ def replay(
         hooks=events,
     )
     if flags.resume is not None:
-        if inputs or out or flags.model or flags.patch_file:
+        if inputs or output.out or flags.model or flags.patch_file:
             raise UserError(
                 "takes the run's own inputs, model and settings; pass only the run directory "
                 "(and call settings)",
                 "resume",
             )
         ignored = _given(reading, selection, flags, only=RUN_SETTINGS)
-        if config_file is not None or ignored:  # refused rather than ignored: they meant something
-            name = "config_file" if config_file is not None else ignored[0]
+        # Refused rather than ignored: they meant something.
+        if output.config_file is not None or ignored:
+            name = "config_file" if output.config_file is not None else ignored[0]
             raise UserError("does nothing to a run you resume: leave it out", name)
         run = api.resume(
             flags.resume, retry_errors=flags.retry_errors, repair=flags.repair, **common
@@ -160,12 +159,12 @@ def replay(
     else:
         if flags.repair:
             raise UserError("rewrites the results of a run you resume: add --resume DIR", "repair")
-        if not inputs or not flags.model or not out:
+        if not inputs or not flags.model or not output.out:
             raise UserError("give INPUT…, --model and --out (or --resume DIR)")
         run = api.replay(
             inputs,
             model=flags.model,
-            out=out,
+            out=output.out,
             k=flags.k,
             seed=flags.seed,
             reading=reading,
@@ -173,7 +172,7 @@ def replay(
             patch_file=flags.patch_file,
             allow_unmatched=flags.allow_unmatched,
             labels=parse_labels(flags.label or []),
-            config_file=config_file,
+            config_file=output.config_file,
             overwrite=flags.overwrite,
             dry_run=flags.dry_run,
             verify_inputs=flags.verify_inputs,

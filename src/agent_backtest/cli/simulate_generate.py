@@ -20,13 +20,10 @@ from agent_backtest.cli.status import PhaseStatus
 from agent_backtest.cli.terminal import SafeConsole, one_line
 
 # The teacher's options, shared with abt simulate run --generate.
-TeacherOption = option(
-    str | None,
-    "--teacher",
-    ROLES,
-    "The model (provider/model) that writes the flows [default: [roles.teacher] of abt.toml].",
-    metavar="MODEL",
+TEACHER_HELP = (
+    "The model (provider/model) that writes the flows [default: [roles.teacher] of abt.toml]."
 )
+TeacherOption = option(str | None, "--teacher", ROLES, TEACHER_HELP, metavar="MODEL")
 Capabilities = argument(
     Path,
     "CAPABILITIES",

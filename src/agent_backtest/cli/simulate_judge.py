@@ -8,15 +8,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent_backtest import api
-from agent_backtest.cli.flags import flag, with_groups
+from agent_backtest.api import CallOptions
+from agent_backtest.cli.flags import Only, flag, with_groups
 from agent_backtest.cli.options import (
     ROLES,
     SCORING,
     SELECTION,
-    Cache,
     ConfigFile,
     argument,
-    option,
 )
 from agent_backtest.cli.roles import JudgeFlags
 from agent_backtest.cli.simulate_figures import summary_lines
@@ -25,8 +24,6 @@ from agent_backtest.cli.terminal import SafeConsole, one_line
 from agent_backtest.errors import UserError
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from agent_backtest.simulate.findings import Findings
     from agent_backtest.simulate.judging import JudgingHooks, JudgingOutcome
     from agent_backtest.simulate.models import Verdict
@@ -63,28 +60,28 @@ class VerdictFlags:
         return judge_flags(self.judge, self.fallback_judge)
 
 
+@dataclass
+class JudgingScope:
+    """Which conversations of the run are judged: all by default, or only those without a
+    verdict, or again those that have one."""
+
+    resume: bool = field(default=False, metadata=flag(SELECTION))
+    """Judge only the conversations without a verdict."""
+    rejudge: RejudgeChoice | None = field(default=None, metadata=flag(SELECTION, "uncertain|all"))
+    """Ask again where no verdict was reached (uncertain), or for every conversation (all);
+    never from the response cache."""
+
+
 SimulateRun = argument(Path, "RUN", "A run directory from abt simulate run.")
-ResumeJudging = option(
-    bool, "--resume", SELECTION, "Judge only the conversations without a verdict."
-)
-Rejudge = option(
-    RejudgeChoice | None,
-    "--rejudge",
-    SELECTION,
-    "Ask again where no verdict was reached (uncertain), or for every conversation (all); never "
-    "from the response cache.",
-    metavar="uncertain|all",
-)
 
 
-@with_groups()
+@with_groups(calls=Only(CallOptions, ("cache",)))
 def judge(
+    scope: JudgingScope,
+    calls: CallOptions,
     run: SimulateRun,
     verdicts: VerdictFlags,
-    resume: ResumeJudging = False,
-    rejudge: Rejudge = None,
     config_file: ConfigFile = None,
-    cache: Cache = True,
 ) -> None:
     """Judge a saved simulate run's conversations: checks, then the judge; never replays."""
     judges, checks_only = verdicts.choice()
@@ -97,10 +94,10 @@ def judge(
             owners=verdicts.owners,
             tools=verdicts.tools,
             checks=verdicts.checks or (),
-            resume=resume,
-            rejudge=rejudge.value if rejudge is not None else None,
+            resume=scope.resume,
+            rejudge=scope.rejudge.value if scope.rejudge is not None else None,
             config_file=config_file,
-            cache=cache,
+            cache=calls.cache,
             hooks=lines.hooks(),
         )
     print_outcome(SafeConsole(highlight=False), outcome)
@@ -111,11 +108,6 @@ class JudgingLines(PhaseLines):
     verdict, and a heartbeat where no terminal shows the run is alive (a judge can take
     minutes over one conversation)."""
 
-    def __init__(self, console: Console) -> None:
-        super().__init__(console)
-        self.todo = 0
-        self.judged = 0
-
     def hooks(self) -> JudgingHooks:
         """These lines as the hooks a judging calls."""
         from agent_backtest.api.simulate_judging import JudgingHooks
@@ -123,14 +115,10 @@ class JudgingLines(PhaseLines):
         return JudgingHooks(on_judging=self.started, on_verdict=self.decided)
 
     def started(self, todo: int) -> None:
-        self.todo = todo
-        self.phase(
-            f"judge: {todo} conversations to judge",
-            lambda: f"judge: {self.judged}/{self.todo} judged",
-        )
+        self.counted_phase("judge", f"{todo} conversations to judge", todo, "judged")
 
     def decided(self, verdict: Verdict) -> None:
-        self.judged += 1
+        self.one_ended()
         owner = f" · owner {verdict.owner}" if verdict.owner else ""
         why = f" ({verdict.reason})" if verdict.reason else ""
         self.console.print(

@@ -25,11 +25,10 @@ from agent_backtest.cli.options import (
     ROLES,
     SCORING,
     SELECTION,
-    ConfigFile,
-    RunDirectory,
     argument,
 )
-from agent_backtest.cli.simulate_generate import TeacherOption, teacher_failures_exit_1
+from agent_backtest.cli.run_output import RunOutput
+from agent_backtest.cli.simulate_generate import TEACHER_HELP, teacher_failures_exit_1
 from agent_backtest.cli.simulate_judge import JudgingLines, VerdictFlags, print_outcome
 from agent_backtest.cli.spending import print_spent
 from agent_backtest.cli.terminal import SafeConsole
@@ -61,6 +60,7 @@ class SimulateRunFlags:
     by --verdict and --owner."""
     agent_config: Path | None = field(default=None, metadata=flag(INPUTS, "FILE"))
     """Agent config file (TOML, JSON or YAML): read_only_tools and mutating_tools."""
+    teacher: str | None = field(default=None, metadata=flag(ROLES, "MODEL", help=TEACHER_HELP))
     user: str | None = field(default=None, metadata=flag(ROLES, "MODEL"))
     """The model (provider/model) that plays simulated users [default: [roles.user] of
     abt.toml]."""
@@ -112,13 +112,11 @@ class SimulateRunFlags:
 @teacher_failures_exit_1
 @with_groups()
 def run(
+    output: RunOutput,
     execution: ExecutorOptions,
     flags: SimulateRunFlags,
     verdicts: VerdictFlags,
     flows: Flows = None,
-    out: RunDirectory = None,
-    config_file: ConfigFile = None,
-    teacher: TeacherOption = None,
 ) -> None:
     """Play test conversations through a live agent and record every turn; conversations are
     appended as they end, and --resume finishes an interrupted run. The agent is tried once
@@ -130,14 +128,14 @@ def run(
         owners=verdicts.owners,
         tools=verdicts.tools,
         checks=tuple(verdicts.checks or ()),
-        config_file=config_file,
+        config_file=output.config_file,
         checks_only=checks_only,
     )
     common = dict(
         skip_judge=flags.skip_judge, judging=judging, hooks=progress.hooks(), execution=execution
     )
     if flags.resume is not None:
-        given = (flows, flags.target, out, flags.generate, flags.from_run, flags.verdict)
+        given = (flows, flags.target, output.out, flags.generate, flags.from_run, flags.verdict)
         if any((*given, flags.owner, flags.exclude_judged, flags.ledger)) or flags.k != 1:
             raise UserError(
                 "takes the run's own flows, target and settings; pass only the run directory",
@@ -163,16 +161,16 @@ def run(
             raise UserError(
                 "give FLOWS, --generate CAPABILITIES or --from RUN (one of the three)", "flows"
             )
-        if flags.target is None or out is None:
+        if flags.target is None or output.out is None:
             raise UserError("give FLOWS, --target and --out (or --resume DIR)")
         roles = _run_roles(
-            judges, user=flags.user, agent=flags.agent, teacher=teacher if generate else None
+            judges, user=flags.user, agent=flags.agent, teacher=flags.teacher if generate else None
         )
         with progress.checking():
             done = api.simulate_run(
                 flows,
                 target=flags.target,
-                out=out,
+                out=output.out,
                 roles=roles,
                 families=flags.family or (),
                 per_family=flags.per_family,
@@ -188,7 +186,7 @@ def run(
                 ),
                 concurrency=flags.concurrency or 4,
                 agent_config=flags.agent_config,
-                config_file=config_file,
+                config_file=output.config_file,
                 result_chars=flags.result_chars,
                 generate=GenerateOptions(generate, verdicts.tools, flags.per_family)
                 if generate
@@ -208,11 +206,6 @@ class _Progress(JudgingLines):
     """The run as it goes, on stderr: its checks, one line per conversation as it is recorded,
     then the judging; where no terminal shows the run is alive, a heartbeat through each phase
     (the agent's first try, a long conversation, a slow judge)."""
-
-    def __init__(self, console: SafeConsole) -> None:
-        super().__init__(console)
-        self.to_play = 0
-        self.recorded_count = 0
 
     def hooks(self) -> SimulateHooks:
         """These lines as the hooks a simulate run calls."""
@@ -235,15 +228,13 @@ class _Progress(JudgingLines):
         return self
 
     def playing(self, todo: int, done: int) -> None:
-        self.to_play = todo
         already = f" ({done} already recorded)" if done else ""
-        self.phase(
-            f"simulate: {todo} conversations to play{already}",
-            lambda: f"simulate: {self.recorded_count}/{self.to_play} conversations recorded",
+        self.counted_phase(
+            "simulate", f"{todo} conversations to play{already}", todo, "conversations recorded"
         )
 
     def recorded(self, record: ConversationRecord) -> None:
-        self.recorded_count += 1
+        self.one_ended()
         if record.transport_error:
             what = f"not completed: {record.transport_error}"
         else:

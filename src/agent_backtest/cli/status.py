@@ -85,6 +85,17 @@ class PhaseLines:
     def __init__(self, console: Console) -> None:
         self.console = console
         self.status: PhaseStatus | None = None
+        self.ended = 0
+
+    def counted_phase(self, job: str, start: str, todo: int, ended: str) -> None:
+        """A new phase over ``todo`` items that end one at a time: ``JOB: START`` said, and
+        ``JOB: N/TODO ENDED`` the heartbeat's line, N counting the calls of :meth:`one_ended`."""
+        self.ended = 0
+        self.phase(f"{job}: {start}", lambda: f"{job}: {self.ended}/{todo} {ended}")
+
+    def one_ended(self) -> None:
+        """One more item of the counted phase has ended."""
+        self.ended += 1
 
     def phase(self, start: str | None, progress: Callable[[], str]) -> None:
         """A new phase: ``start`` said (if any), ``progress()`` the heartbeat's line."""

@@ -73,38 +73,26 @@ class AnthropicBatches(BatchAPI):
         """The results URL itself."""
         return result_file
 
-    def result(self, line: bytes) -> BatchAnswer | None:
-        """One results line (:func:`result_line`)."""
-        return result_line(line)
-
-
-def result_line(line: bytes) -> BatchAnswer | None:
-    """One results line as an answer or a classified error; None for a line that names no
-    request (that request stays to do)."""
-    try:
-        record = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return None
-    if not isinstance(record, dict) or not isinstance(record.get("custom_id"), str):
-        return None
-    custom_id, result = record["custom_id"], record.get("result")
-    kind = result.get("type") if isinstance(result, dict) else None
-    if kind == "succeeded":
-        try:
-            response = require_answer(response_from_messages(result.get("message")))
-        except ProviderError as failure:
+    def answer(self, custom_id: str, record: dict[str, Any]) -> BatchAnswer:
+        """A results line's ``result``: the message, or why there is none."""
+        result = record.get("result")
+        kind = result.get("type") if isinstance(result, dict) else None
+        if kind == "succeeded":
+            try:
+                response = require_answer(response_from_messages(result.get("message")))
+            except ProviderError as failure:
+                return BatchAnswer(custom_id, error=failure)
+            return BatchAnswer(custom_id, response=response)
+        if kind == "canceled":
+            return BatchAnswer(custom_id)
+        if kind == "expired":
+            failure = ProviderError("batch_expired", "not run before the batch's window ended")
             return BatchAnswer(custom_id, error=failure)
-        return BatchAnswer(custom_id, response=response)
-    if kind == "canceled":
-        return BatchAnswer(custom_id)
-    if kind == "expired":
-        failure = ProviderError("batch_expired", "not run before the batch's window ended")
-        return BatchAnswer(custom_id, error=failure)
-    if kind == "errored":
-        return BatchAnswer(custom_id, error=_error(result.get("error")))
-    return BatchAnswer(
-        custom_id, error=ProviderError("malformed_response", f"unknown result type {kind!r}")
-    )
+        if kind == "errored":
+            return BatchAnswer(custom_id, error=_error(result.get("error")))
+        return BatchAnswer(
+            custom_id, error=ProviderError("malformed_response", f"unknown result type {kind!r}")
+        )
 
 
 def _error(body: Any) -> ProviderError:

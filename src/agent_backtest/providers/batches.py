@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
+import orjson
+
 from agent_backtest.providers.client import RETRIED, CallPolicy
 from agent_backtest.providers.errors import ProviderError, kind_of_status, parse_retry_after
 from agent_backtest.redaction import redact
@@ -98,10 +100,21 @@ class BatchAPI(ABC):
     def result_path(self, result_file: str) -> str:
         """Where one of a state's ``result_files`` is read (a path or a URL on the endpoint)."""
 
-    @abstractmethod
     def result(self, line: bytes) -> BatchAnswer | None:
         """One result line as an answer or a classified error; None for a line that names no
-        request (that request stays to do)."""
+        request (it cannot be given to one, and that request stays to do)."""
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            return None
+        if not isinstance(record, dict) or not isinstance(record.get("custom_id"), str):
+            return None
+        return self.answer(record["custom_id"], record)
+
+    @abstractmethod
+    def answer(self, custom_id: str, record: dict[str, Any]) -> BatchAnswer:
+        """The answer of a result line (a JSON object) to request ``custom_id``, or its
+        classified error."""
 
     async def answers(self, state: BatchState) -> list[BatchAnswer]:
         """Every line of the ended batch's result files."""

@@ -73,41 +73,31 @@ class OpenAIBatches(BatchAPI):
         """The content of an output or error file."""
         return f"/files/{result_file}/content"
 
-    def result(self, line: bytes) -> BatchAnswer | None:
-        """One line of an output or error file (:func:`result_line`)."""
-        return result_line(line)
-
-
-def result_line(line: bytes) -> BatchAnswer | None:
-    """One line of an output or error file as an answer or a classified error; None for a
-    line that names no request (it cannot be given to one, and that request stays to do)."""
-    try:
-        record = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return None
-    if not isinstance(record, dict) or not isinstance(record.get("custom_id"), str):
-        return None
-    custom_id = record["custom_id"]
-    error = record.get("error")
-    if isinstance(error, dict):
-        code, message = str(error.get("code")), str(error.get("message") or "")
-        if code == "batch_cancelled":
-            return BatchAnswer(custom_id)
-        if code == "batch_expired":
-            return BatchAnswer(custom_id, error=ProviderError("batch_expired", message))
-        return BatchAnswer(custom_id, error=ProviderError("http_4xx", f"{code}: {message}"))
-    response = record.get("response")
-    if not isinstance(response, dict) or not isinstance(response.get("status_code"), int):
-        failure = ProviderError("malformed_response", "a result line with neither answer nor error")
-        return BatchAnswer(custom_id, error=failure)
-    status, body = response["status_code"], response.get("body")
-    if status >= 300:
-        detail = f"HTTP {status}: {error_detail(body)}"
-        return BatchAnswer(custom_id, error=ProviderError(kind_of_status(status), detail, status))
-    try:
-        return BatchAnswer(custom_id, response=chat_answer(body))
-    except ProviderError as failure:
-        return BatchAnswer(custom_id, error=failure)
+    def answer(self, custom_id: str, record: dict[str, Any]) -> BatchAnswer:
+        """A line of an output or error file: its ``error``, else its ``response``."""
+        error = record.get("error")
+        if isinstance(error, dict):
+            code, message = str(error.get("code")), str(error.get("message") or "")
+            if code == "batch_cancelled":
+                return BatchAnswer(custom_id)
+            if code == "batch_expired":
+                return BatchAnswer(custom_id, error=ProviderError("batch_expired", message))
+            return BatchAnswer(custom_id, error=ProviderError("http_4xx", f"{code}: {message}"))
+        response = record.get("response")
+        if not isinstance(response, dict) or not isinstance(response.get("status_code"), int):
+            failure = ProviderError(
+                "malformed_response", "a result line with neither answer nor error"
+            )
+            return BatchAnswer(custom_id, error=failure)
+        status, body = response["status_code"], response.get("body")
+        if status >= 300:
+            detail = f"HTTP {status}: {error_detail(body)}"
+            failure = ProviderError(kind_of_status(status), detail, status)
+            return BatchAnswer(custom_id, error=failure)
+        try:
+            return BatchAnswer(custom_id, response=chat_answer(body))
+        except ProviderError as failure:
+            return BatchAnswer(custom_id, error=failure)
 
 
 def _text(body: Any, key: str, path: str) -> str:

@@ -134,7 +134,10 @@ class ScoreRecord(AnswerRecord):
         description="Why an infrastructure error left the answer undecided: the candidate's call's "
         "kind (http_429, timeout, …), or the judge's prefixed with judge_ (judge_http_5xx, …).",
     )
-    unscored_reason: str | None = None
+    unscored_reason: str | None = Field(
+        default=None,
+        description="Why the answer is unscored, or the judge's failure behind a judge_error.",
+    )
     answer_signature: str | None = Field(
         default=None, description="Hash of the candidate's normalised answer, to compare repeats."
     )

@@ -166,16 +166,7 @@ def plan_simulation(
     )
     if teacher_calls is not None:
         manifest.add_counts("teacher", teacher_calls)
-    return SimulatePlan(
-        out=out,
-        manifest=manifest,
-        flows=selected,
-        changing=changing,
-        agent=factory,
-        config=config,
-        isolation=_isolation(kind, isolation, out, False),
-        safety=_safety(agent_config),
-    )
+    return _planned(out, manifest, selected, changing, factory, config, isolation, agent_config)
 
 
 def _check_state_database(flows: list[Flow], isolation: str) -> None:
@@ -243,14 +234,30 @@ def plan_resume(
     if changing and kind == "none":  # only a hand-edited flows.jsonl gets here
         raise InputError(run / "flows.jsonl", None, "holds flows that may change state, unisolated")
     options = _resumed_isolation(manifest.isolation, snapshot_cmd, restore_cmd)
+    return _planned(run, manifest, flows, changing, factory, config, options, agent_config)
+
+
+def _planned(
+    out: Path,
+    manifest: SimulateManifest,
+    flows: list[Flow],
+    changing: set[str],
+    agent: AgentFactory,
+    config: ModelConfig,
+    options: IsolationOptions,
+    agent_config: AgentConfig,
+) -> SimulatePlan:
+    """The plan of the run in ``out``: isolated as its manifest records (a snapshot an earlier
+    start took is not taken again), held to the tool safety its agent config declares."""
+    record = manifest.isolation
     return SimulatePlan(
-        out=run,
+        out=out,
         manifest=manifest,
         flows=flows,
         changing=changing,
-        agent=factory,
+        agent=agent,
         config=config,
-        isolation=_isolation(kind, options, run, manifest.isolation.snapshot_taken),
+        isolation=_isolation(record.kind, options, out, record.snapshot_taken),
         safety=_safety(agent_config),
     )
 
