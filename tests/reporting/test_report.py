@@ -112,10 +112,10 @@ def test_report_warns_about_reconstructed_units_and_links_a_profile(
     (run / "profile.json").write_text("{}")
     result = runner.invoke(app, ["report", str(run)])
     assert result.exit_code == 0
-    assert "2 units were reconstructed from server-side history" in result.output
+    assert "2 units were reconstructed, not recorded as sent" in result.output
     html = (run / "report.html").read_text()
     assert '<a href="profile.json">profile.json</a>' in html
-    assert "2 units were reconstructed from server-side history" in html
+    assert "2 units were reconstructed, not recorded as sent" in html
 
 
 def test_report_markdown_summarises_for_a_pull_request(candidate_run: Path) -> None:

@@ -71,7 +71,7 @@ def _counts(counts: dict[str, int]) -> str:
 
 # What an input's report notes, when its count is not 0: the count, then these words.
 NOTES = (
-    ("reconstructed", "LLM steps rebuilt from server-side history"),
+    ("reconstructed", "LLM steps whose request was rebuilt, not recorded as sent"),
     (
         "without_tool_definitions",
         "LLM steps lack their tool definitions (the trace did not record them; --tools supplies "

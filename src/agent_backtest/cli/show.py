@@ -187,7 +187,7 @@ def _print_step(console: Console, step: Step, show_version: bool) -> None:
         request = step.llm.request
         model = request.model or "model not recorded"
         tools = "tools not recorded" if request.tools is None else f"{len(request.tools)} tools"
-        flags = " · rebuilt from server-side history" if step.llm.reconstructed else ""
+        flags = " · request rebuilt, not recorded as sent" if step.llm.reconstructed else ""
         console.print(escape(f"    {model} · {len(request.messages)} messages · {tools}{flags}"))
         if step.llm.response is not None:
             console.print("    → " + escape(_answer_summary(step.llm.response.message)))

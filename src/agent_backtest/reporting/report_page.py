@@ -245,9 +245,9 @@ def report_warnings(run: ScoredRun, data: PageData, late: int) -> list[str]:
     warnings = list(run.summary.warnings)
     if data.reconstructed:
         warnings.append(
-            f"{data.reconstructed} units were reconstructed from server-side "
-            "history (Responses API chains): the request may differ from what "
-            "production sent"
+            f"{data.reconstructed} units were reconstructed, not recorded as sent (from a "
+            "Responses API chain's server-side history, or an agent's event log): the "
+            "request may differ from what production sent"
         )
     if data.tools_missing:
         warnings.append(

@@ -167,8 +167,9 @@ class LLMCall(Record):
     provider: str | None = Field(default=None, description="Provider or system, if recorded.")
     reconstructed: bool = Field(
         default=False,
-        description="True when the trace held only the newest input (history kept server-side) "
-        "and the full request was rebuilt from earlier steps of the same conversation.",
+        description="True when the request was not recorded as sent but rebuilt: from earlier "
+        "steps of the same conversation (history kept server-side), or from an agent's event "
+        "log.",
     )
     tools_supplied: bool = Field(
         default=False,

@@ -43,7 +43,9 @@ class Unit(TaggedRecord):
         default=None, description="The agent version that served the step, as its trace recorded."
     )
     reconstructed: bool = Field(
-        default=False, description="The request was rebuilt from server-side history."
+        default=False,
+        description="The request was rebuilt (from server-side history, or from an agent's "
+        "event log), not recorded as sent.",
     )
     tools_missing: bool = Field(
         default=False, description="The trace did not record the tools offered to the model."
