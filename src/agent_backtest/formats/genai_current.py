@@ -11,6 +11,7 @@ live here and :mod:`genai_events` reuses them.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -29,6 +30,7 @@ from agent_backtest.trace import (
     LLMRequest,
     LLMResponse,
     Message,
+    ToolDef,
     ToolExecution,
     Usage,
 )
@@ -157,10 +159,24 @@ def messages_from_genai(value: Any, key: str) -> list[Message]:
 
 def tool_definitions(value: Any) -> list[Any] | None:
     """``gen_ai.tool.definitions`` as tool definitions; None when not recorded."""
-    value = load_json_value(value)
+    if isinstance(value, str):
+        found = _tool_definitions_text(value)
+        return list(found) if found is not None else None
     if isinstance(value, dict):
         value = [value]
     return tools_from_openai(value)
+
+
+@lru_cache(maxsize=256)
+def _tool_definitions_text(text: str) -> tuple[ToolDef, ...] | None:
+    """The tool definitions recorded as JSON text, read once per distinct text: an agent sends
+    the same tools with every call, so every chat span of a session records the same text (the
+    definitions are never changed in place, so calls may share them)."""
+    value = load_json_value(text)
+    if isinstance(value, dict):
+        value = [value]
+    found = tools_from_openai(value)
+    return tuple(found) if found is not None else None
 
 
 def request_params(attributes: dict[str, Any]) -> dict[str, Any]:
@@ -198,7 +214,7 @@ def usage(
     """Token counts from the attributes ``keys`` names for each usage field (the first one
     recorded wins); None when none is recorded. By default ``gen_ai.usage.*``, with cached input
     and reasoning tokens under the names instrumentations use."""
-    found: dict[str, int | None] = dict.fromkeys(keys)
+    found: dict[str, int | None] = {}
     for field, names in keys.items():
         for key in names:
             value = attributes.get(key)
