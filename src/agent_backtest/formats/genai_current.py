@@ -182,7 +182,9 @@ def _tool_definitions_text(text: str) -> tuple[ToolDef, ...] | None:
 def request_params(attributes: dict[str, Any]) -> dict[str, Any]:
     """``gen_ai.request.*`` sampling parameters under their OpenAI names (an older name only
     when the current one is not recorded)."""
-    params = {}
+    params: dict[str, Any] = {}
+    if REQUEST_PARAM_KEYS.isdisjoint(attributes):
+        return params  # most spans record no sampling parameter
     for key, name in REQUEST_PARAMS.items():
         # Instrumentations write a setting left unset as "" (OpenLit's seed, for one).
         if name not in params and attributes.get(key) not in (None, ""):
@@ -322,3 +324,4 @@ REQUEST_PARAMS = {
     "llm.frequency_penalty": "frequency_penalty",
     "llm.presence_penalty": "presence_penalty",
 }
+REQUEST_PARAM_KEYS = frozenset(REQUEST_PARAMS)
