@@ -134,10 +134,27 @@ def response(
 
 def system_instructions(value: Any) -> str | list[ContentPart] | None:
     """``gen_ai.system_instructions`` (a string, or a list of parts) as message content."""
+    if isinstance(value, str):
+        content = _instructions_text(value)
+        return list(content) if isinstance(content, tuple) else content
+    return _instructions_content(value)
+
+
+@lru_cache(maxsize=64)
+def _instructions_text(text: str) -> str | tuple[ContentPart, ...] | None:
+    """Instructions recorded as text (or as parts in JSON text), read once per distinct text:
+    an agent records the same instructions on every call (parts are never changed in place,
+    so messages may share them)."""
     try:
-        value = load_json_value(value)
+        value = load_json_value(text)
     except RecordError:
-        return value  # plain instructions that merely start with a bracket
+        return text  # plain instructions that merely start with a bracket
+    content = _instructions_content(value)
+    return tuple(content) if isinstance(content, list) else content
+
+
+def _instructions_content(value: Any) -> str | list[ContentPart] | None:
+    """Decoded instructions (text or parts) as message content."""
     if value is None or isinstance(value, str):
         return value
     if isinstance(value, dict):
@@ -167,7 +184,7 @@ def tool_definitions(value: Any) -> list[Any] | None:
     return tools_from_openai(value)
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=64)
 def _tool_definitions_text(text: str) -> tuple[ToolDef, ...] | None:
     """The tool definitions recorded as JSON text, read once per distinct text: an agent sends
     the same tools with every call, so every chat span of a session records the same text (the
