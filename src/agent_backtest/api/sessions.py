@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from agent_backtest.api.options import AgentOptions, PathLike, ReadingOptions
 from agent_backtest.api.units import read_sessions
 from agent_backtest.formats import InputSummary
-from agent_backtest.trace import dump_record
 from agent_backtest.units.source import UnitSource
 
 __all__ = ["InputSummary", "InputUnits", "ingest"]
@@ -40,7 +39,7 @@ def ingest(
     source = UnitSource(stream.paths, agent=(agent or AgentOptions()).config())
     for session in stream:
         if sink is not None:
-            sink(dump_record(session) + b"\n")
+            sink(stream.line + b"\n")
         for _ in source.units_of(stream.summaries[-1].file, session):
             pass
     return [InputUnits(summary, *source.for_input(summary)) for summary in stream.summaries]

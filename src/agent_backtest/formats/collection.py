@@ -17,7 +17,7 @@ from agent_backtest.formats.base import ReadOptions, SkipLog
 from agent_backtest.formats.limits import MAX_DEPTH
 from agent_backtest.formats.registry import check_forced_format, detect, local_input, reader_for
 from agent_backtest.redaction import drop_secret_fields
-from agent_backtest.trace import Message, Session
+from agent_backtest.trace import Message, Session, dump_record
 from agent_backtest.trace.openai_wire import parts_the_api_takes
 
 
@@ -49,6 +49,9 @@ class SessionStream:
     options: ReadOptions
     format: str | None = None
     summaries: list[InputSummary] = field(default_factory=list)
+    line: bytes = b""
+    """The session just yielded as one line of canonical JSONL (no newline): written here once,
+    since the same bytes tell whether a session was read before."""
     _seen: dict[str, bytes] = field(default_factory=dict)
 
     def __iter__(self) -> Iterator[Session]:
@@ -64,10 +67,13 @@ class SessionStream:
             self.summaries.append(summary)
             try:
                 for session in reader.read(path, self.options, summary.skips):
-                    if self._is_repeat(session, summary):
+                    dropped = fill_in(session, self.options)
+                    line = dump_record(session)
+                    if self._is_repeat(session, line, summary):
                         continue
-                    fill_in(session, self.options, summary)
+                    summary.secret_fields_dropped.update(dropped)
                     count(session, summary)
+                    self.line = line
                     yield session
             except InputError:
                 # A forced format whose reader cannot parse the file at all: say what the
@@ -87,9 +93,10 @@ class SessionStream:
             if self.format and summary.sessions == summary.duplicate_sessions == 0:
                 check_forced_format(reader, path)
 
-    def _is_repeat(self, session: Session, summary: InputSummary) -> bool:
-        """True for a session already read (same id); a same-id session that differs is a skip."""
-        digest = content_digest(session)
+    def _is_repeat(self, session: Session, line: bytes, summary: InputSummary) -> bool:
+        """True for a session already read (same id); a same-id session that differs is a skip.
+        ``line`` is the session as written."""
+        digest = content_digest(session, line)
         earlier = self._seen.get(session.id)
         if earlier is None:
             self._seen[session.id] = digest
@@ -106,14 +113,16 @@ class SessionStream:
         return True
 
 
-def content_digest(session: Session) -> bytes:
-    """A digest of everything a session holds but where it was read from.
+def content_digest(session: Session, line: bytes) -> bytes:
+    """A digest of everything a session holds but where it was read from, taken from ``line``,
+    the session as written (its one serialisation), with the source field cut out.
 
-    The model's own serialiser writes the JSON bytes in one call; turning the session into
-    Python values first to sort their keys cost as much as reading it.
+    The source is the third field, after the schema and the id, and the turns always follow it;
+    no string value can hold the field's bytes (a string's quotes are escaped).
     """
-    text = session.__pydantic_serializer__.to_json(session, exclude={"source"})
-    return hashlib.sha256(text).digest()
+    if session.source is not None:
+        line = line.replace(b'"source":' + dump_record(session.source) + b",", b"", 1)
+    return hashlib.sha256(line).digest()
 
 
 def _too_deep(error: Exception) -> bool:
@@ -130,15 +139,16 @@ def explain(path: Path, options: ReadOptions, format: str | None = None) -> Inpu
     return stream.summaries[0]
 
 
-def fill_in(session: Session, options: ReadOptions, summary: InputSummary) -> None:
+def fill_in(session: Session, options: ReadOptions) -> Counter[str]:
     """Apply ``--tools`` and ``--recorded-model`` to LLM steps that did not record them, and
-    drop the request fields that hold credentials or client transport options (counted)."""
+    drop the request fields that hold credentials or client transport options; the fields
+    dropped, counted by path."""
+    dropped: Counter[str] = Counter()
     for step in session.steps():
         call = step.llm
         if call is None:
             continue
-        for dropped in drop_secret_fields(call.request.params):
-            summary.secret_fields_dropped[dropped] += 1
+        dropped.update(drop_secret_fields(call.request.params))
         if call.request.tools is None and options.tools is not None:
             call.request.tools = list(options.tools)
             call.tools_supplied = True
@@ -147,6 +157,7 @@ def fill_in(session: Session, options: ReadOptions, summary: InputSummary) -> No
             call.notes.append("model from --recorded-model")
             if call.response is not None and call.response.model is None:
                 call.response.model = options.recorded_model
+    return dropped
 
 
 def count(session: Session, summary: InputSummary) -> None:

@@ -11,6 +11,7 @@ live here and :mod:`genai_events` reuses them.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -29,6 +30,7 @@ from agent_backtest.trace import (
     LLMRequest,
     LLMResponse,
     Message,
+    ToolDef,
     ToolExecution,
     Usage,
 )
@@ -132,10 +134,27 @@ def response(
 
 def system_instructions(value: Any) -> str | list[ContentPart] | None:
     """``gen_ai.system_instructions`` (a string, or a list of parts) as message content."""
+    if isinstance(value, str):
+        content = _instructions_text(value)
+        return list(content) if isinstance(content, tuple) else content
+    return _instructions_content(value)
+
+
+@lru_cache(maxsize=64)
+def _instructions_text(text: str) -> str | tuple[ContentPart, ...] | None:
+    """Instructions recorded as text (or as parts in JSON text), read once per distinct text:
+    an agent records the same instructions on every call (parts are never changed in place,
+    so messages may share them)."""
     try:
-        value = load_json_value(value)
+        value = load_json_value(text)
     except RecordError:
-        return value  # plain instructions that merely start with a bracket
+        return text  # plain instructions that merely start with a bracket
+    content = _instructions_content(value)
+    return tuple(content) if isinstance(content, list) else content
+
+
+def _instructions_content(value: Any) -> str | list[ContentPart] | None:
+    """Decoded instructions (text or parts) as message content."""
     if value is None or isinstance(value, str):
         return value
     if isinstance(value, dict):
@@ -157,16 +176,32 @@ def messages_from_genai(value: Any, key: str) -> list[Message]:
 
 def tool_definitions(value: Any) -> list[Any] | None:
     """``gen_ai.tool.definitions`` as tool definitions; None when not recorded."""
-    value = load_json_value(value)
+    if isinstance(value, str):
+        found = _tool_definitions_text(value)
+        return list(found) if found is not None else None
     if isinstance(value, dict):
         value = [value]
     return tools_from_openai(value)
 
 
+@lru_cache(maxsize=64)
+def _tool_definitions_text(text: str) -> tuple[ToolDef, ...] | None:
+    """The tool definitions recorded as JSON text, read once per distinct text: an agent sends
+    the same tools with every call, so every chat span of a session records the same text (the
+    definitions are never changed in place, so calls may share them)."""
+    value = load_json_value(text)
+    if isinstance(value, dict):
+        value = [value]
+    found = tools_from_openai(value)
+    return tuple(found) if found is not None else None
+
+
 def request_params(attributes: dict[str, Any]) -> dict[str, Any]:
     """``gen_ai.request.*`` sampling parameters under their OpenAI names (an older name only
     when the current one is not recorded)."""
-    params = {}
+    params: dict[str, Any] = {}
+    if REQUEST_PARAM_KEYS.isdisjoint(attributes):
+        return params  # most spans record no sampling parameter
     for key, name in REQUEST_PARAMS.items():
         # Instrumentations write a setting left unset as "" (OpenLit's seed, for one).
         if name not in params and attributes.get(key) not in (None, ""):
@@ -198,7 +233,7 @@ def usage(
     """Token counts from the attributes ``keys`` names for each usage field (the first one
     recorded wins); None when none is recorded. By default ``gen_ai.usage.*``, with cached input
     and reasoning tokens under the names instrumentations use."""
-    found: dict[str, int | None] = dict.fromkeys(keys)
+    found: dict[str, int | None] = {}
     for field, names in keys.items():
         for key in names:
             value = attributes.get(key)
@@ -306,3 +341,4 @@ REQUEST_PARAMS = {
     "llm.frequency_penalty": "frequency_penalty",
     "llm.presence_penalty": "presence_penalty",
 }
+REQUEST_PARAM_KEYS = frozenset(REQUEST_PARAMS)

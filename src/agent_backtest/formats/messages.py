@@ -182,6 +182,9 @@ def read_message(raw: Any) -> list[Message]:
         return [Message(role="user", content=raw)]
     if not isinstance(raw, dict):
         raise RecordError("malformed_message", "a message must be an object")
+    plain = _plain_message(raw)
+    if plain is not None:
+        return [plain]
     raw = _unwrapped(raw)
     kind = raw.get("type")
     if "role" not in raw and kind in (*CALL_TYPES, *RESULT_TYPES, "reasoning"):
@@ -202,6 +205,44 @@ def read_message(raw: Any) -> list[Message]:
     if results and not parts and not calls:
         return results
     return [*results, message]
+
+
+# The shape most messages have (GenAI parts, OpenAI chat): read by _plain_message directly.
+PLAIN_ROLES = frozenset({"system", "developer", "user", "assistant"})
+PLAIN_KEYS = frozenset({"role", "parts", "content", "finish_reason"})
+
+
+def _plain_message(raw: dict[str, Any]) -> Message | None:
+    """A system, user or assistant message whose content (``parts`` or ``content``) is text or
+    text and tool-call parts, read without the general reader's shape checks; None for any
+    other message, which the general reader takes (and the same message either way)."""
+    role = raw.get("role")
+    if role not in PLAIN_ROLES or not PLAIN_KEYS.issuperset(raw):
+        return None
+    value = raw.get("parts", raw.get("content"))
+    if value is None or isinstance(value, str):
+        return Message(role=role, content=value)
+    if type(value) is not list:
+        return None
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    for item in value:
+        kind = item.get("type") if type(item) is dict else None
+        if kind in TEXT_TYPES:
+            text = item.get("text", item.get("content"))
+            if not isinstance(text, str):
+                return None
+            texts.append(text)
+        elif kind in CALL_TYPES:
+            calls.append(_call(item))
+        else:
+            return None
+    content: str | list[ContentPart] | None = None
+    if len(texts) == 1:
+        content = texts[0]
+    elif texts:
+        content = [ContentPart(type="text", text=text) for text in texts]
+    return Message(role=role, content=content, tool_calls=calls or None)
 
 
 def tool_definition_message(message: Message) -> Any | None:

@@ -26,16 +26,18 @@ if TYPE_CHECKING:
 
 NAME = "openllmetry"
 PREFIXES = ("gen_ai.prompt.", "gen_ai.completion.", "llm.request.functions.", "llm.usage.")
+CONVERSATION_PREFIXES = PREFIXES[:2]
+CONTENT_PREFIXES = PREFIXES[:3]
 
 
 def content_keys(attributes: dict[str, Any]) -> set[str]:
     """The attribute keys this dialect turns into the call (not kept twice in the step)."""
-    return {key for key in attributes if key.startswith(PREFIXES[:3])}
+    return {key for key in attributes if key.startswith(CONTENT_PREFIXES)}
 
 
 def claims(attributes: dict[str, Any]) -> bool:
     """True when the span records its conversation as indexed prompt/completion attributes."""
-    return any(key.startswith(PREFIXES[:2]) for key in attributes)
+    return any(key.startswith(CONVERSATION_PREFIXES) for key in attributes)
 
 
 def llm_call(span: Span) -> LLMCall | None:

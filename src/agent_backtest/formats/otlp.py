@@ -165,8 +165,7 @@ def _decode_all(data: dict[str, Any], line: int | None, skips: SkipLog) -> Itera
             scope_info = scope.get("scope", scope.get("instrumentationLibrary")) or {}
             scope_name = scope_info.get("name") if isinstance(scope_info, dict) else None
             for k, raw in enumerate(scope.get("spans", [])):
-                path = f"$.resourceSpans[{i}].{scope_key}[{j}].spans[{k}]"
-                location = _location(raw, line, path)
+                location = _location(raw, line, (i, scope_key, j, k))
                 try:
                     span = decode_span(raw, location)
                 except RecordError as exc:
@@ -177,12 +176,17 @@ def _decode_all(data: dict[str, Any], line: int | None, skips: SkipLog) -> Itera
                 yield span
 
 
-def _location(raw: Any, line: int | None, path: str) -> str:
-    """Where a span is: line and span id for JSON Lines, else its JSON path."""
+def _location(raw: Any, line: int | None, place: tuple[int, str, int, int]) -> str:
+    """Where a span is: line and span id for JSON Lines, else its JSON path (``place`` holds
+    the resource, scope key, scope and span indexes, written out only when the path is)."""
     span_id = _id_or_none(raw.get("spanId"), 8) if isinstance(raw, dict) else None
+    if line is not None and span_id:
+        return f"line {line}, span {span_id}"
+    i, scope_key, j, k = place
+    path = f"$.resourceSpans[{i}].{scope_key}[{j}].spans[{k}]"
     if line is None:
         return f"{path} (span {span_id})" if span_id else path
-    return f"line {line}, span {span_id}" if span_id else f"line {line}, {path}"
+    return f"line {line}, {path}"
 
 
 def decode_span(raw: Any, location: str) -> Span:
