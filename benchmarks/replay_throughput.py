@@ -16,6 +16,11 @@ HTTP/1.1 client (the floor: one keep-alive connection per worker, nothing but th
 httpx loop, abt's call path in this process (``ModelClient.generate`` on each unit: payload,
 request hash, send, answer parsed to a response) and the whole ``abt replay`` process (start-up
 taken out: the CPU of a run of every unit less that of a run of one, over the calls between).
+Beside them, where a call's CPU goes, each stage measured alone in this process: reading and
+checking one unit from the units file (a replay reads each unit twice: planning, then sending),
+the payload and its hash (``ModelClient.prepare``), the HTTP POST of a ready payload
+(``JsonEndpoint.post``: the body dumped, written, the answer read and parsed), and the engine
+(``run_jobs``: the call path plus the result record written, calls.log, counters).
 CPU time is far less sensitive to the machine's other load than wall time; the load average is
 printed beside it.
 
@@ -43,9 +48,15 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agent_backtest.providers import CallPolicy, ModelClient  # noqa: E402
+from agent_backtest.providers import CallCounters, CallPolicy, ModelClient  # noqa: E402
 from agent_backtest.providers.config import ProviderSettings  # noqa: E402
+from agent_backtest.providers.http import JsonEndpoint  # noqa: E402
 from agent_backtest.providers.openai import OpenAIProvider  # noqa: E402
+from agent_backtest.providers.refs import parse_model_ref  # noqa: E402
+from agent_backtest.replaying.engine import run_jobs  # noqa: E402
+from agent_backtest.replaying.jobs import Job  # noqa: E402
+from agent_backtest.runs import ResultWriter  # noqa: E402
+from agent_backtest.runs.call_log import CallLog  # noqa: E402
 from agent_backtest.trace import LLMRequest  # noqa: E402
 from agent_backtest.trace.openai_wire import chat_payload  # noqa: E402
 from agent_backtest.units import read_units_file  # noqa: E402
@@ -275,13 +286,20 @@ async def floor_loop(payloads: list[dict], url: str, concurrency: int) -> None:
     await asyncio.gather(*(worker() for _ in range(concurrency)))
 
 
+def bench_client(
+    url: str, concurrency: int, counters: CallCounters | None = None
+) -> tuple[OpenAIProvider, ModelClient]:
+    """The OpenAI provider at ``url`` and a client of it that never retries."""
+    settings = ProviderSettings(type="openai", base_url=url)
+    provider = OpenAIProvider("openai", settings, "benchmark-key", concurrency)
+    return provider, ModelClient(provider, CallPolicy(timeout=60, max_retries=0), counters=counters)
+
+
 async def abt_call_path(requests: list[LLMRequest], url: str, concurrency: int) -> None:
     """abt's own call path, in this process: ``ModelClient.generate`` for every request
     (payload, request hash, send, the answer read and checked into a response), no cache, no
     records."""
-    settings = ProviderSettings(type="openai", base_url=url)
-    provider = OpenAIProvider("openai", settings, "benchmark-key", concurrency)
-    client = ModelClient(provider, CallPolicy(timeout=60, max_retries=0))
+    provider, client = bench_client(url, concurrency)
     queue = iter(requests)
 
     async def worker() -> None:
@@ -294,6 +312,46 @@ async def abt_call_path(requests: list[LLMRequest], url: str, concurrency: int) 
         await asyncio.gather(*(worker() for _ in range(concurrency)))
     finally:
         await provider.aclose()
+
+
+async def abt_post(payloads: list[dict], url: str, concurrency: int) -> None:
+    """abt's HTTP POST alone, in this process: ``JsonEndpoint.post`` of every ready payload
+    (the body dumped, written, the answer read within its cap and parsed as JSON)."""
+    endpoint = JsonEndpoint(url, {}, concurrency)
+    headers = {"content-type": "application/json", "authorization": "Bearer benchmark-key"}
+    queue = iter(payloads)
+
+    async def worker() -> None:
+        for payload in queue:
+            await endpoint.post("/chat/completions", payload, headers, 60, ("benchmark-key",))
+
+    try:
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+    finally:
+        await endpoint.aclose()
+
+
+async def abt_engine(jobs: list[Job], url: str, concurrency: int, work: Path) -> None:
+    """abt's replay engine, in this process, on jobs already read: ``run_jobs`` with the call
+    path, each result record written, calls.log and the counters, as a replay runs them."""
+    work = Path(tempfile.mkdtemp(dir=work))  # a fresh run's files each time
+    calls = CallLog(work / "calls.log", "candidate")
+    provider, client = bench_client(url, concurrency, CallCounters(on_call=calls.append))
+    writer = ResultWriter(work / "results.jsonl")
+    clients = {parse_model_ref("openai/bench"): client}
+    try:
+        await run_jobs(jobs, clients, writer, concurrency, asyncio.Event())
+    finally:
+        writer.close()
+        calls.close()
+        await provider.aclose()
+
+
+def cpu_of(work: Callable[[], object]) -> float:
+    """CPU seconds this process spends on ``work()``."""
+    started = cpu_seconds()
+    work()
+    return cpu_seconds() - started
 
 
 def cpu_of_loop(loop: Awaitable[object]) -> float:
@@ -319,6 +377,9 @@ def compare_cpu_per_call(
     one.write_text(units.read_text().split("\n", 1)[0] + "\n")
     calls, width = len(payloads), args.concurrency
     requests = [unit.request for unit in read_units_file(units)]
+    model = parse_model_ref("openai/bench")
+    jobs = [Job(unit, 0, 0, model) for unit in read_units_file(units)]
+    _, preparing = bench_client("http://127.0.0.1:9/v1", width)  # prepares, never sends
     figures: dict[str, list[float]] = {}
     peers: dict[str, Callable[[], float]] = {
         "asyncio HTTP/1.1 floor": lambda: on_quick_server(
@@ -327,8 +388,18 @@ def compare_cpu_per_call(
         "bare httpx loop": lambda: on_quick_server(
             lambda url: cpu_of_loop(bare_loop(payloads, url, width))
         ),
+        "stage: one read of a unit": lambda: cpu_of(lambda: sum(1 for _ in read_units_file(units))),
+        "stage: payload + sha": lambda: cpu_of(
+            lambda: [preparing.prepare(request, "bench", 0) for request in requests]
+        ),
+        "stage: HTTP POST": lambda: on_quick_server(
+            lambda url: cpu_of_loop(abt_post(payloads, url, width))
+        ),
         "abt call path (in process)": lambda: on_quick_server(
             lambda url: cpu_of_loop(abt_call_path(requests, url, width))
+        ),
+        "abt engine (in process)": lambda: on_quick_server(
+            lambda url: cpu_of_loop(abt_engine(jobs, url, width, work))
         ),
         "abt replay process": lambda: (
             on_quick_server(lambda url: cpu_of_replay(units, url, work, width))

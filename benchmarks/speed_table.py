@@ -23,7 +23,8 @@ Figures:
   each a fresh process, their sending loops measured the same way;
 * replay at the wire: ``abt replay`` of ``--units`` units at ``--concurrency`` against a server
   answering after ``--latency`` seconds, as a fraction of the limit (concurrency ÷ latency
-  requests a second), from process start to exit; peer: the bare loop from its first request;
+  requests a second), from process start to exit; peers: the bare loop and the raw asyncio
+  floor, each from its first request;
 * ``--help``: each command's help, wall seconds from process start to exit;
 * bench memory: peak RSS of ``abt bench run tau_airline`` at ``--episodes`` (the agent a local
   server answering at once, the user scripted), as a ratio of the larger run to the smaller.
@@ -338,10 +339,11 @@ def wire_round(table: Table, work: Path, args: argparse.Namespace, round_: int) 
     """abt replay and the bare loop at ``--latency``, as fractions of the limit."""
     units = replay_throughput.make_units(work, args.units)
     payloads = [orjson.loads(body) for body in payloads_of(units)]
-    bare, seconds, _ = replay_throughput.measure_pair(work, units, payloads, args, round_)
+    floor, bare, seconds, _ = replay_throughput.measure_round(work, units, payloads, args, round_)
     at_limit = args.units * args.latency / args.concurrency
     table.add(f"abt replay at {args.latency:g} s latency ÷ limit", at_limit / seconds, "", "≥ 0.95")
     table.add("  peer: bare asyncio + httpx loop ÷ limit", at_limit / bare, "")
+    table.add("  peer: raw asyncio floor ÷ limit", at_limit / floor, "")
 
 
 # --- start-up ---------------------------------------------------------------------------------

@@ -75,12 +75,17 @@ class Connection:
     kept: bool = False
     """Taken from the idle ones: it answered before, and the server may have hung up since."""
 
+    def ended(self) -> bool:
+        """Whether the connection is known to be over, as the event loop saw it last: the
+        server's end of the stream was read, or the connection is closing."""
+        return self.reader.at_eof() or self.writer.is_closing()
+
     def is_open(self) -> bool:
         """Whether the server has not hung up since the last answer: an idle connection with
         bytes to read has been closed by the server (or holds bytes no request asked for). The
         socket is asked itself, since the event loop may not have run since the hang-up (not
         under TLS, whose own records, such as session tickets, may wait there unread)."""
-        if self.reader.at_eof() or self.writer.is_closing():
+        if self.ended():
             return False
         if self.writer.get_extra_info("sslcontext") is not None:
             return True
@@ -174,15 +179,16 @@ class Http11Pool:
     @asynccontextmanager
     async def connection(self, fresh: bool = False) -> AsyncIterator[Connection]:
         """A connection for one request and answer: a free idle one (unless ``fresh``), else a
-        new one. It goes back to the idle ones only when its answer was read whole and it is
-        still open."""
+        new one. It goes back to the idle ones only when its answer was read whole and it has
+        not ended; whether the server hung up since is asked of the socket when it is taken
+        again (once per call, not twice)."""
         async with self._free:
             connection = (None if fresh else self._take_idle()) or await self._open()
             connection.reusable = False
             try:
                 yield connection
             finally:
-                if connection.reusable and connection.is_open():
+                if connection.reusable and not connection.ended():
                     self._idle.append(connection)
                 else:
                     connection.close()
