@@ -436,25 +436,27 @@ def tally_parameters(
         if cv is not absent:
             present += 1
             tc = type(cv)
-            if tc is str:
-                if cv in options:  # a string equals only a string: found verbatim
-                    continue
-                if (
-                    normalised
-                    and len(options) == 1
-                    and type(options[0]) is str
-                    and normalise_string(cv) == normalise_string(options[0])
-                ):
-                    exact = False  # equal once normalised, the usual case of one value
-                    continue
-            elif tc in flat and cv in options:  # in: equal, but 1 is in (1.0,) too
-                for option in options:
-                    if type(option) is tc and option == cv:
-                        break
-                else:
-                    option = absent
-                if option is not absent:
-                    continue
+            if tc in flat:
+                if cv in options:  # equal to one; a string is equal only to the same string
+                    if tc is str:
+                        continue
+                    for option in options:  # 1 is in (1.0,) too
+                        if type(option) is tc and option == cv:
+                            break
+                    else:
+                        option = absent
+                    if option is not absent:
+                        continue
+                elif len(options) == 1 and type(options[0]) is tc:  # one value, of its type
+                    if (
+                        tc is str
+                        and normalised
+                        and normalise_string(cv) == normalise_string(options[0])
+                    ):
+                        exact = False  # equal once normalised, the usual case of one value
+                        continue
+                    if all_right:  # another value: this parameter is wrong
+                        return _score_bound(key, candidate)
             elif tc is list and _list_listed(cv, options):
                 continue
         before = len(mismatches)

@@ -220,22 +220,26 @@ def _several(
     n_golden, n_candidate = len(golden), len(candidate)
     g_names = [call.name for call in golden]
     c_names = [call.name for call in candidate]
-    rules_of: dict[str | tuple[str, str], MatchRules] = {}
+    same_tool_rules: list[MatchRules | None] = [None] * n_golden  # each golden call's tool's
+    other_tool_rules: dict[tuple[str, str], MatchRules] = {}  # an equivalent tool's
     groups = agent.equivalent_tools
 
     def compare(i: int, j: int, all_right: bool = False) -> ArgumentsMatch | float | None:
         g_name, c_name = g_names[i], c_names[j]
         if g_name == c_name:
-            rule_key: str | tuple[str, str] = g_name
+            rules = same_tool_rules[i]
+            if rules is None:
+                rules = same_tool_rules[i] = _rules(
+                    tools, g_name, g_name, agent, exact_strings, recorded
+                )
         elif groups and tool_names_equal(g_name, c_name, agent):
-            rule_key = (g_name, c_name)
+            rules = other_tool_rules.get((g_name, c_name))
+            if rules is None:
+                rules = other_tool_rules[g_name, c_name] = _rules(
+                    tools, g_name, c_name, agent, exact_strings, recorded
+                )
         else:
             return None
-        rules = rules_of.get(rule_key)
-        if rules is None:
-            rules = rules_of[rule_key] = _rules(
-                tools, g_name, c_name, agent, exact_strings, recorded
-            )
         arguments = candidate[j].arguments
         reference = references[i]
         if type(arguments) is dict and type(reference) is ArgumentsKey:  # the usual case
@@ -250,6 +254,8 @@ def _several(
         if verdict is None:
             return CallsMatch([pair], [], [], exact=False, equal=False, score=0.0)
         return CallsMatch([pair], [], [], verdict.exact, verdict.equal, verdict.score)
+    if n_golden == 1 or n_candidate == 1:
+        return _one_to_many(n_golden, n_candidate, compare)
     # What compare said of pair (i, j), at i * n_candidate + j: a verdict, None (other tools),
     # or a bound on the score (asked whether all was right, it was not).
     cells: list[Any] = [_UNSEEN] * (n_golden * n_candidate)
@@ -278,8 +284,6 @@ def _several(
         by_name = _paired_by_name(g_names, c_names)
         if by_name is not None:
             return _verdict_of_pairs(by_name, n_golden, n_candidate, verdict_of)
-    if n_golden == 1 or n_candidate == 1:
-        return _one_to_many(n_golden, n_candidate, compare)
 
     def weigh(i: int, j: int, bound: bool) -> float:
         # Most pairs tried while looking for each call's partner are wrong: asked for a bound,
