@@ -251,14 +251,14 @@ def test_assignment_is_optimal(shape: tuple[int, int]) -> None:
         best = _brute_total(weights) if max(shape) <= 7 else None
         for pairs in (
             best_assignment(weights),
-            lazy_best_assignment(rows, cols, lambda i, j, w=weights: w[i][j], top),
+            lazy_best_assignment(rows, cols, lambda i, j, _, w=weights: w[i][j], top),
         ):
             assert len(pairs) == min(rows, cols)
             assert len({i for i, _ in pairs}) == len({j for _, j in pairs}) == len(pairs)
             total = sum(weights[i][j] for i, j in pairs)
             if best is not None:
                 assert total == pytest.approx(best)
-        lazy = lazy_best_assignment(rows, cols, lambda i, j, w=weights: w[i][j], top)
+        lazy = lazy_best_assignment(rows, cols, lambda i, j, _, w=weights: w[i][j], top)
         exact = best_assignment(weights)
         assert sum(weights[i][j] for i, j in lazy) == pytest.approx(
             sum(weights[i][j] for i, j in exact)
@@ -267,9 +267,10 @@ def test_assignment_is_optimal(shape: tuple[int, int]) -> None:
         bounded = lazy_best_assignment(
             rows,
             cols,
-            lambda i, j, w=weights: w[i][j],
+            lambda i, j, bound, w=weights: (
+                w[i][j] if not bound or w[i][j] >= top else (w[i][j] + top) / 2
+            ),
             top,
-            lambda i, j, w=weights: w[i][j] if w[i][j] >= top else (w[i][j] + top) / 2,
         )
         assert sum(weights[i][j] for i, j in bounded) == pytest.approx(
             sum(weights[i][j] for i, j in exact)
@@ -279,10 +280,10 @@ def test_assignment_is_optimal(shape: tuple[int, int]) -> None:
 def test_lazy_assignment_computes_few_weights_for_reordered_calls() -> None:
     """Equal calls in another order are paired without computing the whole matrix."""
     order = [2, 0, 3, 1]
-    seen: list[tuple[int, int]] = []
+    seen: list[tuple[int, int, bool]] = []
 
-    def weight(i: int, j: int) -> float:
-        seen.append((i, j))
+    def weight(i: int, j: int, bound: bool) -> float:
+        seen.append((i, j, bound))
         return 1.0 if order[j] == i else 0.5
 
     pairs = lazy_best_assignment(4, 4, weight, 1.0)

@@ -417,11 +417,13 @@ def tally_parameters(
     unequal = present = prose = 0
     exact = not decoded
     free = rules.free_text
-    prose_names = key.prose if rules.detect_prose else ()
+    prose_names = key.prose if rules.detect_prose else NO_PROSE
+    judged = free or prose_names  # parameters the judge may read: looked for only if any
+    normalised = not rules.exact_strings
     absent, flat, get = _ABSENT, _FLAT, candidate.get
     for name, options in key.items():
         cv = get(name, absent)
-        if (free or prose_names) and (name in free or (cv is not absent and name in prose_names)):
+        if judged and (name in free or (cv is not absent and name in prose_names)):
             prose += 1
             present += cv is not absent
             if cv is absent:
@@ -434,26 +436,27 @@ def tally_parameters(
         if cv is not absent:
             present += 1
             tc = type(cv)
-            if tc is str:
-                if cv in options:  # a string equals only a string: found verbatim
-                    continue
-                first = options[0]
-                if (
-                    type(first) is str
-                    and len(options) == 1
-                    and not rules.exact_strings
-                    and normalise_string(cv) == normalise_string(first)
-                ):
-                    exact = False  # equal once normalised, the usual case of one value
-                    continue
-            elif tc in flat:
-                for option in options:
-                    if type(option) is tc and option == cv:
-                        break
-                else:
-                    option = absent
-                if option is not absent:
-                    continue
+            if tc in flat:
+                if cv in options:  # equal to one; a string is equal only to the same string
+                    if tc is str:
+                        continue
+                    for option in options:  # 1 is in (1.0,) too
+                        if type(option) is tc and option == cv:
+                            break
+                    else:
+                        option = absent
+                    if option is not absent:
+                        continue
+                elif len(options) == 1 and type(options[0]) is tc:  # one value, of its type
+                    if (
+                        tc is str
+                        and normalised
+                        and normalise_string(cv) == normalise_string(options[0])
+                    ):
+                        exact = False  # equal once normalised, the usual case of one value
+                        continue
+                    if all_right:  # another value: this parameter is wrong
+                        return _score_bound(key, candidate)
             elif tc is list and _list_listed(cv, options):
                 continue
         before = len(mismatches)
@@ -468,7 +471,7 @@ def tally_parameters(
         for name, cv in candidate.items():
             if name in key:
                 continue
-            if name in rules.free_text:
+            if name in free:
                 _free(name, _ABSENT, cv, rules, mismatches, free_text)
                 continue
             compared += 1
@@ -477,14 +480,10 @@ def tally_parameters(
                     return _score_bound(key, candidate)
                 unequal += 1
                 mismatches.append(_one_sided(name, cv, "extra", rules))
-    equal = not mismatches
-    return ArgumentsMatch(
-        exact=equal and exact,
-        equal=equal,
-        score=(compared - unequal) / compared if compared else 1.0,
-        mismatches=mismatches,
-        free_text=free_text,
-    )
+    if mismatches:
+        score = (compared - unequal) / compared if compared else 1.0
+        return ArgumentsMatch(False, False, score, mismatches, free_text)
+    return ArgumentsMatch(exact, True, 1.0, mismatches, free_text)
 
 
 def _score_bound(key: ArgumentsKey, candidate: dict) -> float:
@@ -691,9 +690,8 @@ def _list_listed(cv: list, options: tuple[Any, ...]) -> bool:
         if (
             type(option) is list
             and option == cv
-            and all(
-                type(a) is type(b) and type(a) in _FLAT for a, b in zip(option, cv, strict=True)
-            )
+            and _FLAT.issuperset(map(type, cv))
+            and list(map(type, option)) == list(map(type, cv))
         ):
             return True
     return False
@@ -771,12 +769,12 @@ def _stands_for_omission(options: tuple[Any, ...], path: str, cv: Any, rules: Ma
     return bool(options) and options[-1] is OMIT and _absent_is_fine(path, cv, rules)
 
 
-_CONTAINERS = (dict, list, Fields, Items)
+_CONTAINERS = frozenset((dict, list, Fields, Items))
 
 
 def _has_container(options: tuple[Any, ...]) -> bool:
     """True when an option is an object or array (a string might then be JSON for it)."""
-    return any(type(option) in _CONTAINERS for option in options)
+    return not _CONTAINERS.isdisjoint(map(type, options))
 
 
 def _check_scalar(
@@ -816,7 +814,8 @@ def _check_scalar(
             continue
         if comparable is _ABSENT:
             comparable = option
-    if equal_found or _stands_for_omission(options, path, cv, rules):
+    # options holds a value (else only leaving the parameter out was acceptable)
+    if equal_found or (options[-1] is OMIT and _absent_is_fine(path, cv, rules)):
         return False
     if comparable is not _ABSENT:
         out.append(Mismatch(path, "value", comparable, cv))

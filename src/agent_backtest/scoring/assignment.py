@@ -19,53 +19,102 @@ _BRUTE_SMALL = 4
 _BRUTE_LARGE = 6
 
 
+Weigh = Callable[[int, int, bool], float]
+"""``weigh(i, j, bound)``: the weight of pair (i, j), or with ``bound`` an upper bound on it
+that may be cheaper to find, and must be exact when the weight is the largest there is."""
+
+
 def lazy_best_assignment(
-    n_rows: int,
-    n_cols: int,
-    weight: Callable[[int, int], float],
-    top: float,
-    bound: Callable[[int, int], float] | None = None,
+    n_rows: int, n_cols: int, weigh: Weigh, top: float
 ) -> list[tuple[int, int]]:
     """Like :func:`best_assignment`, computing as few weights as it can.
 
-    ``weight(i, j)`` is called at most once per pair; ``top`` is the largest weight any pair can
-    have. ``bound(i, j)``, when given, is a cheaper upper bound on ``weight(i, j)`` that equals
-    it when the weight is ``top`` (its pair is then not weighed again). A quick pairing is tried
-    first (see :func:`_quick_pairing`) and kept when its total reaches an upper bound on every
-    pairing's total, which proves it optimal; that settles the usual answers (right calls in any
-    order, one call wrong or renamed, one too many or too few) with about one weight per call.
-    Otherwise the full matrix is solved exactly.
+    ``weigh`` (see :data:`Weigh`) is asked at most once per pair for a weight and once for a
+    bound; ``top`` is the largest weight any pair can have, and a bound that reaches it is taken
+    as the weight. A quick pairing is tried first (see :func:`_quick_pairing`) and kept when its
+    total reaches an upper bound on every pairing's total, which proves it optimal; that settles
+    the usual answers (right calls in any order, one call wrong or renamed, one too many or too
+    few) with about one weight per call. Otherwise the full matrix is solved exactly.
     """
     flip = n_rows > n_cols
-    rows, cols = (n_cols, n_rows) if flip else (n_rows, n_cols)
-    known: dict[tuple[int, int], float] = {}
-    bounds: dict[tuple[int, int], float] = {}
-
-    def get(r: int, c: int) -> float:
-        value = known.get((r, c))
-        if value is None:
-            value = known[r, c] = weight(c, r) if flip else weight(r, c)
-        return value
-
-    def ceiling(r: int, c: int) -> float:
-        value = known.get((r, c))
-        if value is None:
-            value = bounds.get((r, c))
-        if value is None:
-            if bound is None:
-                return get(r, c)
-            value = bound(c, r) if flip else bound(r, c)
-            if value >= top:
-                known[r, c] = value
-            else:
-                bounds[r, c] = value
-        return value
-
-    chosen = _quick_pairing(rows, cols, get, ceiling, known, top)
+    cells = (
+        _Cells(n_cols, n_rows, _transposed(weigh), top)
+        if flip
+        else _Cells(n_rows, n_cols, weigh, top)
+    )
+    chosen = _quick_pairing(cells)
     if chosen is None:
-        matrix = [[get(r, c) for c in range(cols)] for r in range(rows)]
+        get, cols = cells.get, cells.cols
+        matrix = [[get(r, c) for c in range(cols)] for r in range(cells.rows)]
         chosen = best_assignment(matrix)
     return sorted((c, r) for r, c in chosen) if flip else sorted(chosen)
+
+
+def _transposed(weigh: Weigh) -> Weigh:
+    """``weigh`` with rows and columns trading places."""
+    return lambda r, c, bound: weigh(c, r, bound)
+
+
+class _Cells:
+    """What is known of the weights of a ``rows`` × ``cols`` matrix (``rows <= cols``), asked
+    for as needed and kept by cell ``r * cols + c``."""
+
+    __slots__ = ("bounds", "cols", "known", "rows", "top", "weigh")
+
+    def __init__(self, rows: int, cols: int, weigh: Weigh, top: float) -> None:
+        """Nothing asked for yet."""
+        self.rows, self.cols, self.weigh, self.top = rows, cols, weigh, top
+        self.known: list[float | None] = [None] * (rows * cols)
+        """Weights known exactly (a bound at the top is exact)."""
+        self.bounds: list[float | None] = [None] * (rows * cols)
+        """Upper bounds below the top, of cells not weighed yet."""
+
+    def get(self, r: int, c: int) -> float:
+        """The weight of cell (r, c)."""
+        cell = r * self.cols + c
+        value = self.known[cell]
+        if value is None:
+            value = self.known[cell] = self.weigh(r, c, False)
+        return value
+
+    def first_top(self, r: int, follows: int, used: set[int]) -> int:
+        """The first unused column of row ``r`` with a top weight (``follows``, ``r``, then the
+        rest in order), or -1.
+
+        The rows of most answers find one at once: :meth:`ceiling` is written out here.
+        """
+        cols, known, bounds, top = self.cols, self.known, self.bounds, self.top
+        base = r * cols
+        for c in (follows, r, *range(cols)) if r != follows else (r, *range(cols)):
+            if c >= cols or c in used:
+                continue
+            value = known[base + c]
+            if value is None:
+                value = bounds[base + c]
+                if value is None:
+                    value = self.weigh(r, c, True)
+                    if value >= top:
+                        known[base + c] = value
+                        return c
+                    bounds[base + c] = value
+            if value >= top:
+                return c
+            used = used | {c}  # tried: the scan in order does not ask again
+        return -1
+
+    def ceiling(self, r: int, c: int) -> float:
+        """An upper bound on the weight of cell (r, c), exact at the top."""
+        cell = r * self.cols + c
+        value = self.known[cell]
+        if value is None:
+            value = self.bounds[cell]
+            if value is None:
+                value = self.weigh(r, c, True)
+                if value >= self.top:
+                    self.known[cell] = value
+                else:
+                    self.bounds[cell] = value
+        return value
 
 
 # Totals are sums of the same floats in different orders: compare them with this slack, far
@@ -73,29 +122,23 @@ def lazy_best_assignment(
 _SLACK = 1e-9
 
 
-def _quick_pairing(
-    rows: int,
-    cols: int,
-    get: Callable[[int, int], float],
-    ceiling: Callable[[int, int], float],
-    known: dict[tuple[int, int], float],
-    top: float,
-) -> list[tuple[int, int]] | None:
-    """A pairing proven optimal by a bound, or None (``rows <= cols``).
+def _quick_pairing(cells: _Cells) -> list[tuple[int, int]] | None:
+    """A pairing proven optimal by a bound, or None.
 
-    First each row takes the first unused column with a ``top`` weight, trying first the column
+    First each row takes the first unused column with a top weight, trying first the column
     after the previous row's (where a dropped or added call shifts the rest), then its own
     position. Rows left over then weigh their unused columns and take the best. The total is
     compared with two upper bounds: the sum of the row maxima, and the sum of the ``rows``
-    largest column maxima (a column holding a known ``top`` needs no scan). ``ceiling`` gives
-    each maximum from upper bounds of the weights, and a bound is given up on as soon as it
-    cannot prove the total.
+    largest column maxima (a column holding a known top needs no scan). Each maximum is taken
+    over upper bounds of the weights, and a bound is given up on as soon as it cannot prove the
+    total.
     """
+    rows, cols, top, ceiling = cells.rows, cells.cols, cells.top, cells.ceiling
     chosen: dict[int, int] = {}
     used: set[int] = set()
     follows = 0
     for r in range(rows):
-        c = _first_top(r, follows, cols, used, ceiling, top)
+        c = cells.first_top(r, follows, used)
         if c >= 0:
             chosen[r] = c
             used.add(c)
@@ -104,6 +147,7 @@ def _quick_pairing(
             follows += 1
     if len(chosen) == rows:  # every row at the largest weight: nothing can do better
         return list(chosen.items())
+    get = cells.get
     left_over = [r for r in range(rows) if r not in chosen]
     for r in left_over:
         best_c, best_w = -1, -1.0
@@ -118,7 +162,7 @@ def _quick_pairing(
     pairs = list(chosen.items())
     if _within_row_bound(total, top * (rows - len(left_over)), left_over, cols, ceiling):
         return pairs
-    top_cols = {c for (_, c), w in known.items() if w >= top}
+    top_cols = {cell % cols for cell, w in enumerate(cells.known) if w is not None and w >= top}
     col_max = [
         top if c in top_cols else max(ceiling(r, c) for r in range(rows)) for c in range(cols)
     ]
@@ -143,26 +187,6 @@ def _within_row_bound(
                 return False
         bound += row_max
     return True
-
-
-def _first_top(
-    r: int,
-    follows: int,
-    cols: int,
-    used: set[int],
-    ceiling: Callable[[int, int], float],
-    top: float,
-) -> int:
-    """The first unused column of row ``r`` with a ``top`` weight (``follows``, ``r``, then the
-    rest in order), or -1."""
-    if follows < cols and follows not in used and ceiling(r, follows) >= top:
-        return follows
-    if r != follows and r < cols and r not in used and ceiling(r, r) >= top:
-        return r
-    for c in range(cols):
-        if c != follows and c != r and c not in used and ceiling(r, c) >= top:
-            return c
-    return -1
 
 
 def best_assignment(weights: Sequence[Sequence[float]]) -> list[tuple[int, int]]:

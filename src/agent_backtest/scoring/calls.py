@@ -11,7 +11,7 @@ good pairings; a call left over on either side is missing or extra. A pair of di
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,57 +111,25 @@ def match_calls(
     """
     recorded = answer_key is None
     # Each golden call's reference and rules are made once, not once per candidate call.
-    references = _recorded(golden) if recorded else _compiled(answer_key)
+    source = golden if recorded else answer_key
+    hit = _KEYS.get(id(source))
+    references = hit[1] if hit is not None and hit[0] is source else _references(source, recorded)
     if len(golden) == 1 and len(candidate) == 1 and golden[0].name == candidate[0].name:
-        return _one_pair(references[0], candidate[0], tools, agent, exact_strings, recorded)
-    rules_of: dict[str | tuple[str, str], MatchRules] = {}
-    groups = agent.equivalent_tools
-
-    def compare(i: int, j: int, all_right: bool = False) -> ArgumentsMatch | float | None:
-        g_name, c_name = golden[i].name, candidate[j].name
-        if g_name == c_name:
-            rule_key: str | tuple[str, str] = g_name
-        elif groups and tool_names_equal(g_name, c_name, agent):
-            rule_key = (g_name, c_name)
+        # One call each, to the same tool (most answers): straight to its verdict.
+        call = candidate[0]
+        reference = references[0]
+        rules = _rules(tools, call.name, call.name, agent, exact_strings, recorded)
+        arguments = call.arguments
+        if type(arguments) is dict and type(reference) is ArgumentsKey:
+            verdict = tally_parameters(reference, arguments, rules, False, False)
         else:
-            return None
-        rules = rules_of.get(rule_key)
-        if rules is None:
-            rules = rules_of[rule_key] = _rules(
-                tools, g_name, c_name, agent, exact_strings, recorded
-            )
-        arguments = candidate[j].arguments
-        reference = references[i]
-        if type(arguments) is dict and type(reference) is ArgumentsKey:  # the usual case
-            return tally_parameters(reference, arguments, rules, False, all_right)
-        if arguments is None:
-            arguments = call_arguments(candidate[j])
-        return match_arguments(reference, arguments, rules, all_right=all_right)
-
-    return _assemble(len(golden), len(candidate), compare)
-
-
-def _one_pair(
-    reference: Any,
-    call: ToolCall,
-    tools: Mapping[str, ToolDef],
-    agent: AgentConfig,
-    exact_strings: bool,
-    recorded: bool,
-) -> CallsMatch:
-    """The verdict on one call each, to the same tool: most answers, so taken straight."""
-    name = call.name
-    rules = _rules(tools, name, name, agent, exact_strings, recorded)
-    arguments = call.arguments
-    if type(arguments) is dict and type(reference) is ArgumentsKey:
-        verdict = tally_parameters(reference, arguments, rules, False, False)
-    else:
-        if arguments is None:
-            arguments = call_arguments(call)
-        verdict = match_arguments(reference, arguments, rules)
-    return CallsMatch(
-        [CallPair(0, 0, True, verdict)], [], [], verdict.exact, verdict.equal, verdict.score
-    )
+            if arguments is None:
+                arguments = call_arguments(call)
+            verdict = match_arguments(reference, arguments, rules)
+        return CallsMatch(
+            [CallPair(0, 0, True, verdict)], [], [], verdict.exact, verdict.equal, verdict.score
+        )
+    return _several(golden, candidate, references, tools, agent, exact_strings, recorded)
 
 
 # References are memoised by the identity of the unit's key or golden calls, held so the id is
@@ -170,32 +138,24 @@ def _one_pair(
 _KEYS: dict[int, tuple[Sequence[Any], list[Any]]] = {}
 
 
-def _recorded(golden: Sequence[ToolCall]) -> list[Any]:
-    """:func:`golden_key_of` each golden call, memoised like the compiled keys."""
-    hit = _KEYS.get(id(golden))
-    if hit is not None and hit[0] is golden:
-        return hit[1]
-    references = [golden_key_of(call) for call in golden]
-    _remember(_KEYS, id(golden), (golden, references))
+def _references(source: Sequence[Any], recorded: bool) -> list[Any]:
+    """Each golden call's reference, memoised: :func:`golden_key_of` each ``recorded`` golden
+    call, else :func:`compile_key` of each call's key."""
+    if recorded:
+        references = [golden_key_of(call) for call in source]
+    else:
+        references = [compile_key(key.arguments) for key in source]
+    _remember(_KEYS, id(source), (source, references))
     return references
 
 
-def _compiled(answer_key: Any) -> list[ArgumentsKey]:
-    """:func:`compile_key` of each call's key, memoised."""
-    hit = _KEYS.get(id(answer_key))
-    if hit is not None and hit[0] is answer_key:
-        return hit[1]
-    compiled = [compile_key(key.arguments) for key in answer_key]
-    _remember(_KEYS, id(answer_key), (answer_key, compiled))
-    return compiled
-
-
-# Rules are memoised twice. By the identity of the tool definition and agent config: the same
-# objects are scored answer after answer, and walking a schema costs more than matching most
-# arguments (the memo holds the objects, so an id is not reused while its entry lives; tool
-# definitions and configs are not changed once loaded). And by content, for the copies of one
-# tool that every recorded step carries: a JSON dump of the schema is cheaper than the walk.
-_BY_ID: dict[tuple[int, int, bool, str, bool], tuple[Any, AgentConfig, MatchRules]] = {}
+# Rules are memoised twice. By the identity of the tool definition, with the agent config and
+# settings they were made for: the same objects are scored answer after answer, and walking a
+# schema costs more than matching most arguments (the memo holds the objects, so an id is not
+# reused while its entry lives; tool definitions and configs are not changed once loaded). And
+# by content, for the copies of one tool that every recorded step carries: a JSON dump of the
+# schema is cheaper than the walk.
+_BY_ID: dict[int, tuple[Any, AgentConfig, bool, str, bool, MatchRules]] = {}
 _BY_CONTENT: dict[tuple[bytes, int, bool, str, bool], tuple[AgentConfig, MatchRules]] = {}
 _MEMO_SIZE = 4096
 
@@ -217,10 +177,16 @@ def _rules(
 ) -> MatchRules:
     """:func:`rules_for` tool ``name`` (else its equivalent ``fallback``), memoised."""
     tool = tools.get(name) or tools.get(fallback)
-    key = (id(tool), id(agent), exact_strings, name, detect_prose)
-    hit = _BY_ID.get(key)
-    if hit is not None and hit[0] is tool and hit[1] is agent:
-        return hit[2]
+    hit = _BY_ID.get(id(tool))
+    if (
+        hit is not None
+        and hit[0] is tool
+        and hit[1] is agent
+        and hit[2] == exact_strings
+        and hit[3] == name
+        and hit[4] == detect_prose
+    ):
+        return hit[5]
     schema = orjson.dumps(tool.parameters) if tool is not None else b""
     content_key = (schema, id(agent), exact_strings, name, detect_prose)
     found = _BY_CONTENT.get(content_key)
@@ -229,7 +195,8 @@ def _rules(
     else:
         rules = rules_for(tool, agent, exact_strings, name=name, detect_prose=detect_prose)
         _remember(_BY_CONTENT, content_key, (agent, rules))
-    _remember(_BY_ID, key, (tool, agent, rules))
+    # One entry per tool: the same tool under other settings (rare) takes it over.
+    _remember(_BY_ID, id(tool), (tool, agent, exact_strings, name, detect_prose, rules))
     return rules
 
 
@@ -240,9 +207,48 @@ def _remember(memo: dict, key: Any, value: Any) -> None:
     memo[key] = value
 
 
-def _assemble(n_golden: int, n_candidate: int, compare: Any) -> CallsMatch:
-    """Compare golden/candidate pairs, assign optimally and build the verdict."""
-    if n_golden == n_candidate == 1:  # most answers: one call each, nothing to assign
+def _several(
+    golden: Sequence[ToolCall],
+    candidate: Sequence[ToolCall],
+    references: list[Any],
+    tools: Mapping[str, ToolDef],
+    agent: AgentConfig,
+    exact_strings: bool,
+    recorded: bool,
+) -> CallsMatch:
+    """The verdict on any other answer: compare golden/candidate pairs, assign optimally."""
+    n_golden, n_candidate = len(golden), len(candidate)
+    g_names = [call.name for call in golden]
+    c_names = [call.name for call in candidate]
+    same_tool_rules: list[MatchRules | None] = [None] * n_golden  # each golden call's tool's
+    other_tool_rules: dict[tuple[str, str], MatchRules] = {}  # an equivalent tool's
+    groups = agent.equivalent_tools
+
+    def compare(i: int, j: int, all_right: bool = False) -> ArgumentsMatch | float | None:
+        g_name, c_name = g_names[i], c_names[j]
+        if g_name == c_name:
+            rules = same_tool_rules[i]
+            if rules is None:
+                rules = same_tool_rules[i] = _rules(
+                    tools, g_name, g_name, agent, exact_strings, recorded
+                )
+        elif groups and tool_names_equal(g_name, c_name, agent):
+            rules = other_tool_rules.get((g_name, c_name))
+            if rules is None:
+                rules = other_tool_rules[g_name, c_name] = _rules(
+                    tools, g_name, c_name, agent, exact_strings, recorded
+                )
+        else:
+            return None
+        arguments = candidate[j].arguments
+        reference = references[i]
+        if type(arguments) is dict and type(reference) is ArgumentsKey:  # the usual case
+            return tally_parameters(reference, arguments, rules, False, all_right)
+        if arguments is None:
+            arguments = call_arguments(candidate[j])
+        return match_arguments(reference, arguments, rules, all_right=all_right)
+
+    if n_golden == n_candidate == 1:  # one call each, to different tools
         verdict = compare(0, 0)
         pair = CallPair(0, 0, verdict is not None, verdict)
         if verdict is None:
@@ -250,45 +256,93 @@ def _assemble(n_golden: int, n_candidate: int, compare: Any) -> CallsMatch:
         return CallsMatch([pair], [], [], verdict.exact, verdict.equal, verdict.score)
     if n_golden == 1 or n_candidate == 1:
         return _one_to_many(n_golden, n_candidate, compare)
-    verdicts: dict[tuple[int, int], ArgumentsMatch | None] = {}
-    bounds: dict[tuple[int, int], float] = {}
+    # What compare said of pair (i, j), at i * n_candidate + j: a verdict, None (other tools),
+    # or a bound on the score (asked whether all was right, it was not).
+    cells: list[Any] = [_UNSEEN] * (n_golden * n_candidate)
     if n_golden == n_candidate:
         # Calls in the golden's order, each equal: list order is then optimal. Each is asked
         # first whether it is all right, so a wrong one costs only its first wrong parameter.
         pairs = []
         for i in range(n_golden):
-            verdict = compare(i, i, True)
+            verdict = cells[i * n_candidate + i] = compare(i, i, True)
             if type(verdict) is float:
-                bounds[i, i] = verdict
                 break
-            verdicts[i, i] = verdict
             pairs.append(CallPair(i, i, verdict is not None, verdict))
             if verdict is None or not verdict.equal:
                 break
         else:
             return _verdict(pairs, [], [], n_golden)
 
-    def weight(i: int, j: int) -> float:
-        verdict = verdicts.get((i, j), _UNSEEN)
-        if verdict is _UNSEEN:
-            verdict = verdicts[i, j] = compare(i, j)
+    def verdict_of(i: int, j: int) -> ArgumentsMatch | None:
+        cell = i * n_candidate + j
+        verdict = cells[cell]
+        if verdict is _UNSEEN or type(verdict) is float:
+            verdict = cells[cell] = compare(i, j)
+        return verdict
+
+    if n_golden and n_candidate and not groups:
+        by_name = _paired_by_name(g_names, c_names)
+        if by_name is not None:
+            return _verdict_of_pairs(by_name, n_golden, n_candidate, verdict_of)
+
+    def weigh(i: int, j: int, bound: bool) -> float:
+        # Most pairs tried while looking for each call's partner are wrong: asked for a bound,
+        # their comparison stops at their first wrong parameter, a fraction of the work.
+        cell = i * n_candidate + j
+        verdict = cells[cell]
+        if verdict is _UNSEEN or (not bound and type(verdict) is float):
+            verdict = cells[cell] = compare(i, j, bound)
+        if type(verdict) is float:
+            return verdict + _SAME_TOOL_BONUS
         return 0.0 if verdict is None else verdict.score + _SAME_TOOL_BONUS
 
-    def bound(i: int, j: int) -> float:
-        # Most pairs tried while looking for each call's partner are wrong: stopping at their
-        # first wrong parameter gives a bound on their score for a fraction of the work.
-        verdict = verdicts.get((i, j), _UNSEEN)
-        if verdict is _UNSEEN:
-            verdict = bounds.get((i, j))
-            if verdict is None:
-                verdict = compare(i, j, True)
-            if type(verdict) is float:
-                return verdict + _SAME_TOOL_BONUS
-            verdicts[i, j] = verdict
-        return 0.0 if verdict is None else verdict.score + _SAME_TOOL_BONUS
+    chosen = lazy_best_assignment(n_golden, n_candidate, weigh, 1.0 + _SAME_TOOL_BONUS)
+    return _verdict_of_pairs(chosen, n_golden, n_candidate, verdict_of)
 
-    chosen = lazy_best_assignment(n_golden, n_candidate, weight, 1.0 + _SAME_TOOL_BONUS, bound)
-    pairs = [CallPair(i, j, verdicts[i, j] is not None, verdicts[i, j]) for i, j in chosen]
+
+def _paired_by_name(golden: list[str], candidate: list[str]) -> list[tuple[int, int]] | None:
+    """The calls of each tool paired (golden, candidate), in golden order, when the names
+    alone make the optimal pairing, else None.
+
+    They do when no side calls a tool twice and every call of the side with fewer calls has a
+    namesake on the other: each such pair is then its call's only pair above 0, so any other
+    pairing scores less.
+    """
+    g_at = {name: i for i, name in enumerate(golden)}
+    c_at = {name: j for j, name in enumerate(candidate)}
+    if len(g_at) != len(golden) or len(c_at) != len(candidate):
+        return None
+    pairs = []
+    if len(golden) <= len(candidate):
+        for i, name in enumerate(golden):
+            j = c_at.get(name)
+            if j is None:
+                return None
+            pairs.append((i, j))
+        return pairs
+    for j, name in enumerate(candidate):
+        i = g_at.get(name)
+        if i is None:
+            return None
+        pairs.append((i, j))
+    pairs.sort()
+    return pairs
+
+
+def _verdict_of_pairs(
+    chosen: list[tuple[int, int]],
+    n_golden: int,
+    n_candidate: int,
+    verdict_of: Callable[[int, int], ArgumentsMatch | None],
+) -> CallsMatch:
+    """The answer's verdict from its chosen pairs (golden, candidate), in golden order, each
+    pair's verdict given by ``verdict_of(i, j)``; the calls left out are missing or extra."""
+    pairs = []
+    for i, j in chosen:
+        verdict = verdict_of(i, j)
+        pairs.append(CallPair(i, j, verdict is not None, verdict))
+    if len(chosen) == n_golden == n_candidate:
+        return _verdict(pairs, [], [], n_golden)
     paired_g = {i for i, _ in chosen}
     paired_c = {j for _, j in chosen}
     missing = [i for i in range(n_golden) if i not in paired_g]
