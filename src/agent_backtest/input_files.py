@@ -14,7 +14,6 @@ Every failure is an :class:`InputError`: one line naming the file and the place.
 from __future__ import annotations
 
 import os
-import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -179,8 +178,18 @@ def _unwritable(value: Any) -> str | None:
     return None
 
 
-LONG_NUMBER = re.compile(rb"\d{20,}")
-"""A run of digits as long as the largest 64-bit integer, or longer."""
+# Every byte a digit 0 and any other byte a space, so that a run of digits is a run of zeros
+# that ``bytes.find`` spots at memory speed (a regular expression tries each position in turn,
+# fifteen times slower on a 20 KB line).
+_DIGITS_AS_ZEROS = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
+_LONG_RUN = b"0" * 20
+"""A run of digits as long as the largest 64-bit integer, or longer, once translated."""
+
+
+def has_long_number(data: bytes) -> bool:
+    """True when ``data`` holds a run of 20 digits or more: the only JSON text that may hold
+    an integer beyond 64 bits."""
+    return _LONG_RUN in data.translate(_DIGITS_AS_ZEROS)
 
 
 def check_json_integers(data: bytes, path: Path, where: str | None = None) -> None:
@@ -189,7 +198,7 @@ def check_json_integers(data: bytes, path: Path, where: str | None = None) -> No
 
     Only text with a run of 20 digits is parsed again to look; the rest costs one scan.
     """
-    if LONG_NUMBER.search(data) is None:
+    if not has_long_number(data):
         return
     import json
 
