@@ -68,8 +68,9 @@ def irregular_kind(mode: int) -> str | None:
     return "a socket"
 
 
-def open_binary(path: Path, what: str = "file") -> BinaryIO:
-    """``path`` opened for reading bytes, once it is known to be a regular file.
+def open_binary(path: Path, what: str = "file", buffering: int = -1) -> BinaryIO:
+    """``path`` opened for reading bytes, once it is known to be a regular file; ``buffering``
+    as :func:`open` takes it (a larger buffer for a file read line by line from start to end).
 
     Opened without blocking, so a file swapped for a named pipe after the check still cannot
     hang the process; the opened file is checked again.
@@ -85,7 +86,7 @@ def open_binary(path: Path, what: str = "file") -> BinaryIO:
     except BaseException:
         os.close(fd)
         raise
-    return os.fdopen(fd, "rb")
+    return os.fdopen(fd, "rb", buffering=buffering)
 
 
 def read_bytes(path: Path, what: str = "file", limit: int = MAX_DOCUMENT_BYTES) -> bytes:
