@@ -15,6 +15,7 @@ import pytest
 from agent_backtest.errors import InputError
 from agent_backtest.formats.tools_file import load_tools_file
 from agent_backtest.input_files import (
+    has_long_number,
     load_json,
     load_toml,
     load_yaml,
@@ -203,3 +204,19 @@ def test_a_unit_holding_an_integer_beyond_64_bits_is_one_line(tmp_path: Path) ->
     lines[1] = lines[1].replace(b"9" * 30, b'"' + b"9" * 30 + b'"')  # text of digits is fine
     units.write_bytes(b"\n".join(lines) + b"\n")
     assert len(list(read_units_file(units))) == len(lines)
+
+
+@pytest.mark.parametrize(
+    ("data", "long"),
+    [
+        (b'{"a": 9223372036854775807}', False),  # the largest 64-bit integer: 19 digits
+        (b'{"a": 18446744073709551616}', True),  # 20 digits, at any place in the text
+        (b"12345678901234567890", True),
+        (b'{"a": 1234567890.1234567890}', False),  # a dot splits the run
+        (b'{"a": -1234567890123456789}', False),
+        ("٣".encode() * 30, False),  # only ASCII digits count, not other scripts
+        (b"", False),
+    ],
+)
+def test_a_long_number_is_a_run_of_twenty_ascii_digits(data: bytes, long: bool) -> None:
+    assert has_long_number(data) is long

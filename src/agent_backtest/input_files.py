@@ -14,7 +14,6 @@ Every failure is an :class:`InputError`: one line naming the file and the place.
 from __future__ import annotations
 
 import os
-import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -69,8 +68,9 @@ def irregular_kind(mode: int) -> str | None:
     return "a socket"
 
 
-def open_binary(path: Path, what: str = "file") -> BinaryIO:
-    """``path`` opened for reading bytes, once it is known to be a regular file.
+def open_binary(path: Path, what: str = "file", buffering: int = -1) -> BinaryIO:
+    """``path`` opened for reading bytes, once it is known to be a regular file; ``buffering``
+    as :func:`open` takes it (a larger buffer for a file read line by line from start to end).
 
     Opened without blocking, so a file swapped for a named pipe after the check still cannot
     hang the process; the opened file is checked again.
@@ -86,7 +86,7 @@ def open_binary(path: Path, what: str = "file") -> BinaryIO:
     except BaseException:
         os.close(fd)
         raise
-    return os.fdopen(fd, "rb")
+    return os.fdopen(fd, "rb", buffering=buffering)
 
 
 def read_bytes(path: Path, what: str = "file", limit: int = MAX_DOCUMENT_BYTES) -> bytes:
@@ -179,9 +179,18 @@ def _unwritable(value: Any) -> str | None:
     return None
 
 
-LONG_NUMBER = re.compile(rb"(?<![\w.])\d{20,}")
-"""A run of digits as long as the largest 64-bit integer, or longer, that could be a JSON
-integer: one inside a word (a hash's hex digits) or after a decimal point is not."""
+# Every byte a digit 0 and any other byte a space, so that a run of digits is a run of zeros
+# that ``bytes.find`` spots at memory speed (a regular expression tries each position in turn,
+# fifteen times slower on a 20 KB line).
+_DIGITS_AS_ZEROS = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
+_LONG_RUN = b"0" * 20
+"""A run of digits as long as the largest 64-bit integer, or longer, once translated."""
+
+
+def has_long_number(data: bytes) -> bool:
+    """True when ``data`` holds a run of 20 digits or more: the only JSON text that may hold
+    an integer beyond 64 bits."""
+    return _LONG_RUN in data.translate(_DIGITS_AS_ZEROS)
 
 
 def check_json_integers(data: bytes, path: Path, where: str | None = None) -> None:
@@ -190,7 +199,7 @@ def check_json_integers(data: bytes, path: Path, where: str | None = None) -> No
 
     Only text with a run of 20 digits is parsed again to look; the rest costs one scan.
     """
-    if LONG_NUMBER.search(data) is None:
+    if not has_long_number(data):
         return
     import json
 

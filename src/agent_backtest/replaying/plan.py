@@ -39,6 +39,9 @@ from agent_backtest.units.gold import UNSATISFIABLE, GoldCheck
 from agent_backtest.units.source import UnitSource
 
 JUDGE_ROLES = ("judge", "fallback_judge")
+WRITE_BUFFER = 1 << 20
+"""Bytes of units gathered before each write: a units line (often 20 KB) is larger than the
+default buffer, which would make each line a system call of its own."""
 
 
 @dataclass
@@ -148,7 +151,7 @@ def _scan(
     )
     fd, name = tempfile.mkstemp(prefix="abt-units-", suffix=".jsonl")  # mode 0600
     try:
-        with os.fdopen(fd, "wb") as handle:
+        with os.fdopen(fd, "wb", buffering=WRITE_BUFFER) as handle:
             # The gold file's keys are checked against every unit of the inputs, selected or
             # not: a key naming a unit the selection leaves out is not a mistake.
             for unit in selection.apply(check.watch(source) if check else source):

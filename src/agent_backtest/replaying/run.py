@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -144,8 +144,12 @@ def replay_run(
         directory.read_units(), settings.candidate.model, config, settings.k, settings.seed,
         done, patch,
     )  # fmt: skip
-    on_result = _saving_counts(
-        directory, manifest, base_counts, counters, _with_progress(hooks, pool)
+    # The records this start writes are tallied as they are written, so the status is settled
+    # without reading results.jsonl back; a resume's earlier records are tallied first.
+    tally = ResultTally(read_results(directory.results_path) if done else ())
+    on_result = _tallied(
+        tally,
+        _saving_counts(directory, manifest, base_counts, counters, _with_progress(hooks, pool)),
     )
     writer = ResultWriter(directory.results_path)
     if settings.batch is not None:
@@ -166,7 +170,7 @@ def replay_run(
     manifest.counts["candidate"] = base_counts.plus(counters.as_dict())
     if outcome.interrupted and budget is not None and budget.reached:
         manifest.stop_reason = "budget"
-    _settle(directory, manifest, "interrupted" if outcome.interrupted else None)
+    _settle(directory, manifest, "interrupted" if outcome.interrupted else None, tally)
     if outcome.terminated:  # the run is saved; the process was asked to end, not to score
         raise Terminated
     result = ReplayResult(directory, manifest, outcome, todo)
@@ -302,24 +306,57 @@ def _within(
     return priced
 
 
-def _settle(directory: RunDirectory, manifest: RunManifest, ended: RunStatus | None) -> None:
+class ResultTally:
+    """What a run's status is settled from: its records, answers, an example of each error
+    kind, and per unit its records and timeouts."""
+
+    def __init__(self, records: Iterable[ResultRecord] = ()) -> None:
+        self.answered = 0
+        self.examples: dict[str, str] = {}
+        self.repeats: Counter[str] = Counter()
+        self.timeouts: Counter[str] = Counter()
+        for record in records:
+            self.add(record)
+
+    def add(self, record: ResultRecord) -> None:
+        """Count one record."""
+        self.repeats[record.unit_id] += 1
+        error = record.error
+        if error is None:
+            self.answered += 1
+            return
+        if error.kind not in self.examples:
+            self.examples[error.kind] = redact(error.detail)[:300]
+        if error.kind == "timeout":
+            self.timeouts[record.unit_id] += 1
+
+
+def _tallied(
+    tally: ResultTally, on_result: Callable[[ResultRecord], None]
+) -> Callable[[ResultRecord], None]:
+    """``on_result``, with each record counted in ``tally`` first."""
+
+    def counted(record: ResultRecord) -> None:
+        tally.add(record)
+        on_result(record)
+
+    return counted
+
+
+def _settle(
+    directory: RunDirectory,
+    manifest: RunManifest,
+    ended: RunStatus | None,
+    tally: ResultTally | None = None,
+) -> None:
     """The run's honest status from all its results (unless it ``ended`` early), with an
-    example of each error kind and the units that timed out on every repeat; run.json saved."""
-    answered = 0
-    examples: dict[str, str] = {}
-    repeats: Counter[str] = Counter()
-    timeouts: Counter[str] = Counter()
-    for record in read_results(directory.results_path):
-        repeats[record.unit_id] += 1
-        if record.error is None:
-            answered += 1
-            continue
-        examples.setdefault(record.error.kind, redact(record.error.detail)[:300])
-        if record.error.kind == "timeout":
-            timeouts[record.unit_id] += 1
-    manifest.error_examples = dict(sorted(examples.items()))
+    example of each error kind and the units that timed out on every repeat; run.json saved.
+    Without a ``tally`` of every record, results.jsonl is read to make one."""
+    if tally is None:
+        tally = ResultTally(read_results(directory.results_path))
+    manifest.error_examples = dict(sorted(tally.examples.items()))
     manifest.timed_out_units = sorted(
-        unit for unit, count in timeouts.items() if count == repeats[unit]
+        unit for unit, count in tally.timeouts.items() if count == tally.repeats[unit]
     )
-    records = sum(repeats.values())
-    settle(manifest, directory.manifest_path, ended, records, records - answered)
+    records = tally.repeats.total()
+    settle(manifest, directory.manifest_path, ended, records, records - tally.answered)

@@ -23,7 +23,7 @@ import orjson
 from pydantic import Field, ValidationError
 
 from agent_backtest.errors import InputError
-from agent_backtest.input_files import LONG_NUMBER, check_json_integers, open_binary
+from agent_backtest.input_files import check_json_integers, has_long_number, open_binary
 from agent_backtest.record_model import StrictModel, TaggedRecord, schema_tag
 from agent_backtest.runs.offsets import UnitOffsets, unit_key
 from agent_backtest.runs.record_log import LogWriter, RecordLog
@@ -182,7 +182,7 @@ class ResultIndex:
             self._handle = open_binary(self.path, "run file")
         self._handle.seek(offset)
         line = self._handle.readline()
-        if LONG_NUMBER.search(line):  # rare, and the line's number is counted only to refuse it
+        if has_long_number(line):  # rare, and the line's number is counted only to refuse it
             try:
                 check_json_integers(line, self.path)
             except InputError:
