@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from agent_backtest.runs.estimate import ClusteredMean, MeanEstimate
 from agent_backtest.statistics import LEVEL, RATE_METHOD
+
+if TYPE_CHECKING:  # the commands format with these at load, long before any run is read
+    from agent_backtest.runs.estimate import ClusteredMean, MeanEstimate
 
 
 def rate(estimate: MeanEstimate | None) -> str:
