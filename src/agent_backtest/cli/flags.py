@@ -234,7 +234,7 @@ def _parameter(group: type, field: dataclasses.Field[Any]) -> inspect.Parameter:
         kind, spec = FLAG_SPECS[group][field.name]
         panel = PANELS[group]
     else:  # a command's own group: its fields say it all
-        kind, spec = typing.get_type_hints(group)[field.name], field.metadata["spec"]
+        kind, spec = _hints(group)[field.name], field.metadata["spec"]
         panel = field.metadata["panel"]
     spec = dict(spec)
     flags = spec.pop("flag", flag_of(field.name)).split(" ")
@@ -265,6 +265,12 @@ def _instance(flags: GroupFlags, values: dict[str, Any]) -> Any:
             value = ()
         given[field.name] = value
     return _group(flags)(**given)
+
+
+@functools.cache
+def _hints(group: type) -> dict[str, Any]:
+    """The field types of a command's own group, evaluated once for all its fields."""
+    return typing.get_type_hints(group)
 
 
 @functools.cache
