@@ -279,7 +279,7 @@ def _docstrings(group: type) -> dict[str, str]:
     import ast
     import itertools
 
-    body = _classes_of(inspect.getsourcefile(group) or "")[group.__name__].body
+    body = _classes_of(inspect.getfile(group))[group.__name__].body
     docs: dict[str, str] = {}
     for before, after in itertools.pairwise(body):
         if (

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from agent_backtest.statistics import LEVEL, RATE_METHOD
 
-if TYPE_CHECKING:  # the commands format with these at load, long before any run is read
+if TYPE_CHECKING:  # for annotations: the commands import these helpers to print their help
     from agent_backtest.runs.estimate import ClusteredMean, MeanEstimate
 
 
