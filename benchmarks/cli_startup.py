@@ -6,7 +6,8 @@ of the machine.
 
     python benchmarks/cli_startup.py [--runs 20] [-- ARGS ...]
 
-With no ARGS it times ``abt --help``, ``abt --version`` and the help of every command.
+With no ARGS it times ``abt --help``, ``abt --version`` and the help of every group and every
+command the app has, found by walking its command tree (so a new command is timed too).
 """
 
 from __future__ import annotations
@@ -19,17 +20,29 @@ import sys
 import time
 from pathlib import Path
 
-COMMANDS = [
-    "--help",
-    "--version",
-    "units --help",
-    "replay --help",
-    "score --help",
-    "report --help",
-    "cache --help",
-    "cache stats --help",
-    "patch check --help",
-]
+
+def command_lines() -> list[str]:
+    """``--help``, ``--version``, then ``NAME --help`` for every group and command of the app,
+    in the order ``--help`` lists them (groups before their commands)."""
+    import typer
+    from typer.core import TyperGroup
+
+    from agent_backtest.cli.app import app
+
+    lines = ["--help", "--version"]
+
+    def walk(group: TyperGroup, words: list[str]) -> None:
+        context = typer.Context(group, info_name="abt")
+        for name in group.list_commands(context):
+            command = group.get_command(context, name)
+            lines.append(" ".join([*words, name, "--help"]))
+            if isinstance(command, TyperGroup):
+                walk(command, [*words, name])
+
+    root = typer.main.get_command(app)
+    assert isinstance(root, TyperGroup)
+    walk(root, [])
+    return lines
 
 
 def abt_command() -> list[str]:
@@ -38,10 +51,24 @@ def abt_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "agent_backtest.cli"]
 
 
+def timing_environment() -> dict[str, str]:
+    """This process's environment, as the timed commands run in it: 100 columns unless set, and
+    compiled modules written and reused (the first run writes them), as a user's install does,
+    even where this shell forbids writing them (every source would be compiled at each run)."""
+    environment = {"COLUMNS": "100", **os.environ}
+    environment.pop("PYTHONDONTWRITEBYTECODE", None)
+    return environment
+
+
 def time_once(command: list[str]) -> tuple[float, float]:
     """(wall, CPU) seconds from start to exit of one run; exits if the command fails."""
     started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=timing_environment(),
+    )
     _, status, usage = os.wait4(process.pid, 0)
     elapsed = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)
@@ -55,9 +82,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("args", nargs="*", help="one command line, e.g. 'units --help'")
     options = parser.parse_args()
-    lines = [" ".join(options.args)] if options.args else COMMANDS
+    lines = [" ".join(options.args)] if options.args else command_lines()
     base = abt_command()
-    os.environ.setdefault("COLUMNS", "100")
     print(f"{options.runs} runs of each; wall seconds min / median / max, median CPU seconds")
     for line in lines:
         command = [*base, *line.split()]
@@ -66,7 +92,7 @@ def main() -> None:
         walls = [wall for wall, _ in runs]
         cpu = statistics.median(cpu for _, cpu in runs)
         print(
-            f"  abt {line:<22} {min(walls):.3f} / {statistics.median(walls):.3f} / "
+            f"  abt {line:<26} {min(walls):.3f} / {statistics.median(walls):.3f} / "
             f"{max(walls):.3f}   CPU {cpu:.3f}"
         )
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from agent_backtest.api.schemas import RECORDS
 from agent_backtest.cli.app import app
-from agent_backtest.cli.schema import RECORDS
 from agent_backtest.runs import LAYOUT, RUN_FILES, RunDirectory
 from agent_backtest.runs.layout import KEPT_BY_SCORING, SCORES, SUMMARY
 

@@ -17,16 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent_backtest.api.options import PathLike
-from agent_backtest.backends import pull_state
-from agent_backtest.backends.otlp_receiver import (
-    DEFAULT_MAX_REQUEST_BYTES,
-    OtlpReceiver,
-    ReceiverCounts,
-    parse_listen,
-)
+from agent_backtest.backends import DEFAULT_MAX_REQUEST_BYTES
 from agent_backtest.errors import UserError
+from agent_backtest.exports import lazy_exports
 
+# The receiver (an HTTP server) and the pull state (a pydantic record) load with the function
+# that uses them: the commands import this module to print their help.
 if TYPE_CHECKING:
+    from agent_backtest.backends.otlp_receiver import ReceiverCounts
     from agent_backtest.backends.replay_spans import ReplayedCall
     from agent_backtest.backends.rest_client import RestClient
 
@@ -59,6 +57,8 @@ def collect(
 
     ``on_listening`` is called with the URL exporters send to once the port is bound (port 0
     binds a free one)."""
+    from agent_backtest.backends.otlp_receiver import OtlpReceiver, parse_listen
+
     host, port = parse_listen(listen)
     if max_request_bytes < 1:
         raise UserError("must be at least 1 byte", "max_request_bytes")
@@ -109,6 +109,7 @@ def pull_phoenix(
     ``output`` as OTLP/JSON lines; an unfinished pull into the same file resumes from its
     saved cursor. The key is ``api_key``, else ``$PHOENIX_API_KEY`` (none for a Phoenix
     without authentication)."""
+    from agent_backtest.backends import pull_state
     from agent_backtest.backends.phoenix_spans import pull_spans
     from agent_backtest.backends.rest_client import check_endpoint
 
@@ -143,6 +144,7 @@ def pull_langfuse(
     unfinished pull into the same file resumes from its saved page. The keys are
     ``$LANGFUSE_PUBLIC_KEY`` and ``$LANGFUSE_SECRET_KEY``; the endpoint ``endpoint``, else
     ``$LANGFUSE_HOST`` or ``$LANGFUSE_BASE_URL``."""
+    from agent_backtest.backends import pull_state
     from agent_backtest.backends.langfuse_traces import (
         HOST_VARIABLES,
         PUBLIC_KEY_VARIABLE,
@@ -331,6 +333,8 @@ def phoenix_input(url: str, out: Path) -> Path:
     """The spans of ``phoenix://HOST:PORT/PROJECT``, pulled (over http) into
     ``OUT.phoenix.jsonl`` beside the run directory ``out``: a replay's input. A pull already
     made there is resumed or, when complete, read as it is."""
+    from agent_backtest.backends import pull_state
+
     address, slash, project = url.removeprefix(PHOENIX_SCHEME).partition("/")
     if not address or not slash or not project or "/" in project:
         raise UserError(
@@ -404,3 +408,7 @@ def _check_paging(page_size: int, requests_per_second: float) -> None:
         raise UserError(f"must be between 1 and {LARGEST_PAGE}", "page_size")
     if requests_per_second <= 0:
         raise UserError("must be above 0", "requests_per_second")
+
+
+# ReceiverCounts, what collect returns, is still importable from here: with its module, on use.
+__getattr__ = lazy_exports({"ReceiverCounts": "agent_backtest.backends.otlp_receiver"}, globals())

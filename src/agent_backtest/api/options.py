@@ -16,32 +16,19 @@ from typing import TYPE_CHECKING, Any, Literal
 from agent_backtest.bench.run_options import CaseOptions as CaseOptions
 from agent_backtest.bench.run_options import RolloutOptions as RolloutOptions
 from agent_backtest.errors import UserError
-from agent_backtest.providers.config import ModelConfig, ModelRole
-from agent_backtest.providers.roles import RoleModel, resolve_role
 from agent_backtest.reporting.bars import GateBars as GateBars  # one of the groups the API takes
-from agent_backtest.runs.manifest import (
-    BatchSettings,
-    ExclusionRecord,
-    ReadSettings,
-    SelectionSettings,
-)
-from agent_backtest.units import (
-    DEFAULT_SPLIT_SALT,
-    AgentConfig,
-    Selection,
-    is_units_file,
-    load_agent_config,
-    read_session_ids,
-)
+from agent_backtest.units.selection import DEFAULT_SPLIT_SALT
 
-if TYPE_CHECKING:
-    # The trace readers load only when traces are read: the commands that read run
-    # directories (score, report, gate) share these options but not their cost.
-    from agent_backtest.formats import ReadOptions
-    from agent_backtest.units.source import UnitSource
-
+# The groups are plain data: the command line reads them to build its flags before any job
+# runs, so what they turn into (roles, settings, the unit filter) is imported where they do.
 if TYPE_CHECKING:
     from agent_backtest.executors import ExecutorKind
+    from agent_backtest.formats import ReadOptions
+    from agent_backtest.providers.config import ModelConfig, ModelRole
+    from agent_backtest.providers.roles import RoleModel
+    from agent_backtest.runs.manifest import BatchSettings, ReadSettings, SelectionSettings
+    from agent_backtest.units import AgentConfig, Selection
+    from agent_backtest.units.source import UnitSource
 
 PathLike = str | Path
 
@@ -83,6 +70,7 @@ class ReadingOptions:
         """The units of ``inputs`` read with these options; options for reading traces given
         with a units file are refused rather than ignored."""
         from agent_backtest.formats.registry import local_input
+        from agent_backtest.units import is_units_file
         from agent_backtest.units.source import UnitSource
 
         inputs = [local_input(path) for path in inputs]  # a pipe or FIFO is read once
@@ -95,6 +83,8 @@ class ReadingOptions:
 
     def settings(self) -> ReadSettings:
         """What run.json records."""
+        from agent_backtest.runs.manifest import ReadSettings
+
         return ReadSettings(
             format=self.format,
             tools=str(self.tools) if self.tools is not None else None,
@@ -114,6 +104,8 @@ class AgentOptions:
 
     def config(self) -> AgentConfig:
         """The agent config, with the extra router nodes added."""
+        from agent_backtest.units import AgentConfig, load_agent_config
+
         if isinstance(self.agent_config, AgentConfig):
             config = self.agent_config.model_copy(deep=True)
         elif self.agent_config is not None:
@@ -165,6 +157,8 @@ class SelectionOptions:
 
     def selection(self) -> Selection:
         """The filter (the exclusion file read); an impossible combination is a user error."""
+        from agent_backtest.units import Selection, read_session_ids
+
         excluded = _path(self.exclude_sessions)
         try:
             return Selection(
@@ -179,6 +173,8 @@ class SelectionOptions:
 
     def settings(self) -> SelectionSettings:
         """What run.json records (the counts are filled in once the units are read)."""
+        from agent_backtest.runs.manifest import ExclusionRecord, SelectionSettings
+
         excluded = self.exclude_sessions
         return SelectionSettings(
             **self._as_given(),
@@ -218,6 +214,8 @@ class CallOptions:
     def role(self, name: str, model: RoleModel | None, config: ModelConfig) -> ModelRole:
         """The role ``name`` played by ``model``, with these settings over the config's and the
         defaults (over a resolved :class:`ModelRole`'s own)."""
+        from agent_backtest.providers.roles import resolve_role
+
         return resolve_role(
             name,  # type: ignore[arg-type]
             config,
@@ -261,6 +259,8 @@ class BatchOptions:
 
     def settings(self) -> BatchSettings | None:
         """What run.json records: None for live calls."""
+        from agent_backtest.runs.manifest import BatchSettings
+
         if not self.batch:
             for parameter in ("batch_poll", "batch_size"):
                 if getattr(self, parameter) is not None:

@@ -6,3 +6,7 @@ the Phoenix and Langfuse REST APIs that pull traces into files the readers take,
 a scored run's verdicts back onto the production spans they judge. Nothing here is imported by
 the replay path: each module is loaded by the command that uses it.
 """
+
+DEFAULT_MAX_REQUEST_BYTES = 16 * 1024 * 1024
+"""The largest request body the OTLP receiver accepts, before and after gzip: here, apart from
+the receiver and its HTTP server, as ``abt collect --help`` shows it."""

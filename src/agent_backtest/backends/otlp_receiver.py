@@ -25,12 +25,12 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from agent_backtest.backends import DEFAULT_MAX_REQUEST_BYTES
 from agent_backtest.backends.otlp_json import is_traces_data, request_as_json, span_count
 from agent_backtest.backends.trace_file import TraceFile
 from agent_backtest.errors import UserError
 
 TRACES_PATH = "/v1/traces"
-DEFAULT_MAX_REQUEST_BYTES = 16 * 1024 * 1024
 MAX_IN_FLIGHT = 4
 TURN_WAIT_SECONDS = 30.0
 SOCKET_TIMEOUT_SECONDS = 30.0

@@ -29,10 +29,15 @@ def main() -> None:
     try:
         run()
     except SystemExit as done:
-        if not TERMINATION.is_set() or done.code not in (0, None):
+        if done.code not in (0, None):
             raise
-        # the stop's exception was lost on the way (see Terminated): it is still a stop
-        _stopped(TERMINATED)
+        # A stop's exception can be lost on the way (see Terminated; a Ctrl-C that lands in
+        # an import's lock clean-up is dropped the same way): it is still a stop.
+        if TERMINATION.is_set():
+            _stopped(TERMINATED)
+        if _INTERRUPTION.is_set():
+            _stopped(INTERRUPTED)
+        raise
     except Terminated:
         _stopped(TERMINATED)
     except KeyboardInterrupt:

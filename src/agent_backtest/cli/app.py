@@ -358,6 +358,15 @@ class LazyGroup(TyperGroup):
             self.table = table
         self.commands = LazyCommands(self.table)
 
+    def get_help_option(self, ctx: typer.Context) -> Any:
+        """The group's --help, False when not given: typer passes a value that is not already
+        a bool through a pydantic adapter, and a group reads its own --help on the way to each
+        of its commands, so a None here would load pydantic for every command's help."""
+        option = super().get_help_option(ctx)
+        if option is not None:
+            option.default = False
+        return option
+
     def list_commands(self, ctx: typer.Context) -> list[str]:
         """The names, in the order of the table, without building any command."""
         return list(self.commands)

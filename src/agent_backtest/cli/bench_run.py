@@ -4,21 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from pydantic import ValidationError
 
 from agent_backtest.api import CallOptions, CaseOptions, ExecutorOptions, RolloutOptions
-from agent_backtest.api import bench as api
-from agent_backtest.api.bench import (
-    SCRIPTED,
-    USER_PROMPTS,
-    BenchHooks,
-    BenchOutcome,
-    EpisodeRecord,
-)
-from agent_backtest.api.bench_reports import ResultFiles
-from agent_backtest.api.roles import SAMPLING_FIELDS, RoleModel, RoleSettings
 from agent_backtest.cli.bench_report import summary_lines
 from agent_backtest.cli.flags import Only, flag, with_groups
 from agent_backtest.cli.options import INPUTS, ROLES, argument
@@ -27,6 +17,11 @@ from agent_backtest.cli.spending import print_spent
 from agent_backtest.cli.status import PhaseLines
 from agent_backtest.cli.terminal import SafeConsole, one_line
 from agent_backtest.errors import UserError
+
+# The bench machinery loads when a run starts, not for --help.
+if TYPE_CHECKING:
+    from agent_backtest.api.bench import BenchHooks, BenchOutcome, EpisodeRecord
+    from agent_backtest.api.roles import RoleModel, RoleSettings
 
 FAILED = 1
 
@@ -73,6 +68,8 @@ class BenchRunFlags:
 
     def roles(self) -> dict[str, RoleModel]:
         """The roles named, for the API's ``roles``: a model, or a model with its sampling."""
+        from agent_backtest.api.bench import SCRIPTED, USER_PROMPTS
+
         named: dict[str, RoleModel] = {}
         for name, model in (("agent", self.agent), ("user", self.user), ("judge", self.judge)):
             sampling = self.sampling(name)
@@ -95,6 +92,8 @@ class BenchRunFlags:
 
     def prompt(self) -> str | None:
         """The simulated user's prompt: --user-prompt, or the prompt --user names."""
+        from agent_backtest.api.bench import USER_PROMPTS
+
         if self.user not in USER_PROMPTS:
             return self.user_prompt
         if self.user_prompt not in (None, self.user):
@@ -106,6 +105,8 @@ class BenchRunFlags:
 
     def sampling(self, role: str) -> dict[str, float | int]:
         """The sampling flags given for ``role`` (agent or user), by setting name."""
+        from agent_backtest.api.roles import SAMPLING_FIELDS
+
         given = {setting: getattr(self, f"{role}_{setting}", None) for setting in SAMPLING_FIELDS}
         return {setting: value for setting, value in given.items() if value is not None}
 
@@ -113,6 +114,10 @@ class BenchRunFlags:
 def _with_sampling(role: str, model: str | None, sampling: dict[str, float | int]) -> RoleSettings:
     """The role's model (None: the config's) with its sampling flags; a value out of bounds
     names its flag."""
+    from pydantic import ValidationError
+
+    from agent_backtest.api.roles import RoleSettings
+
     try:
         return RoleSettings(model=model, **sampling)
     except ValidationError as exc:
@@ -132,6 +137,8 @@ def run(
 ) -> None:
     """Roll out an agent on a benchmark's cases, then grade every episode against the gold
     (read only after the rollouts)."""
+    from agent_backtest.api import bench as api
+
     lines = _BenchLines(SafeConsole(stderr=True, highlight=False, soft_wrap=True))
     common = dict(execution=execution, config_file=output.config_file, hooks=lines.hooks())
     if flags.resume is not None:
@@ -168,6 +175,8 @@ class _BenchLines(PhaseLines):
 
     def hooks(self) -> BenchHooks:
         """These lines as the hooks a bench run calls."""
+        from agent_backtest.api.bench import BenchHooks
+
         return BenchHooks(
             on_start=self.started, on_episode=self.episode_ended, on_grading=self.grading
         )
@@ -194,6 +203,9 @@ class _BenchLines(PhaseLines):
 
 def _print_summary(outcome: BenchOutcome) -> None:
     """The run's figures (as abt bench report prints them) and the files written."""
+    from agent_backtest.api.bench import engineering_errors
+    from agent_backtest.api.bench_reports import ResultFiles
+
     manifest, directory = outcome.manifest, outcome.directory
     out = SafeConsole(highlight=False, soft_wrap=True)
     out.print(
@@ -203,7 +215,7 @@ def _print_summary(outcome: BenchOutcome) -> None:
     )
     print_spent(out, directory)
     if outcome.summary is None:  # not graded: the episodes' errors are all there is to say
-        counts = api.engineering_errors(outcome)
+        counts = engineering_errors(outcome)
         errors = ", ".join(f"{kind} {n}" for kind, n in counts.items()) or "none"
         out.print(f"engineering errors (no reward, left out of the means): {errors}", markup=False)
         return

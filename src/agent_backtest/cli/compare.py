@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 import typer
 
 from agent_backtest import api
-from agent_backtest.api.results import BAR_NOT_MET, SimulateCompareOutcome
 from agent_backtest.cli.markdown import compare_markdown
 from agent_backtest.cli.options import OUTPUT, SCORING, argument, option
 from agent_backtest.cli.report import FormatOption, OutputFormat, markdown_lines
@@ -19,7 +18,7 @@ from agent_backtest.cli.terminal import SafeConsole, one_line, print_warnings
 from agent_backtest.reporting.figures import interval_label, p_text, rate, signed
 
 if TYPE_CHECKING:
-    from agent_backtest.api.results import Check
+    from agent_backtest.api.results import Check, SimulateCompareOutcome
     from agent_backtest.runs import Comparison
 
 MaxDropOption = option(
@@ -63,6 +62,8 @@ def compare(
 ) -> None:
     """Compare two scored runs: agreement of each, the paired difference, McNemar, flips; or
     two simulate runs: pass rates, the paired difference, flips by flow."""
+    from agent_backtest.api.results import BAR_NOT_MET, SimulateCompareOutcome
+
     outcome, checks = api.compare(a, b, out=out, max_drop=max_drop, use_lower_bound=use_lower_bound)
     markdown = output_format is OutputFormat.markdown
     if isinstance(outcome, SimulateCompareOutcome):

@@ -14,7 +14,6 @@ from typing import Any
 import typer
 
 from agent_backtest.cli import INTERRUPTED, TERMINATED
-from agent_backtest.cli.terminal import SafeConsole, one_line
 from agent_backtest.errors import InputError, Terminated, UserError, bounded
 
 USER_ERROR = 2
@@ -60,6 +59,9 @@ MESSAGE_CHARS = 1000  # a value quoted in an error (an 8 M-character patch find)
 
 def report(message: str) -> None:
     """Print ``abt: error: message`` on stderr, on one line, cut to a readable length."""
+    # the console (rich) loads with the first error: the help of abt and of its groups needs none
+    from agent_backtest.cli.terminal import SafeConsole, one_line
+
     SafeConsole(stderr=True, highlight=False, soft_wrap=True).print(
         f"abt: error: {one_line(bounded(message, MESSAGE_CHARS))}", markup=False
     )

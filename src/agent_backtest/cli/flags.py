@@ -234,7 +234,7 @@ def _parameter(group: type, field: dataclasses.Field[Any]) -> inspect.Parameter:
         kind, spec = FLAG_SPECS[group][field.name]
         panel = PANELS[group]
     else:  # a command's own group: its fields say it all
-        kind, spec = typing.get_type_hints(group)[field.name], field.metadata["spec"]
+        kind, spec = _hints(group)[field.name], field.metadata["spec"]
         panel = field.metadata["panel"]
     spec = dict(spec)
     flags = spec.pop("flag", flag_of(field.name)).split(" ")
@@ -268,13 +268,18 @@ def _instance(flags: GroupFlags, values: dict[str, Any]) -> Any:
 
 
 @functools.cache
+def _hints(group: type) -> dict[str, Any]:
+    """The field types of a command's own group, evaluated once for all its fields."""
+    return typing.get_type_hints(group)
+
+
+@functools.cache
 def _docstrings(group: type) -> dict[str, str]:
     """The attribute docstrings of a dataclass, by field (from its source)."""
     import ast
     import itertools
 
-    tree = ast.parse(inspect.getsource(group))
-    body = tree.body[0].body  # type: ignore[attr-defined]
+    body = _classes_of(inspect.getfile(group))[group.__name__].body
     docs: dict[str, str] = {}
     for before, after in itertools.pairwise(body):
         if (
@@ -286,6 +291,16 @@ def _docstrings(group: type) -> dict[str, str]:
         ):
             docs[before.target.id] = " ".join(after.value.value.split())
     return docs
+
+
+@functools.cache
+def _classes_of(source_file: str) -> dict[str, Any]:
+    """The classes a source file defines at its top level, by name, parsed once: a command's
+    groups mostly come from one file, which ``inspect.getsource`` would parse again for each."""
+    import ast
+
+    tree = ast.parse(Path(source_file).read_text(encoding="utf-8"))
+    return {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
 
 
 def _field_help(group: type, field: str) -> str:

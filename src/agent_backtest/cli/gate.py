@@ -7,10 +7,8 @@ import sys
 
 import typer
 
-from agent_backtest import Run, api
+from agent_backtest import api
 from agent_backtest.api.options import GateBars
-from agent_backtest.api.reports import is_simulate_run, simulate_summary
-from agent_backtest.api.results import BAR_NOT_MET
 from agent_backtest.cli.compare import LowerBoundOption
 from agent_backtest.cli.flags import with_groups
 from agent_backtest.cli.markdown import gate_markdown
@@ -28,6 +26,10 @@ def gate(
 ) -> None:
     """Check a scored run, or a simulate run, against bars; exit 3 when one is not met (2 is a
     usage error)."""
+    from agent_backtest import Run
+    from agent_backtest.api.reports import is_simulate_run, simulate_summary
+    from agent_backtest.api.results import BAR_NOT_MET
+
     checks = api.gate(run, bars, use_lower_bound=use_lower_bound)
     if is_simulate_run(run):
         coverage = rate_line("pass rate", simulate_summary(run).overall)

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import typer
-from rich.table import Table as RichTable
 
 from agent_backtest import api
 from agent_backtest.api import ReadingOptions
@@ -19,6 +18,8 @@ from agent_backtest.cli.status import PhaseStatus
 from agent_backtest.cli.terminal import SafeConsole, one_line
 
 if TYPE_CHECKING:
+    from rich.table import Table as RichTable
+
     from agent_backtest.api.profiles import Profile
     from agent_backtest.cli.profile_tables import Table
 
@@ -126,6 +127,8 @@ def _print(result: Profile, output: Path | None) -> None:
 
 def _rich(table: Table) -> RichTable:
     """A summary table as a rich table: labels left, numbers right."""
+    from rich.table import Table as RichTable
+
     rendered = RichTable(title=table.title, title_justify="left")
     for header in table.headers:
         rendered.add_column(header, justify="left" if header in LABELS else "right")

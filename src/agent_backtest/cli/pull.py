@@ -4,12 +4,11 @@ the readers take; an interrupted pull into the same file resumes."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from agent_backtest import api
-from agent_backtest.api.backends import PullOutcome
 from agent_backtest.cli.options import (
     CALLS,
     INPUTS,
@@ -19,6 +18,9 @@ from agent_backtest.cli.options import (
     option,
 )
 from agent_backtest.cli.terminal import one_line
+
+if TYPE_CHECKING:
+    from agent_backtest.api.backends import PullOutcome
 
 Output = option(
     Path,

@@ -10,14 +10,6 @@ from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
 from agent_backtest.api import (
     AgentOptions,
@@ -274,6 +266,15 @@ class ReplayEvents(RunEvents):
     """The progress bar while the run goes, and what is printed when it ends."""
 
     def __init__(self, console: Console, batching: bool = False) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
         super().__init__()
         self.console = console
         self.batching = batching

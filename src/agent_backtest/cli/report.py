@@ -6,15 +6,18 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent_backtest import api
-from agent_backtest.api.results import SimulateReport
 from agent_backtest.cli.markdown import cell, report_markdown
 from agent_backtest.cli.options import OUTPUT, ShowSecrets, argument, option
 from agent_backtest.cli.score import headline_lines
 from agent_backtest.cli.simulate_figures import summary_lines
 from agent_backtest.cli.terminal import SafeConsole, one_line, print_warnings
 from agent_backtest.reporting.figures import rate_with_count
+
+if TYPE_CHECKING:
+    from agent_backtest.api.results import SimulateReport
 
 
 class OutputFormat(StrEnum):
@@ -44,6 +47,8 @@ def report(
 ) -> None:
     """Write results.csv and report.html (one offline page) into a scored run's directory, or
     summary.json and report.html into a simulate run's."""
+    from agent_backtest.api.results import SimulateReport
+
     outcome = api.report(run, show_secrets=show_secrets)
     if isinstance(outcome, SimulateReport):
         _print_simulate(run, outcome, output_format)

@@ -8,10 +8,17 @@ import orjson
 import typer
 
 from agent_backtest import api
-from agent_backtest.api.schemas import RECORDS
 from agent_backtest.cli.options import argument
 
-RecordName = StrEnum("RecordName", {name: name for name in RECORDS})
+# The records api.schema knows, in its order: listed here so that the help names them without
+# loading every model (a test keeps the two lists equal).
+RECORD_NAMES = (
+    *("session", "unit", "run_base", "run", "result", "score", "summary", "comparison"),
+    *("profile", "patch", "patch_coverage", "benchmark", "bench_run", "episode", "grade"),
+    *("bench_summary", "simulate_run", "conversation", "judging", "verdict", "simulate_summary"),
+    *("simulate_comparison", "simulate_coverage"),
+)
+RecordName = StrEnum("RecordName", {name: name for name in RECORD_NAMES})
 RecordArgument = argument(
     RecordName | None, "RECORD", "Print only this record's schema (default: all, keyed by record)."
 )

@@ -5,9 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.table import Table
-
-from agent_backtest import Run, api
+from agent_backtest import api
 from agent_backtest.api import AgentOptions, JudgeOptions
 from agent_backtest.cli.flags import with_groups
 from agent_backtest.cli.options import CALLS, MAX_CONCURRENCY, ROLES, argument, option
@@ -84,6 +82,10 @@ def headline_lines(summary: Summary) -> list[str]:
 
 def print_outcome(console: SafeConsole, run: Path, outcome: ScoreOutcome) -> None:
     """The headline figures, breakdowns, buckets and warnings of a scoring."""
+    from rich.table import Table
+
+    from agent_backtest import Run
+
     summary = outcome.summary
     counts = summary.counts
     print_warnings(console, summary.warnings)

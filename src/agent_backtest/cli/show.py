@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 import orjson
 from rich.console import Console
-from rich.table import Table
 
 from agent_backtest import api
 from agent_backtest.api import ReadingOptions
@@ -123,6 +122,8 @@ def _counts(counts: Counter[str]) -> str:
 
 
 def _list_units(console: Console, file: Path, units: list[Unit]) -> None:
+    from rich.table import Table
+
     table = Table("unit", "session", "turn", "node", "kind", "golden", show_edge=False)
     for unit in units:
         table.add_row(
@@ -140,6 +141,8 @@ def _list_units(console: Console, file: Path, units: list[Unit]) -> None:
 
 
 def _list_sessions(console: Console, sessions: list[Session]) -> None:
+    from rich.table import Table
+
     table = Table("session", "turns", "steps", "llm steps", "started", show_edge=False)
     for session in sessions:
         steps = session.steps()

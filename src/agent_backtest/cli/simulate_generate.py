@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from agent_backtest.api import simulate as api
-from agent_backtest.api.results import GenerationError
+from agent_backtest import api
 from agent_backtest.cli.errors import ends_with, report
 from agent_backtest.cli.options import (
     INPUTS,
@@ -45,11 +47,19 @@ ToolCatalogue = option(
 TEACHER_FAILED = 1
 
 
-# A command that generates flows: the teacher's failure is one line on stderr and exit code 1
-# (the model failed, not the user's input, which is exit code 2).
-teacher_failures_exit_1 = ends_with(
-    {GenerationError: (lambda exc: report(str(exc)), TEACHER_FAILED)}
-)
+def teacher_failures_exit_1(command: Callable[..., Any]) -> Callable[..., Any]:
+    """A command that generates flows: the teacher's failure is one line on stderr and exit
+    code 1 (the model failed, not the user's input, which is exit code 2)."""
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        # the error's class comes with the generator, loaded when the command runs
+        from agent_backtest.api.results import GenerationError
+
+        ending = (lambda exc: report(str(exc)), TEACHER_FAILED)
+        return ends_with({GenerationError: ending})(command)(*args, **kwargs)
+
+    return run
 
 
 @teacher_failures_exit_1

@@ -4,18 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from agent_backtest.api import ExecutorOptions
-from agent_backtest.api import simulate as api
-from agent_backtest.api.simulate import (
-    ConversationRecord,
-    GenerateOptions,
-    IsolationOptions,
-    JudgingOptions,
-    SimulateHooks,
-)
 from agent_backtest.cli.flags import flag, with_groups
 from agent_backtest.cli.options import (
     CALLS,
@@ -33,6 +26,11 @@ from agent_backtest.cli.simulate_judge import JudgingLines, VerdictFlags, print_
 from agent_backtest.cli.spending import print_spent
 from agent_backtest.cli.terminal import SafeConsole
 from agent_backtest.errors import UserError
+
+# The simulate machinery (agent targets, clients, judges) loads when a run starts, not for --help.
+if TYPE_CHECKING:
+    from agent_backtest.api import simulate as api
+    from agent_backtest.api.simulate import ConversationRecord, SimulateHooks
 
 FAILED = 1
 
@@ -122,6 +120,9 @@ def run(
     appended as they end, and --resume finishes an interrupted run. The agent is tried once
     before anything is written; the run exits 1 when a conversation could not be completed or
     called a tool not declared read-only outside isolation."""
+    from agent_backtest.api import simulate as api
+    from agent_backtest.api.simulate import GenerateOptions, IsolationOptions, JudgingOptions
+
     progress = _Progress(SafeConsole(stderr=True, highlight=False))
     judges, checks_only = verdicts.choice()
     judging = JudgingOptions(
@@ -209,6 +210,8 @@ class _Progress(JudgingLines):
 
     def hooks(self) -> SimulateHooks:
         """These lines as the hooks a simulate run calls."""
+        from agent_backtest.api.simulate import SimulateHooks
+
         return SimulateHooks(
             on_start=self.playing,
             on_conversation=self.recorded,

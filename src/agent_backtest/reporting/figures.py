@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from agent_backtest.runs.estimate import ClusteredMean, MeanEstimate
 from agent_backtest.statistics import LEVEL, RATE_METHOD
+
+if TYPE_CHECKING:  # for annotations: the commands import these helpers to print their help
+    from agent_backtest.runs.estimate import ClusteredMean, MeanEstimate
 
 
 def rate(estimate: MeanEstimate | None) -> str:

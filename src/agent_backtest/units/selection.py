@@ -7,10 +7,11 @@ import hashlib
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from agent_backtest.units.exclusions import ExcludedSessions
-from agent_backtest.units.model import Split, Unit
+if TYPE_CHECKING:  # the API's option groups read the salt below without loading the models
+    from agent_backtest.units.exclusions import ExcludedSessions
+    from agent_backtest.units.model import Split, Unit
 
 DEFAULT_SPLIT_SALT = "abt-split-1"
 
