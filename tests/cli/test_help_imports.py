@@ -44,6 +44,7 @@ MACHINERY = (
 LIGHT = {
     *("units", "units.selection", "runs", "runs.files", "replaying", "replaying.events"),
     *("backends", "reporting", "reporting.bars", "reporting.figures"),
+    *("bench", "bench.run_options"),  # plain dataclasses: what a bench run is asked to run
 }
 
 
