@@ -42,9 +42,9 @@ def read_flows(path: Path) -> list[LocatedFlow]:
     elif is_json_lines(path):
         rows = list(iter_json_lines(path))
         if len(rows) == 1 and _is_document(rows[0][1]):  # a whole document on one line
-            rows = _json_rows(path)
+            rows = _json_rows(path, text)
     else:
-        rows = _json_rows(path)
+        rows = _json_rows(path, text)
     flows = [LocatedFlow(_flow(path, line, row), line) for line, row in rows]
     _refuse_duplicates(path, flows)
     if not flows:
@@ -88,8 +88,9 @@ def _refuse_duplicates(path: Path, flows: list[LocatedFlow]) -> None:
             )
 
 
-def _json_rows(path: Path) -> list[tuple[int, Any]]:
-    """The flows of a JSON document with the line each one starts on."""
+def _json_rows(path: Path, text: str) -> list[tuple[int, Any]]:
+    """The flows of a JSON document (``text`` is the file's) with the line each one starts
+    on."""
     document = load_json(path)
     if isinstance(document, dict):
         flows = document.get("flows")
@@ -99,7 +100,6 @@ def _json_rows(path: Path) -> list[tuple[int, Any]]:
         flows = document
     else:
         raise InputError(path, "$", 'a JSON flows file is a list of flows or {"flows": [...]}')
-    text = decode_text(read_bytes(path, "flows file"), path, "flows file")
     lines = _element_lines(text, isinstance(document, dict))
     return list(zip(lines, flows, strict=True))
 
