@@ -103,5 +103,5 @@ def after_event_end(tail: bytes, chunk: bytes) -> int | None:
     """How many bytes of ``chunk`` follow the last blank line (an event's end) in ``tail +
     chunk``; None when there is none."""
     joined = tail + chunk
-    ends = [joined.rfind(marker) + len(marker) for marker in EVENT_ENDS if marker in joined]
+    ends = [at + len(marker) for marker in EVENT_ENDS if (at := joined.rfind(marker)) >= 0]
     return len(joined) - max(ends) if ends else None
