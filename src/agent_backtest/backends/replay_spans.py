@@ -30,6 +30,7 @@ from agent_backtest.backends.otlp_json import otlp_attributes
 from agent_backtest.runs import ResultRecord, ScoreRecord
 from agent_backtest.trace import LLMRequest, LLMResponse, Message, ToolCall, ToolDef
 
+SERVICE = "abt"  # the service the spans say sent them
 SCOPE = {"name": "agent_backtest.replay"}
 TRACE_ID = re.compile(r"^[0-9a-f]{32}$")
 SPAN_ID = re.compile(r"^[0-9a-f]{16}$")
@@ -60,15 +61,13 @@ class ReplayedCall:
     score: ScoreRecord | None = None
 
 
-def spans_request(
-    calls: Iterable[ReplayedCall], run_id: str, service: str = "abt"
-) -> dict[str, Any]:
+def spans_request(calls: Iterable[ReplayedCall], run_id: str) -> dict[str, Any]:
     """An OTLP/JSON ``ExportTraceServiceRequest`` holding one span per call."""
     spans = [call_span(call, run_id) for call in calls]
     return {
         "resourceSpans": [
             {
-                "resource": {"attributes": otlp_attributes({"service.name": service})},
+                "resource": {"attributes": otlp_attributes({"service.name": SERVICE})},
                 "scopeSpans": [{"scope": SCOPE, "spans": spans}],
             }
         ]
