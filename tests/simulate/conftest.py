@@ -60,6 +60,18 @@ def target_file(
     return path
 
 
+def python_target(folder: Path, module: str, source: str, **settings: Any) -> Path:
+    """A target file (``folder/py.toml``) for the Python agent ``source``, written as
+    ``folder/agents/<module>.py``: its ``answer`` is called with each turn's conversation."""
+    (folder / "agents").mkdir()
+    (folder / "agents" / f"{module}.py").write_text(source, encoding="utf-8")
+    top = {"name": "py", "type": "python", "callable": f"{module}:answer", "path": "agents"}
+    lines = [f"{key} = {json.dumps(value)}" for key, value in (top | settings).items()]
+    path = folder / "py.toml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
 def agent_config(path: Path, read_only: list[str], mutating: list[str] | None = None) -> Path:
     """An agent config declaring which tools only read the agent's data (and which change it)."""
     declared = {"read_only_tools": read_only, "mutating_tools": mutating or []}

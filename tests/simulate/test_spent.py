@@ -10,7 +10,7 @@ import pytest
 from agent_backtest import simulate_run, spent
 from agent_backtest.simulate.models import STOP_MARKER
 from tests.fake_openai import FakeOpenAI
-from tests.simulate.conftest import flows_file
+from tests.simulate.conftest import flows_file, python_target
 
 AGENT = """
 async def answer(messages):
@@ -24,13 +24,7 @@ def user_says(body: dict) -> str:
 
 
 def test_the_simulated_users_calls_are_priced(tmp_path: Path) -> None:
-    (tmp_path / "agents").mkdir()
-    (tmp_path / "agents" / "note_agent.py").write_text(AGENT, encoding="utf-8")
-    target = tmp_path / "py.toml"
-    target.write_text(
-        'name = "py"\ntype = "python"\ncallable = "note_agent:answer"\npath = "agents"\n',
-        encoding="utf-8",
-    )
+    target = python_target(tmp_path, "note_agent", AGENT)
     flows = flows_file(
         tmp_path / "flows.jsonl",
         [

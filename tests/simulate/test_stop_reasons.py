@@ -11,7 +11,7 @@ from typing import Any
 from agent_backtest import simulate_judge, simulate_run
 from agent_backtest.simulate.models import STOP_MARKER
 from tests.fake_openai import FakeOpenAI
-from tests.simulate.conftest import flows_file
+from tests.simulate.conftest import flows_file, python_target
 
 AGENT = """
 import asyncio
@@ -51,14 +51,7 @@ def user_says(body: dict[str, Any]) -> str:
 def test_each_conversation_records_why_it_ended_and_the_summary_counts_them(
     tmp_path: Path,
 ) -> None:
-    (tmp_path / "agents").mkdir()
-    (tmp_path / "agents" / "stop_agent.py").write_text(AGENT, encoding="utf-8")
-    target = tmp_path / "py.toml"
-    target.write_text(
-        'name = "py"\ntype = "python"\ncallable = "stop_agent:answer"\npath = "agents"\n'
-        "timeout = 0.5\n",
-        encoding="utf-8",
-    )
+    target = python_target(tmp_path, "stop_agent", AGENT, timeout=0.5)
     flows = flows_file(
         tmp_path / "flows.jsonl",
         [

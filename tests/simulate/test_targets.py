@@ -21,6 +21,7 @@ from tests.simulate.conftest import (
     SSE_ANSWER,
     agent_config,
     flows_file,
+    python_target,
     scripted,
     target_file,
 )
@@ -268,13 +269,7 @@ def answer(messages):
 
 
 def test_a_python_callable_takes_the_conversation_so_far(tmp_path: Path) -> None:
-    (tmp_path / "agents").mkdir()
-    (tmp_path / "agents" / "echo_agent.py").write_text(PYTHON_AGENT, encoding="utf-8")
-    target = tmp_path / "py.toml"
-    target.write_text(
-        'name = "py"\ntype = "python"\ncallable = "echo_agent:answer"\npath = "agents"\n',
-        encoding="utf-8",
-    )
+    target = python_target(tmp_path, "echo_agent", PYTHON_AGENT)
     done = run(tmp_path, target, scripted("p", "a", "b", "crash", "d"))
     [conversation] = done.conversations()
     assert [t.final_text for t in conversation.turns[:2]] == ["turn 1", "turn 3"]
