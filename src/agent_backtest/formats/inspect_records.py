@@ -14,6 +14,7 @@ from typing import Any
 from agent_backtest import trace
 from agent_backtest.errors import RecordError
 from agent_backtest.formats.run_steps import text_or_none as _text_or_none
+from agent_backtest.trace.openai_wire import first_count
 
 ROLES = ("system", "user", "assistant", "tool")
 # Inspect's generation settings that are request parameters, by their chat-completions names.
@@ -163,15 +164,10 @@ def usage(raw: Any) -> trace.Usage | None:
     """Token counts of a ``ModelUsage``."""
     if not isinstance(raw, dict):
         return None
-
-    def count(key: str) -> int | None:
-        value = raw.get(key)
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
-
     return trace.Usage(
-        input_tokens=count("input_tokens"),
-        output_tokens=count("output_tokens"),
-        total_tokens=count("total_tokens"),
-        cached_input_tokens=count("input_tokens_cache_read"),
-        reasoning_tokens=count("reasoning_tokens"),
+        input_tokens=first_count(raw, "input_tokens"),
+        output_tokens=first_count(raw, "output_tokens"),
+        total_tokens=first_count(raw, "total_tokens"),
+        cached_input_tokens=first_count(raw, "input_tokens_cache_read"),
+        reasoning_tokens=first_count(raw, "reasoning_tokens"),
     )

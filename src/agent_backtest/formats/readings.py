@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from agent_backtest.trace import LLMCall, LLMRequest, LLMResponse
@@ -28,18 +29,11 @@ class Reading:
     keys: set[str] = field(default_factory=set)
     exact: bool = False
     """True when the dialect read the request and answer bodies as sent, not rebuilt."""
-    _found: str | None = field(default=None, init=False, repr=False)
 
-    @property
+    @cached_property
     def found(self) -> str:
         """What the dialect found, in a few words, for ``abt show --explain``; taken before the
         readings are combined (see :func:`combined`), so it says what this dialect alone found."""
-        if self._found is None:
-            self._found = self._described()
-        return self._found
-
-    def _described(self) -> str:
-        """What the reading holds, in a few words."""
         request = self.call.request
         parts = [f"{len(request.messages)} input messages"]
         answer = _answer(self.call)

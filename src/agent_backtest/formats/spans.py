@@ -250,7 +250,7 @@ def _reading(span: Span, step: Step, found: list[str]) -> SpanReading:
 
 
 def _step(
-    span: Span, by_id: dict[str, Span], history: _History, explain: bool = False
+    span: Span, by_id: dict[str, Span], history: _History, explain: bool
 ) -> tuple[Step, list[str]]:
     """One span as a step of its kind, and (with ``explain``) what each dialect that read its
     call found."""

@@ -23,12 +23,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from agent_backtest import trace
 from agent_backtest.errors import InputError, RecordError
 from agent_backtest.formats.base import ReadOptions, SkipLog, SpanReading, validation_errors_as
 from agent_backtest.formats.jsonio import load_json
+from agent_backtest.formats.messages import decoded
 from agent_backtest.formats.run_steps import text_or_none as _text
 from agent_backtest.formats.run_steps import tool_step
 from agent_backtest.trace.openai_wire import content_from_openai, tool_call_from_openai
@@ -143,11 +142,8 @@ class _Config:
 
 
 def _agent_config(raw: Any) -> _Config:
-    if isinstance(raw, str):
-        try:
-            raw = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            raw = None
+    """The agent's settings in ``replay_config``, an object or its JSON text."""
+    raw = decoded(raw)
     agent = raw.get("agent") if isinstance(raw, dict) else None
     agent = agent if isinstance(agent, dict) else {}
     model = agent.get("model") if isinstance(agent.get("model"), dict) else {}

@@ -27,7 +27,12 @@ from agent_backtest.formats.isotime import parse_timestamp
 from agent_backtest.formats.jsonio import load_json
 from agent_backtest.formats.run_steps import text_or_none as _text
 from agent_backtest.formats.run_steps import tool_step
-from agent_backtest.trace.openai_wire import PARAM_ALIASES, WIRE_PARAMS, tools_from_openai
+from agent_backtest.trace.openai_wire import (
+    PARAM_ALIASES,
+    WIRE_PARAMS,
+    tools_from_openai,
+    usage_from_openai,
+)
 
 FORMAT = "tau2_bench"
 EXPECTS = "τ²-bench results files ({timestamp, info, tasks, simulations})"
@@ -181,7 +186,7 @@ def _llm_step(
     response = trace.LLMResponse(
         message=answer,
         finish_reason=_finish_reason(details),
-        usage=_usage(raw.get("usage")),
+        usage=usage_from_openai(raw.get("usage")),
         model=_text(details.get("model")),
         id=_text(details.get("id")),
     )
@@ -224,16 +229,6 @@ def _finish_reason(details: dict[str, Any]) -> str | None:
     if isinstance(choices, list) and choices and isinstance(choices[0], dict):
         details = choices[0]
     return _text(details.get("finish_reason"))
-
-
-def _usage(raw: Any) -> trace.Usage | None:
-    if not isinstance(raw, dict):
-        return None
-    prompt, completion = raw.get("prompt_tokens"), raw.get("completion_tokens")
-    return trace.Usage(
-        input_tokens=prompt if isinstance(prompt, int) else None,
-        output_tokens=completion if isinstance(completion, int) else None,
-    )
 
 
 def _metadata(simulation: dict[str, Any], run: _Run) -> dict[str, Any]:
