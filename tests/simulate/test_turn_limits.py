@@ -10,14 +10,18 @@ process of its own, under a parent whose only child it is, so the parent's
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
+import httpx
 import pytest
 
+from agent_backtest.simulate.targets.config import HttpTarget
+from agent_backtest.simulate.targets.limits import TurnBudget, counted
 from tests.conftest import ROOT
 from tests.processes import run_measured
 from tests.servers import serving
@@ -150,3 +154,28 @@ def stream_target(path: Path, base_url: str, **settings: object) -> Path:
     lines = [f"{key} = {json.dumps(value)}" for key, value in top.items()]
     path.write_text("\n".join(lines) + "\n" + STREAM, encoding="utf-8")
     return path
+
+
+@pytest.mark.parametrize("end", [b"\n\n", b"\r\r", b"\r\n\r\n", b"\n\r\n", b"\n\r"])
+@pytest.mark.parametrize("read", [1, 2, 3, 4096])
+def test_each_events_bytes_start_afresh_after_its_end_however_it_is_split(
+    end: bytes, read: int
+) -> None:
+    """Three events of 3,000 bytes under a 4,096-byte cap for one event pass, read a byte at a
+    time or in larger pieces, whichever blank line ends them."""
+    event = b"data: " + b"x" * 2994 + end
+    body = event * 3
+
+    async def pieces() -> AsyncIterator[bytes]:
+        for at in range(0, len(body), read):
+            yield body[at : at + read]
+
+    async def read_all() -> bytes:
+        target = HttpTarget.model_construct(max_answer_bytes=4096)  # only its caps are read
+        response = counted(
+            httpx.Response(200, content=pieces(), request=httpx.Request("GET", "http://127.0.0.1")),
+            TurnBudget(target),
+        )
+        return b"".join([chunk async for chunk in response.aiter_bytes()])
+
+    assert asyncio.run(read_all()) == body

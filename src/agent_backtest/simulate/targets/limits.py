@@ -15,8 +15,10 @@ import httpx
 from agent_backtest.simulate.targets.config import HttpTarget
 from agent_backtest.simulate.targets.errors import TargetError
 
-# A blank line ends a server-sent event, whichever of the three line ends the agent writes.
-EVENT_ENDS = (b"\n\n", b"\r\r", b"\n\r\n")
+# A blank line ends a server-sent event, whichever of the three line ends the agent writes: a
+# line end followed by a CR is always one (``\n\r`` ends the blank line there, or one byte later
+# when an LF follows).
+EVENT_ENDS = (b"\n\n", b"\r\r", b"\n\r\n", b"\n\r")
 # What a counted copy of an answer must not carry over: its bytes are decoded already, and
 # their number is no longer the one the agent sent.
 DECODED_AWAY = (b"content-encoding", b"content-length")
@@ -92,7 +94,7 @@ class _CountedStream(httpx.AsyncByteStream):
         tail = b""  # the end of the read before: an event's end may span two reads
         async for chunk in self.response.aiter_bytes():
             self.budget.take_bytes(len(chunk), after_event_end(tail, chunk))
-            tail = chunk[-2:]
+            tail = (tail + chunk)[-2:]  # reads of one byte keep two
             yield chunk
 
     async def aclose(self) -> None:
