@@ -42,7 +42,7 @@ def test_in_a_pipe_the_start_line_comes_at_once_and_the_heartbeat_until_closed()
     assert stream.getvalue() == written
 
 
-def test_at_a_terminal_the_bar_shows_progress_and_no_heartbeat_is_printed() -> None:
+def test_at_a_terminal_no_heartbeat_is_printed() -> None:
     stream = io.StringIO()
     console = Console(file=stream, force_terminal=True, width=200)
     with PhaseStatus(console, "phase: starting", lambda: "phase: beat", every=0.01):

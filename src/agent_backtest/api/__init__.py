@@ -56,11 +56,11 @@ if TYPE_CHECKING:
 # Each public name and the module of this package that defines it.
 _HOMES = {
     "AgentOptions": "agent_backtest.api.options",
-    "GateBars": "agent_backtest.api.options",
     "BatchOptions": "agent_backtest.api.options",
     "CallOptions": "agent_backtest.api.options",
     "CaseOptions": "agent_backtest.api.options",
     "ExecutorOptions": "agent_backtest.api.options",
+    "GateBars": "agent_backtest.api.options",
     "JudgeOptions": "agent_backtest.api.options",
     "ModelRole": "agent_backtest.api.roles",
     "RoleSettings": "agent_backtest.api.roles",
@@ -71,7 +71,6 @@ _HOMES = {
     "pull_langfuse": "agent_backtest.api.backends",
     "pull_phoenix": "agent_backtest.api.backends",
     "push_otlp": "agent_backtest.api.backends",
-    "spent": "agent_backtest.api.costs",
     "push_phoenix": "agent_backtest.api.backends",
     "bench_run": "agent_backtest.api.bench",
     "bench_resume": "agent_backtest.api.bench",
@@ -81,6 +80,7 @@ _HOMES = {
     "cache_clear": "agent_backtest.api.cache",
     "cache_stats": "agent_backtest.api.cache",
     "config_files": "agent_backtest.api.config",
+    "spent": "agent_backtest.api.costs",
     "check_patch": "agent_backtest.api.patches",
     "profile": "agent_backtest.api.profiles",
     "replay": "agent_backtest.api.replays",

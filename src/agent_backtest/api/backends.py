@@ -240,12 +240,14 @@ def push_otlp(
     beside the production span it replays when the unit knows it (see
     :mod:`agent_backtest.backends.replay_spans`). ``headers`` go with each request, else those
     of ``$OTEL_EXPORTER_OTLP_HEADERS`` (``key=value,…``)."""
+    from agent_backtest.backends.otlp_receiver import TRACES_PATH  # the path collect serves
     from agent_backtest.backends.replay_spans import chunks, spans_request
     from agent_backtest.backends.rest_client import RestClient, check_endpoint
 
     endpoint = check_endpoint(endpoint)
     _check_paging(1, requests_per_second)
-    base, path = _otlp_path(endpoint)
+    base = endpoint.removesuffix(TRACES_PATH)  # the receiver's, whether or not the path was given
+    url = f"{base}{TRACES_PATH}"
     calls = list(_replayed_calls(Path(run)))
     run_id = Path(run).resolve().name
     sent = headers if headers is not None else _otlp_headers(os.environ.get(HEADERS_VARIABLE))
@@ -259,23 +261,15 @@ def push_otlp(
         secrets=tuple(sent.values()),
     ) as client:
         for part in chunks(calls, SPANS_PER_REQUEST):
-            answer = client.post(path, spans_request(part, run_id))
+            answer = client.post(TRACES_PATH, spans_request(part, run_id))
             if answer.status_code == 404:
                 raise UserError(
-                    f"{base}{path} answered 404: no OTLP/HTTP receiver there; name the "
+                    f"{url} answered 404: no OTLP/HTTP receiver there; name the "
                     "receiver's base URL, such as http://127.0.0.1:4318",
                     "endpoint",
                 )
     linked = sum(1 for call in calls if call.production_span_id and call.production_trace_id)
-    return SpansPushOutcome(run_id, len(calls), linked, f"{base}{path}")
-
-
-def _otlp_path(endpoint: str) -> tuple[str, str]:
-    """The receiver's base URL and the traces path (``/v1/traces`` unless ``endpoint`` ends
-    with a path of its own ending in it)."""
-    if endpoint.endswith("/v1/traces"):
-        return endpoint.removesuffix("/v1/traces"), "/v1/traces"
-    return endpoint, "/v1/traces"
+    return SpansPushOutcome(run_id, len(calls), linked, url)
 
 
 def _otlp_headers(text: str | None) -> dict[str, str]:

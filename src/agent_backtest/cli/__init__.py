@@ -22,7 +22,7 @@ def main() -> None:
     signal.signal(signal.SIGINT, _end_while_loading)
     signal.signal(signal.SIGTERM, _end_while_loading)
     from agent_backtest.cli.app import run
-    from agent_backtest.errors import TERMINATION, Terminated
+    from agent_backtest.errors import Terminated
 
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _terminate)
@@ -33,10 +33,7 @@ def main() -> None:
             raise
         # A stop's exception can be lost on the way (see Terminated; a Ctrl-C that lands in
         # an import's lock clean-up is dropped the same way): it is still a stop.
-        if TERMINATION.is_set():
-            _stopped(TERMINATED)
-        if _INTERRUPTION.is_set():
-            _stopped(INTERRUPTED)
+        _stopped_if_signalled()
         raise
     except Terminated:
         _stopped(TERMINATED)
@@ -46,10 +43,7 @@ def main() -> None:
         # A stop raised inside a library can come back as the library's own error (pydantic
         # building a schema while a command's module loads wraps it in a SchemaError): the
         # signal was still a stop, not a crash.
-        if TERMINATION.is_set():
-            _stopped(TERMINATED)
-        if _INTERRUPTION.is_set():
-            _stopped(INTERRUPTED)
+        _stopped_if_signalled()
         raise
 
 
@@ -57,6 +51,16 @@ def _stopped(code: int) -> None:
     """End a stopped command with its one line and the shell's code for the signal."""
     print("abt: terminated" if code == TERMINATED else "abt: interrupted", file=sys.stderr)
     sys.exit(code)
+
+
+def _stopped_if_signalled() -> None:
+    """End as stopped if SIGTERM or Ctrl-C arrived, whatever came of its exception."""
+    from agent_backtest.errors import TERMINATION
+
+    if TERMINATION.is_set():
+        _stopped(TERMINATED)
+    if _INTERRUPTION.is_set():
+        _stopped(INTERRUPTED)
 
 
 def _end_while_loading(signum: int, frame: FrameType | None) -> None:

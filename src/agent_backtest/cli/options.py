@@ -1,7 +1,7 @@
 """The command line's arguments and single options, declared once and reused by name, and the
 panels of --help every flag is listed under.
 
-An argument or option here is an ``Annotated`` type that typer reads (``out: RunDirectory =
+An argument or option here is an ``Annotated`` type that typer reads (``config_file: ConfigFile =
 None``), built by ``argument`` or ``option``. Those several commands share are declared here;
 one of a single command at the top of its module. A command with many flags of its own keeps
 them in a group instead (see ``cli/flags.py``), as the library's settings are grouped.
@@ -72,12 +72,10 @@ ReplayInputs = argument(
     "A units JSONL (from abt units), trace files in any supported format, or "
     "phoenix://HOST:PORT/PROJECT (the project's spans, pulled first into OUT.phoenix.jsonl).",
 )
-RUN_DIRECTORY_HELP = "The run directory to create."
 CONFIG_FILE_HELP = (
     "Model config (abt.toml): endpoints, key variables, roles and aliases [default: ./abt.toml, "
     "else the user config dir]."
 )
-RunDirectory = option(Path | None, "--out", OUTPUT, RUN_DIRECTORY_HELP, metavar="DIR")
 ConfigFile = option(Path | None, "--config", ROLES, CONFIG_FILE_HELP, metavar="FILE")
 CacheDirectory = option(
     Path | None,

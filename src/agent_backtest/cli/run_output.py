@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_backtest.cli.flags import flag
-from agent_backtest.cli.options import CONFIG_FILE_HELP, OUTPUT, ROLES, RUN_DIRECTORY_HELP
+from agent_backtest.cli.options import CONFIG_FILE_HELP, OUTPUT, ROLES
 
 
 @dataclass
@@ -14,7 +14,9 @@ class RunOutput:
     """A new run's directory (``--out``) and the model config (``--config``) that endpoints,
     keys and roles are read from."""
 
-    out: Path | None = field(default=None, metadata=flag(OUTPUT, "DIR", help=RUN_DIRECTORY_HELP))
+    out: Path | None = field(
+        default=None, metadata=flag(OUTPUT, "DIR", help="The run directory to create.")
+    )
     config_file: Path | None = field(
         default=None, metadata=flag(ROLES, "FILE", flag="--config", help=CONFIG_FILE_HELP)
     )

@@ -11,7 +11,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from types import TracebackType
 from typing import Self
 
 from rich.console import Console
@@ -65,15 +64,10 @@ class PhaseStatus:
         if self._thread is not None:
             self._thread.join()
 
-    def __enter__(self) -> PhaseStatus:
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
 
