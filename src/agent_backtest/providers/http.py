@@ -257,9 +257,9 @@ def proxied(base_url: str) -> bool:
 
 
 def tls_context(base_url: str) -> ssl.SSLContext:
-    """One TLS context for every lane: httpx's verifying default for https; for plain http,
-    which never uses TLS, an empty context that trusts nothing (loading the CA bundle would cost
-    tens of milliseconds of every start)."""
+    """One TLS context for every connection of the endpoint, direct or in a proxied lane:
+    httpx's verifying default for https; for plain http, which never uses TLS, an empty context
+    that trusts nothing (loading the CA bundle would cost tens of milliseconds of every start)."""
     if base_url.startswith("https://"):
         import httpx
 
