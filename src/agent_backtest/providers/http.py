@@ -122,10 +122,7 @@ class JsonEndpoint:
             raise ProviderError("timeout", f"no whole answer within {timeout:g} s") from None
         except wire.Stalled:
             raise ProviderError("timeout", f"the answer stalled: no byte for {gap:g} s") from None
-        except wire.ConnectFailed as exc:
-            detail = redact(f"ConnectError: {exc}", secrets)
-            raise ProviderError("connection", detail) from None
-        except (OSError, wire.ProtocolError) as exc:  # resets, broken answers
+        except (OSError, wire.ProtocolError) as exc:  # connect errors, resets, broken answers
             detail = redact(f"{type(exc).__name__}: {exc}", secrets)
             raise ProviderError("connection", detail) from None
 
