@@ -70,10 +70,8 @@ class RateLimits:
     async def acquire(self, payload: dict[str, Any]) -> None:
         """Wait until a call of this size fits under both ceilings (at once without any: the
         estimate, a walk of the whole payload, is made only for a tokens ceiling)."""
-        if self._requests is not None:
-            await self._requests.acquire()
-        if self._tokens is not None and self._tpm_capacity:
-            await self._tokens.acquire(min(prompt_tokens_estimate(payload), self._tpm_capacity))
+        estimate = prompt_tokens_estimate(payload) if self._tokens is not None else 0
+        await self.acquire_tokens(estimate)
 
     async def acquire_tokens(self, estimate: int) -> None:
         """Wait until one request of about ``estimate`` prompt tokens fits under both ceilings

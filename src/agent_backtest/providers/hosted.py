@@ -82,8 +82,9 @@ class HostedProvider(ABC):
 
 def json_endpoint(settings: ProviderSettings, base_url: str, max_connections: int) -> JsonEndpoint:
     """The connections of a hosted provider, its answers capped at the settings'
-    ``max_answer_bytes``. httpx is imported here, when a provider that needs it is made, not when
-    the providers are: its import costs every command ~50 ms."""
+    ``max_answer_bytes``. The HTTP machinery is imported here, when a provider that needs it is
+    made, not when the providers are (httpx, whose import costs ~50 ms, only for an https
+    endpoint or one behind a proxy)."""
     from agent_backtest.providers.http import JsonEndpoint
 
     return JsonEndpoint(base_url, settings.headers, max_connections, settings.max_answer_bytes)

@@ -122,10 +122,7 @@ class JsonEndpoint:
             raise ProviderError("timeout", f"no whole answer within {timeout:g} s") from None
         except wire.Stalled:
             raise ProviderError("timeout", f"the answer stalled: no byte for {gap:g} s") from None
-        except wire.ConnectFailed as exc:
-            detail = redact(f"ConnectError: {exc}", secrets)
-            raise ProviderError("connection", detail) from None
-        except (OSError, wire.ProtocolError) as exc:  # resets, broken answers
+        except (OSError, wire.ProtocolError) as exc:  # connect errors, resets, broken answers
             detail = redact(f"{type(exc).__name__}: {exc}", secrets)
             raise ProviderError("connection", detail) from None
 
@@ -257,9 +254,9 @@ def proxied(base_url: str) -> bool:
 
 
 def tls_context(base_url: str) -> ssl.SSLContext:
-    """One TLS context for every lane: httpx's verifying default for https; for plain http,
-    which never uses TLS, an empty context that trusts nothing (loading the CA bundle would cost
-    tens of milliseconds of every start)."""
+    """One TLS context for every connection of the endpoint, direct or in a proxied lane:
+    httpx's verifying default for https; for plain http, which never uses TLS, an empty context
+    that trusts nothing (loading the CA bundle would cost tens of milliseconds of every start)."""
     if base_url.startswith("https://"):
         import httpx
 

@@ -43,8 +43,9 @@ class Stalled(Exception):
     """No byte of the answer arrived within the read gap."""
 
 
-class ConnectFailed(OSError):
-    """The connection could not be opened."""
+class ConnectError(OSError):
+    """The connection could not be opened (named as httpx names it: the name begins the error
+    detail of a call that fails so)."""
 
 
 class StaleConnection(Exception):
@@ -211,7 +212,7 @@ class Http11Pool:
                 server_hostname=self.host if self.tls else None,
             )
         except OSError as exc:
-            raise ConnectFailed(f"{self.authority}: {exc}") from None
+            raise ConnectError(f"{self.authority}: {exc}") from None
         return Connection(reader, writer)
 
     def request(self, path: str, headers: dict[str, str], body: bytes) -> Request:

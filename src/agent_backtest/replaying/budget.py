@@ -50,9 +50,8 @@ class Budget:
     ) -> None:
         self.limit = Decimal(str(limit))
         self.tally = SpendTally(prices, manifest.config.batch is not None)
-        if directory.results_path.exists():
-            for record in read_results(directory.results_path):
-                self.tally.add_result(record)
+        for record in read_results(directory.results_path):  # none yet: no file, no records
+            self.tally.add_result(record)
         # the judges of earlier scorings: the candidate is counted from its answers above
         self.others = total_usd(roles_spend(manifest, prices, skip=("candidate",)))
 
