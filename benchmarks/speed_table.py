@@ -5,8 +5,8 @@ them alike; the table gives each figure's median over the rounds with its range,
 and the peer measured in the same rounds (the same work done by the simplest thing that does
 it). The machine's load average is printed before each round and at the end: on a shared
 machine a figure means little without it. CPU seconds are the child processes' own (user and
-system, from ``getrusage``), which waiting for a core does not inflate; wall seconds are what a
-user waits.
+system, as ``wait4`` reports them), which waiting for a core does not inflate; wall seconds are
+what a user waits.
 
 Figures:
 
@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -57,7 +56,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import cli_startup  # noqa: E402
 import ingest_throughput  # noqa: E402
 import replay_throughput  # noqa: E402
-from child_process import run_measured  # noqa: E402
+from child_process import run_measured, time_command  # noqa: E402
 
 ENV = {**os.environ, "OPENAI_API_KEY": "benchmark-key"}
 ABT = [sys.executable, "-m", "agent_backtest.cli"]
@@ -100,17 +99,6 @@ class Table:
             print(f"{figure.name:<48} {figure.cells()} {figure.target}")
 
 
-def child_seconds(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
-    """(wall, CPU) seconds of a command run to its end; CPU is its own and its children's."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    quiet = subprocess.DEVNULL
-    subprocess.run(command, env=env or ENV, stdout=quiet, stderr=quiet, check=True)
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-
-
 def load() -> str:
     """The load averages over 1, 5 and 15 minutes."""
     return " ".join(f"{value:.2f}" for value in os.getloadavg())
@@ -122,7 +110,7 @@ def load() -> str:
 def ingest_round(table: Table, otlp: Path, work: Path) -> None:
     """abt ingest, then an orjson loop over the same lines."""
     megabytes = otlp.stat().st_size / 1e6
-    wall, cpu = child_seconds([*ABT, "ingest", str(otlp), "-o", str(work / "sessions.jsonl")])
+    wall, cpu = time_command([*ABT, "ingest", str(otlp), "-o", str(work / "sessions.jsonl")], ENV)
     table.add("ingest, CPU", megabytes / cpu, "MB/s", "≥ 50")
     table.add("ingest, wall", megabytes / wall, "MB/s", "≥ 50")
     started = time.process_time()
@@ -159,14 +147,15 @@ class CachedRerun:
         server, url = replay_throughput.start_server(0.0)
         units = replay_throughput.make_units(work, count)
         cache = work / "cache-full"
-        child_seconds(replay_command(units, url, work / "fill", 64, "--cache-dir", str(cache)))
+        fill = replay_command(units, url, work / "fill", 64, "--cache-dir", str(cache))
+        time_command(fill, ENV)
         return cls(server, url, units, cache)
 
     def round(self, table: Table, work: Path) -> None:
         """One rerun, answered wholly from the cache."""
         count = len(self.units.read_bytes().splitlines())
         command = replay_command(self.units, self.url, work / "rerun", 64, "--cache-dir")
-        wall, cpu = child_seconds([*command, str(self.cache)])
+        wall, cpu = time_command([*command, str(self.cache)], ENV)
         table.add(f"cached rerun of {count:,} units, wall", wall, "s", "≤ 2")
         table.add(f"cached rerun of {count:,} units, CPU", cpu, "s")
 
@@ -230,10 +219,9 @@ def per_call_round(table: Table, work: Path, units: Path, calls: int, concurrenc
     try:
         replay = [head(work, units, n) for n in (few, calls)]
         out = work / "calls"
+        flags = ("--no-cache", "--no-score")
         cpu_few, cpu_all = (
-            child_seconds(replay_command(path, url, out, concurrency, "--no-cache", "--no-score"))[
-                1
-            ]
+            time_command(replay_command(path, url, out, concurrency, *flags), ENV)[1]
             for path in replay
         )
         per_call = (cpu_all - cpu_few) / (calls - few) * 1000
