@@ -69,6 +69,7 @@ def jobs(work: Path, model_url: str) -> dict[str, list[str]]:
 def time_job(args: list[str], cwd: Path) -> tuple[float, float, float]:
     """Seconds to the first line, to the first status line (else the first line), to exit."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "200"}
+    env.pop("FORCE_COLOR", None)  # rich would draw its bars into the pipe, as on a terminal
     started = time.perf_counter()
     process = subprocess.Popen(
         [sys.executable, "-m", "agent_backtest.cli", *args],
