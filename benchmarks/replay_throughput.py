@@ -376,9 +376,9 @@ def compare_cpu_per_call(
     one = work / "units-one.jsonl"
     one.write_text(units.read_text().split("\n", 1)[0] + "\n")
     calls, width = len(payloads), args.concurrency
-    requests = [unit.request for unit in read_units_file(units)]
     model = parse_model_ref("openai/bench")
     jobs = [Job(unit, 0, 0, model) for unit in read_units_file(units)]
+    requests = [job.unit.request for job in jobs]
     _, preparing = bench_client("http://127.0.0.1:9/v1", width)  # prepares, never sends
     figures: dict[str, list[float]] = {}
     peers: dict[str, Callable[[], float]] = {
