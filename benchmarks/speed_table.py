@@ -256,14 +256,6 @@ def peer_command(kind: str, url: str, units: Path, concurrency: int) -> list[str
     return [sys.executable, __file__, "peer", kind, url, str(units), str(concurrency)]
 
 
-def payloads_of(units: Path) -> list[bytes]:
-    """Each unit's request as the bytes a client posts."""
-    from agent_backtest.trace.openai_wire import chat_payload
-    from agent_backtest.units import read_units_file
-
-    return [orjson.dumps(chat_payload(u.request, "bench", 0)[0]) for u in read_units_file(units)]
-
-
 async def httpx_loop(url: str, bodies: list[bytes], concurrency: int) -> None:
     """Post every body with httpx, ``concurrency`` at once, and parse each answer."""
     import httpx
@@ -314,7 +306,7 @@ async def raw_loop(url: str, bodies: list[bytes], concurrency: int) -> None:
 def run_peer(kind: str, url: str, units: str, concurrency: str) -> None:
     """The peer client ``kind`` posting every unit of ``units``; prints the CPU seconds its
     sending loop took."""
-    bodies = payloads_of(Path(units))
+    bodies = [orjson.dumps(payload) for payload in replay_throughput.request_payloads(Path(units))]
     loop = httpx_loop if kind == "httpx" else raw_loop
     started = time.process_time()
     asyncio.run(loop(url, bodies, int(concurrency)))
@@ -324,10 +316,16 @@ def run_peer(kind: str, url: str, units: str, concurrency: str) -> None:
 # --- replay at the wire's pace ----------------------------------------------------------------
 
 
-def wire_round(table: Table, work: Path, args: argparse.Namespace, round_: int) -> None:
-    """abt replay and the bare loop at ``--latency``, as fractions of the limit."""
-    units = replay_throughput.make_units(work, args.units)
-    payloads = [orjson.loads(body) for body in payloads_of(units)]
+def wire_round(
+    table: Table,
+    work: Path,
+    units: Path,
+    payloads: list[dict],
+    args: argparse.Namespace,
+    round_: int,
+) -> None:
+    """abt replay, the bare loop and the floor at ``--latency`` on ``units`` (whose requests
+    are ``payloads``), as fractions of the limit."""
     floor, bare, seconds, _ = replay_throughput.measure_round(work, units, payloads, args, round_)
     at_limit = args.units * args.latency / args.concurrency
     table.add(f"abt replay at {args.latency:g} s latency ÷ limit", at_limit / seconds, "", "≥ 0.95")
@@ -407,6 +405,8 @@ def main() -> None:
     if "matcher" in wanted and passes is None:
         print("bfcl-eval is not installed (pip install --no-deps bfcl-eval): no matcher rows")
     units = replay_throughput.make_units(work, max(args.calls, args.units))
+    wire_units = replay_throughput.make_units(work, args.units) if "replay" in wanted else None
+    wire_payloads = replay_throughput.request_payloads(wire_units) if wire_units else []
     help_lines = cli_startup.command_lines() if "help" in wanted else []
     for line in help_lines:  # a first run of each writes its compiled modules
         cli_startup.time_once([*cli_startup.abt_command(), *line.split()])
@@ -421,8 +421,8 @@ def main() -> None:
                 matcher_round(table, passes)
             if "calls" in wanted:
                 per_call_round(table, work, units, args.calls, args.concurrency)
-            if "replay" in wanted:
-                wire_round(table, work, args, round_)
+            if wire_units is not None:
+                wire_round(table, work, wire_units, wire_payloads, args, round_)
             if "help" in wanted:
                 help_round(table, help_lines)
             if "bench" in wanted:
