@@ -404,7 +404,7 @@ def main() -> None:
     passes = matcher_passes() if "matcher" in wanted else None
     if "matcher" in wanted and passes is None:
         print("bfcl-eval is not installed (pip install --no-deps bfcl-eval): no matcher rows")
-    units = replay_throughput.make_units(work, max(args.calls, args.units))
+    units = replay_throughput.make_units(work, args.calls) if "calls" in wanted else None
     wire_units = replay_throughput.make_units(work, args.units) if "replay" in wanted else None
     wire_payloads = replay_throughput.request_payloads(wire_units) if wire_units else []
     help_lines = cli_startup.command_lines() if "help" in wanted else []
@@ -419,7 +419,7 @@ def main() -> None:
                 rerun.round(table, work)
             if passes is not None:
                 matcher_round(table, passes)
-            if "calls" in wanted:
+            if units is not None:
                 per_call_round(table, work, units, args.calls, args.concurrency)
             if wire_units is not None:
                 wire_round(table, work, wire_units, wire_payloads, args, round_)
