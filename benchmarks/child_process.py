@@ -1,4 +1,4 @@
-"""Timing a command in a child process and reading that command's own peak RSS.
+"""Timing a command in a child process, in wall and CPU seconds, and reading its own peak RSS.
 
 The peak must be read from a process forked by a small one: Linux keeps the resident-set
 high-water mark across fork and exec, so a command started straight from a large benchmark
@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 # Forks the command from this small interpreter, waits for it, writes its wall seconds (from
@@ -56,6 +57,26 @@ def run_measured(
             raise SystemExit(f"failed: {' '.join(command)}")
         seconds, rss = report.read_text().split()
         return float(seconds), int(rss)
+
+
+def time_command(
+    command: list[str], env: dict[str, str] | None = None, quiet: bool = True
+) -> tuple[float, float]:
+    """(wall, CPU) seconds of ``command`` from start to exit; exits if it fails.
+
+    The CPU seconds are its user and system time with those of the processes it waited for,
+    which waiting for a core on a busy machine does not inflate. Its stdout is thrown away; its
+    stderr too unless ``quiet`` is false.
+    """
+    started = time.perf_counter()
+    stderr = subprocess.DEVNULL if quiet else None
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise SystemExit(f"failed ({process.returncode}): {' '.join(command)}")
+    return elapsed, usage.ru_utime + usage.ru_stime
 
 
 def _run_on_terminal(command: list[str], env: dict[str, str] | None) -> int:

@@ -15,10 +15,10 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
+
+from child_process import time_command
 
 
 def command_lines() -> list[str]:
@@ -62,19 +62,7 @@ def timing_environment() -> dict[str, str]:
 
 def time_once(command: list[str]) -> tuple[float, float]:
     """(wall, CPU) seconds from start to exit of one run; exits if the command fails."""
-    started = time.perf_counter()
-    process = subprocess.Popen(
-        command,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=timing_environment(),
-    )
-    _, status, usage = os.wait4(process.pid, 0)
-    elapsed = time.perf_counter() - started
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode != 0:
-        raise SystemExit(f"failed ({process.returncode}): {' '.join(command)}")
-    return elapsed, usage.ru_utime + usage.ru_stime
+    return time_command(command, timing_environment())
 
 
 def main() -> None:

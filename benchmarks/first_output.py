@@ -69,6 +69,7 @@ def jobs(work: Path, model_url: str) -> dict[str, list[str]]:
 def time_job(args: list[str], cwd: Path) -> tuple[float, float, float]:
     """Seconds to the first line, to the first status line (else the first line), to exit."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "200"}
+    env.pop("FORCE_COLOR", None)  # rich would draw its bars into the pipe, as on a terminal
     started = time.perf_counter()
     process = subprocess.Popen(
         [sys.executable, "-m", "agent_backtest.cli", *args],
@@ -102,13 +103,20 @@ def main() -> None:
     options = parser.parse_args()
     port = free_port()
     model = subprocess.Popen(
-        [sys.executable, "-m", "examples.keyword_model", "--port", str(port)], cwd=REPO
+        [sys.executable, "-m", "examples.keyword_model", "--port", str(port)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
-        time.sleep(1.0)  # the keyword model binds its port
+        assert model.stdout is not None
+        ready = model.stdout.readline()  # printed once its port is bound: "... serving on URL"
+        if not ready:
+            raise SystemExit("the keyword model did not start (see its error above)")
+        print(ready, end="")
         with tempfile.TemporaryDirectory() as folder:
             work = Path(folder)
-            lines = jobs(work, f"http://127.0.0.1:{port}/v1")
+            lines = jobs(work, ready.split()[-1])
             print(f"load average before: {os.getloadavg()[0]:.2f}")
             print(f"{'job':<9} {'first line (min med max)':>24} {'first status':>22} "
                   f"{'exit':>22}")  # fmt: skip

@@ -126,6 +126,11 @@ def make_units(work: Path, count: int) -> Path:
     return out
 
 
+def request_payloads(units: Path) -> list[dict]:
+    """Each unit's request as the chat completions payload a client posts to the server."""
+    return [chat_payload(unit.request, "bench", 0)[0] for unit in read_units_file(units)]
+
+
 def run_replay(
     units: Path, url: str, out: Path, concurrency: int, cache: Path | None
 ) -> tuple[float, int]:
@@ -207,7 +212,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="abt-replay-bench-"))
     limit = args.concurrency / args.latency
     units = make_units(work, args.units)
-    payloads = [chat_payload(u.request, "bench", 0)[0] for u in read_units_file(units)]
+    payloads = request_payloads(units)
     size = sum(len(json.dumps(p)) for p in payloads) / len(payloads) / 1000
     print(
         f"{args.units} units, mean payload {size:.1f} KB, concurrency {args.concurrency}, "
@@ -376,9 +381,9 @@ def compare_cpu_per_call(
     one = work / "units-one.jsonl"
     one.write_text(units.read_text().split("\n", 1)[0] + "\n")
     calls, width = len(payloads), args.concurrency
-    requests = [unit.request for unit in read_units_file(units)]
     model = parse_model_ref("openai/bench")
     jobs = [Job(unit, 0, 0, model) for unit in read_units_file(units)]
+    requests = [job.unit.request for job in jobs]
     _, preparing = bench_client("http://127.0.0.1:9/v1", width)  # prepares, never sends
     figures: dict[str, list[float]] = {}
     peers: dict[str, Callable[[], float]] = {

@@ -261,9 +261,7 @@ from __future__ import annotations
 import argparse
 import gc
 import os
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -290,6 +288,7 @@ from agent_backtest.runs import ResultRecord  # noqa: E402
 from agent_backtest.scoring.calls import clear_memos, match_calls  # noqa: E402
 from agent_backtest.trace import LLMRequest, LLMResponse, Message  # noqa: E402
 from agent_backtest.units import Unit, make_unit_id  # noqa: E402
+from child_process import time_command  # noqa: E402
 
 # The Python AST categories of bfcl-eval that the matcher was never tuned on (its agreement tests
 # use the four of ``bfcl_cases.CATEGORIES``): questions users sent the leaderboard.
@@ -406,19 +405,9 @@ def score_command_seconds(path: Path, workers: int | None = None) -> tuple[float
     of the package on every start).
     """
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
     extra = [] if workers is None else ["--workers", str(workers)]
-    subprocess.run(
-        [sys.executable, "-m", "agent_backtest.cli", "score", str(path), *extra],
-        check=True,
-        stdout=subprocess.DEVNULL,
-        env=env,
-    )
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-    return wall, cpu
+    command = [sys.executable, "-m", "agent_backtest.cli", "score", str(path), *extra]
+    return time_command(command, env, quiet=False)
 
 
 def timed(run: Callable[[], None]) -> float:

@@ -5,8 +5,8 @@ them alike; the table gives each figure's median over the rounds with its range,
 and the peer measured in the same rounds (the same work done by the simplest thing that does
 it). The machine's load average is printed before each round and at the end: on a shared
 machine a figure means little without it. CPU seconds are the child processes' own (user and
-system, from ``getrusage``), which waiting for a core does not inflate; wall seconds are what a
-user waits.
+system, as ``wait4`` reports them), which waiting for a core does not inflate; wall seconds are
+what a user waits.
 
 Figures:
 
@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -57,7 +56,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import cli_startup  # noqa: E402
 import ingest_throughput  # noqa: E402
 import replay_throughput  # noqa: E402
-from child_process import run_measured  # noqa: E402
+from child_process import run_measured, time_command  # noqa: E402
 
 ENV = {**os.environ, "OPENAI_API_KEY": "benchmark-key"}
 ABT = [sys.executable, "-m", "agent_backtest.cli"]
@@ -100,17 +99,6 @@ class Table:
             print(f"{figure.name:<48} {figure.cells()} {figure.target}")
 
 
-def child_seconds(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
-    """(wall, CPU) seconds of a command run to its end; CPU is its own and its children's."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    quiet = subprocess.DEVNULL
-    subprocess.run(command, env=env or ENV, stdout=quiet, stderr=quiet, check=True)
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-
-
 def load() -> str:
     """The load averages over 1, 5 and 15 minutes."""
     return " ".join(f"{value:.2f}" for value in os.getloadavg())
@@ -122,7 +110,7 @@ def load() -> str:
 def ingest_round(table: Table, otlp: Path, work: Path) -> None:
     """abt ingest, then an orjson loop over the same lines."""
     megabytes = otlp.stat().st_size / 1e6
-    wall, cpu = child_seconds([*ABT, "ingest", str(otlp), "-o", str(work / "sessions.jsonl")])
+    wall, cpu = time_command([*ABT, "ingest", str(otlp), "-o", str(work / "sessions.jsonl")], ENV)
     table.add("ingest, CPU", megabytes / cpu, "MB/s", "≥ 50")
     table.add("ingest, wall", megabytes / wall, "MB/s", "≥ 50")
     started = time.process_time()
@@ -159,14 +147,15 @@ class CachedRerun:
         server, url = replay_throughput.start_server(0.0)
         units = replay_throughput.make_units(work, count)
         cache = work / "cache-full"
-        child_seconds(replay_command(units, url, work / "fill", 64, "--cache-dir", str(cache)))
+        fill = replay_command(units, url, work / "fill", 64, "--cache-dir", str(cache))
+        time_command(fill, ENV)
         return cls(server, url, units, cache)
 
     def round(self, table: Table, work: Path) -> None:
         """One rerun, answered wholly from the cache."""
         count = len(self.units.read_bytes().splitlines())
         command = replay_command(self.units, self.url, work / "rerun", 64, "--cache-dir")
-        wall, cpu = child_seconds([*command, str(self.cache)])
+        wall, cpu = time_command([*command, str(self.cache)], ENV)
         table.add(f"cached rerun of {count:,} units, wall", wall, "s", "≤ 2")
         table.add(f"cached rerun of {count:,} units, CPU", cpu, "s")
 
@@ -230,10 +219,9 @@ def per_call_round(table: Table, work: Path, units: Path, calls: int, concurrenc
     try:
         replay = [head(work, units, n) for n in (few, calls)]
         out = work / "calls"
+        flags = ("--no-cache", "--no-score")
         cpu_few, cpu_all = (
-            child_seconds(replay_command(path, url, out, concurrency, "--no-cache", "--no-score"))[
-                1
-            ]
+            time_command(replay_command(path, url, out, concurrency, *flags), ENV)[1]
             for path in replay
         )
         per_call = (cpu_all - cpu_few) / (calls - few) * 1000
@@ -266,14 +254,6 @@ def head(work: Path, units: Path, count: int) -> Path:
 def peer_command(kind: str, url: str, units: Path, concurrency: int) -> list[str]:
     """This script, run as one of the peer clients."""
     return [sys.executable, __file__, "peer", kind, url, str(units), str(concurrency)]
-
-
-def payloads_of(units: Path) -> list[bytes]:
-    """Each unit's request as the bytes a client posts."""
-    from agent_backtest.trace.openai_wire import chat_payload
-    from agent_backtest.units import read_units_file
-
-    return [orjson.dumps(chat_payload(u.request, "bench", 0)[0]) for u in read_units_file(units)]
 
 
 async def httpx_loop(url: str, bodies: list[bytes], concurrency: int) -> None:
@@ -326,7 +306,7 @@ async def raw_loop(url: str, bodies: list[bytes], concurrency: int) -> None:
 def run_peer(kind: str, url: str, units: str, concurrency: str) -> None:
     """The peer client ``kind`` posting every unit of ``units``; prints the CPU seconds its
     sending loop took."""
-    bodies = payloads_of(Path(units))
+    bodies = [orjson.dumps(payload) for payload in replay_throughput.request_payloads(Path(units))]
     loop = httpx_loop if kind == "httpx" else raw_loop
     started = time.process_time()
     asyncio.run(loop(url, bodies, int(concurrency)))
@@ -336,10 +316,16 @@ def run_peer(kind: str, url: str, units: str, concurrency: str) -> None:
 # --- replay at the wire's pace ----------------------------------------------------------------
 
 
-def wire_round(table: Table, work: Path, args: argparse.Namespace, round_: int) -> None:
-    """abt replay and the bare loop at ``--latency``, as fractions of the limit."""
-    units = replay_throughput.make_units(work, args.units)
-    payloads = [orjson.loads(body) for body in payloads_of(units)]
+def wire_round(
+    table: Table,
+    work: Path,
+    units: Path,
+    payloads: list[dict],
+    args: argparse.Namespace,
+    round_: int,
+) -> None:
+    """abt replay, the bare loop and the floor at ``--latency`` on ``units`` (whose requests
+    are ``payloads``), as fractions of the limit."""
     floor, bare, seconds, _ = replay_throughput.measure_round(work, units, payloads, args, round_)
     at_limit = args.units * args.latency / args.concurrency
     table.add(f"abt replay at {args.latency:g} s latency ÷ limit", at_limit / seconds, "", "≥ 0.95")
@@ -418,7 +404,9 @@ def main() -> None:
     passes = matcher_passes() if "matcher" in wanted else None
     if "matcher" in wanted and passes is None:
         print("bfcl-eval is not installed (pip install --no-deps bfcl-eval): no matcher rows")
-    units = replay_throughput.make_units(work, max(args.calls, args.units))
+    units = replay_throughput.make_units(work, args.calls) if "calls" in wanted else None
+    wire_units = replay_throughput.make_units(work, args.units) if "replay" in wanted else None
+    wire_payloads = replay_throughput.request_payloads(wire_units) if wire_units else []
     help_lines = cli_startup.command_lines() if "help" in wanted else []
     for line in help_lines:  # a first run of each writes its compiled modules
         cli_startup.time_once([*cli_startup.abt_command(), *line.split()])
@@ -431,10 +419,10 @@ def main() -> None:
                 rerun.round(table, work)
             if passes is not None:
                 matcher_round(table, passes)
-            if "calls" in wanted:
+            if units is not None:
                 per_call_round(table, work, units, args.calls, args.concurrency)
-            if "replay" in wanted:
-                wire_round(table, work, args, round_)
+            if wire_units is not None:
+                wire_round(table, work, wire_units, wire_payloads, args, round_)
             if "help" in wanted:
                 help_round(table, help_lines)
             if "bench" in wanted:
