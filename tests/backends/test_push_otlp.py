@@ -145,3 +145,20 @@ def test_a_simulate_run_is_refused_with_why(tmp_path: Path, to: str) -> None:
         f"abt: error: sim is a simulate run: push --to {to} sends a replay run, whose units "
         "came from production spans (a simulate run plays its own conversations)\n"
     )
+
+
+def test_only_spans_put_beside_production_are_counted_so(
+    collector: Collector, tmp_path: Path
+) -> None:
+    # a trace id another backend gave (not OTLP's 32 hex digits) cannot parent a span
+    traces = recorded(tmp_path / "production.json")
+    assert abt(tmp_path, "replay", traces, "--model", "mock/golden", "--out", "run",
+               "--no-cache").returncode == 0  # fmt: skip
+    units_file = tmp_path / "run" / "units.jsonl"
+    units = [json.loads(line) for line in units_file.open()]
+    units_file.write_text("".join(json.dumps({**u, "trace_id": "trace-1"}) + "\n" for u in units))
+    push = abt(tmp_path, "push", "run", "--to", "otlp", "--endpoint", collector.url)
+    assert push.returncode == 0, push.stderr
+    assert push.stdout.endswith("(0 beside their production span)\n")
+    collector.stop()
+    assert all("parentSpanId" not in span for span in received_spans(collector.out))

@@ -241,7 +241,7 @@ def push_otlp(
     :mod:`agent_backtest.backends.replay_spans`). ``headers`` go with each request, else those
     of ``$OTEL_EXPORTER_OTLP_HEADERS`` (``key=value,…``)."""
     from agent_backtest.backends.otlp_receiver import TRACES_PATH  # the path collect serves
-    from agent_backtest.backends.replay_spans import chunks, spans_request
+    from agent_backtest.backends.replay_spans import chunks, production_ids, spans_request
     from agent_backtest.backends.rest_client import RestClient, check_endpoint
 
     endpoint = check_endpoint(endpoint)
@@ -268,7 +268,7 @@ def push_otlp(
                     "receiver's base URL, such as http://127.0.0.1:4318",
                     "endpoint",
                 )
-    linked = sum(1 for call in calls if call.production_span_id and call.production_trace_id)
+    linked = sum(1 for call in calls if production_ids(call) is not None)
     return SpansPushOutcome(run_id, len(calls), linked, url)
 
 

@@ -79,7 +79,7 @@ def call_span(call: ReplayedCall, run_id: str) -> dict[str, Any]:
     result = call.result
     provider, _, model = result.model.partition("/")
     ids = f"{run_id}\0{result.unit_id}\0{result.repeat}"
-    linked = _production(call)
+    linked = production_ids(call)
     trace_id = linked[0] if linked else _hex(f"trace\0{ids}", 32)
     start_ns = int(call.started_at.timestamp() * 1e9)
     span: dict[str, Any] = {
@@ -100,7 +100,7 @@ def call_span(call: ReplayedCall, run_id: str) -> dict[str, Any]:
     return span
 
 
-def _production(call: ReplayedCall) -> tuple[str, str] | None:
+def production_ids(call: ReplayedCall) -> tuple[str, str] | None:
     """Production's (trace id, span id), when the unit knows both."""
     trace_id, span_id = call.production_trace_id, call.production_span_id
     if trace_id and span_id and TRACE_ID.match(trace_id) and SPAN_ID.match(span_id):
