@@ -138,8 +138,8 @@ def replay(
         overwrite=overwrite,
         labels=dict(labels or {}),
         verify_inputs=verify_inputs,
+        judge_repeats=judging.judge_repeats,
     )
-    plan.cost.judge_repeats = judging.judge_repeats
     try:
         if settings.batch is not None:
             check_batch(settings.candidate, plan.candidates, config)

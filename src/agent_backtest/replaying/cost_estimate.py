@@ -89,11 +89,16 @@ class CostEstimate:
     """The estimated cost of a replay's candidate and judge calls, built unit by unit."""
 
     def __init__(
-        self, prices: PriceTable, k: int, judge: str | None = None, batch: bool = False
+        self,
+        prices: PriceTable,
+        k: int,
+        judge: str | None = None,
+        batch: bool = False,
+        judge_repeats: int = 1,
     ) -> None:
         self.prices, self.k, self.judge, self.batch = prices, k, judge, batch
-        self.judge_repeats = 1
-        """Times the judge is asked per answer (set by the caller, which knows the scoring)."""
+        self.judge_repeats = judge_repeats
+        """Times the judge is asked per answer."""
         self.candidate = RoleEstimate()
         self._judge = RoleEstimate()
 

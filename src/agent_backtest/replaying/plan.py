@@ -93,11 +93,13 @@ def plan_replay(
     overwrite: bool = False,
     labels: dict[str, str] | None = None,
     verify_inputs: bool = False,
+    judge_repeats: int = 1,
 ) -> ReplayPlan:
     """Check everything a replay needs, reading the inputs once; see the module docstring.
 
     An input the run in ``out`` (being overwritten) recorded with the same size and
-    modification time keeps its recorded sha256; ``verify_inputs`` hashes every input again."""
+    modification time keeps its recorded sha256; ``verify_inputs`` hashes every input again.
+    ``judge_repeats``: times scoring will ask the judge per answer, for the cost estimate."""
     directory = RunDirectory(out)
     check_output(directory, overwrite)
     candidate = settings.candidate
@@ -115,7 +117,7 @@ def plan_replay(
     check_role(candidate, fixed, config)
     warnings = check_judges(judges, [str(ref) for ref in fixed], config) if fixed else []
     known = [] if verify_inputs else recorded_inputs(directory.manifest_path)
-    plan = _scan(directory, settings, config, source, selection, patch, known)
+    plan = _scan(directory, settings, config, source, selection, patch, known, judge_repeats)
     try:
         new = plan.candidates - fixed
         check_role(candidate, new, config)
@@ -137,6 +139,7 @@ def _scan(
     selection: Selection,
     patch: Patch | None,
     known_inputs: list[InputFile],
+    judge_repeats: int,
 ) -> ReplayPlan:
     """Select the units into a private temporary file, noting each unit's model and patch."""
     coverage = PatchCoverage(patch) if patch is not None else None
@@ -147,7 +150,11 @@ def _scan(
     count = 0
     judge = settings.roles.get("judge")
     cost = CostEstimate(
-        PriceTable(config.prices), settings.k, judge.model if judge else None, bool(settings.batch)
+        PriceTable(config.prices),
+        settings.k,
+        judge.model if judge else None,
+        bool(settings.batch),
+        judge_repeats,
     )
     fd, name = tempfile.mkstemp(prefix="abt-units-", suffix=".jsonl")  # mode 0600
     try:
