@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,15 @@ def wait_for_lines(
             return
         time.sleep(POLL_SECONDS)
     raise AssertionError(f"{path} never reached {count} lines")
+
+
+def wait_for(condition: Callable[[], object], seconds: float = WAIT_SECONDS) -> None:
+    """Wait until ``condition()`` holds (a server has seen some calls, a process has ended);
+    fail after ``seconds``, a minute unless told."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "never happened"
+        time.sleep(POLL_SECONDS)
 
 
 # The command as the only child of a parent of its own: the parent's RUSAGE_CHILDREN peak is the

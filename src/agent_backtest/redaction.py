@@ -62,12 +62,31 @@ _KEY_SHAPES = re.compile(
     r"|\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"
     r"|(?<=[Bb]earer )[A-Za-z0-9._~+/=-]{16,}"
 )
+# A part every shape above holds, looked for first: ``in`` finds a literal at memory speed, while
+# the shapes (each behind a word boundary or a look-behind) are tried at every position, over ten
+# times slower, and most text holds none of them.
+_KEY_LITERALS = (
+    "sk-",
+    "AKIA",
+    "ASIA",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "AIza",
+    "eyJ",
+    "earer ",
+)
 
 
 def mask_secrets(text: str) -> str:
     """``text`` with every value shaped like a credential replaced by ``[redacted]``, for where
     a recorded message is shown (a page, the terminal, a judge's prompt); what is sent for
     replay keeps the message exact."""
+    if not any(literal in text for literal in _KEY_LITERALS):
+        return text
     return _KEY_SHAPES.sub(REDACTED, text)
 
 

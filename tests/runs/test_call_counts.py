@@ -8,13 +8,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from agent_backtest.runs.call_log import CallLog, count_calls
 from tests.conftest import write_tau_units
 from tests.fake_openai import FakeOpenAI
-from tests.processes import wait_for_lines
+from tests.processes import wait_for, wait_for_lines
 
 UNITS = 24
 CONCURRENCY = 4
@@ -28,13 +27,6 @@ def replay_process(*args: object) -> subprocess.Popen[bytes]:
         stderr=subprocess.DEVNULL,
         env={**os.environ, "OPENAI_API_KEY": "sk-test"},
     )
-
-
-def wait_for(condition: object, seconds: float = 60.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():  # type: ignore[operator]
-        assert time.monotonic() < deadline, "never happened"
-        time.sleep(0.02)
 
 
 def test_a_killed_run_resumed_counts_every_call_the_server_received(tmp_path: Path) -> None:

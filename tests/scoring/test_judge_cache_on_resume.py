@@ -21,6 +21,7 @@ from pathlib import Path
 
 from tests.conftest import TAU_TOOLS, TAU_TRAJECTORIES
 from tests.fake_openai import FakeOpenAI
+from tests.processes import wait_for
 from tests.scoring.test_judge_outage import verdict
 
 STEPS = 16
@@ -42,13 +43,6 @@ def abt(*args: object) -> list[str]:
     return [sys.executable, "-m", "agent_backtest.cli", *map(str, args)]
 
 
-def wait_for(condition: object, seconds: float = 120) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():  # type: ignore[operator]
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
-
-
 def test_a_kill_while_scoring_then_resume_pays_no_judge_call_twice(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
@@ -62,7 +56,9 @@ def test_a_kill_while_scoring_then_resume_pays_no_judge_call_twice(tmp_path: Pat
         )  # fmt: skip
         process = subprocess.Popen(command, cwd=tmp_path, env=env, stderr=subprocess.PIPE)
         try:
-            wait_for(lambda: judge.arrived > ANSWERED_BEFORE_KILL or process.poll() is not None)
+            wait_for(
+                lambda: judge.arrived > ANSWERED_BEFORE_KILL or process.poll() is not None, 120
+            )
             time.sleep(1.0)  # the answers that arrived are stored (each as it arrives)
         finally:
             process.send_signal(signal.SIGKILL)

@@ -25,7 +25,6 @@ class CallLog:
     def __init__(self, path: Path, role: str, earlier: int = 0) -> None:
         """Open the log at ``path`` for ``role``; a run that has none yet (one started before
         runs kept it) starts it with the ``earlier`` calls its run.json counted."""
-        self.path = path
         self._line = f"{role}\n".encode()
         fresh = not path.exists()
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE)
@@ -49,12 +48,12 @@ def count_calls(path: Path, role: str) -> int:
     """How many calls of ``role`` the log at ``path`` holds (0 when there is none)."""
     if not path.exists():
         return 0
-    line = f"{role}\n".encode()
+    name = role.encode()
     count = 0
     rest = b""
     with path.open("rb") as handle:
         while block := handle.read(READ_BLOCK):
             lines = (rest + block).split(b"\n")
-            rest = lines.pop()
-            count += sum(1 for each in lines if each + b"\n" == line)
+            rest = lines.pop()  # the block's last line, not ended yet
+            count += lines.count(name)
     return count

@@ -233,9 +233,9 @@ def recorded_inputs(manifest_path: Path) -> list[InputFile]:
     """The inputs a run.json records, or none when there is no readable one (a broken or
     foreign manifest only means the inputs are hashed again)."""
     try:
-        document = orjson.loads(manifest_path.read_bytes())
+        document = orjson.loads(read_bytes(manifest_path, "run manifest"))
         return [InputFile.model_validate(entry) for entry in document["inputs"]]
-    except (OSError, orjson.JSONDecodeError, ValidationError, KeyError, TypeError):
+    except (InputError, orjson.JSONDecodeError, ValidationError, KeyError, TypeError):
         return []
 
 

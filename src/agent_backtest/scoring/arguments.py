@@ -193,7 +193,7 @@ class _SchemaWalk:
 
     def visit(self, schema: Any, path: str, depth: int = 0) -> None:
         """Record what ``schema`` (the schema of the value at ``path``) says; recurse."""
-        if not isinstance(schema, dict) or depth > 20:  # self-referencing schemas stop here
+        if not isinstance(schema, dict) or depth > _DEEPEST:  # self-referencing ones stop here
             return
         kind = schema.get("type")
         if kind == "integer" or (
@@ -223,7 +223,8 @@ class _SchemaWalk:
                         or (len(sub) > 2 and not _DEEPER.isdisjoint(sub))
                     ):
                         self.visit(sub, child, depth + 1)
-                    elif leaf == "integer" and (len(sub) <= 2 or depth < 20):
+                    elif leaf == "integer" and (len(sub) <= 2 or depth < _DEEPEST):
+                        # (a longer leaf counts only where its own walk would not have stopped)
                         self.integers.add(child)
         items = schema.get("items")
         if isinstance(items, dict):
@@ -237,6 +238,8 @@ class _SchemaWalk:
 # Schema types (JSON Schema's and BFCL's names) whose schema holds further schemas.
 _NESTING = frozenset(("object", "dict", "array", "tuple"))
 _COMBINATORS = ("anyOf", "oneOf", "allOf")
+# Levels of schemas a walk goes down: a schema that refers to itself is cut off there.
+_DEEPEST = 20
 # What a walk reads in a schema besides its type: a leaf without any of these has nothing more.
 _DEEPER = frozenset(("uniqueItems", "properties", "items", *_COMBINATORS))
 

@@ -265,7 +265,8 @@ class _ScoresFile:
         """The summary of the records written, saved as summary.json; the judges' calls
         (``counters`` by role) added to run.json's counts first."""
         manifest, settings = self.manifest, self.settings
-        judged = {role: counters[role] for role in counters if self._judge_models().get(role)}
+        models = self._judge_models()
+        judged = {role: counted for role, counted in counters.items() if models.get(role)}
         for role, counted in judged.items():
             manifest.add_counts(role, counted.as_dict())
         if judged:
@@ -283,20 +284,20 @@ class _ScoresFile:
             ),
             manifest.labels,
             warnings,
-            self._spent(),
+            self._spent(models),
         )
         write_document(self.directory.summary_path, summary)
         return ScoreOutcome(summary, {role: c.as_dict() for role, c in judged.items()}, self.kept)
 
-    def _spent(self) -> dict[str, RoleSpend]:
+    def _spent(self, judge_models: dict[str, str]) -> dict[str, RoleSpend]:
         """What the run has spent by role: the candidate from its answers, the judges from
-        their counts in run.json."""
+        their counts in run.json at the price of ``judge_models``."""
         manifest, config = self.manifest, self.config
         if config is None:
             source = manifest.config.config_file
             config = load_model_config(Path(source) if source else None)
         prices = PriceTable(config.prices)
-        return replay_spend(self.directory, manifest, prices, self._judge_models())
+        return replay_spend(self.directory, manifest, prices, judge_models)
 
     def _judge_models(self) -> dict[str, str]:
         """The model of each judge role of this scoring."""

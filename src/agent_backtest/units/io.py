@@ -69,12 +69,12 @@ def read_unit_lines(path: Path, stretch: Stretch | None = None) -> Iterator[tupl
 def stretches(path: Path, parts: int) -> list[Stretch]:
     """The file cut into ``parts`` stretches of whole lines, as many lines in each as can be
     (give or take one)."""
+    size = checked_regular_file(path, "units file").st_size
     if parts == 1:  # the whole file: nothing to count
-        return [Stretch(0, checked_regular_file(path, "units file").st_size, 1)]
-    checked_regular_file(path, "units file")
+        return [Stretch(0, size, 1)]
     lines = _count_lines(path)
     wanted = [lines * part // parts for part in range(1, parts)]
-    cuts = [0, *_line_offsets(path, wanted), path.stat().st_size]
+    cuts = [0, *_line_offsets(path, wanted), size]
     firsts = [1, *(line + 1 for line in wanted)]
     return [
         Stretch(start, end, first)
