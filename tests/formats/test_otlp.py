@@ -194,7 +194,7 @@ def test_sessions_are_yielded_before_the_end_of_the_file(
 ) -> None:
     path = split_traces_file(tmp_path / "t.jsonl", 40)
     total = len(path.read_text().splitlines())
-    passes: list[int] = []  # lines read so far, per pass over the file
+    passes: list[int] = []  # lines parsed so far, per pass over the file
     original = otlp.iter_json_lines
 
     def counting(p: Path, **options: bool):
@@ -207,13 +207,59 @@ def test_sessions_are_yielded_before_the_end_of_the_file(
     sessions = otlp.read(path, ReadOptions(), SkipLog(str(path)))
     first = next(sessions)
     assert first.id == trace_id(1)
-    assert passes[0] == total  # pass 1 read everything
-    assert passes[1] == 5  # trace 1 ends on line 5: its session left right after it
+    assert passes == [5]  # trace 1 ends on line 5: its session left right after it
     rest = list(sessions)
-    assert len(rest) == 39 and passes[1] == total
+    assert len(rest) == 39 and passes == [total]  # every line parsed once
 
 
 # --- errors ------------------------------------------------------------------------------------
+
+
+def test_ids_and_keys_written_with_escapes_still_end_sessions_where_they_end(
+    tmp_path: Path,
+) -> None:
+    # The last line of each trace is found from the bytes; escapes must not hide a trace there.
+    path = split_traces_file(tmp_path / "t.jsonl", 12)
+    lines = path.read_text().splitlines()
+    escaped_id = json.dumps(trace_id(2)).replace("0", "\\u0030")
+    lines[6] = lines[6].replace(json.dumps(trace_id(2)), escaped_id)  # trace 2's child
+    lines[8] = lines[8].replace('"traceId"', '"tr\\u0061ceId"')  # trace 3's child
+    assert lines[6].count(escaped_id) == 1 and '"tr\\u0061ceId"' in lines[8]
+    path.write_text("\n".join(lines) + "\n")
+    sessions, skips = read(path)
+    assert not skips.counts
+    assert sorted(s.id for s in sessions) == sorted(trace_id(n) for n in range(1, 13))
+    assert all(len(session.steps()) == 2 for session in sessions)
+
+
+def test_a_span_link_to_a_later_trace_keeps_the_order_sessions_end_in(tmp_path: Path) -> None:
+    path = split_traces_file(tmp_path / "t.jsonl", 8)
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    root = lines[0]["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    root["links"] = [{"traceId": trace_id(8), "spanId": span_id(1)}]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    sessions, _ = read(path)
+    assert [s.id for s in sessions] == [trace_id(n) for n in range(1, 9)]
+
+
+def test_an_attribute_value_nested_too_deep_is_refused_with_its_line_and_path(
+    tmp_path: Path,
+) -> None:
+    deep: object = "bottom"
+    for _ in range(60):
+        deep = [deep]
+    spans = [
+        span(trace_id(1), span_id(1), "root", {"x": "y"}),
+        span(trace_id(1), span_id(2), "deep", {"nested": deep}),
+    ]
+    path = write_lines(tmp_path / "t.jsonl", [traces_data(spans[:1]), traces_data(spans[1:])])
+    with pytest.raises(InputError) as caught:
+        read(path)
+    assert caught.value.message == "value too deep: nested more than 128 levels"
+    assert caught.value.location is not None
+    assert caught.value.location.startswith(
+        "line 2 $.resourceSpans[0].scopeSpans[0].spans[0].attributes[0]"
+    )
 
 
 def test_invalid_json_line_names_file_and_line(tmp_path: Path) -> None:

@@ -21,11 +21,12 @@ def load_json(path: Path) -> Any:
 
 
 def iter_json_lines(
-    path: Path, expected: str = "each line must be one JSON value", checked: bool = True
+    path: Path, expected: str = "each line must be one JSON value", nesting: bool = True
 ) -> Iterator[tuple[int, Any]]:
     """(line number, value) for each non-blank line, read one line at a time; ``expected`` is
-    what an error on a line that is not JSON says the file must hold. ``checked=False`` leaves
-    out the nesting and string limits, for a second pass over lines a first one checked."""
+    what an error on a line that is not JSON says the file must hold. ``nesting=False`` leaves
+    the nesting limit to a reader that checks it where it recurses (orjson refuses a value
+    nested past its own limit)."""
     try:
         handle = path.open("rb")
     except OSError as exc:
@@ -39,7 +40,7 @@ def iter_json_lines(
             if not line.strip():
                 continue
             value = _decoded(line, path, where, expected)
-            yield number, check_value(value, line, path, where) if checked else value
+            yield number, check_value(value, line, path, where, nesting=nesting)
 
 
 def _decoded(data: bytes, path: Path, where: str | None, expected: str) -> Any:
