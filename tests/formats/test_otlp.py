@@ -12,7 +12,7 @@ from agent_backtest.errors import InputError, RecordError
 from agent_backtest.formats import otlp
 from agent_backtest.formats.base import ReadOptions, SkipLog
 from tests.conftest import FIXTURES
-from tests.formats.otlp_json import span, traces_data, write_document, write_lines
+from tests.formats.otlp_json import b64, span, traces_data, write_document, write_lines
 
 CANONICAL = FIXTURES / "traces" / "otlp_canonical_trace.json"
 
@@ -232,14 +232,32 @@ def test_ids_and_keys_written_with_escapes_still_end_sessions_where_they_end(
     assert all(len(session.steps()) == 2 for session in sessions)
 
 
-def test_a_span_link_to_a_later_trace_keeps_the_order_sessions_end_in(tmp_path: Path) -> None:
+def test_a_span_link_does_not_move_where_the_trace_it_names_ends(tmp_path: Path) -> None:
     path = split_traces_file(tmp_path / "t.jsonl", 8)
     lines = [json.loads(line) for line in path.read_text().splitlines()]
-    root = lines[0]["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
-    root["links"] = [{"traceId": trace_id(8), "spanId": span_id(1)}]
+    last = lines[-1]["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    last["links"] = [{"traceId": trace_id(1), "spanId": span_id(1)}]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     sessions, _ = read(path)
     assert [s.id for s in sessions] == [trace_id(n) for n in range(1, 9)]
+
+
+def test_a_base64_id_with_escaped_slashes_is_the_same_trace(tmp_path: Path) -> None:
+    whole = "ff" * 16  # its base64 holds slashes, which JSON may write as \/
+    escaped = b64(whole).replace("/", "\\/")
+    root = span(whole, span_id(1), "root", {}, start_ms=1)
+    child = span(whole, span_id(2), "child", {}, parent=span_id(1), start_ms=2)
+    other = span(trace_id(5), span_id(3), "other", {}, start_ms=3)
+    lines = [traces_data([root]), traces_data([other]), traces_data([child])]
+    path = write_lines(tmp_path / "t.jsonl", lines)
+    text = path.read_text().replace(json.dumps(whole), json.dumps(b64(whole)), 2)
+    index = text.rindex(json.dumps(b64(whole)))
+    text = text[:index] + '"' + escaped + '"' + text[index + len(json.dumps(b64(whole))) :]
+    path.write_text(text)
+    assert "\\/" in text.splitlines()[2]
+    sessions, skips = read(path)
+    assert not skips.counts
+    assert [(s.id, len(s.steps())) for s in sessions] == [(trace_id(5), 1), (whole, 2)]
 
 
 def test_an_attribute_value_nested_too_deep_is_refused_with_its_line_and_path(
