@@ -279,8 +279,7 @@ def _step(
         name = tool.name
     elif kind == "agent":
         name = _first_str(span.attributes, AGENT_NAME_KEYS) or span.name
-    # The reader typed every value: the step is put together, not validated again.
-    step = Step.model_construct(
+    step = Step(
         id=span.span_id,
         trace_id=span.trace_id,
         kind=kind,
