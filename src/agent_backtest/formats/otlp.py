@@ -28,8 +28,8 @@ import orjson
 
 from agent_backtest.errors import InputError, RecordError
 from agent_backtest.formats.base import ReadOptions, SkipLog
-from agent_backtest.formats.jsonio import is_json_lines, iter_json_lines, load_json
-from agent_backtest.formats.limits import MAX_DEPTH, MAX_DOCUMENT_BYTES, check_size, too_deep_at
+from agent_backtest.formats.jsonio import is_json_lines, iter_json_lines, iter_lines, load_json
+from agent_backtest.formats.limits import MAX_DEPTH, too_deep_at
 from agent_backtest.formats.span_model import Span, SpanEvent
 from agent_backtest.formats.spans import SESSION_KEYS, build_session, group_spans
 from agent_backtest.trace import Session
@@ -96,7 +96,7 @@ def _last_lines(path: Path) -> tuple[dict[str, str], dict[str, int]]:
     """
     trace_session: dict[str, str] = {}
     trace_last: dict[str, int] = {}
-    for number, line in _raw_lines(path):
+    for number, line in iter_lines(path):
         for trace_id, key in _line_traces(line):
             trace_last[trace_id] = number
             if key is not None and trace_id not in trace_session:
@@ -106,20 +106,6 @@ def _last_lines(path: Path) -> tuple[dict[str, str], dict[str, int]]:
         key = trace_session.get(trace_id, trace_id)
         ends_at[key] = max(line, ends_at.get(key, 0))
     return trace_session, ends_at
-
-
-def _raw_lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    """(line number, bytes) of each line of the file, within the size a line may have."""
-    try:
-        handle = path.open("rb")
-    except OSError as exc:
-        raise InputError(path, None, f"cannot open: {exc.strerror}") from None
-    with handle:
-        number = 0
-        while line := handle.readline(MAX_DOCUMENT_BYTES + 1):
-            number += 1
-            check_size(len(line), path, f"line {number}")
-            yield number, line
 
 
 # A "traceId" key with a string value. In JSON text a quote inside a string is escaped, so these
