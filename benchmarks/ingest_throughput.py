@@ -214,6 +214,7 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=None)
     args = parser.parse_args()
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="abt-ingest-bench-"))
+    workdir.mkdir(parents=True, exist_ok=True)
     print(f"load {' '.join(f'{value:.2f}' for value in os.getloadavg())}")
     print(f"{'input MB':>9} {'traces':>8}  {'CPU MB/s':<18} {'wall MB/s':<18} {'peak RSS MB':<18}")
     for size in sorted(args.sizes_mb):

@@ -12,7 +12,7 @@ from agent_backtest.errors import InputError, RecordError
 from agent_backtest.formats import otlp
 from agent_backtest.formats.base import ReadOptions, SkipLog
 from tests.conftest import FIXTURES
-from tests.formats.otlp_json import span, traces_data, write_document, write_lines
+from tests.formats.otlp_json import b64, span, traces_data, write_document, write_lines
 
 CANONICAL = FIXTURES / "traces" / "otlp_canonical_trace.json"
 
@@ -194,7 +194,7 @@ def test_sessions_are_yielded_before_the_end_of_the_file(
 ) -> None:
     path = split_traces_file(tmp_path / "t.jsonl", 40)
     total = len(path.read_text().splitlines())
-    passes: list[int] = []  # lines read so far, per pass over the file
+    passes: list[int] = []  # lines parsed so far, per pass over the file
     original = otlp.iter_json_lines
 
     def counting(p: Path, **options: bool):
@@ -207,13 +207,77 @@ def test_sessions_are_yielded_before_the_end_of_the_file(
     sessions = otlp.read(path, ReadOptions(), SkipLog(str(path)))
     first = next(sessions)
     assert first.id == trace_id(1)
-    assert passes[0] == total  # pass 1 read everything
-    assert passes[1] == 5  # trace 1 ends on line 5: its session left right after it
+    assert passes == [5]  # trace 1 ends on line 5: its session left right after it
     rest = list(sessions)
-    assert len(rest) == 39 and passes[1] == total
+    assert len(rest) == 39 and passes == [total]  # every line parsed once
 
 
 # --- errors ------------------------------------------------------------------------------------
+
+
+def test_ids_and_keys_written_with_escapes_still_end_sessions_where_they_end(
+    tmp_path: Path,
+) -> None:
+    # The last line of each trace is found from the bytes; escapes must not hide a trace there.
+    path = split_traces_file(tmp_path / "t.jsonl", 12)
+    lines = path.read_text().splitlines()
+    escaped_id = json.dumps(trace_id(2)).replace("0", "\\u0030")
+    lines[6] = lines[6].replace(json.dumps(trace_id(2)), escaped_id)  # trace 2's child
+    lines[8] = lines[8].replace('"traceId"', '"tr\\u0061ceId"')  # trace 3's child
+    assert lines[6].count(escaped_id) == 1 and '"tr\\u0061ceId"' in lines[8]
+    path.write_text("\n".join(lines) + "\n")
+    sessions, skips = read(path)
+    assert not skips.counts
+    assert sorted(s.id for s in sessions) == sorted(trace_id(n) for n in range(1, 13))
+    assert all(len(session.steps()) == 2 for session in sessions)
+
+
+def test_a_span_link_does_not_move_where_the_trace_it_names_ends(tmp_path: Path) -> None:
+    path = split_traces_file(tmp_path / "t.jsonl", 8)
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    last = lines[-1]["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    last["links"] = [{"traceId": trace_id(1), "spanId": span_id(1)}]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    sessions, _ = read(path)
+    assert [s.id for s in sessions] == [trace_id(n) for n in range(1, 9)]
+
+
+def test_a_base64_id_with_escaped_slashes_is_the_same_trace(tmp_path: Path) -> None:
+    whole = "ff" * 16  # its base64 holds slashes, which JSON may write as \/
+    escaped = b64(whole).replace("/", "\\/")
+    root = span(whole, span_id(1), "root", {}, start_ms=1)
+    child = span(whole, span_id(2), "child", {}, parent=span_id(1), start_ms=2)
+    other = span(trace_id(5), span_id(3), "other", {}, start_ms=3)
+    lines = [traces_data([root]), traces_data([other]), traces_data([child])]
+    path = write_lines(tmp_path / "t.jsonl", lines)
+    text = path.read_text().replace(json.dumps(whole), json.dumps(b64(whole)), 2)
+    index = text.rindex(json.dumps(b64(whole)))
+    text = text[:index] + '"' + escaped + '"' + text[index + len(json.dumps(b64(whole))) :]
+    path.write_text(text)
+    assert "\\/" in text.splitlines()[2]
+    sessions, skips = read(path)
+    assert not skips.counts
+    assert [(s.id, len(s.steps())) for s in sessions] == [(trace_id(5), 1), (whole, 2)]
+
+
+def test_an_attribute_value_nested_too_deep_is_refused_with_its_line_and_path(
+    tmp_path: Path,
+) -> None:
+    deep: object = "bottom"
+    for _ in range(60):
+        deep = [deep]
+    spans = [
+        span(trace_id(1), span_id(1), "root", {"x": "y"}),
+        span(trace_id(1), span_id(2), "deep", {"nested": deep}),
+    ]
+    path = write_lines(tmp_path / "t.jsonl", [traces_data(spans[:1]), traces_data(spans[1:])])
+    with pytest.raises(InputError) as caught:
+        read(path)
+    assert caught.value.message == "value too deep: nested more than 128 levels"
+    assert caught.value.location is not None
+    assert caught.value.location.startswith(
+        "line 2 $.resourceSpans[0].scopeSpans[0].spans[0].attributes[0]"
+    )
 
 
 def test_invalid_json_line_names_file_and_line(tmp_path: Path) -> None:

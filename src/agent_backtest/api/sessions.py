@@ -40,6 +40,5 @@ def ingest(
     for session in stream:
         if sink is not None:
             sink(stream.line + b"\n")
-        for _ in source.units_of(stream.summaries[-1].file, session):
-            pass
+        source.count_units_of(stream.summaries[-1].file, session)
     return [InputUnits(summary, *source.for_input(summary)) for summary in stream.summaries]

@@ -21,11 +21,23 @@ def load_json(path: Path) -> Any:
 
 
 def iter_json_lines(
-    path: Path, expected: str = "each line must be one JSON value", checked: bool = True
+    path: Path, expected: str = "each line must be one JSON value", nesting: bool = True
 ) -> Iterator[tuple[int, Any]]:
     """(line number, value) for each non-blank line, read one line at a time; ``expected`` is
-    what an error on a line that is not JSON says the file must hold. ``checked=False`` leaves
-    out the nesting and string limits, for a second pass over lines a first one checked."""
+    what an error on a line that is not JSON says the file must hold. ``nesting=False`` leaves
+    the nesting limit to a reader that checks it where it recurses (orjson refuses a value
+    nested past its own limit)."""
+    for number, line in iter_lines(path):
+        if not line.strip():
+            continue
+        where = f"line {number}"
+        value = _decoded(line, path, where, expected)
+        yield number, check_value(value, line, path, where, nesting=nesting)
+
+
+def iter_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """(line number, bytes) of every line of the file, blank ones too, read one at a time and
+    refused by size when a line is larger than a reader takes whole."""
     try:
         handle = path.open("rb")
     except OSError as exc:
@@ -34,12 +46,8 @@ def iter_json_lines(
         number = 0
         while line := handle.readline(MAX_DOCUMENT_BYTES + 1):
             number += 1
-            where = f"line {number}"
-            check_size(len(line), path, where)
-            if not line.strip():
-                continue
-            value = _decoded(line, path, where, expected)
-            yield number, check_value(value, line, path, where) if checked else value
+            check_size(len(line), path, f"line {number}")
+            yield number, line
 
 
 def _decoded(data: bytes, path: Path, where: str | None, expected: str) -> Any:

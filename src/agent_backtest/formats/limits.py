@@ -5,7 +5,9 @@ Real traces nest a few dozen levels at most (a span, its attributes, a message, 
 JSON Schema). Deeper values are refused where they are parsed, with their JSON path, before any
 recursive code (validation, hashing, serialisation) meets them. The depth is measured on the
 document's text, whose brackets outside strings take a few byte operations to count; only a
-document found too deep is walked, to name where. So are strings longer than any
+document found too deep is walked, to name where. A reader that knows the one place its values
+nest (OTLP's attribute values) counts the levels there instead, and orjson refuses any document
+nested past its own limit. So are strings longer than any
 real field (looked for only in documents large enough to hold one, so a normal input pays
 nothing); a file larger than a reader would hold whole is refused by its size, before it is
 read. JSON numbers need no limit of their own: orjson refuses those past 64 bits or a double.
@@ -109,10 +111,12 @@ _NOT_SHAPE = bytes(byte for byte in range(256) if byte not in b'[]{}"')
 _STRING = re.compile(rb'"[^"]*"')
 
 
-def check_value(value: Any, text: bytes, file: str | Path, where: str | None = None) -> Any:
+def check_value(
+    value: Any, text: bytes, file: str | Path, where: str | None = None, nesting: bool = True
+) -> Any:
     """``value`` (parsed from ``text``), or an :class:`InputError` naming where it nests too
-    deep or holds too long a string."""
-    if text_deeper_than(text):
+    deep or holds too long a string; ``nesting=False`` leaves the depth to the caller."""
+    if nesting and text_deeper_than(text):
         path = too_deep_at(value)
         if path is not None:
             raise InputError(

@@ -5,23 +5,31 @@ pretty-printed document is accepted too. The proto JSON mapping allows several s
 all are read: enum names or numbers (``"SPAN_KIND_CLIENT"``/``3``), 64-bit integers as strings,
 ids in hex (any case) or base64, ``scopeSpans`` or the older ``instrumentationLibrarySpans``.
 
-JSON Lines files are read in two passes so that memory follows the sessions open at one time,
-not the file: the first pass checks each line (shape and limits) and notes the last line of each
-session, the second buffers spans per session and hands a session on right after its last line.
+JSON Lines files are read so that memory follows the sessions open at one time, not the file:
+a scan of the bytes notes the last line of each session, then each line is parsed, checked and
+its spans buffered per session, and a session is handed on right after its last line. The scan
+parses only a line whose bytes may not say which traces it holds (see :func:`_line_traces`).
+
+Nesting is limited where the reader recurses (attribute values); orjson refuses deeper documents
+itself, and the parts of a line the reader does not read are never walked.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from agent_backtest.errors import InputError, RecordError
 from agent_backtest.formats.base import ReadOptions, SkipLog
-from agent_backtest.formats.jsonio import is_json_lines, iter_json_lines, load_json
+from agent_backtest.formats.jsonio import is_json_lines, iter_json_lines, iter_lines, load_json
+from agent_backtest.formats.limits import MAX_DEPTH, too_deep_at
 from agent_backtest.formats.span_model import Span, SpanEvent
 from agent_backtest.formats.spans import SESSION_KEYS, build_session, group_spans
 from agent_backtest.trace import Session
@@ -53,7 +61,7 @@ def _read_document(path: Path, skips: SkipLog) -> Iterator[Session]:
     """Sessions of a single TracesData document, loaded whole."""
     data = load_json(path)
     _check_shape(data, path, None)
-    spans = list(_decode_all(data, None, skips))
+    spans = list(_decode_all(data, None, skips, path))
     for key, group in group_spans(spans).items():
         session = build_session(key, group, file=str(path), format=FORMAT, skips=skips)
         if session is not None:
@@ -61,14 +69,15 @@ def _read_document(path: Path, skips: SkipLog) -> Iterator[Session]:
 
 
 def _read_lines(path: Path, skips: SkipLog) -> Iterator[Session]:
-    """Pass 2 over a JSON Lines file: buffer spans per session, emit each after its last line."""
+    """Buffer spans per session line by line, and emit each session after its last line."""
     trace_session, ends_at = _last_lines(path)
     closing: dict[int, list[str]] = {}
     for key, line in ends_at.items():
         closing.setdefault(line, []).append(key)
     open_groups: dict[str, list[Span]] = {}
-    for number, data in iter_json_lines(path, checked=False):
-        for span in _decode_all(data, number, skips):
+    for number, data in iter_json_lines(path, nesting=False):
+        _check_shape(data, path, number)
+        for span in _decode_all(data, number, skips, path):
             key = trace_session.get(span.trace_id, span.trace_id)
             open_groups.setdefault(key, []).append(span)
         for key in closing.pop(number, ()):
@@ -80,23 +89,18 @@ def _read_lines(path: Path, skips: SkipLog) -> Iterator[Session]:
 
 
 def _last_lines(path: Path) -> tuple[dict[str, str], dict[str, int]]:
-    """Pass 1: the session of each trace that records one, and the last line of each session.
+    """The session of each trace that records one, and the last line of each session, from a
+    scan of the file before it is read.
 
     Sessions are keyed by session id, else by trace id; memory is one entry per trace.
     """
     trace_session: dict[str, str] = {}
     trace_last: dict[str, int] = {}
-    for number, data in iter_json_lines(path):
-        _check_shape(data, path, number)
-        for raw in _raw_spans(data):
-            trace_id = _id_or_none(raw.get("traceId"), 16)
-            if trace_id is None:
-                continue  # pass 2 logs the skip
+    for number, line in iter_lines(path):
+        for trace_id, key in _line_traces(line):
             trace_last[trace_id] = number
-            if trace_id not in trace_session:
-                key = _raw_session_id(raw)
-                if key is not None:
-                    trace_session[trace_id] = key
+            if key is not None and trace_id not in trace_session:
+                trace_session[trace_id] = key
     ends_at: dict[str, int] = {}
     for trace_id, line in trace_last.items():
         key = trace_session.get(trace_id, trace_id)
@@ -104,8 +108,52 @@ def _last_lines(path: Path) -> tuple[dict[str, str], dict[str, int]]:
     return trace_session, ends_at
 
 
+# A "traceId" key with a string value. In JSON text a quote inside a string is escaped, so these
+# bytes occur only where an object has that key (the spans', and other objects' such as links).
+_TRACE_ID = re.compile(rb'"traceId"\s*:\s*"([^"]*)"')
+# A \u escape of a printable ASCII character: a key or an id may be spelled with one.
+_ESCAPED_ASCII = re.compile(rb"\\u00[2-7]")
+
+
+def _line_traces(line: bytes) -> list[tuple[str, str | None]]:
+    """(trace id, session id or None) of each span of a line, in order.
+
+    Read from the bytes when they cannot differ from the parsed line: no span links (they name
+    other traces), no session attribute (it groups traces), no key or id spelled with escapes.
+    Any other line is parsed. A line that is not a TracesData value gives nothing here; reading
+    it says what is wrong.
+    """
+    if b'"links"' in line or b"session.id" in line or _ESCAPED_ASCII.search(line):
+        return _parsed_line_traces(line)
+    found = _TRACE_ID.findall(line)
+    if any(b"\\" in raw for raw in found):
+        return _parsed_line_traces(line)
+    traces = []
+    for raw in found:
+        trace_id = _id_or_none(raw.decode("utf-8", "replace"), 16)
+        if trace_id is not None:
+            traces.append((trace_id, None))
+    return traces
+
+
+def _parsed_line_traces(line: bytes) -> list[tuple[str, str | None]]:
+    """:func:`_line_traces` of a line that is parsed: its spans' trace and session ids."""
+    try:
+        data = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return []
+    if not _is_traces_data(data):
+        return []
+    traces = []
+    for raw in _raw_spans(data):
+        trace_id = _id_or_none(raw.get("traceId"), 16)
+        if trace_id is not None:  # reading the line logs the skip
+            traces.append((trace_id, _raw_session_id(raw)))
+    return traces
+
+
 def _raw_session_id(raw: dict[str, Any]) -> str | None:
-    """The session id attribute of an undecoded span (pass 1 reads no more)."""
+    """The session id attribute of an undecoded span (the scan reads no more)."""
     attributes = raw.get("attributes")
     if not isinstance(attributes, list):
         return None
@@ -115,6 +163,15 @@ def _raw_session_id(raw: dict[str, Any]) -> str | None:
             if isinstance(value, dict) and isinstance(value.get("stringValue"), str):
                 return value["stringValue"] or None
     return None
+
+
+def _is_traces_data(data: Any) -> bool:
+    """True when :func:`_check_shape` finds nothing wrong with the value."""
+    try:
+        _check_shape(data, Path(), None)
+    except InputError:
+        return False
+    return True
 
 
 def _check_shape(data: Any, path: Path, line: int | None) -> None:
@@ -142,7 +199,7 @@ def _scopes(resource: dict[str, Any]) -> list[Any]:
 
 
 def _raw_spans(data: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """The undecoded span objects of a checked TracesData value."""
+    """The undecoded span objects of a TracesData value whose shape is checked."""
     for resource in data["resourceSpans"]:
         for scope in _scopes(resource):
             for raw in scope.get("spans", []):
@@ -153,8 +210,23 @@ def _raw_spans(data: dict[str, Any]) -> Iterator[dict[str, Any]]:
 # --- decoding ---------------------------------------------------------------------------------
 
 
-def _decode_all(data: dict[str, Any], line: int | None, skips: SkipLog) -> Iterator[Span]:
+def _decode_all(
+    data: dict[str, Any], line: int | None, skips: SkipLog, path: Path
+) -> Iterator[Span]:
     """Every usable span of one TracesData; unusable ones are logged and left out."""
+    try:
+        yield from _decode_spans(data, line, skips)
+    except _TooDeep:
+        where = f"line {line} " if line is not None else ""
+        raise InputError(
+            path,
+            where + (too_deep_at(data) or "$"),
+            f"value too deep: nested more than {MAX_DEPTH} levels",
+        ) from None
+
+
+def _decode_spans(data: dict[str, Any], line: int | None, skips: SkipLog) -> Iterator[Span]:
+    """The spans of :func:`_decode_all`, for it to say where one is nested too deep."""
     for i, resource in enumerate(data["resourceSpans"]):
         try:
             resource_attributes = attributes_of(_object(resource.get("resource")).get("attributes"))
@@ -247,8 +319,19 @@ def decode_time(value: Any, what: str) -> datetime | None:
         raise RecordError("mistyped_field", f"{what} {value} is out of range") from None
 
 
-def attributes_of(raw: Any) -> dict[str, Any]:
-    """A list of ``{key, value: AnyValue}`` as a plain dict."""
+class _TooDeep(Exception):
+    """An attribute value nested past :data:`VALUE_LEVELS` levels."""
+
+
+# Each level of an AnyValue is at least three levels of JSON ({"arrayValue": {"values": [...]}})
+# and the attributes sit seven levels into a line at least, so a value this deep lies deeper
+# than MAX_DEPTH in the line: the line is then walked once to name where.
+VALUE_LEVELS = MAX_DEPTH // 3
+
+
+def attributes_of(raw: Any, level: int = 0) -> dict[str, Any]:
+    """A list of ``{key, value: AnyValue}`` as a plain dict; ``level`` is how many values
+    enclose the list."""
     result = {}
     for item in _list(raw, "attributes"):
         if not isinstance(item, dict) or not isinstance(key := item.get("key"), str):
@@ -258,12 +341,15 @@ def attributes_of(raw: Any) -> dict[str, Any]:
         if type(value) is dict and type(text := value.get("stringValue")) is str:
             result[key] = text
         else:
-            result[key] = any_value(value)
+            result[key] = any_value(value, level)
     return result
 
 
-def any_value(raw: Any) -> Any:
-    """An OTLP AnyValue as a plain value (bytes stay as their base64 text)."""
+def any_value(raw: Any, level: int = 0) -> Any:
+    """An OTLP AnyValue as a plain value (bytes stay as their base64 text); ``level`` is how
+    many values enclose it."""
+    if level > VALUE_LEVELS:
+        raise _TooDeep
     if raw is None:
         return None
     if not isinstance(raw, dict):
@@ -280,9 +366,9 @@ def any_value(raw: Any) -> Any:
         return _double_value(raw["doubleValue"])
     if "arrayValue" in raw:
         values = _object(raw["arrayValue"]).get("values")
-        return [any_value(value) for value in _list(values, "arrayValue")]
+        return [any_value(value, level + 1) for value in _list(values, "arrayValue")]
     if "kvlistValue" in raw:
-        return attributes_of(_object(raw["kvlistValue"]).get("values"))
+        return attributes_of(_object(raw["kvlistValue"]).get("values"), level + 1)
     if "bytesValue" in raw:
         return _typed(raw["bytesValue"], str, "bytesValue")
     raise RecordError("mistyped_field", f"unknown AnyValue {sorted(raw)}")

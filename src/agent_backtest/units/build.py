@@ -22,15 +22,24 @@ class UnitSkip:
 
 def units_from_session(session: Session, config: AgentConfig) -> Iterator[Unit | UnitSkip]:
     """Every LLM step of the session as a unit, or as a skip saying why it cannot be one."""
+    for turn, step, verdict in step_verdicts(session, config):
+        yield verdict if isinstance(verdict, UnitSkip) else _unit(session, turn, step, verdict)
+
+
+def step_verdicts(
+    session: Session, config: AgentConfig
+) -> Iterator[tuple[int, Step, UnitKind | UnitSkip]]:
+    """Each LLM step of the session with its turn's index and what it gives: the kind of its
+    unit, or the skip saying why it gives none. Counting units needs no more than this."""
     for turn in session.turns:
         for step in turn.steps:
             if step.kind != "llm" or step.llm is None:
                 continue
             problem = _unusable(step)
             if problem:
-                yield UnitSkip(session.id, step.id, *problem)
-                continue
-            yield _unit(session, turn.index, step, config)
+                yield turn.index, step, UnitSkip(session.id, step.id, *problem)
+            else:
+                yield turn.index, step, classify(step.name, step.llm.request, config)
 
 
 def classify(node: str | None, request: LLMRequest, config: AgentConfig) -> UnitKind:
@@ -78,7 +87,8 @@ def _unusable(step: Step) -> tuple[str, str] | None:
     return None
 
 
-def _unit(session: Session, turn_index: int, step: Step, config: AgentConfig) -> Unit:
+def _unit(session: Session, turn_index: int, step: Step, kind: UnitKind) -> Unit:
+    """The unit of a usable LLM step, of the kind already found for it."""
     call = step.llm
     assert call is not None and call.response is not None
     return Unit(
@@ -88,7 +98,7 @@ def _unit(session: Session, turn_index: int, step: Step, config: AgentConfig) ->
         step_id=step.id,
         trace_id=step.trace_id,
         node=step.name,
-        kind=classify(step.name, call.request, config),
+        kind=kind,
         request=call.request,
         golden=call.response,
         recorded_model=call.response.model or call.request.model,

@@ -13,7 +13,7 @@ from agent_backtest.formats.registry import local_input
 from agent_backtest.redaction import drop_secret_fields
 from agent_backtest.trace import Session
 from agent_backtest.units.agent_config import AgentConfig
-from agent_backtest.units.build import UnitSkip, reclassify, units_from_session
+from agent_backtest.units.build import UnitSkip, reclassify, step_verdicts, units_from_session
 from agent_backtest.units.io import is_units_file, read_unit_lines
 from agent_backtest.units.model import Unit
 
@@ -73,6 +73,15 @@ class UnitSource:
             else:
                 self.units[file][item.kind] += 1
                 yield item
+
+    def count_units_of(self, file: str, session: Session) -> None:
+        """Count the units of one session of ``file`` as :meth:`units_of` would, without
+        making them."""
+        for _, _, verdict in step_verdicts(session, self.agent):
+            if isinstance(verdict, UnitSkip):
+                self.skips[file][verdict.reason] += 1
+            else:
+                self.units[file][verdict] += 1
 
     @property
     def reclassified(self) -> bool:
