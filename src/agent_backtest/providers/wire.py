@@ -16,8 +16,9 @@ and whether the connection may carry the next request. The plain path accepts on
 reads the same way, so both give the same answer. ``gzip`` and ``deflate`` content is decoded in
 bounded pieces, so a compressed bomb is never inflated whole.
 
-Every read waits at most ``gap`` seconds for bytes (:class:`Stalled` past it); a broken answer is
-a :class:`ProtocolError`; socket failures are ``OSError`` as asyncio raises them.
+Every read waits at most ``gap`` seconds for bytes (:class:`Stalled` past it), watched by one timer
+per exchange (:class:`GapWatch`); a broken answer is a :class:`ProtocolError`; socket failures are
+``OSError`` as asyncio raises them.
 """
 
 from __future__ import annotations
@@ -27,10 +28,9 @@ import re
 import select
 import ssl
 import zlib
-from collections.abc import AsyncIterator, Awaitable, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TypeVar
 from urllib.parse import urlsplit
 
 import h11
@@ -39,7 +39,7 @@ PIECE = 64 * 1024  # the most bytes taken from the socket, or out of a decoder, 
 HEAD_LIMIT = 64 * 1024  # bytes of an answer's head h11 holds while it is still incomplete
 ACCEPT_ENCODING = "gzip, deflate"
 
-T = TypeVar("T")
+EARLY = 0.001  # seconds a loop may run a timer before its time (its clock's resolution)
 
 # What the plain path reads: a final HTTP/1.1 status line and header lines as h11 parses them (a
 # name, a colon, a value without surrounding blanks); any other line goes to h11.
@@ -110,6 +110,8 @@ class Connection:
     """Bytes of the answer read from the socket on the plain path and not yet used."""
     closed: bool = False
     """The plain path read the server's end of the stream."""
+    watch: GapWatch | None = None
+    """The read gap's timer of the current exchange, set at its first read."""
 
     def ended(self) -> bool:
         """Whether the connection is known to be over, as the event loop saw it last: the
@@ -136,7 +138,7 @@ class Connection:
         """h11's next event of the answer, reading from the socket as it needs bytes; a broken
         answer raises h11's ``RemoteProtocolError``."""
         while (event := self.protocol.next_event()) is h11.NEED_DATA:
-            self.protocol.receive_data(await read_within(self.reader.read(PIECE), gap))
+            self.protocol.receive_data(await self.read(gap))
         return event
 
     def finish_exchange(self) -> None:
@@ -160,9 +162,17 @@ class Connection:
 
     async def read(self, gap: float) -> bytes:
         """The next bytes from the socket (b"" at the server's end of the stream)."""
-        data = await read_within(self.reader.read(PIECE), gap)
+        if self.watch is None:
+            self.watch = GapWatch(gap)
+        data = await self.watch.read(self.reader)
         self.closed = not data
         return data
+
+    def end_exchange(self) -> None:
+        """Stop the read gap's timer: the exchange is over (or given up)."""
+        if self.watch is not None:
+            self.watch.stop()
+            self.watch = None
 
     async def plain_head(self, gap: float) -> bytes | None:
         """The answer's head up to its blank line, when it ends with CRLF CRLF within
@@ -280,6 +290,7 @@ class Http11Pool:
             try:
                 yield connection
             finally:
+                connection.end_exchange()
                 if connection.reusable and not connection.ended():
                     self._idle.append(connection)
                 else:
@@ -447,13 +458,49 @@ def broken_head(connection: Connection, exc: h11.RemoteProtocolError) -> str:
     return f"not an HTTP/1.1 answer: {exc}"
 
 
-async def read_within(read: Awaitable[T], gap: float) -> T:
-    """``await read``, given up as :class:`Stalled` after ``gap`` seconds without it ending."""
-    try:
-        async with asyncio.timeout(gap):
-            return await read
-    except TimeoutError:
-        raise Stalled from None
+class GapWatch:
+    """Gives up a read that waits ``gap`` seconds for bytes, with one timer for a whole exchange
+    instead of one per read: a read notes when it began, and the timer, when due, cancels the
+    task only if a read has waited that long (else it sets itself for when the waiting read, or
+    the next one, would be due). A timer armed and cancelled for every read would cost more CPU
+    than the read itself."""
+
+    def __init__(self, gap: float) -> None:
+        self.gap = gap
+        self._loop = asyncio.get_running_loop()
+        self._task = asyncio.current_task()
+        self._waiting_since: float | None = None
+        self._fired = False
+        self._timer = self._loop.call_at(self._loop.time() + gap, self._due)
+
+    def _due(self) -> None:
+        now = self._loop.time()
+        since = self._waiting_since
+        if since is not None and now + EARLY >= since + self.gap and self._task is not None:
+            self._fired = True
+            self._task.cancel()
+            return
+        self._timer = self._loop.call_at((now if since is None else since) + self.gap, self._due)
+
+    async def read(self, reader: asyncio.StreamReader) -> bytes:
+        """The next bytes from ``reader`` (b"" at its end); :class:`Stalled` after ``gap``
+        seconds without them."""
+        task = self._task
+        cancelling = task.cancelling() if task is not None else 0
+        self._waiting_since = self._loop.time()
+        try:
+            return await reader.read(PIECE)
+        except asyncio.CancelledError:
+            # the cancel was this watch's own (not also the caller's): the read stalled
+            if self._fired and task is not None and task.uncancel() <= cancelling:
+                raise Stalled from None
+            raise
+        finally:
+            self._waiting_since = None
+
+    def stop(self) -> None:
+        """Cancel the timer."""
+        self._timer.cancel()
 
 
 class Inflater:
