@@ -213,17 +213,12 @@ class Answer:
     keep_alive: bool = False
     """On the plain path: neither side said ``Connection: close``."""
 
-    async def decoded(self) -> AsyncIterator[bytes]:
+    def decoded(self) -> AsyncIterator[bytes]:
         """The body as it arrives, after its content encodings are undone, in pieces of at most
         ``PIECE`` bytes."""
         decoders = content_decoders(self.headers.get("content-encoding", ""))
         raw = self._raw() if self.length is None else self._sized(self.length)
-        async for piece in raw:
-            for out in undo(decoders, piece):
-                yield out
-        for index, decoder in enumerate(decoders):  # what each decoder held, through the rest
-            for out in undo(decoders[index + 1 :], decoder.finish()):
-                yield out
+        return _decode(raw, decoders) if decoders else raw  # no layer for a plain body
 
     async def _raw(self) -> AsyncIterator[bytes]:
         """The body as sent, framed by h11 as the headers say; marks the connection reusable
@@ -533,6 +528,16 @@ class Inflater:
     def finish(self) -> bytes:
         """What the decoder still holds at the end of the body."""
         return self._decoder.flush()
+
+
+async def _decode(raw: AsyncIterator[bytes], decoders: list[Inflater]) -> AsyncIterator[bytes]:
+    """``raw`` through ``decoders``, a piece at a time."""
+    async for piece in raw:
+        for out in undo(decoders, piece):
+            yield out
+    for index, decoder in enumerate(decoders):  # what each decoder held, through the rest
+        for out in undo(decoders[index + 1 :], decoder.finish()):
+            yield out
 
 
 def undo(decoders: list[Inflater], data: bytes) -> Iterator[bytes]:
