@@ -46,6 +46,20 @@ RAW = {
     "garbage": lambda data: b"SMTP ready\r\n\r\n",
 }
 
+# Answers written byte for byte on a connection the server keeps open.
+KEPT = {
+    "lfhead": lambda data: b"HTTP/1.1 200 OK\ncontent-length: %d\n\n" % len(data) + data,
+    "folded": lambda data: (
+        b"HTTP/1.1 200 OK\r\nx-note: one\r\n  two\r\ncontent-length: %d\r\n\r\n" % len(data) + data
+    ),
+    "sizedclose": lambda data: (
+        b"HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: %d\r\n\r\n" % len(data) + data
+    ),
+    "extra": lambda data: (
+        b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n" % len(data) + data + b"?"
+    ),
+}
+
 
 class Framings(BaseHTTPRequestHandler):
     """Answers the last message's text back, framed as the path's first part says."""
@@ -68,6 +82,9 @@ class Framings(BaseHTTPRequestHandler):
         if way in RAW:
             self.wfile.write(RAW[way](data))
             self.close_connection = True
+            return
+        if way in KEPT:
+            self.wfile.write(KEPT[way](data))
             return
         if way == "continue":
             self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
@@ -170,6 +187,30 @@ def test_a_kept_connection_is_reused_and_a_hung_up_one_is_not(server: str) -> No
     assert len(set(PEERS)) == 3
 
 
+@pytest.mark.parametrize("way", ["lfhead", "folded"])
+def test_a_head_h11_reads_its_own_way_is_read_as_it_reads_it(server: str, way: str) -> None:
+    """Lines ended by a bare LF, a header folded over two lines: read at once, without waiting
+    for bytes that never come, and the connection kept."""
+    PEERS.clear()
+    assert ask(f"{server}/{way}/v1", "one", "two") == [
+        (f"{way}: one", None, 1),
+        (f"{way}: two", None, 1),
+    ]
+    assert len(set(PEERS)) == 1
+
+
+@pytest.mark.parametrize("way", ["sizedclose", "extra"])
+def test_a_connection_the_answer_closes_or_overruns_is_never_reused(server: str, way: str) -> None:
+    """An answer that says ``Connection: close``, or has bytes past its length: each next call
+    goes on a new connection."""
+    PEERS.clear()
+    assert ask(f"{server}/{way}/v1", "one", "two") == [
+        (f"{way}: one", None, 1),
+        (f"{way}: two", None, 1),
+    ]
+    assert len(set(PEERS)) == 2
+
+
 def test_a_kept_connection_the_server_closed_unanswered_is_tried_again_on_a_new_one(
     server: str,
 ) -> None:
@@ -233,7 +274,7 @@ def test_a_header_with_a_line_break_is_never_written() -> None:
     pool = Http11Pool("http://127.0.0.1:9/v1", 1, None)
     with pytest.raises(ProtocolError, match="line break"):
         pool.request("/chat/completions", {"x-note": "a\r\nx-injected: yes"}, b"{}")
-    assert pool.request("/chat/completions", {"x-note": "fine"}, b"{}").head.target == (
+    assert pool.request("/chat/completions", {"x-note": "fine"}, b"{}").target == (
         b"/v1/chat/completions"
     )
 

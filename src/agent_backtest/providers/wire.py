@@ -3,27 +3,34 @@ piece, and an answer's body read and decoded as it arrives.
 
 This is the hot path of a replay: a general client (httpx over httpcore and anyio) spends more
 than ten times the CPU of the bytes themselves on each call, in layers a JSON POST to one endpoint
-never needs. Here the sockets, the pool and the decoding are this module's own, and the
-protocol is h11's: it writes the request, reads the status line and headers, frames the body (a
-``Content-Length``, chunks with their extensions and trailers, or the connection's close), skips
-informational ``1xx`` heads and says whether the connection may carry the next request.
-``gzip`` and ``deflate`` content is decoded in bounded pieces, so a compressed bomb is never
-inflated whole.
+never needs. Here the sockets, the pool and the decoding are this module's own. A request's head
+is checked by h11 once per set of headers and kept as bytes; each call adds only its length.
 
-Every read waits at most ``gap`` seconds for bytes (:class:`Stalled` past it); a broken answer is
-a :class:`ProtocolError`; socket failures are ``OSError`` as asyncio raises them.
+An answer is read in one of two ways. The plain one, what an API server sends nearly always (an
+HTTP/1.1 head of well-formed lines, a final status and one ``Content-Length``), is read here
+directly: the head split into its lines, the body taken by its length. Anything else (chunks, a
+close-delimited body, an HTTP/1.0 or ``1xx`` head, a line h11 might read otherwise, a head that
+never ends) is handed with the bytes read so far to h11, which frames the body (chunks with their
+extensions and trailers, the connection's close), skips informational heads, says what is broken
+and whether the connection may carry the next request. The plain path accepts only heads h11
+reads the same way, so both give the same answer. ``gzip`` and ``deflate`` content is decoded in
+bounded pieces, so a compressed bomb is never inflated whole.
+
+Every read waits at most ``gap`` seconds for bytes (:class:`Stalled` past it), watched by one timer
+per exchange (:class:`GapWatch`); a broken answer is a :class:`ProtocolError`; socket failures are
+``OSError`` as asyncio raises them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 import select
 import ssl
 import zlib
-from collections.abc import AsyncIterator, Awaitable, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TypeVar
 from urllib.parse import urlsplit
 
 import h11
@@ -32,7 +39,16 @@ PIECE = 64 * 1024  # the most bytes taken from the socket, or out of a decoder, 
 HEAD_LIMIT = 64 * 1024  # bytes of an answer's head h11 holds while it is still incomplete
 ACCEPT_ENCODING = "gzip, deflate"
 
-T = TypeVar("T")
+EARLY = 0.001  # seconds a loop may run a timer before its time (its clock's resolution)
+
+# What the plain path reads: a final HTTP/1.1 status line and header lines as h11 parses them (a
+# name, a colon, a value without surrounding blanks); any other line goes to h11.
+STATUS_LINE = re.compile(rb"HTTP/1\.1 ([0-9]{3})(?: (?:[ \t]|[^\x00\s])*)?")
+HEADER_LINE = re.compile(
+    rb"([-!#$%&'*+.^_`|~0-9a-zA-Z]+):[ \t]*([^\x00\s]+(?:[ \t]+[^\x00\s]+)*)?[ \t]*"
+)
+HEAD_END = re.compile(rb"\n\r?\n")  # where h11 ends a head: a blank line, with or without CR
+DIGITS = re.compile(rb"[0-9]+")
 
 
 class ProtocolError(Exception):
@@ -56,10 +72,25 @@ class StaleConnection(Exception):
 
 @dataclass(frozen=True)
 class Request:
-    """A POST ready to be written: its line and headers, and its body."""
+    """A POST ready to be written: its head as bytes (line, headers, length), its body, and
+    what h11 is told of it when it reads the answer."""
 
-    head: h11.Request
+    target: bytes
+    fields: list[tuple[bytes, bytes]]
+    """The headers but the length, as h11 checked them."""
+    head: bytes
     body: bytes
+    keep_alive: bool
+    """Whether the request lets the connection carry another one (no ``Connection: close``)."""
+
+    def tell(self, protocol: h11.Connection) -> None:
+        """Bring h11's state to where it is after writing this request (its bytes are already
+        on the wire), so it can read the answer."""
+        length = (b"content-length", b"%d" % len(self.body))
+        head = h11.Request(method=b"POST", target=self.target, headers=[*self.fields, length])
+        protocol.send_with_data_passthrough(head)
+        protocol.send_with_data_passthrough(h11.Data(data=self.body))
+        protocol.send_with_data_passthrough(h11.EndOfMessage())
 
 
 @dataclass
@@ -75,6 +106,12 @@ class Connection:
     """Set once an answer was read to its end on a connection the server keeps open."""
     kept: bool = False
     """Taken from the idle ones: it answered before, and the server may have hung up since."""
+    unread: bytes = b""
+    """Bytes of the answer read from the socket on the plain path and not yet used."""
+    closed: bool = False
+    """The plain path read the server's end of the stream."""
+    watch: GapWatch | None = None
+    """The read gap's timer of the current exchange, set at its first read."""
 
     def ended(self) -> bool:
         """Whether the connection is known to be over, as the event loop saw it last: the
@@ -101,7 +138,7 @@ class Connection:
         """h11's next event of the answer, reading from the socket as it needs bytes; a broken
         answer raises h11's ``RemoteProtocolError``."""
         while (event := self.protocol.next_event()) is h11.NEED_DATA:
-            self.protocol.receive_data(await read_within(self.reader.read(PIECE), gap))
+            self.protocol.receive_data(await self.read(gap))
         return event
 
     def finish_exchange(self) -> None:
@@ -117,6 +154,51 @@ class Connection:
         """Whether the server closed its side before the current answer ended."""
         return self.protocol.trailing_data[1]
 
+    def heard(self) -> tuple[bool, bool]:
+        """(whether bytes of the answer are waiting to be read, whether the server closed its
+        side), on either path."""
+        received, closed = self.protocol.trailing_data
+        return bool(received or self.unread), closed or self.closed
+
+    async def read(self, gap: float) -> bytes:
+        """The next bytes from the socket (b"" at the server's end of the stream)."""
+        if self.watch is None:
+            self.watch = GapWatch(gap)
+        data = await self.watch.read(self.reader)
+        self.closed = not data
+        return data
+
+    def end_exchange(self) -> None:
+        """Stop the read gap's timer: the exchange is over (or given up)."""
+        if self.watch is not None:
+            self.watch.stop()
+            self.watch = None
+
+    async def plain_head(self, gap: float) -> bytes | None:
+        """The answer's head up to its blank line, when it ends with CRLF CRLF within
+        ``HEAD_LIMIT`` bytes; else None, with every byte read kept in :attr:`unread`."""
+        while (end := HEAD_END.search(self.unread)) is None:
+            if len(self.unread) > HEAD_LIMIT:
+                return None
+            data = await self.read(gap)
+            if not data:
+                return None
+            self.unread += data
+        head, self.unread = self.unread[: end.end()], self.unread[end.end() :]
+        if len(head) > HEAD_LIMIT or not head.endswith(b"\r\n\r\n"):
+            self.unread = head + self.unread
+            return None
+        return head
+
+    def to_h11(self, request: Request) -> None:
+        """Hand the exchange to h11: told of the request, and given every byte read so far."""
+        request.tell(self.protocol)
+        if self.unread:
+            self.protocol.receive_data(self.unread)
+            self.unread = b""
+        if self.closed:
+            self.protocol.receive_data(b"")
+
 
 @dataclass
 class Answer:
@@ -126,17 +208,17 @@ class Answer:
     headers: dict[str, str]
     connection: Connection = field(repr=False)
     gap: float = field(repr=False)
+    length: int | None = None
+    """The body's length when the plain path reads it (None: h11 frames it)."""
+    keep_alive: bool = False
+    """On the plain path: neither side said ``Connection: close``."""
 
-    async def decoded(self) -> AsyncIterator[bytes]:
+    def decoded(self) -> AsyncIterator[bytes]:
         """The body as it arrives, after its content encodings are undone, in pieces of at most
         ``PIECE`` bytes."""
         decoders = content_decoders(self.headers.get("content-encoding", ""))
-        async for piece in self._raw():
-            for out in undo(decoders, piece):
-                yield out
-        for index, decoder in enumerate(decoders):  # what each decoder held, through the rest
-            for out in undo(decoders[index + 1 :], decoder.finish()):
-                yield out
+        raw = self._raw() if self.length is None else self._sized(self.length)
+        return _decode(raw, decoders) if decoders else raw  # no layer for a plain body
 
     async def _raw(self) -> AsyncIterator[bytes]:
         """The body as sent, framed by h11 as the headers say; marks the connection reusable
@@ -153,6 +235,19 @@ class Answer:
                 return
             else:  # h11 has nothing else for a body it frames
                 raise ProtocolError(f"an answer's body broken by {type(event).__name__}")
+
+    async def _sized(self, length: int) -> AsyncIterator[bytes]:
+        """The body of the plain path, its ``length`` bytes as they arrive; marks the connection
+        reusable when both sides keep it and the server sent nothing past the body."""
+        connection = self.connection
+        while length:
+            data = connection.unread or await connection.read(self.gap)
+            if not data:
+                raise ProtocolError("the server closed the connection before the answer's end")
+            piece, connection.unread = data[:length], data[length:]
+            length -= len(piece)
+            yield piece
+        connection.reusable = self.keep_alive and not connection.unread
 
     def _broken(self, exc: h11.RemoteProtocolError) -> str:
         """What went wrong in the body, in words."""
@@ -176,6 +271,7 @@ class Http11Pool:
         self.tls = tls if parts.scheme == "https" else None
         self._idle: list[Connection] = []
         self._free = asyncio.Semaphore(max(1, size))
+        self._heads: dict[tuple[str, tuple[tuple[str, str], ...]], _CheckedHead] = {}
 
     @asynccontextmanager
     async def connection(self, fresh: bool = False) -> AsyncIterator[Connection]:
@@ -189,6 +285,7 @@ class Http11Pool:
             try:
                 yield connection
             finally:
+                connection.end_exchange()
                 if connection.reusable and not connection.ended():
                     self._idle.append(connection)
                 else:
@@ -217,15 +314,31 @@ class Http11Pool:
 
     def request(self, path: str, headers: dict[str, str], body: bytes) -> Request:
         """A POST of ``body`` to ``path`` with ``headers`` (and the host, the encodings this
-        client decodes and the body's length)."""
-        fields = [("host", self.authority), *headers.items()]
-        fields += [("accept-encoding", ACCEPT_ENCODING), ("content-length", str(len(body)))]
+        client decodes and the body's length). The head is checked by h11 the first time these
+        headers are sent, and kept."""
+        key = (path, tuple(headers.items()))
+        checked = self._heads.get(key)
+        if checked is None:
+            if len(self._heads) >= MAX_HEADS:  # a key refreshed many times: start again
+                self._heads.clear()
+            checked = self._heads[key] = self._check(path, headers)
+        head = checked.prefix + b"content-length: %d\r\n\r\n" % len(body)
+        return Request(checked.target, checked.fields, head, body, checked.keep_alive)
+
+    def _check(self, path: str, headers: dict[str, str]) -> _CheckedHead:
+        fields = [("host", self.authority), *headers.items(), ("accept-encoding", ACCEPT_ENCODING)]
         try:
-            head = h11.Request(method="POST", target=f"{self.base_path}{path}", headers=fields)
+            event = h11.Request(method="POST", target=f"{self.base_path}{path}", headers=fields)
         except h11.LocalProtocolError as exc:
             detail = f"a request header holds a line break or a bad byte: {exc}"
             raise ProtocolError(detail) from None
-        return Request(head, body)
+        items = event.headers.raw_items()
+        lines = [b"POST %s HTTP/1.1\r\n" % event.target]
+        # the host first, as h11 writes it (RFC 7230 asks a client to)
+        lines += [b"%s: %s\r\n" % item for item in items if item[0].lower() == b"host"]
+        lines += [b"%s: %s\r\n" % item for item in items if item[0].lower() != b"host"]
+        keep_alive = b"close" not in comma_tokens(items, b"connection")
+        return _CheckedHead(event.target, list(items), b"".join(lines), keep_alive)
 
     def close(self) -> None:
         """Hang up every idle connection."""
@@ -234,13 +347,26 @@ class Http11Pool:
         self._idle.clear()
 
 
+@dataclass(frozen=True)
+class _CheckedHead:
+    """A request head h11 accepted, as bytes up to its length."""
+
+    target: bytes
+    fields: list[tuple[bytes, bytes]]
+    prefix: bytes
+    keep_alive: bool
+
+
+MAX_HEADS = 16  # checked heads a pool keeps (one per path and set of headers, a new key's too)
+
+
 async def exchange(connection: Connection, request: Request, gap: float) -> Answer:
     """Write ``request`` whole and read the head of its answer (after any ``1xx`` ones); on a
     kept connection the server had closed, :class:`StaleConnection`."""
     try:
         return await _exchange(connection, request, gap)
     except (ConnectionResetError, BrokenPipeError, ProtocolError) as exc:
-        received, closed = connection.protocol.trailing_data
+        received, closed = connection.heard()
         hung_up = not received and (closed or isinstance(exc, OSError))
         if connection.kept and hung_up:
             raise StaleConnection(str(exc)) from None
@@ -248,12 +374,15 @@ async def exchange(connection: Connection, request: Request, gap: float) -> Answ
 
 
 async def _exchange(connection: Connection, request: Request, gap: float) -> Answer:
-    protocol = connection.protocol
-    pieces = protocol.send_with_data_passthrough(request.head) or []
-    pieces += protocol.send_with_data_passthrough(h11.Data(data=request.body)) or []
-    pieces += protocol.send_with_data_passthrough(h11.EndOfMessage()) or []
-    connection.writer.write(b"".join(pieces))  # one write: one segment for a small request
+    connection.writer.write(request.head + request.body)  # one write: one segment if small
     await connection.writer.drain()
+    head = await connection.plain_head(gap)
+    answer = plain_answer(head, connection, request, gap) if head is not None else None
+    if answer is not None:
+        return answer
+    if head is not None:
+        connection.unread = head + connection.unread
+    connection.to_h11(request)
     while True:
         try:
             event = await connection.next_event(gap)
@@ -263,6 +392,42 @@ async def _exchange(connection: Connection, request: Request, gap: float) -> Ans
             return Answer(event.status_code, joined(event.headers), connection, gap)
         if not isinstance(event, h11.InformationalResponse):  # a 1xx is skipped
             raise ProtocolError(f"an answer's head broken by {type(event).__name__}")
+
+
+def plain_answer(
+    head: bytes, connection: Connection, request: Request, gap: float
+) -> Answer | None:
+    """The answer of a plain head (see the module docstring), its body still to be read; None
+    for any other head, which h11 reads instead."""
+    lines = head[:-4].split(b"\r\n")
+    status = STATUS_LINE.fullmatch(lines[0])
+    if status is None:
+        return None
+    code = int(status[1])
+    if code < 200 or code in (204, 304):  # informational, or a body h11 knows is empty
+        return None
+    fields = []
+    for line in lines[1:]:
+        match = HEADER_LINE.fullmatch(line)
+        if match is None:
+            return None
+        fields.append((match[1].lower(), match[2] or b""))
+    lengths = [value for name, value in fields if name == b"content-length"]
+    framed = any(name == b"transfer-encoding" for name, _ in fields)
+    if framed or len(lengths) != 1 or DIGITS.fullmatch(lengths[0]) is None:
+        return None
+    keep_alive = request.keep_alive and b"close" not in comma_tokens(fields, b"connection")
+    return Answer(code, joined(fields), connection, gap, int(lengths[0]), keep_alive)
+
+
+def comma_tokens(fields: Sequence[tuple[bytes, bytes]], name: bytes) -> list[bytes]:
+    """The comma-separated tokens of every ``name`` header, in lower case."""
+    return [
+        token.strip().lower()
+        for key, value in fields
+        if key.lower() == name
+        for token in value.split(b",")
+    ]
 
 
 def joined(fields: Sequence[tuple[bytes, bytes]]) -> dict[str, str]:
@@ -288,13 +453,49 @@ def broken_head(connection: Connection, exc: h11.RemoteProtocolError) -> str:
     return f"not an HTTP/1.1 answer: {exc}"
 
 
-async def read_within(read: Awaitable[T], gap: float) -> T:
-    """``await read``, given up as :class:`Stalled` after ``gap`` seconds without it ending."""
-    try:
-        async with asyncio.timeout(gap):
-            return await read
-    except TimeoutError:
-        raise Stalled from None
+class GapWatch:
+    """Gives up a read that waits ``gap`` seconds for bytes, with one timer for a whole exchange
+    instead of one per read: a read notes when it began, and the timer, when due, cancels the
+    task only if a read has waited that long (else it sets itself for when the waiting read, or
+    the next one, would be due). A timer armed and cancelled for every read would cost more CPU
+    than the read itself."""
+
+    def __init__(self, gap: float) -> None:
+        self.gap = gap
+        self._loop = asyncio.get_running_loop()
+        self._task = asyncio.current_task()
+        self._waiting_since: float | None = None
+        self._fired = False
+        self._timer = self._loop.call_at(self._loop.time() + gap, self._due)
+
+    def _due(self) -> None:
+        now = self._loop.time()
+        since = self._waiting_since
+        if since is not None and now + EARLY >= since + self.gap and self._task is not None:
+            self._fired = True
+            self._task.cancel()
+            return
+        self._timer = self._loop.call_at((now if since is None else since) + self.gap, self._due)
+
+    async def read(self, reader: asyncio.StreamReader) -> bytes:
+        """The next bytes from ``reader`` (b"" at its end); :class:`Stalled` after ``gap``
+        seconds without them."""
+        task = self._task
+        cancelling = task.cancelling() if task is not None else 0
+        self._waiting_since = self._loop.time()
+        try:
+            return await reader.read(PIECE)
+        except asyncio.CancelledError:
+            # the cancel was this watch's own (not also the caller's): the read stalled
+            if self._fired and task is not None and task.uncancel() <= cancelling:
+                raise Stalled from None
+            raise
+        finally:
+            self._waiting_since = None
+
+    def stop(self) -> None:
+        """Cancel the timer."""
+        self._timer.cancel()
 
 
 class Inflater:
@@ -327,6 +528,16 @@ class Inflater:
     def finish(self) -> bytes:
         """What the decoder still holds at the end of the body."""
         return self._decoder.flush()
+
+
+async def _decode(raw: AsyncIterator[bytes], decoders: list[Inflater]) -> AsyncIterator[bytes]:
+    """``raw`` through ``decoders``, a piece at a time."""
+    async for piece in raw:
+        for out in undo(decoders, piece):
+            yield out
+    for index, decoder in enumerate(decoders):  # what each decoder held, through the rest
+        for out in undo(decoders[index + 1 :], decoder.finish()):
+            yield out
 
 
 def undo(decoders: list[Inflater], data: bytes) -> Iterator[bytes]:
