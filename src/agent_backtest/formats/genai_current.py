@@ -27,7 +27,6 @@ from agent_backtest.formats.messages import (
 from agent_backtest.trace import (
     ContentPart,
     LLMCall,
-    LLMRequest,
     LLMResponse,
     Message,
     ToolDef,
@@ -63,22 +62,26 @@ def claims(attributes: dict[str, Any]) -> bool:
 
 
 def llm_call(span: Span) -> LLMCall | None:
-    """The call a span records in the current attribute form, or None if it uses another."""
+    """The call a span records in the current attribute form, or None if it uses another.
+
+    The call is put together as plain values and validated once, nested parts and all.
+    """
     attributes = span.attributes
     if not claims(attributes):
         return None
-    call = metadata_only_call(attributes)
+    fields = metadata_fields(attributes)
     messages = messages_from_genai(attributes.get("gen_ai.input.messages"), "gen_ai.input.messages")
     instructions = system_instructions(attributes.get("gen_ai.system_instructions"))
     if instructions is not None and not any(m.role == "system" for m in messages):
         messages.insert(0, Message(role="system", content=instructions))
-    call.request.messages = messages
-    alternatives = (call.request.params.get("n") or 1) > 1
+    request = fields["request"]
+    request["messages"] = messages
+    alternatives = (request["params"].get("n") or 1) > 1
     answer = read_answer(attributes.get("gen_ai.output.messages"), alternatives)
     if answer is not None:
-        call.response = response(attributes, answer.message, answer.finish_reason)
-        call.notes.extend(answer.notes)
-    return call
+        fields["response"] = response_fields(attributes, answer.message, answer.finish_reason)
+        fields["notes"] = answer.notes
+    return LLMCall.model_validate(fields)
 
 
 def tool_execution(span: Span) -> ToolExecution | None:
@@ -101,35 +104,48 @@ def tool_execution(span: Span) -> ToolExecution | None:
 
 def metadata_only_call(attributes: dict[str, Any]) -> LLMCall:
     """A call with everything the span says except the messages (model, tools, params)."""
-    return LLMCall(
-        request=LLMRequest(
-            model=optional_str(attributes.get("gen_ai.request.model"), "gen_ai.request.model"),
-            messages=[],
-            tools=tool_definitions(attributes.get("gen_ai.tool.definitions"))
+    return LLMCall.model_validate(metadata_fields(attributes))
+
+
+def metadata_fields(attributes: dict[str, Any]) -> dict[str, Any]:
+    """The fields of :func:`metadata_only_call` as plain values, for a reader that adds the
+    messages and the answer before the one validation of the call."""
+    return {
+        "request": {
+            "model": optional_str(attributes.get("gen_ai.request.model"), "gen_ai.request.model"),
+            "messages": [],
+            "tools": tool_definitions(attributes.get("gen_ai.tool.definitions"))
             or pydantic_ai.tools(attributes),
-            params=request_params(attributes),
-        ),
-        provider=provider(attributes),
-    )
+            "params": request_params(attributes),
+        },
+        "provider": provider(attributes),
+    }
 
 
 def response(
     attributes: dict[str, Any], message: Message, finish_reason: str | None
 ) -> LLMResponse:
     """The answer: the message, plus usage, model, id and finish reason from the attributes."""
+    return LLMResponse.model_validate(response_fields(attributes, message, finish_reason))
+
+
+def response_fields(
+    attributes: dict[str, Any], message: Message, finish_reason: str | None
+) -> dict[str, Any]:
+    """The fields of :func:`response` as plain values."""
     if finish_reason is None:
         reasons = load_json_value(attributes.get("gen_ai.response.finish_reasons"))
         if isinstance(reasons, str):
             reasons = [reasons]
         if isinstance(reasons, list) and reasons and isinstance(reasons[0], str):
             finish_reason = reasons[0]
-    return LLMResponse(
-        message=message,
-        finish_reason=finish_reason_name(finish_reason),
-        usage=usage(attributes),
-        model=optional_str(attributes.get("gen_ai.response.model"), "gen_ai.response.model"),
-        id=optional_str(attributes.get("gen_ai.response.id"), "gen_ai.response.id"),
-    )
+    return {
+        "message": message,
+        "finish_reason": finish_reason_name(finish_reason),
+        "usage": usage_counts(attributes),
+        "model": optional_str(attributes.get("gen_ai.response.model"), "gen_ai.response.model"),
+        "id": optional_str(attributes.get("gen_ai.response.id"), "gen_ai.response.id"),
+    }
 
 
 def system_instructions(value: Any) -> str | list[ContentPart] | None:
@@ -233,6 +249,14 @@ def usage(
     """Token counts from the attributes ``keys`` names for each usage field (the first one
     recorded wins); None when none is recorded. By default ``gen_ai.usage.*``, with cached input
     and reasoning tokens under the names instrumentations use."""
+    found = usage_counts(attributes, keys)
+    return Usage(**found) if found is not None else None
+
+
+def usage_counts(
+    attributes: dict[str, Any], keys: Mapping[str, tuple[str, ...]] = USAGE_KEYS
+) -> dict[str, int | None] | None:
+    """The fields of :func:`usage` as plain values; None when no count is recorded."""
     found: dict[str, int | None] = {}
     for field, names in keys.items():
         for key in names:
@@ -240,8 +264,8 @@ def usage(
             if value is not None:
                 found[field] = to_int(value, key)
                 break
-    # Built only when something was recorded: most spans of a step's kind record nothing.
-    return Usage(**found) if any(value is not None for value in found.values()) else None
+    # Kept only when something was recorded: most spans of a step's kind record nothing.
+    return found if any(value is not None for value in found.values()) else None
 
 
 def provider(attributes: dict[str, Any]) -> str | None:

@@ -40,6 +40,7 @@ from agent_backtest.trace import (
     Turn,
     common_agent_version,
 )
+from agent_backtest.trace.models import StepKind
 
 SESSION_KEYS = ("session.id", "langfuse.session.id")
 AGENT_NAME_KEYS = ("gen_ai.agent.name", "agent.name")
@@ -222,11 +223,12 @@ def _start_key(span: Span) -> tuple[bool, float]:
 def _trace_steps(trace: list[Span], history: _History, skips: SkipLog) -> list[Step]:
     """The steps of one trace in time order; unusable spans are logged as skips."""
     by_id = {span.span_id: span for span in trace}
+    kinds: dict[str, StepKind] = {}
     explain = skips.readings is not None
     steps = []
     for span in sorted(trace, key=_start_key):
         try:
-            step, found = _step(span, by_id, history, explain)
+            step, found = _step(span, by_id, kinds, history, explain)
         except RecordError as exc:
             skips.record_error(exc, span.location)
             continue
@@ -260,18 +262,22 @@ def _reading(span: Span, step: Step, found: list[str]) -> SpanReading:
 
 
 def _step(
-    span: Span, by_id: dict[str, Span], history: _History, explain: bool
+    span: Span,
+    by_id: dict[str, Span],
+    kinds: dict[str, StepKind],
+    history: _History,
+    explain: bool,
 ) -> tuple[Step, list[str]]:
-    """One span as a step of its kind, and (with ``explain``) what each dialect that read its
-    call found."""
-    kind = dialects.step_kind(span)
+    """One span as a step of its kind (``kinds`` keeps the trace's, see :func:`_kind`), and
+    (with ``explain``) what each dialect that read its call found."""
+    kind = _kind(span, kinds)
     llm, tool, consumed = None, None, set(span.consumed)
     name: str | None = span.name
     found: list[str] = []
     if kind == "llm":
         llm, keys, found = _llm_call(span, by_id, history, explain)
         consumed |= keys
-        name = _enclosing_agent_name(span, by_id) or span.name
+        name = _enclosing_agent_name(span, by_id, kinds) or span.name
         history.remember(span.span_id, llm)
     elif kind == "tool":
         tool, keys = _tool_execution(span)
@@ -409,10 +415,21 @@ def _ancestors(span: Span, by_id: dict[str, Span]) -> Iterable[Span]:
         parent = by_id.get(parent.parent_id) if parent.parent_id else None
 
 
-def _enclosing_agent_name(span: Span, by_id: dict[str, Span]) -> str | None:
+def _kind(span: Span, kinds: dict[str, StepKind]) -> StepKind:
+    """The step kind of a span, asked of the dialects once per span of a trace (``kinds``):
+    each LLM step asks it again of the spans around it, for its agent's name."""
+    kind = kinds.get(span.span_id)
+    if kind is None:
+        kind = kinds[span.span_id] = dialects.step_kind(span)
+    return kind
+
+
+def _enclosing_agent_name(
+    span: Span, by_id: dict[str, Span], kinds: dict[str, StepKind]
+) -> str | None:
     """The agent name of the nearest enclosing agent span."""
     for ancestor in _ancestors(span, by_id):
-        if dialects.step_kind(ancestor) == "agent":
+        if _kind(ancestor, kinds) == "agent":
             name = _first_str(ancestor.attributes, AGENT_NAME_KEYS)
             if name:
                 return name
