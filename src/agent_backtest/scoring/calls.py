@@ -220,16 +220,16 @@ def _several(
     n_golden, n_candidate = len(golden), len(candidate)
     g_names = [call.name for call in golden]
     c_names = [call.name for call in candidate]
-    same_tool_rules: list[MatchRules | None] = [None] * n_golden  # each golden call's tool's
+    same_tool_rules: dict[str, MatchRules] = {}  # each golden tool's (parallel calls share)
     other_tool_rules: dict[tuple[str, str], MatchRules] = {}  # an equivalent tool's
     groups = agent.equivalent_tools
 
     def compare(i: int, j: int, all_right: bool = False) -> ArgumentsMatch | float | None:
         g_name, c_name = g_names[i], c_names[j]
         if g_name == c_name:
-            rules = same_tool_rules[i]
+            rules = same_tool_rules.get(g_name)
             if rules is None:
-                rules = same_tool_rules[i] = _rules(
+                rules = same_tool_rules[g_name] = _rules(
                     tools, g_name, g_name, agent, exact_strings, recorded
                 )
         elif groups and tool_names_equal(g_name, c_name, agent):
@@ -343,10 +343,11 @@ def _verdict_of_pairs(
         pairs.append(CallPair(i, j, verdict is not None, verdict))
     if len(chosen) == n_golden == n_candidate:
         return _verdict(pairs, [], [], n_golden)
-    paired_g = {i for i, _ in chosen}
-    paired_c = {j for _, j in chosen}
-    missing = [i for i in range(n_golden) if i not in paired_g]
-    extra = [j for j in range(n_candidate) if j not in paired_c]
+    missing = list(range(n_golden))
+    extra = list(range(n_candidate))
+    for i, j in chosen:
+        missing.remove(i)
+        extra.remove(j)
     return _verdict(pairs, missing, extra, max(n_golden, n_candidate))
 
 
@@ -361,13 +362,9 @@ def _one_to_many(n_golden: int, n_candidate: int, compare: Any) -> CallsMatch:
     """
     golden_side = n_golden == 1
     others = n_candidate if golden_side else n_golden
-
-    def verdict_with(k: int, all_right: bool = False) -> ArgumentsMatch | float | None:
-        return compare(0, k, all_right) if golden_side else compare(k, 0, all_right)
-
     best, best_weight, best_verdict = 0, -1.0, None
     for k in range(others):
-        verdict = verdict_with(k, True)
+        verdict = compare(0, k, True) if golden_side else compare(k, 0, True)
         if type(verdict) is float:
             continue
         if verdict is not None and verdict.score >= 1.0:
@@ -375,7 +372,7 @@ def _one_to_many(n_golden: int, n_candidate: int, compare: Any) -> CallsMatch:
             break
     else:
         for k in range(others):
-            verdict = verdict_with(k)
+            verdict = compare(0, k) if golden_side else compare(k, 0)
             weight = -0.5 if verdict is None else verdict.score
             if weight > best_weight:
                 best, best_weight, best_verdict = k, weight, verdict
@@ -399,11 +396,4 @@ def _verdict(pairs: list[CallPair], missing: list[int], extra: list[int], total:
         score += arguments.score
         exact = exact and arguments.exact
         equal = equal and arguments.equal
-    return CallsMatch(
-        pairs=pairs,
-        missing=missing,
-        extra=extra,
-        exact=exact,
-        equal=equal,
-        score=score / total if total else 1.0,
-    )
+    return CallsMatch(pairs, missing, extra, exact, equal, score / total if total else 1.0)
