@@ -81,33 +81,18 @@ class _Cells:
         """The first unused column of row ``r`` with a top weight (``follows``, ``r``, then the
         rest in order), or -1.
 
-        The rows of most answers find one at once: :meth:`is_top` is asked of ``follows`` and
-        ``r`` first, then of the others, each column once.
+        The rows of most answers find one at once: ``follows`` and ``r`` are tried first, then
+        the others, each column once.
         """
-        cols = self.cols
-        if follows < cols and follows not in used and self.is_top(r, follows):
+        cols, top, ceiling = self.cols, self.top, self.ceiling
+        if follows < cols and follows not in used and ceiling(r, follows) >= top:
             return follows
-        if r != follows and r not in used and self.is_top(r, r):  # r < cols: rows <= cols
+        if r != follows and r not in used and ceiling(r, r) >= top:  # r < cols: rows <= cols
             return r
         for c in range(cols):
-            if c != follows and c != r and c not in used and self.is_top(r, c):
+            if c != follows and c != r and c not in used and ceiling(r, c) >= top:
                 return c
         return -1
-
-    def is_top(self, r: int, c: int) -> bool:
-        """True when cell (r, c) has the top weight (its :meth:`ceiling`, written out here:
-        :meth:`first_top` asks it of most cells)."""
-        cell = r * self.cols + c
-        value = self.known[cell]
-        if value is None:
-            value = self.bounds[cell]
-            if value is None:
-                value = self.weigh(r, c, True)
-                if value >= self.top:
-                    self.known[cell] = value
-                    return True
-                self.bounds[cell] = value
-        return value >= self.top
 
     def ceiling(self, r: int, c: int) -> float:
         """An upper bound on the weight of cell (r, c), exact at the top."""

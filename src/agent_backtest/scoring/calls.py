@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 import orjson
@@ -218,8 +219,8 @@ def _several(
 ) -> CallsMatch:
     """The verdict on any other answer: compare golden/candidate pairs, assign optimally."""
     n_golden, n_candidate = len(golden), len(candidate)
-    g_names = [call.name for call in golden]
-    c_names = [call.name for call in candidate]
+    g_names = list(map(_NAME, golden))
+    c_names = list(map(_NAME, candidate))
     same_tool_rules: dict[str, MatchRules] = {}  # each golden tool's (parallel calls share)
     other_tool_rules: dict[tuple[str, str], MatchRules] = {}  # an equivalent tool's
     groups = agent.equivalent_tools
@@ -262,15 +263,12 @@ def _several(
     if n_golden == n_candidate:
         # Calls in the golden's order, each equal: list order is then optimal. Each is asked
         # first whether it is all right, so a wrong one costs only its first wrong parameter.
-        pairs = []
         for i in range(n_golden):
             verdict = cells[i * n_candidate + i] = compare(i, i, True)
-            if type(verdict) is float:
-                break
-            pairs.append(CallPair(i, i, verdict is not None, verdict))
-            if verdict is None or not verdict.equal:
+            if verdict is None or type(verdict) is float or not verdict.equal:
                 break
         else:
+            pairs = [CallPair(i, i, True, cells[i * n_candidate + i]) for i in range(n_golden)]
             return _verdict(pairs, [], [], n_golden)
 
     def verdict_of(i: int, j: int) -> ArgumentsMatch | None:
@@ -291,7 +289,21 @@ def _several(
         cell = i * n_candidate + j
         verdict = cells[cell]
         if verdict is _UNSEEN or (not bound and type(verdict) is float):
-            verdict = cells[cell] = compare(i, j, bound)
+            arguments = candidate[j].arguments
+            reference = references[i]
+            g_name = g_names[i]
+            if (
+                g_name == c_names[j]
+                and type(arguments) is dict
+                and type(reference) is ArgumentsKey
+                and g_name in same_tool_rules
+            ):  # the usual case, compare's written out
+                verdict = tally_parameters(
+                    reference, arguments, same_tool_rules[g_name], False, bound
+                )
+            else:
+                verdict = compare(i, j, bound)
+            cells[cell] = verdict
         if type(verdict) is float:
             return verdict + _SAME_TOOL_BONUS
         return 0.0 if verdict is None else verdict.score + _SAME_TOOL_BONUS
@@ -308,9 +320,11 @@ def _paired_by_name(golden: list[str], candidate: list[str]) -> list[tuple[int, 
     namesake on the other: each such pair is then its call's only pair above 0, so any other
     pairing scores less.
     """
-    g_at = {name: i for i, name in enumerate(golden)}
-    c_at = {name: j for j, name in enumerate(candidate)}
-    if len(g_at) != len(golden) or len(c_at) != len(candidate):
+    g_at = dict(zip(golden, range(len(golden)), strict=True))
+    if len(g_at) != len(golden):
+        return None
+    c_at = dict(zip(candidate, range(len(candidate)), strict=True))
+    if len(c_at) != len(candidate):
         return None
     pairs = []
     if len(golden) <= len(candidate):
@@ -352,6 +366,7 @@ def _verdict_of_pairs(
 
 
 _UNSEEN: Any = object()
+_NAME = attrgetter("name")
 
 
 def _one_to_many(n_golden: int, n_candidate: int, compare: Any) -> CallsMatch:
