@@ -158,9 +158,6 @@ def _references(source: Sequence[Any], recorded: bool) -> list[Any]:
 # schema is cheaper than the walk.
 _BY_ID: dict[int, tuple[Any, AgentConfig, bool, str, bool, MatchRules]] = {}
 _BY_CONTENT: dict[tuple[bytes, int, bool, str, bool], tuple[AgentConfig, MatchRules]] = {}
-# The tool names whose rules were made: the content memo is looked in (and filled) only for a
-# name seen before, so a tool seen once is not dumped for it.
-_NAMED: dict[str, None] = {}
 _MEMO_SIZE = 4096
 
 
@@ -168,7 +165,6 @@ def clear_memos() -> None:
     """Forget memoised rules and keys (for benchmarks, or after changing a config in place)."""
     _BY_ID.clear()
     _BY_CONTENT.clear()
-    _NAMED.clear()
     _KEYS.clear()
 
 
@@ -192,18 +188,14 @@ def _rules(
         and hit[4] == detect_prose
     ):
         return hit[5]
-    if name in _NAMED:
-        schema = orjson.dumps(tool.parameters) if tool is not None else b""
-        content_key = (schema, id(agent), exact_strings, name, detect_prose)
-        found = _BY_CONTENT.get(content_key)
-        if found is not None and found[0] is agent:
-            rules = found[1]
-        else:
-            rules = rules_for(tool, agent, exact_strings, name=name, detect_prose=detect_prose)
-            _remember(_BY_CONTENT, content_key, (agent, rules))
-    else:  # no copy of a tool of this name can be in the content memo: no dump
+    schema = orjson.dumps(tool.parameters) if tool is not None else b""
+    content_key = (schema, id(agent), exact_strings, name, detect_prose)
+    found = _BY_CONTENT.get(content_key)
+    if found is not None and found[0] is agent:
+        rules = found[1]
+    else:
         rules = rules_for(tool, agent, exact_strings, name=name, detect_prose=detect_prose)
-        _remember(_NAMED, name, None)
+        _remember(_BY_CONTENT, content_key, (agent, rules))
     # One entry per tool: the same tool under other settings (rare) takes it over.
     _remember(_BY_ID, id(tool), (tool, agent, exact_strings, name, detect_prose, rules))
     return rules
