@@ -254,6 +254,68 @@ the project's pairs is their parallel answers with the same tool called several 
 of 5,753): the names decide nothing there, and the quick pairing's probes (about two
 comparisons a call when one call is wrong) are what proves its pairing optimal; and the answers
 whose call count differs, where BFCL stops at the count and the verdict still pairs every call.
+
+Measured again after five changes to the pairing of parallel calls, every verdict the same
+(every field of every verdict on both sets and the probes, each answer's calls as given,
+shuffled, one dropped, one repeated and none, keyed and against goldens, strict and lenient
+strings, and with a question's tools made equivalent: 102,576 answers, one hash; ``abt
+score``'s scores.jsonl, summary.json and what it prints byte for byte on runs of both sets'
+pairs, keyed and against goldens, and on the perturbed τ-bench run):
+
+* the quick pairing finds each row's first column at the top without building the order it
+  tries or copying the set of used columns, and keeps its pairs in a list: the assignment
+  alone, its weights given, took 12.8 µs for three calls with one wrong and 7.0 µs for three
+  in another order, and now 6.9 and 3.0 (the same weights are asked, in the same order);
+* one rules lookup per tool of an answer, not per golden call (parallel calls mostly share
+  one tool);
+* the diagonal's pairs built once it holds, the usual comparison written out where the
+  assignment asks for a weight, tool names read with ``attrgetter``, duplicate names found as
+  the name dicts are built, the calls left out found without sets;
+* an answer key compiled straight into its reference.
+
+Where a pass over the project's pairs with answer keys went before these changes (cProfile,
+collector off, own time unless said): ``tally_parameters`` 37% with what it calls, looking
+rules up 11% with what it calls, the assignment and its steps (quick pairing, first top,
+weigh, compare, the verdict of the pairs) about a quarter. By answer shape, each pair timed
+inside whole passes with answer keys (median of 5 passes, µs a pair, load average 1.7 to
+2.6), below: the parallel answers with one tool called several times are where BFCL's greedy
+pairing and the matcher's optimal one cost about the same, and an answer whose call count
+differs costs the matcher 10 to 20 times what BFCL spends stopping at the count.
+
+=================================================  ===============  ===============  =======
+answer shape, µs a pair (pairs)                      before           after            BFCL
+=================================================  ===============  ===============  =======
+project, one call each (5,935)                      5.5              5.6              7.0
+project, several calls, no tool twice (1,793)       15.7             15.8             21.4
+project, several calls, a tool twice (3,960)        25.7             23.7             27.2
+project, a call count that differs (1,400)          12.1             11.2             0.5
+fresh, one call each (13,046)                       4.9              5.1              7.7
+fresh, several calls, a tool twice (327)            22.0             20.7             23.1
+fresh, a call count that differs (1,389)            7.3              6.9              0.4
+=================================================  ===============  ===============  =======
+
+speed_table.py's matcher rows, each version in its own process, alternating, 3 of each (load
+average 2.2 to 3.9 at their starts), median (range):
+
+================================  ===================  ===================
+matcher ÷ BFCL speed              before               after
+================================  ===================  ===================
+project pairs, answer keys        1.03 (1.02–1.04)     1.07 (1.00–1.14)
+project pairs, goldens            1.03 (1.02–1.05)     1.08 (1.07–1.11)
+fresh pairs, answer keys          1.27 (1.18–1.34)     1.33 (1.19–1.36)
+fresh pairs, goldens              1.32 (1.30–1.39)     1.35 (1.30–1.38)
+================================  ===================  ===================
+
+The target, 1.2 × BFCL on every set, is still reached on the fresh pairs only. Tried and
+measured, not kept: pairing the calls that repeat a golden call's first form (its recorded
+arguments, or an answer key's first values) from what the forms say of each other, learnt once
+per unit (the forms' canonical JSON a dict lookup away for each candidate call). Every verdict
+was the same, and three calls in another order took 20.0 µs against 23.8 once a unit's forms
+were learnt, but making and learning them once per unit, and dumping every candidate call to
+look it up, cost more than that saved: a pass over the project's pairs took 199 ms against 182.
+What is left is Python's overhead around the comparisons of parallel calls (about two thirds
+of the time of an answer with the same tool called three times and one call wrong, where the
+comparisons themselves take 11 µs of 30), and the answers whose call count differs.
 """
 
 from __future__ import annotations

@@ -323,7 +323,10 @@ def golden_key(arguments: Mapping[str, Any]) -> ArgumentsKey:
 def compile_key(arguments: Mapping[str, ArgumentKey]) -> ArgumentsKey:
     """An answer key's arguments (see :mod:`agent_backtest.units.answer_key`) as a reference;
     its listed values are acceptable as they are, never prose for the judge."""
-    return ArgumentsKey({name: _options(key) for name, key in arguments.items()}, frozenset())
+    compiled = ArgumentsKey()
+    for name, key in arguments.items():
+        compiled[name] = _options(key)
+    return compiled
 
 
 def _options(key: ArgumentKey) -> tuple[Any, ...]:

@@ -81,25 +81,17 @@ class _Cells:
         """The first unused column of row ``r`` with a top weight (``follows``, ``r``, then the
         rest in order), or -1.
 
-        The rows of most answers find one at once: :meth:`ceiling` is written out here.
+        The rows of most answers find one at once: ``follows`` and ``r`` are tried first, then
+        the others, each column once.
         """
-        cols, known, bounds, top = self.cols, self.known, self.bounds, self.top
-        base = r * cols
-        for c in (follows, r, *range(cols)) if r != follows else (r, *range(cols)):
-            if c >= cols or c in used:
-                continue
-            value = known[base + c]
-            if value is None:
-                value = bounds[base + c]
-                if value is None:
-                    value = self.weigh(r, c, True)
-                    if value >= top:
-                        known[base + c] = value
-                        return c
-                    bounds[base + c] = value
-            if value >= top:
+        cols, top, ceiling = self.cols, self.top, self.ceiling
+        if follows < cols and follows not in used and ceiling(r, follows) >= top:
+            return follows
+        if r != follows and r not in used and ceiling(r, r) >= top:  # r < cols: rows <= cols
+            return r
+        for c in range(cols):
+            if c != follows and c != r and c not in used and ceiling(r, c) >= top:
                 return c
-            used = used | {c}  # tried: the scan in order does not ask again
         return -1
 
     def ceiling(self, r: int, c: int) -> float:
@@ -134,21 +126,23 @@ def _quick_pairing(cells: _Cells) -> list[tuple[int, int]] | None:
     total.
     """
     rows, cols, top, ceiling = cells.rows, cells.cols, cells.top, cells.ceiling
-    chosen: dict[int, int] = {}
+    first_top = cells.first_top
+    chosen: list[tuple[int, int]] = []  # rows at the top first, in order; then the rest
     used: set[int] = set()
+    left_over: list[int] = []
     follows = 0
     for r in range(rows):
-        c = cells.first_top(r, follows, used)
+        c = first_top(r, follows, used)
         if c >= 0:
-            chosen[r] = c
+            chosen.append((r, c))
             used.add(c)
             follows = c + 1
         else:
+            left_over.append(r)
             follows += 1
-    if len(chosen) == rows:  # every row at the largest weight: nothing can do better
-        return list(chosen.items())
+    if not left_over:  # every row at the largest weight: nothing can do better
+        return chosen
     get = cells.get
-    left_over = [r for r in range(rows) if r not in chosen]
     for r in left_over:
         best_c, best_w = -1, -1.0
         for c in range(cols):
@@ -156,18 +150,17 @@ def _quick_pairing(cells: _Cells) -> list[tuple[int, int]] | None:
                 w = get(r, c)
                 if w > best_w:
                     best_c, best_w = c, w
-        chosen[r] = best_c
+        chosen.append((r, best_c))
         used.add(best_c)
-    total = sum(get(r, c) for r, c in chosen.items())
-    pairs = list(chosen.items())
+    total = sum([get(r, c) for r, c in chosen])
     if _within_row_bound(total, top * (rows - len(left_over)), left_over, cols, ceiling):
-        return pairs
+        return chosen
     top_cols = {cell % cols for cell, w in enumerate(cells.known) if w is not None and w >= top}
     col_max = [
         top if c in top_cols else max(ceiling(r, c) for r in range(rows)) for c in range(cols)
     ]
     col_bound = sum(sorted(col_max, reverse=True)[:rows])
-    return pairs if total >= col_bound - _SLACK else None
+    return chosen if total >= col_bound - _SLACK else None
 
 
 def _within_row_bound(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 import orjson
@@ -218,18 +219,18 @@ def _several(
 ) -> CallsMatch:
     """The verdict on any other answer: compare golden/candidate pairs, assign optimally."""
     n_golden, n_candidate = len(golden), len(candidate)
-    g_names = [call.name for call in golden]
-    c_names = [call.name for call in candidate]
-    same_tool_rules: list[MatchRules | None] = [None] * n_golden  # each golden call's tool's
+    g_names = list(map(_NAME, golden))
+    c_names = list(map(_NAME, candidate))
+    same_tool_rules: dict[str, MatchRules] = {}  # each golden tool's (parallel calls share)
     other_tool_rules: dict[tuple[str, str], MatchRules] = {}  # an equivalent tool's
     groups = agent.equivalent_tools
 
     def compare(i: int, j: int, all_right: bool = False) -> ArgumentsMatch | float | None:
         g_name, c_name = g_names[i], c_names[j]
         if g_name == c_name:
-            rules = same_tool_rules[i]
+            rules = same_tool_rules.get(g_name)
             if rules is None:
-                rules = same_tool_rules[i] = _rules(
+                rules = same_tool_rules[g_name] = _rules(
                     tools, g_name, g_name, agent, exact_strings, recorded
                 )
         elif groups and tool_names_equal(g_name, c_name, agent):
@@ -262,15 +263,12 @@ def _several(
     if n_golden == n_candidate:
         # Calls in the golden's order, each equal: list order is then optimal. Each is asked
         # first whether it is all right, so a wrong one costs only its first wrong parameter.
-        pairs = []
         for i in range(n_golden):
             verdict = cells[i * n_candidate + i] = compare(i, i, True)
-            if type(verdict) is float:
-                break
-            pairs.append(CallPair(i, i, verdict is not None, verdict))
-            if verdict is None or not verdict.equal:
+            if verdict is None or type(verdict) is float or not verdict.equal:
                 break
         else:
+            pairs = [CallPair(i, i, True, cells[i * n_candidate + i]) for i in range(n_golden)]
             return _verdict(pairs, [], [], n_golden)
 
     def verdict_of(i: int, j: int) -> ArgumentsMatch | None:
@@ -291,7 +289,21 @@ def _several(
         cell = i * n_candidate + j
         verdict = cells[cell]
         if verdict is _UNSEEN or (not bound and type(verdict) is float):
-            verdict = cells[cell] = compare(i, j, bound)
+            arguments = candidate[j].arguments
+            reference = references[i]
+            g_name = g_names[i]
+            if (
+                g_name == c_names[j]
+                and type(arguments) is dict
+                and type(reference) is ArgumentsKey
+                and g_name in same_tool_rules
+            ):  # the usual case, compare's written out
+                verdict = tally_parameters(
+                    reference, arguments, same_tool_rules[g_name], False, bound
+                )
+            else:
+                verdict = compare(i, j, bound)
+            cells[cell] = verdict
         if type(verdict) is float:
             return verdict + _SAME_TOOL_BONUS
         return 0.0 if verdict is None else verdict.score + _SAME_TOOL_BONUS
@@ -308,9 +320,11 @@ def _paired_by_name(golden: list[str], candidate: list[str]) -> list[tuple[int, 
     namesake on the other: each such pair is then its call's only pair above 0, so any other
     pairing scores less.
     """
-    g_at = {name: i for i, name in enumerate(golden)}
-    c_at = {name: j for j, name in enumerate(candidate)}
-    if len(g_at) != len(golden) or len(c_at) != len(candidate):
+    g_at = dict(zip(golden, range(len(golden)), strict=True))
+    if len(g_at) != len(golden):
+        return None
+    c_at = dict(zip(candidate, range(len(candidate)), strict=True))
+    if len(c_at) != len(candidate):
         return None
     pairs = []
     if len(golden) <= len(candidate):
@@ -343,14 +357,16 @@ def _verdict_of_pairs(
         pairs.append(CallPair(i, j, verdict is not None, verdict))
     if len(chosen) == n_golden == n_candidate:
         return _verdict(pairs, [], [], n_golden)
-    paired_g = {i for i, _ in chosen}
-    paired_c = {j for _, j in chosen}
-    missing = [i for i in range(n_golden) if i not in paired_g]
-    extra = [j for j in range(n_candidate) if j not in paired_c]
+    missing = list(range(n_golden))
+    extra = list(range(n_candidate))
+    for i, j in chosen:
+        missing.remove(i)
+        extra.remove(j)
     return _verdict(pairs, missing, extra, max(n_golden, n_candidate))
 
 
 _UNSEEN: Any = object()
+_NAME = attrgetter("name")
 
 
 def _one_to_many(n_golden: int, n_candidate: int, compare: Any) -> CallsMatch:
@@ -361,13 +377,9 @@ def _one_to_many(n_golden: int, n_candidate: int, compare: Any) -> CallsMatch:
     """
     golden_side = n_golden == 1
     others = n_candidate if golden_side else n_golden
-
-    def verdict_with(k: int, all_right: bool = False) -> ArgumentsMatch | float | None:
-        return compare(0, k, all_right) if golden_side else compare(k, 0, all_right)
-
     best, best_weight, best_verdict = 0, -1.0, None
     for k in range(others):
-        verdict = verdict_with(k, True)
+        verdict = compare(0, k, True) if golden_side else compare(k, 0, True)
         if type(verdict) is float:
             continue
         if verdict is not None and verdict.score >= 1.0:
@@ -375,7 +387,7 @@ def _one_to_many(n_golden: int, n_candidate: int, compare: Any) -> CallsMatch:
             break
     else:
         for k in range(others):
-            verdict = verdict_with(k)
+            verdict = compare(0, k) if golden_side else compare(k, 0)
             weight = -0.5 if verdict is None else verdict.score
             if weight > best_weight:
                 best, best_weight, best_verdict = k, weight, verdict
@@ -399,11 +411,4 @@ def _verdict(pairs: list[CallPair], missing: list[int], extra: list[int], total:
         score += arguments.score
         exact = exact and arguments.exact
         equal = equal and arguments.equal
-    return CallsMatch(
-        pairs=pairs,
-        missing=missing,
-        extra=extra,
-        exact=exact,
-        equal=equal,
-        score=score / total if total else 1.0,
-    )
+    return CallsMatch(pairs, missing, extra, exact, equal, score / total if total else 1.0)
