@@ -8,7 +8,7 @@ for every reader.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from itertools import pairwise
 from pathlib import Path
 from typing import NamedTuple
@@ -64,6 +64,19 @@ def read_unit_lines(path: Path, stretch: Stretch | None = None) -> Iterator[tupl
             position += len(line)
             if not line.isspace():
                 yield line, _unit(path, number, line)
+
+
+def read_placed_units(path: Path, skip: Container[int] = ()) -> Iterator[tuple[int, Unit]]:
+    """Each unit of ``path`` with its place among the file's units (from 0), leaving out the
+    places in ``skip`` without parsing their lines (units already dealt with)."""
+    with open_binary(path, "units file", READ_BUFFER) as handle:
+        place = 0
+        for number, line in enumerate(handle, start=1):
+            if line.isspace():
+                continue
+            if place not in skip:
+                yield place, _unit(path, number, line)
+            place += 1
 
 
 def stretches(path: Path, parts: int) -> list[Stretch]:
