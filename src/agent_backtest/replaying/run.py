@@ -34,7 +34,7 @@ from agent_backtest.providers.roles import check_role, close_clients, open_clien
 from agent_backtest.redaction import redact
 from agent_backtest.replaying.batch import send_batches
 from agent_backtest.replaying.budget import Budget
-from agent_backtest.replaying.cached import CachedAnswers, count_as_answered
+from agent_backtest.replaying.cached import CachedAnswers, record_answers
 from agent_backtest.replaying.engine import ReplayOutcome, run_jobs
 from agent_backtest.replaying.events import ReplayHooks
 from agent_backtest.replaying.jobs import Job, iter_jobs, model_of
@@ -160,8 +160,9 @@ def replay_run(
     if settings.batch is not None:
         sending = send_batches(directory, manifest, clients, jobs, writer, on_result, on_answer)
     else:
+        recorded = _recording(answers, directory, on_result, counters)
         sending = _send(
-            jobs, clients, pool, settings, writer, on_result, on_answer, budget, answers, counters
+            jobs, clients, pool, settings, writer, on_result, on_answer, budget, recorded
         )
     try:
         outcome = asyncio.run(sending)
@@ -244,16 +245,17 @@ def _golden(directory: RunDirectory) -> Iterator[Any]:
     return ((unit.request, unit.golden) for unit in directory.read_units())
 
 
-def _written(
-    writer: ResultWriter, on_result: Callable[[ResultRecord], None]
-) -> Callable[[ResultRecord], None]:
-    """Append a record to results.jsonl, then ``on_result``."""
-
-    def write(record: ResultRecord) -> None:
-        writer.append(record)
-        on_result(record)
-
-    return write
+def _recording(
+    answers: CachedAnswers | None,
+    directory: RunDirectory,
+    on_result: Callable[[ResultRecord], None],
+    counters: CallCounters,
+) -> Callable[[], int]:
+    """What records the ``answers`` the plan found in the cache (they cost nothing: no budget
+    is asked) and says how many there were."""
+    if answers is None:
+        return lambda: 0
+    return lambda: record_answers(answers, directory.results_path, on_result, counters)
 
 
 def _with_progress(hooks: ReplayHooks, executor: Executor) -> Callable[[ResultRecord], None]:
@@ -297,23 +299,19 @@ async def _send(
     on_result: Callable[[ResultRecord], None],
     on_answer: Callable[[Job, ResultRecord], Awaitable[None]] | None,
     budget: Budget | None = None,
-    answers: CachedAnswers | None = None,
-    counters: CallCounters | None = None,
+    recorded: Callable[[], int] = lambda: 0,
 ) -> ReplayOutcome:
-    """The answers the plan found in the cache recorded, then every job sent."""
+    """The answers the plan found in the cache recorded (``recorded``), then every job sent."""
     with stop_on_signals() as stop:
         if budget is not None:
             on_result = _within(budget, stop.asked, on_result)
         try:
-            recorded = 0
-            if answers is not None:
-                write = _written(writer, on_result)
-                recorded = count_as_answered(answers, write, counters or CallCounters())
+            already = recorded()
             concurrency = settings.candidate.concurrency
             outcome = await run_jobs(
                 jobs, clients, writer, concurrency, stop.asked, on_result, on_answer, executor
             )
-            outcome.finished += recorded
+            outcome.finished += already
             outcome.terminated = stop.terminated
             return outcome
         finally:
