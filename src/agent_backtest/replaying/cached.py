@@ -32,7 +32,7 @@ from agent_backtest.runs import ResultRecord
 from agent_backtest.trace import dump_record
 from agent_backtest.units import Unit
 
-WRITE_BUFFER = 1 << 16
+WRITE_BUFFER = 1 << 16  # bytes of records gathered before each write, and copied at a time
 
 
 class CachedAnswers:

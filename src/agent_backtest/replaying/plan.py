@@ -4,8 +4,9 @@
 model the run will call and its key, the judges, the units themselves and the agent config's
 gold file against them) and returns a
 :class:`ReplayPlan`. The selected units are streamed to a private temporary file while they are
-checked, so traces are read once; nothing lands in the output directory until the plan is
-executed, and a failed check leaves nothing behind.
+checked, so traces are read once, and the candidate's cache is asked for their answers on the
+way (:mod:`.cached`); nothing lands in the output directory until the plan is executed, and a
+failed check leaves nothing behind.
 """
 
 from __future__ import annotations
