@@ -72,3 +72,24 @@ def test_a_plan_that_fails_leaves_no_record_behind(
     assert not refused.exists()
     assert list(private_tmp.iterdir()) == []
     assert fake_openai.total == 24
+
+
+def test_a_rerun_of_the_recorded_models_is_answered_from_the_cache(
+    units_file: Path, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    config = tmp_path / "abt.toml"
+    config.write_text(
+        f'[providers.prod]\ntype = "openai"\nbase_url = "{fake_openai.base_url}"\n'
+        'api_key_env = "OPENAI_API_KEY"\n\n[aliases]\n"gpt-4o" = "prod/gpt-4o"\n'
+    )
+    cache = tmp_path / "cache"
+    for run in ("first", "again"):
+        code, output = abt(
+            "replay", units_file, "--model", "trace", "--config", config, "--limit", "6",
+            "--out", tmp_path / "runs" / run, "--cache-dir", cache,
+        )  # fmt: skip
+        assert code == 0, output
+    assert fake_openai.total == 6
+    again = records(tmp_path / "runs" / "again")
+    assert len(again) == 6
+    assert all(r["cache_hit"] and r["model"] == "prod/gpt-4o" for r in again)

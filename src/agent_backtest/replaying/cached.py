@@ -17,9 +17,10 @@ import asyncio
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator, Set
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from agent_backtest.errors import UserError
 from agent_backtest.patch.ops import PatchedRequest
 from agent_backtest.providers import CallCounters, ModelClient, ModelConfig, ModelRef
 from agent_backtest.providers.cache import ResponseCache
@@ -44,14 +45,13 @@ class CachedAnswers:
         role: ModelRole,
         config: ModelConfig,
         cache: ResponseCache,
-        models: Set[ModelRef],
         k: int,
         seed: int,
         on_answer: Callable[[int, Unit, ResultRecord], None] | None = None,
     ) -> None:
+        self.role, self.config, self.cache = role, config, cache
         self.k, self.seed, self.on_answer = k, seed, on_answer
-        self._clients = {ref: _client(role, config, ref, cache) for ref in sorted(models)}
-        self.cache = cache
+        self._clients: dict[ModelRef, ModelClient | None] = {}
         self.whole: set[int] = set()
         """Places in units.jsonl of the units with every repeat answered."""
         self.pairs: set[tuple[str, int]] = set()
@@ -66,18 +66,17 @@ class CachedAnswers:
         cls,
         role: ModelRole,
         config: ModelConfig,
-        models: Set[ModelRef],
         k: int,
         seed: int,
         on_answer: Callable[[int, Unit, ResultRecord], None] | None = None,
     ) -> CachedAnswers | None:
-        """The look-up of ``role``'s answers to calls of ``models`` (the ones checked before
-        the units are read); None when the role keeps no cache, or it has not been made."""
+        """The look-up of ``role``'s answers; None when the role keeps no cache, or it has
+        not been made."""
         cache = ResponseCache.existing(Path(role.cache_dir)) if role.cache_dir else None
-        if cache is None or not models:
+        if cache is None:
             return None
         try:
-            return cls(role, config, cache, models, k, seed, on_answer)
+            return cls(role, config, cache, k, seed, on_answer)
         except BaseException:
             cache.close()
             raise
@@ -86,8 +85,8 @@ class CachedAnswers:
         self, position: int, unit: Unit, model: ModelRef, patched: PatchedRequest | None
     ) -> None:
         """Answer each repeat of ``unit`` (at ``position`` in units.jsonl, sent to ``model``,
-        as ``patched``) that the cache can; a model not looked up is left to the run."""
-        client = self._clients.get(model)
+        as ``patched``) that the cache can."""
+        client = self._client(model)
         if client is None:
             return
         answered = []
@@ -110,11 +109,22 @@ class CachedAnswers:
         else:
             self.pairs.update((unit.unit_id, repeat) for repeat in answered)
 
+    def _client(self, model: ModelRef) -> ModelClient | None:
+        """The client of ``model``, opened as the run opens it (the same payloads, so the same
+        keys); None for a model that cannot be reached: the plan's check of the models after
+        the units are read says why, and the run is not made."""
+        if model not in self._clients:
+            try:
+                self._clients[model] = _client(self.role, self.config, model, self.cache)
+            except UserError:
+                self._clients[model] = None
+        return self._clients[model]
+
     def close(self) -> None:
         """Stop looking up: the records are on disk, the cache and the connections (never
         used) closed."""
         self._spool.close()
-        asyncio.run(close_clients(self._clients))
+        asyncio.run(close_clients([c for c in self._clients.values() if c is not None]))
         self.cache.close()
 
     def records(self) -> Iterator[ResultRecord]:
@@ -133,8 +143,7 @@ class CachedAnswers:
 def _client(
     role: ModelRole, config: ModelConfig, ref: ModelRef, cache: ResponseCache
 ) -> ModelClient:
-    """A client of ``ref`` as the run opens it (the same payloads, so the same keys), to look
-    answers up in ``cache``; it sends nothing."""
+    """A client of ``ref`` to look answers up in ``cache``; it sends nothing."""
     provider = build_provider(
         ref, config, role.base_url, role.concurrency, tuple, role.api_key_env, role.parameter,
         role.max_answer_bytes,

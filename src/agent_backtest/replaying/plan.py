@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Set
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -127,7 +127,7 @@ def plan_replay(
     check_role(candidate, fixed, config)
     warnings = check_judges(judges, [str(ref) for ref in fixed], config) if fixed else []
     known = [] if verify_inputs else recorded_inputs(directory.manifest_path)
-    answers = _cached_answers(settings, config, fixed, on_cached_answer)
+    answers = _cached_answers(settings, config, on_cached_answer)
     try:
         plan = _scan(
             directory, settings, config, source, selection, patch, known, judge_repeats, answers
@@ -231,15 +231,14 @@ def _scan(
 def _cached_answers(
     settings: ReplaySettings,
     config: ModelConfig,
-    models: Set[ModelRef],
     on_answer: Callable[[int, Unit, ResultRecord], None] | None,
 ) -> CachedAnswers | None:
-    """The look-up of the answers the candidate's cache holds for ``models``, for a run that
-    sends its calls one by one (a dry run sends none; batches are not looked up one by one)."""
+    """The look-up of the answers the candidate's cache holds, for a run that sends its calls
+    one by one (a dry run sends none; batches are not looked up one by one)."""
     if settings.dry_run or settings.batch is not None:
         return None
     role, k, seed = settings.candidate, settings.k, settings.seed
-    return CachedAnswers.open(role, config, models, k, seed, on_answer)
+    return CachedAnswers.open(role, config, k, seed, on_answer)
 
 
 def _unit_line(unit: Unit, source: UnitSource, selection: Selection) -> bytes:
