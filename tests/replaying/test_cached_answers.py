@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.fake_openai import FakeOpenAI
-from tests.replaying.test_replay_cli import abt, records, replay_args
+from tests.replaying.test_replay_cli import abt, recorded_model_config, records, replay_args
 
 
 @pytest.fixture(autouse=True)
@@ -77,11 +77,7 @@ def test_a_plan_that_fails_leaves_no_record_behind(
 def test_a_rerun_of_the_recorded_models_is_answered_from_the_cache(
     units_file: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
-    config = tmp_path / "abt.toml"
-    config.write_text(
-        f'[providers.prod]\ntype = "openai"\nbase_url = "{fake_openai.base_url}"\n'
-        'api_key_env = "OPENAI_API_KEY"\n\n[aliases]\n"gpt-4o" = "prod/gpt-4o"\n'
-    )
+    config = recorded_model_config(tmp_path, fake_openai)
     cache = tmp_path / "cache"
     for run in ("first", "again"):
         code, output = abt(
