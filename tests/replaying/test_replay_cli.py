@@ -174,14 +174,20 @@ def test_mock_golden_answers_with_production(units_file: Path, tmp_path: Path) -
     assert {r["unit_id"]: r["response"] for r in records(run)} == golden
 
 
+def recorded_model_config(folder: Path, server: FakeOpenAI) -> Path:
+    """An abt.toml that sends the units' recorded model (gpt-4o) to ``server`` as prod/gpt-4o."""
+    config = folder / "abt.toml"
+    config.write_text(
+        f'[providers.prod]\ntype = "openai"\nbase_url = "{server.base_url}"\n'
+        'api_key_env = "OPENAI_API_KEY"\n\n[aliases]\n"gpt-4o" = "prod/gpt-4o"\n'
+    )
+    return config
+
+
 def test_model_trace_sends_each_unit_to_its_recorded_model(
     units_file: Path, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
-    config = tmp_path / "abt.toml"
-    config.write_text(
-        f'[providers.prod]\ntype = "openai"\nbase_url = "{fake_openai.base_url}"\n'
-        'api_key_env = "OPENAI_API_KEY"\n\n[aliases]\n"gpt-4o" = "prod/gpt-4o"\n'
-    )
+    config = recorded_model_config(tmp_path, fake_openai)
     run = tmp_path / "runs" / "trace"
     code, output = abt(
         "replay",

@@ -127,6 +127,9 @@ def replay(
     _one_way_of_sending(settings.batch, execution)
     paths = [_input_file(item, Path(out)) for item in given]
     source = reading.source(paths, settings.agent)
+    # Made before the plan, which scores each answer it finds in the cache while it holds
+    # the unit: those units are not read again.
+    live = _live_scoring(settings, judging) if score and not dry_run else None
     plan = plan_replay(
         Path(out),
         settings,
@@ -139,6 +142,7 @@ def replay(
         labels=dict(labels or {}),
         verify_inputs=verify_inputs,
         judge_repeats=judging.judge_repeats,
+        on_cached_answer=live.add_now if live is not None else None,
     )
     try:
         if settings.batch is not None:
@@ -161,10 +165,10 @@ def replay(
         except BaseException:
             plan.discard()
             raise
+        held.callback(plan.discard)
         manifest = start_run(plan)
         if dry_run:
             return Run(directory.path)
-        live = _live_scoring(settings, judging) if score else None
         on_answer = None
         if live is not None:
 
@@ -174,7 +178,7 @@ def replay(
         budget = _budget(max_cost, directory, manifest, config)
         result = replay_run(
             directory, manifest, config, plan.candidates, set(), credential_command, hooks,
-            on_answer, execution.executor, execution.ray_address, budget,
+            on_answer, execution.executor, execution.ray_address, budget, plan.answers,
         )  # fmt: skip
         if live is not None and result.status != "failed":
             outcome = live.finish(directory)

@@ -54,7 +54,7 @@ class CacheStats:
 class ResponseCache:
     """A content-addressed store of model answers (a private SQLite file)."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, warn_if_shared: bool = True) -> None:
         self.path = directory / FILE_NAME
         try:
             self._db = _open(directory, self.path)
@@ -65,7 +65,8 @@ class ResponseCache:
                 "name another cache directory, or run without the cache",
                 "cache_dir",
             ) from None
-        _warn_if_shared(directory)
+        if warn_if_shared:
+            _warn_if_shared(directory)
         self.hits = 0
         self.misses = 0
         self.stores = 0
@@ -73,6 +74,15 @@ class ResponseCache:
         """Why the first answer that could not be stored was not; None while all were."""
         self.read_error: str | None = None
         """Why the first stored answer that could not be read back was not."""
+
+    @classmethod
+    def existing(cls, directory: Path) -> ResponseCache | None:
+        """The cache in ``directory`` if it has been made, to look answers up in; None (and
+        nothing created) when it has not, as a cache that does not exist holds no answer.
+        Whether others may read the folder is said when the run opens it to store answers."""
+        if not (directory / FILE_NAME).is_file():
+            return None
+        return cls(directory, warn_if_shared=False)
 
     def get(self, key: str) -> LLMResponse | None:
         """The stored answer for ``key``, or None (also for one the cache cannot give back: a

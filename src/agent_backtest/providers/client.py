@@ -155,11 +155,9 @@ class ModelClient:
         """Answer ``request`` on ``model``: from the cache, else by calling with retries."""
         payload, adjustments, request_sha = self.prepare(request, model, seed)
         key = cache_key(self.provider.name, self.provider.endpoint, request_sha)
-        if self.cache is not None:
-            cached = self.cache.get(key)
-            if cached is not None:
-                self.counters.count_cache_hit()
-                return CallOutcome(cached, None, 0, None, True, request_sha, adjustments)
+        cached = self._from_cache(key, request_sha, adjustments)
+        if cached is not None:
+            return cached
         call = _Call(self.counters)
         try:
             response = await self._send_with_retries(payload, call)
@@ -172,6 +170,25 @@ class ModelClient:
         return CallOutcome(
             response, None, call.sent, call.latency_ms, False, request_sha, adjustments
         )
+
+    def cached(self, request: LLMRequest, model: str, seed: int | None) -> CallOutcome | None:
+        """The cache's answer to ``request`` on ``model``, as :meth:`generate` would give it,
+        without sending anything; None when the cache holds none (or there is no cache)."""
+        if self.cache is None:
+            return None
+        _, adjustments, request_sha = self.prepare(request, model, seed)
+        key = cache_key(self.provider.name, self.provider.endpoint, request_sha)
+        return self._from_cache(key, request_sha, adjustments)
+
+    def _from_cache(self, key: str, request_sha: str, adjustments: list[str]) -> CallOutcome | None:
+        """The outcome of a call answered from the cache under ``key``, counted as a hit."""
+        if self.cache is None:
+            return None
+        cached = self.cache.get(key)
+        if cached is None:
+            return None
+        self.counters.count_cache_hit()
+        return CallOutcome(cached, None, 0, None, True, request_sha, adjustments)
 
     async def _send_with_retries(self, payload: dict[str, Any], call: _Call) -> LLMResponse:
         """Send until an answer, an error not worth retrying, or the policy's last try:

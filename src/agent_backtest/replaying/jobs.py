@@ -61,7 +61,7 @@ def candidate_for(unit: Unit, model: str, config: ModelConfig) -> ModelRef:
 
 
 def iter_jobs(
-    units: Iterable[Unit],
+    units: Iterable[tuple[int, Unit]],
     model: str,
     config: ModelConfig,
     k: int,
@@ -69,9 +69,10 @@ def iter_jobs(
     done: Container[tuple[str, int]] = frozenset(),
     patch: Patch | None = None,
 ) -> Iterator[Job]:
-    """Every (unit, repeat) not yet done, with seed ``seed + repeat``, in unit order; with a
-    patch, each unit's request is patched once for all its repeats."""
-    for position, unit in enumerate(units):
+    """Every (unit, repeat) not yet done of ``units`` (each with its place in units.jsonl),
+    with seed ``seed + repeat``, in unit order; with a patch, each unit's request is patched
+    once for all its repeats."""
+    for position, unit in units:
         if all((unit.unit_id, repeat) in done for repeat in range(k)):
             continue
         patched = patch.apply(unit) if patch is not None else None

@@ -4,8 +4,9 @@
 model the run will call and its key, the judges, the units themselves and the agent config's
 gold file against them) and returns a
 :class:`ReplayPlan`. The selected units are streamed to a private temporary file while they are
-checked, so traces are read once; nothing lands in the output directory until the plan is
-executed, and a failed check leaves nothing behind.
+checked, so traces are read once, and the candidate's cache is asked for their answers on the
+way (:mod:`.cached`); nothing lands in the output directory until the plan is executed, and a
+failed check leaves nothing behind.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,9 +23,10 @@ from agent_backtest.patch import CoverageReport, Patch, PatchCoverage, load_patc
 from agent_backtest.providers import ModelConfig, ModelRef, parse_model_ref
 from agent_backtest.providers.prices import PriceTable
 from agent_backtest.providers.roles import check_judges, check_role
+from agent_backtest.replaying.cached import CachedAnswers
 from agent_backtest.replaying.cost_estimate import CostEstimate
 from agent_backtest.replaying.jobs import model_of
-from agent_backtest.runs import RunDirectory
+from agent_backtest.runs import ResultRecord, RunDirectory
 from agent_backtest.runs.manifest import (
     ExclusionRecord,
     InputFile,
@@ -63,10 +66,14 @@ class ReplayPlan:
     coverage: CoverageReport | None = None
     readers: ReaderAccounting | None = None
     warnings: list[str] = field(default_factory=list)
+    answers: CachedAnswers | None = None
+    """The pairs the candidate's cache answered while the units were read."""
 
     def discard(self) -> None:
-        """Remove the temporary units file."""
+        """Remove the temporary files (the units file, once moved into the run, stays)."""
         self.units_file.unlink(missing_ok=True)
+        if self.answers is not None:
+            self.answers.discard()
 
 
 def check_output(directory: RunDirectory, overwrite: bool) -> None:
@@ -94,12 +101,15 @@ def plan_replay(
     labels: dict[str, str] | None = None,
     verify_inputs: bool = False,
     judge_repeats: int = 1,
+    on_cached_answer: Callable[[int, Unit, ResultRecord], None] | None = None,
 ) -> ReplayPlan:
     """Check everything a replay needs, reading the inputs once; see the module docstring.
 
     An input the run in ``out`` (being overwritten) recorded with the same size and
     modification time keeps its recorded sha256; ``verify_inputs`` hashes every input again.
-    ``judge_repeats``: times scoring will ask the judge per answer, for the cost estimate."""
+    ``judge_repeats``: times scoring will ask the judge per answer, for the cost estimate.
+    The answers the candidate's cache holds are found as the units are read (see
+    :mod:`.cached`), each handed to ``on_cached_answer`` with its unit's place and the unit."""
     directory = RunDirectory(out)
     check_output(directory, overwrite)
     candidate = settings.candidate
@@ -117,7 +127,15 @@ def plan_replay(
     check_role(candidate, fixed, config)
     warnings = check_judges(judges, [str(ref) for ref in fixed], config) if fixed else []
     known = [] if verify_inputs else recorded_inputs(directory.manifest_path)
-    plan = _scan(directory, settings, config, source, selection, patch, known, judge_repeats)
+    answers = _cached_answers(settings, config, on_cached_answer)
+    try:
+        plan = _scan(
+            directory, settings, config, source, selection, patch, known, judge_repeats, answers
+        )
+    except BaseException:
+        if answers is not None:
+            answers.discard()
+        raise
     try:
         new = plan.candidates - fixed
         check_role(candidate, new, config)
@@ -140,8 +158,10 @@ def _scan(
     patch: Patch | None,
     known_inputs: list[InputFile],
     judge_repeats: int,
+    answers: CachedAnswers | None = None,
 ) -> ReplayPlan:
-    """Select the units into a private temporary file, noting each unit's model and patch."""
+    """Select the units into a private temporary file, noting each unit's model and patch,
+    and looking up the ``answers`` the cache holds."""
     coverage = PatchCoverage(patch) if patch is not None else None
     gold = settings.agent.answer_keys
     check = GoldCheck(Path(gold), settings.reading.strict) if gold else None
@@ -171,6 +191,8 @@ def _scan(
                 cost.add(unit, model, patched.request if patched and patched.changed else None)
                 if coverage is not None:
                     coverage.add(unit)
+                if answers is not None:
+                    answers.look_up(count - 1, unit, model, patched)
         if count == 0:
             raise InputError(
                 source.inputs[0],
@@ -184,6 +206,8 @@ def _scan(
     except BaseException:
         Path(name).unlink(missing_ok=True)
         raise
+    if answers is not None:
+        answers.close()
     _record_selection(settings, selection, source)
     gold_warning = check.warning() if check is not None else None
     return ReplayPlan(
@@ -200,7 +224,21 @@ def _scan(
         coverage=_coverage_report(coverage, settings.patch),
         readers=None if source.from_units_file else _accounting(source),
         warnings=[gold_warning] if gold_warning else [],
+        answers=answers,
     )
+
+
+def _cached_answers(
+    settings: ReplaySettings,
+    config: ModelConfig,
+    on_answer: Callable[[int, Unit, ResultRecord], None] | None,
+) -> CachedAnswers | None:
+    """The look-up of the answers the candidate's cache holds, for a run that sends its calls
+    one by one (a dry run sends none; batches are not looked up one by one)."""
+    if settings.dry_run or settings.batch is not None:
+        return None
+    role, k, seed = settings.candidate, settings.k, settings.seed
+    return CachedAnswers.open(role, config, k, seed, on_answer)
 
 
 def _unit_line(unit: Unit, source: UnitSource, selection: Selection) -> bytes:

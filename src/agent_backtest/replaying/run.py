@@ -34,6 +34,7 @@ from agent_backtest.providers.roles import check_role, close_clients, open_clien
 from agent_backtest.redaction import redact
 from agent_backtest.replaying.batch import send_batches
 from agent_backtest.replaying.budget import Budget
+from agent_backtest.replaying.cached import CachedAnswers, record_answers
 from agent_backtest.replaying.engine import ReplayOutcome, run_jobs
 from agent_backtest.replaying.events import ReplayHooks
 from agent_backtest.replaying.jobs import Job, iter_jobs, model_of
@@ -51,6 +52,7 @@ from agent_backtest.runs.manifest import PatchSettings, ReplaySettings, RunCount
 from agent_backtest.runs.provenance import collect_provenance
 from agent_backtest.runs.settle import settle
 from agent_backtest.runs.signals import stop_on_signals
+from agent_backtest.units.io import read_placed_units
 
 # How often run.json takes the live call counts while the run goes, so a killed run keeps them.
 COUNTS_EVERY_SECONDS = 1.0
@@ -106,12 +108,14 @@ def replay_run(
     executor: ExecutorKind = "local",
     ray_address: str | None = None,
     budget: Budget | None = None,
+    answers: CachedAnswers | None = None,
 ) -> ReplayResult:
     """Send every (unit, repeat) of the run not in ``done`` to the models ``refs`` (as the plan
     or :func:`prepare_resume` found them), then settle the run's status; ``on_answer`` is
     awaited with each job and its record as it is written. The calls are made by ``executor``
     (``ray``: on the Ray cluster at ``ray_address``, or one started here). With a ``budget``,
-    no call is sent once the run's spend reaches it (see :mod:`.budget`)."""
+    no call is sent once the run's spend reaches it (see :mod:`.budget`). The ``answers`` the
+    plan found in the cache are recorded first, and their units not read again."""
     hooks = hooks or ReplayHooks()
     settings = manifest.config
     patch = load_run_patch(directory, settings.patch) if settings.patch else None
@@ -140,9 +144,10 @@ def replay_run(
     manifest.provenance.append(provenance)
     manifest.max_cost_usd = float(budget.limit) if budget is not None else None
     hooks.on_start(todo, len(done))
+    whole, answered = (answers.whole, done | answers.pairs) if answers else (set(), done)
     jobs = iter_jobs(
-        directory.read_units(), settings.candidate.model, config, settings.k, settings.seed,
-        done, patch,
+        read_placed_units(directory.units_path, whole), settings.candidate.model, config,
+        settings.k, settings.seed, answered, patch,
     )  # fmt: skip
     # The records this start writes are tallied as they are written, so the status is settled
     # without reading results.jsonl back; a resume's earlier records are tallied first.
@@ -155,7 +160,10 @@ def replay_run(
     if settings.batch is not None:
         sending = send_batches(directory, manifest, clients, jobs, writer, on_result, on_answer)
     else:
-        sending = _send(jobs, clients, pool, settings, writer, on_result, on_answer, budget)
+        recorded = _recording(answers, directory, on_result, counters)
+        sending = _send(
+            jobs, clients, pool, settings, writer, on_result, on_answer, budget, recorded
+        )
     try:
         outcome = asyncio.run(sending)
     except BaseException as exc:  # a second Ctrl-C abandons the calls in flight; else a crash
@@ -237,6 +245,19 @@ def _golden(directory: RunDirectory) -> Iterator[Any]:
     return ((unit.request, unit.golden) for unit in directory.read_units())
 
 
+def _recording(
+    answers: CachedAnswers | None,
+    directory: RunDirectory,
+    on_result: Callable[[ResultRecord], None],
+    counters: CallCounters,
+) -> Callable[[], int]:
+    """What records the ``answers`` the plan found in the cache (they cost nothing: no budget
+    is asked) and says how many there were."""
+    if answers is None:
+        return lambda: 0
+    return lambda: record_answers(answers, directory.results_path, on_result, counters)
+
+
 def _with_progress(hooks: ReplayHooks, executor: Executor) -> Callable[[ResultRecord], None]:
     """``hooks.on_result``, then ``hooks.on_progress`` with the executor's status."""
 
@@ -278,15 +299,19 @@ async def _send(
     on_result: Callable[[ResultRecord], None],
     on_answer: Callable[[Job, ResultRecord], Awaitable[None]] | None,
     budget: Budget | None = None,
+    recorded: Callable[[], int] = lambda: 0,
 ) -> ReplayOutcome:
+    """The answers the plan found in the cache recorded (``recorded``), then every job sent."""
     with stop_on_signals() as stop:
         if budget is not None:
             on_result = _within(budget, stop.asked, on_result)
         try:
+            already = recorded()
             concurrency = settings.candidate.concurrency
             outcome = await run_jobs(
                 jobs, clients, writer, concurrency, stop.asked, on_result, on_answer, executor
             )
+            outcome.finished += already
             outcome.terminated = stop.terminated
             return outcome
         finally:

@@ -204,7 +204,11 @@ class LiveScoring:
 
     async def add(self, position: int, unit: Unit, result: ResultRecord) -> None:
         """Score one answer; ``position`` is its unit's place in units.jsonl."""
-        line = dump_record(await self.scorer.score(unit, result)) + b"\n"
+        self.add_now(position, unit, result)
+
+    def add_now(self, position: int, unit: Unit, result: ResultRecord) -> None:
+        """:meth:`add` outside an event loop (scoring without a judge waits on nothing)."""
+        line = dump_record(_at_once(self.scorer.score(unit, result))) + b"\n"
         self._places.extend((position, result.repeat, self._spool.tell(), len(line)))
         self._spool.write(line)
 
