@@ -19,6 +19,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from agent_backtest.errors import UserError
 from agent_backtest.patch.ops import PatchedRequest
@@ -57,9 +58,9 @@ class CachedAnswers:
         self.pairs: set[tuple[str, int]] = set()
         """The (unit, repeat) pairs answered of units with a repeat left to send."""
         self.count = 0
-        fd, name = tempfile.mkstemp(prefix="abt-answers-", suffix=".jsonl")  # mode 0600
-        self.path = Path(name)
-        self._spool = os.fdopen(fd, "wb", buffering=WRITE_BUFFER)
+        # unnamed (mode 0600, gone with the process): a crash leaves no answers behind
+        self._spool = tempfile.TemporaryFile(prefix="abt-answers-", buffering=WRITE_BUFFER)  # noqa: SIM115
+        self._closed = False
 
     @classmethod
     def open(
@@ -123,21 +124,28 @@ class CachedAnswers:
     def close(self) -> None:
         """Stop looking up: the records are on disk, the cache and the connections (never
         used) closed."""
-        self._spool.close()
+        self._closed = True
+        self._spool.flush()
         asyncio.run(close_clients([c for c in self._clients.values() if c is not None]))
         self.cache.close()
 
     def records(self) -> Iterator[ResultRecord]:
         """The records of the answered pairs, in unit order."""
-        with self.path.open("rb") as handle:
-            for line in handle:
-                yield ResultRecord.model_validate_json(line)
+        self._spool.seek(0)
+        for line in self._spool:
+            yield ResultRecord.model_validate_json(line)
+
+    def copy_records(self, out: BinaryIO) -> None:
+        """Write the records' lines, as spooled, to ``out``."""
+        self._spool.seek(0)
+        shutil.copyfileobj(self._spool, out, WRITE_BUFFER)
 
     def discard(self) -> None:
-        """Remove the records' temporary file."""
-        if not self._spool.closed:
+        """Drop the records' temporary file (the cache and clients are closed first if the
+        look-up was not)."""
+        if not self._closed:
             self.close()
-        self.path.unlink(missing_ok=True)
+        self._spool.close()
 
 
 def _client(
@@ -161,8 +169,8 @@ def record_answers(
     writer would write, in one go rather than one flushed line each), then hand each to
     ``on_result``, counted as a cache hit; how many were recorded."""
     fd = os.open(results, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    with os.fdopen(fd, "ab") as handle, answers.path.open("rb") as spool:
-        shutil.copyfileobj(spool, handle, WRITE_BUFFER)
+    with os.fdopen(fd, "ab") as handle:
+        answers.copy_records(handle)
     for record in answers.records():
         counters.count_cache_hit()
         on_result(record)
