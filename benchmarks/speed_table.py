@@ -24,7 +24,8 @@ Figures:
 * replay at the wire: ``abt replay`` of ``--units`` units at ``--concurrency`` against a server
   answering after ``--latency`` seconds, as a fraction of the limit (concurrency ÷ latency
   requests a second), from process start to exit; peers: the bare loop and the raw asyncio
-  floor, each from its first request;
+  floor, each from its first request (the server is the tests' own, a fresh process of it for
+  each client, as ``replay_throughput.py`` describes);
 * ``--help``: the help of every group and command (the app's command tree walked), wall
   seconds from process start to exit, and the slowest in wall and in CPU seconds;
 * bench memory: peak RSS of ``abt bench run tau_airline`` at ``--episodes`` (the agent a local

@@ -148,6 +148,9 @@ class FakeOpenAI:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # The headers and the body are two writes: with Nagle's algorithm the body waits
+            # for the client's delayed ACK of the headers, 40 ms on every answer.
+            disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: Any) -> None:
                 """Quiet."""
@@ -343,6 +346,7 @@ def text_answer(body: dict[str, Any], reply: str | dict[str, Any]) -> dict[str, 
 def answer(body: dict[str, Any], ignores_tools: bool = False) -> dict[str, Any]:
     """A deterministic answer: a tool call when tools are offered (unless the server ignores
     them, as some do), else text."""
+    prompt_tokens = len(json.dumps(body)) // 4
     digest = hashlib.sha256(json.dumps(body["messages"], sort_keys=True).encode()).hexdigest()
     if body.get("tools") and not ignores_tools:
         tool = body["tools"][int(digest, 16) % len(body["tools"])]["function"]["name"]
@@ -367,9 +371,9 @@ def answer(body: dict[str, Any], ignores_tools: bool = False) -> dict[str, Any]:
         "model": body.get("model"),
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": {
-            "prompt_tokens": len(json.dumps(body)) // 4,
+            "prompt_tokens": prompt_tokens,
             "completion_tokens": 12,
-            "total_tokens": len(json.dumps(body)) // 4 + 12,
+            "total_tokens": prompt_tokens + 12,
         },
     }
 

@@ -113,3 +113,19 @@ def test_a_run_made_under_umask_000_is_private(tmp_path: Path) -> None:
     for folder in (tmp_path / "deep", tmp_path / "deep" / "runs", out, tmp_path / "c1"):
         assert mode(folder) == 0o700, folder
     assert all(mode(f) == 0o600 for f in out.iterdir()), {f.name: mode(f) for f in out.iterdir()}
+
+
+def test_only_a_synced_write_waits_for_the_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    target = tmp_path / "run.json"
+    with private_atomic_writer(target, sync=False) as handle:
+        handle.write(b'{"calls": 1}')
+    assert synced == [] and target.read_bytes() == b'{"calls": 1}' and parts(tmp_path) == []
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    with private_atomic_writer(target) as handle:
+        handle.write(b'{"calls": 2}')
+    assert len(synced) == 1 and target.read_bytes() == b'{"calls": 2}'

@@ -115,7 +115,6 @@ def replay(
     the run is scored against production (as abt score does)."""
     # The replay machinery loads only when a replay runs, so --help stays fast.
     from agent_backtest.api import replays as api
-    from agent_backtest.api.reports import report as write_run_report
 
     console = SafeConsole(stderr=True, highlight=False)
     events = ReplayEvents(console, batching.batch or _is_batch_run(flags.resume))
@@ -171,6 +170,9 @@ def replay(
             **common,
         )
     if flags.report and run.directory.is_scored():
+        # Only --report writes the pages, whose machinery (every job's) is not loaded otherwise.
+        from agent_backtest.api.reports import report as write_run_report
+
         written = write_run_report(run)
         SafeConsole(highlight=False).print(
             one_line(f"wrote {written.csv_path} ({written.rows} rows) and {written.html_path}"),

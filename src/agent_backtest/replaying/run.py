@@ -276,14 +276,16 @@ def _saving_counts(
     on_result: Callable[[ResultRecord], None],
 ) -> Callable[[ResultRecord], None]:
     """``on_result``, and run.json rewritten with the live counts at most once a second, when
-    they changed."""
+    they changed. These saves are not fsync-ed: each blocks the event loop, and answers with
+    it, and a fsync can take tens of milliseconds; a killed process still leaves run.json
+    whole, and the settled run.json at the end is fsync-ed."""
     last, saved = time.monotonic(), counters.changes
 
     def save_and_report(record: ResultRecord) -> None:
         nonlocal last, saved
         if counters.changes != saved and time.monotonic() - last >= COUNTS_EVERY_SECONDS:
             manifest.counts["candidate"] = base.plus(counters.as_dict())
-            manifest.save(directory.manifest_path)
+            manifest.save(directory.manifest_path, sync=False)
             last, saved = time.monotonic(), counters.changes
         on_result(record)
 

@@ -62,11 +62,13 @@ def check_writable(path: Path, parameter: str) -> None:
 
 
 @contextmanager
-def private_atomic_writer(path: Path) -> Iterator[BinaryIO]:
+def private_atomic_writer(path: Path, sync: bool = True) -> Iterator[BinaryIO]:
     """Write ``path`` through a 0600 temporary file renamed into place when the block succeeds.
 
     A crash or error inside the block leaves any earlier file at ``path`` untouched. A missing
-    parent directory is created with mode 0700; a killed writer's leftover is removed.
+    parent directory is created with mode 0700; a killed writer's leftover is removed. The file
+    is fsync-ed before the rename unless ``sync`` is false: a killed process then still leaves
+    the old file or the new one whole, and only a crash of the machine may lose the new one.
     """
     private_mkdir(path.parent)
     remove_stale_parts(path)
@@ -76,7 +78,8 @@ def private_atomic_writer(path: Path) -> Iterator[BinaryIO]:
         with os.fdopen(fd, "wb") as handle:
             yield handle
             handle.flush()
-            os.fsync(handle.fileno())
+            if sync:
+                os.fsync(handle.fileno())
             os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

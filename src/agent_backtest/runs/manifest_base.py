@@ -11,6 +11,7 @@ their ``schema``), a replay's ``counts`` were its candidate's alone, and a simul
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from datetime import UTC, datetime
@@ -152,10 +153,12 @@ class ManifestBase(BaseModel):
         """Add one start's calls of ``role`` (live counters as a dict) to the run's counts."""
         self.counts[role] = self.counts.get(role, RunCounts()).plus(counted)
 
-    def save(self, path: Path) -> None:
-        """Write to ``path`` atomically (mode 0600), marked as updated now."""
+    def save(self, path: Path, sync: bool = True) -> None:
+        """Write to ``path`` atomically (mode 0600), marked as updated now; ``sync=False``
+        leaves out the fsync, for a save that a later one supersedes (see
+        :func:`~agent_backtest.runs.files.private_atomic_writer`)."""
         self.updated_at = now()
-        with private_atomic_writer(path) as handle:
+        with private_atomic_writer(path, sync) as handle:
             handle.write(self.model_dump_json(by_alias=True, indent=2).encode() + b"\n")
 
     @classmethod
@@ -260,8 +263,11 @@ def code_version() -> str:
     return f"{installed}+sha256:{digest.hexdigest()[:16]}"
 
 
+@functools.cache
 def _git_commit(package: Path) -> str | None:
-    """The checkout's commit, when ``package`` is inside a git work tree."""
+    """The checkout's commit, when ``package`` is inside a git work tree; asked of git once
+    per process (a replay's run.json and its provenance both record it, before the first call),
+    as the code that runs is the code this process loaded."""
     import os
     import subprocess
 
