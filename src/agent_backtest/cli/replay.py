@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from collections import Counter
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
@@ -264,6 +265,9 @@ def parse_labels(texts: list[str]) -> dict[str, str]:
     return labels
 
 
+BAR_UPDATE_SECONDS = 0.1  # rich redraws a live bar ten times a second
+
+
 class ReplayEvents(RunEvents):
     """The progress bar while the run goes, and what is printed when it ends."""
 
@@ -294,6 +298,11 @@ class ReplayEvents(RunEvents):
             transient=False,
         )
         self.task: int | None = None
+        self.unshown = 0
+        """Answers in since the bar was last updated."""
+        self.executor: ExecutorStatus | None = None
+        """The executor's status as last told, shown at the bar's next update."""
+        self.next_update = 0.0
         self.status: PhaseStatus | None = None
         self.candidate = ""
         self.on_planned = self.planned
@@ -352,35 +361,58 @@ class ReplayEvents(RunEvents):
         task = self.progress.tasks[self.task]
         errors = task.fields["errors"]
         calls = task.fields["calls"]
+        answered = task.completed + self.unshown
         return " · ".join(
-            filter(None, [f"replay: {task.completed:.0f}/{task.total:.0f} answered", errors, calls])
+            filter(None, [f"replay: {answered:.0f}/{task.total:.0f} answered", errors, calls])
         )
 
     def answered(self, record: ResultRecord) -> None:
         if record.error is not None:
             self.errors[record.error.kind] += 1
+        self.unshown += 1
+        self.show_when_due()
+
+    def progressed(self, status: ExecutorStatus) -> None:
+        self.executor = status
+        self.show_when_due()
+
+    def show_when_due(self) -> None:
+        """Update the bar at most every :data:`BAR_UPDATE_SECONDS`: an update per answer costs
+        more than the answer's record, and the bar is not drawn more often anyway."""
+        now = time.monotonic()
+        if now >= self.next_update:
+            self.next_update = now + BAR_UPDATE_SECONDS
+            self.show()
+
+    def show(self) -> None:
+        """The answers, their rate and errors, and the calls in flight, as they are now."""
         assert self.task is not None
         task = self.progress.tasks[self.task]
         # completed ÷ elapsed: rich's own speed re-sums its samples on every update
-        speed = f"{(task.completed + 1) / task.elapsed:.1f}/s" if task.elapsed else ""
+        completed = task.completed + self.unshown
+        speed = f"{completed / task.elapsed:.1f}/s" if task.elapsed else ""
         text = " ".join(f"{kind} {count}" for kind, count in sorted(self.errors.items()))
-        self.progress.update(
-            self.task, advance=1, rate=speed, errors=f"errors: {text}" if text else ""
-        )
+        errors = f"errors: {text}" if text else ""
+        calls = self.calls_text(task.elapsed or 0.0)
+        shown, self.unshown = self.unshown, 0
+        self.progress.update(self.task, advance=shown, rate=speed, errors=errors, calls=calls)
 
-    def progressed(self, status: ExecutorStatus) -> None:
+    def calls_text(self, elapsed: float) -> str:
         """In flight, and with workers elsewhere, each one's answers per second."""
-        assert self.task is not None
-        elapsed = self.progress.tasks[self.task].elapsed or 0.0
+        status = self.executor
+        if status is None:
+            return ""
         text = f"in flight {status.in_flight}"
         if elapsed and set(status.answered) - {"local"}:
             rates = sorted(status.answered.items())
             text += " · " + ", ".join(f"{name} {n / elapsed:.1f}/s" for name, n in rates)
         if status.lost:
             text += f" · lost {len(status.lost)}, sent again {status.requeued}"
-        self.progress.update(self.task, calls=text)
+        return text
 
     def finished(self, result: ReplayResult) -> None:
+        if self.task is not None:
+            self.show()
         if self.status is not None:
             self.status.close()
         self.progress.stop()
