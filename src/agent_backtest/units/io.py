@@ -2,9 +2,8 @@
 
 Replay reads a units file up to three times (the input, the run's units not answered from the
 cache as they are sent, and again to score after a judge), so reading is kept to one validating
-parse per line, and this module
-leaves the trace readers (``formats/``) unimported: the commands that only read runs do not pay
-for every reader.
+parse per line, and this module leaves the trace readers (``formats/``) unimported: the commands
+that only read runs do not pay for every reader.
 """
 
 from __future__ import annotations
