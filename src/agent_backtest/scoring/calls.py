@@ -135,10 +135,8 @@ def match_calls(
         return CallsMatch(
             [CallPair(0, 0, True, verdict)], [], [], verdict.exact, verdict.equal, verdict.score
         )
-    if len(golden) == len(candidate) > 1 and not agent.equivalent_tools:
-        verdict = _as_many_calls(
-            golden, candidate, references, tools, agent, exact_strings, recorded
-        )
+    if len(golden) > 1 and len(candidate) > 1 and not agent.equivalent_tools:
+        verdict = _parallel(golden, candidate, references, tools, agent, exact_strings, recorded)
         if verdict is not None:
             return verdict
     return _several(golden, candidate, references, tools, agent, exact_strings, recorded)
@@ -323,7 +321,7 @@ def _several(
     return _verdict_of_pairs(chosen, n_golden, n_candidate, verdict_of)
 
 
-def _as_many_calls(
+def _parallel(
     golden: Sequence[ToolCall],
     candidate: Sequence[ToolCall],
     references: list[Any],
@@ -334,13 +332,13 @@ def _as_many_calls(
 ) -> CallsMatch | None:
     """The verdict on the usual answer of parallel calls, or None for any other answer.
 
-    The usual one has as many calls as the golden, no equivalent tools, every candidate's
+    The usual one has several calls on each side, no equivalent tools, every candidate's
     arguments an object and every reference a key. For it this is what :func:`_several` and
-    :func:`~agent_backtest.scoring.assignment.lazy_best_assignment` do together (the calls in
-    golden order, then the tools' names, then the quick pairing and its proof, then the full
-    matrix), written as one function: the same weights and bounds asked in the same order, so
-    the same pairs, without the layers of calls around each comparison that cost more than the
-    comparisons on answers of a few calls.
+    :func:`~agent_backtest.scoring.assignment.lazy_best_assignment` do together (with as many
+    calls as the golden, the calls in golden order first; then the tools' names, then the quick
+    pairing and its proof, then the full matrix), written as one function: the same weights and
+    bounds asked in the same order, so the same pairs, without the layers of calls around each
+    comparison that cost more than the comparisons on answers of a few calls.
     """
     arguments = [call.arguments for call in candidate]
     for value in arguments:
@@ -349,15 +347,19 @@ def _as_many_calls(
     for reference in references:
         if type(reference) is not ArgumentsKey:
             return None
-    n = len(golden)
+    n_golden, n_candidate = len(golden), len(candidate)
     g_names = list(map(_NAME, golden))
     c_names = list(map(_NAME, candidate))
     rules_by_name: dict[str, MatchRules] = {}
-    # What was found of pair (i, j), at i * n + j: a verdict, None (other tools), or a bound
-    # on the score (asked whether all was right, it was not).
-    cells: list[Any] = [_UNSEEN] * (n * n)
+    # The assignment's rows are the side with fewer calls (the golden's, of equal sides).
+    flip = n_golden > n_candidate
+    cols = n_golden if flip else n_candidate
+    # What was found of row r and column c, at r * cols + c: a verdict, None (other tools), or
+    # a bound on the score (asked whether all was right, it was not).
+    cells: list[Any] = [_UNSEEN] * (n_golden * n_candidate)
 
-    def compare(i: int, j: int, bound: bool) -> ArgumentsMatch | float | None:
+    def compare(r: int, c: int, bound: bool) -> ArgumentsMatch | float | None:
+        i, j = (c, r) if flip else (r, c)
         name = g_names[i]
         if name != c_names[j]:
             return None
@@ -366,40 +368,56 @@ def _as_many_calls(
             rules = rules_by_name[name] = _rules(tools, name, name, agent, exact_strings, recorded)
         return tally_parameters(references[i], arguments[j], rules, False, bound)
 
-    # The calls in golden order, each asked whether it is all right (a wrong one costs only
-    # its first wrong parameter): when all are, list order is optimal.
-    for i in range(n):
-        verdict = cells[i * n + i] = compare(i, i, True)
-        if verdict is None or type(verdict) is float or not verdict.equal:
-            break
-    else:
-        return _verdict([CallPair(i, i, True, cells[i * n + i]) for i in range(n)], [], [], n)
+    if n_golden == n_candidate:
+        # The calls in golden order, each asked whether it is all right (a wrong one costs
+        # only its first wrong parameter): when all are, list order is optimal.
+        for i in range(n_golden):
+            verdict = cells[i * cols + i] = compare(i, i, True)
+            if verdict is None or type(verdict) is float or not verdict.equal:
+                break
+        else:
+            pairs = [CallPair(i, i, True, cells[i * cols + i]) for i in range(n_golden)]
+            return _verdict(pairs, [], [], n_golden)
     chosen = _paired_by_name(g_names, c_names)
     if chosen is None:
-        chosen = _quick_pairing(n, cells, compare)
+        chosen = _quick_pairing(n_candidate if flip else n_golden, cols, cells, compare)
+        if flip:
+            chosen = sorted([(c, r) for r, c in chosen])
     pairs = []
     for i, j in chosen:
-        verdict = cells[i * n + j]
+        r, c = (j, i) if flip else (i, j)
+        verdict = cells[r * cols + c]
         if verdict is _UNSEEN or type(verdict) is float:
-            verdict = cells[i * n + j] = compare(i, j, False)
+            verdict = cells[r * cols + c] = compare(r, c, False)
         pairs.append(CallPair(i, j, verdict is not None, verdict))
-    return _verdict(pairs, [], [], n)
+    if n_golden == n_candidate:
+        return _verdict(pairs, [], [], n_golden)
+    missing = list(range(n_golden))
+    extra = list(range(n_candidate))
+    for i, j in chosen:
+        missing.remove(i)
+        extra.remove(j)
+    return _verdict(pairs, missing, extra, max(n_golden, n_candidate))
 
 
 def _quick_pairing(
-    n: int, cells: list[Any], compare: Callable[[int, int, bool], ArgumentsMatch | float | None]
+    rows: int,
+    cols: int,
+    cells: list[Any],
+    compare: Callable[[int, int, bool], ArgumentsMatch | float | None],
 ) -> list[tuple[int, int]]:
-    """The pairs (golden, candidate) of ``n`` calls a side, in golden order, chosen as
-    :func:`~agent_backtest.scoring.assignment.lazy_best_assignment` chooses them with the
-    weights of :func:`_several` (a verdict's score plus the same-tool bonus, 0 for other
-    tools); ``cells`` holds what ``compare`` found so far and is filled as pairs are asked.
+    """The pairs (row, column) of a ``rows`` × ``cols`` matrix (``rows <= cols``), in row
+    order, chosen as :func:`~agent_backtest.scoring.assignment.lazy_best_assignment` chooses
+    them with the weights of :func:`_several` (a verdict's score plus the same-tool bonus, 0
+    for other tools); ``cells`` holds what ``compare(r, c, bound)`` found so far and is filled
+    as pairs are asked.
     """
     top = 1.0 + _SAME_TOOL_BONUS
     unseen = _UNSEEN
 
     def ceiling(r: int, c: int) -> float:
         # An upper bound on the weight, exact at the top: a bound is asked for when unseen.
-        cell = r * n + c
+        cell = r * cols + c
         verdict = cells[cell]
         if verdict is unseen:
             verdict = cells[cell] = compare(r, c, True)
@@ -410,7 +428,7 @@ def _quick_pairing(
         return verdict.score + _SAME_TOOL_BONUS
 
     def weight(r: int, c: int) -> float:
-        cell = r * n + c
+        cell = r * cols + c
         verdict = cells[cell]
         if verdict is unseen or type(verdict) is float:
             verdict = cells[cell] = compare(r, c, False)
@@ -419,16 +437,16 @@ def _quick_pairing(
     # Each row takes the first unused column at the top: the one after the previous row's,
     # its own, then the rest in order.
     chosen: list[tuple[int, int]] = []
-    used = [False] * n
+    used = [False] * cols
     left_over: list[int] = []
     follows = 0
-    for r in range(n):
-        if follows < n and not used[follows] and ceiling(r, follows) >= top:
+    for r in range(rows):
+        if follows < cols and not used[follows] and ceiling(r, follows) >= top:
             c = follows
         elif r != follows and not used[r] and ceiling(r, r) >= top:
             c = r
         else:
-            for c in range(n):
+            for c in range(cols):
                 if c != follows and c != r and not used[c] and ceiling(r, c) >= top:
                     break
             else:
@@ -443,7 +461,7 @@ def _quick_pairing(
         return chosen
     for r in left_over:
         best_c, best_w = -1, -1.0
-        for c in range(n):
+        for c in range(cols):
             if not used[c]:
                 w = weight(r, c)
                 if w > best_w:
@@ -451,14 +469,16 @@ def _quick_pairing(
         chosen.append((r, best_c))
         used[best_c] = True
     total = sum([weight(r, c) for r, c in chosen])
-    if not within_row_bound(total, top * (n - len(left_over)), left_over, n, ceiling):
+    if not within_row_bound(total, top * (rows - len(left_over)), left_over, cols, ceiling):
         top_cols = set()
         for cell, verdict in enumerate(cells):
             if type(verdict) is ArgumentsMatch and verdict.score + _SAME_TOOL_BONUS >= top:
-                top_cols.add(cell % n)
-        col_max = [top if c in top_cols else max(ceiling(r, c) for r in range(n)) for c in range(n)]
-        if total < sum(sorted(col_max, reverse=True)[:n]) - SLACK:
-            matrix = [[weight(r, c) for c in range(n)] for r in range(n)]
+                top_cols.add(cell % cols)
+        col_max = [
+            top if c in top_cols else max(ceiling(r, c) for r in range(rows)) for c in range(cols)
+        ]
+        if total < sum(sorted(col_max, reverse=True)[:rows]) - SLACK:
+            matrix = [[weight(r, c) for c in range(cols)] for r in range(rows)]
             chosen = best_assignment(matrix)
     chosen.sort()
     return chosen
