@@ -270,15 +270,9 @@ def _several(
     # or a bound on the score (asked whether all was right, it was not).
     cells: list[Any] = [_UNSEEN] * (n_golden * n_candidate)
     if n_golden == n_candidate:
-        # Calls in the golden's order, each equal: list order is then optimal. Each is asked
-        # first whether it is all right, so a wrong one costs only its first wrong parameter.
-        for i in range(n_golden):
-            verdict = cells[i * n_candidate + i] = compare(i, i, True)
-            if verdict is None or type(verdict) is float or not verdict.equal:
-                break
-        else:
-            pairs = [CallPair(i, i, True, cells[i * n_candidate + i]) for i in range(n_golden)]
-            return _verdict(pairs, [], [], n_golden)
+        in_order = _all_right_in_order(n_golden, cells, compare)
+        if in_order is not None:
+            return in_order
 
     def verdict_of(i: int, j: int) -> ArgumentsMatch | None:
         cell = i * n_candidate + j
@@ -369,15 +363,9 @@ def _parallel(
         return tally_parameters(references[i], arguments[j], rules, False, bound)
 
     if n_golden == n_candidate:
-        # The calls in golden order, each asked whether it is all right (a wrong one costs
-        # only its first wrong parameter): when all are, list order is optimal.
-        for i in range(n_golden):
-            verdict = cells[i * cols + i] = compare(i, i, True)
-            if verdict is None or type(verdict) is float or not verdict.equal:
-                break
-        else:
-            pairs = [CallPair(i, i, True, cells[i * cols + i]) for i in range(n_golden)]
-            return _verdict(pairs, [], [], n_golden)
+        in_order = _all_right_in_order(n_golden, cells, compare)
+        if in_order is not None:
+            return in_order
     chosen = _paired_by_name(g_names, c_names)
     if chosen is None:
         chosen = _quick_pairing(n_candidate if flip else n_golden, cols, cells, compare)
@@ -390,14 +378,7 @@ def _parallel(
         if verdict is _UNSEEN or type(verdict) is float:
             verdict = cells[r * cols + c] = compare(r, c, False)
         pairs.append(CallPair(i, j, verdict is not None, verdict))
-    if n_golden == n_candidate:
-        return _verdict(pairs, [], [], n_golden)
-    missing = list(range(n_golden))
-    extra = list(range(n_candidate))
-    for i, j in chosen:
-        missing.remove(i)
-        extra.remove(j)
-    return _verdict(pairs, missing, extra, max(n_golden, n_candidate))
+    return _verdict_with_unpaired(pairs, chosen, n_golden, n_candidate)
 
 
 def _quick_pairing(
@@ -527,6 +508,14 @@ def _verdict_of_pairs(
     for i, j in chosen:
         verdict = verdict_of(i, j)
         pairs.append(CallPair(i, j, verdict is not None, verdict))
+    return _verdict_with_unpaired(pairs, chosen, n_golden, n_candidate)
+
+
+def _verdict_with_unpaired(
+    pairs: list[CallPair], chosen: list[tuple[int, int]], n_golden: int, n_candidate: int
+) -> CallsMatch:
+    """The answer's verdict from its pairs (``chosen``, golden and candidate indexes, in golden
+    order); the calls left out are missing or extra."""
     if len(chosen) == n_golden == n_candidate:
         return _verdict(pairs, [], [], n_golden)
     missing = list(range(n_golden))
@@ -535,6 +524,22 @@ def _verdict_of_pairs(
         missing.remove(i)
         extra.remove(j)
     return _verdict(pairs, missing, extra, max(n_golden, n_candidate))
+
+
+def _all_right_in_order(
+    n: int, cells: list[Any], compare: Callable[[int, int, bool], ArgumentsMatch | float | None]
+) -> CallsMatch | None:
+    """The verdict on ``n`` calls a side when each is all right against the golden call in its
+    position (list order is then optimal), else None; what ``compare(i, i, True)`` found goes
+    to ``cells[i * n + i]``.
+
+    Each is asked whether it is all right, so a wrong one costs only its first wrong parameter.
+    """
+    for i in range(n):
+        verdict = cells[i * n + i] = compare(i, i, True)
+        if verdict is None or type(verdict) is float or not verdict.equal:
+            return None
+    return _verdict([CallPair(i, i, True, cells[i * n + i]) for i in range(n)], [], [], n)
 
 
 _UNSEEN: Any = object()
