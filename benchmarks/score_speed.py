@@ -316,6 +316,56 @@ look it up, cost more than that saved: a pass over the project's pairs took 199 
 What is left is Python's overhead around the comparisons of parallel calls (about two thirds
 of the time of an answer with the same tool called three times and one call wrong, where the
 comparisons themselves take 11 µs of 30), and the answers whose call count differs.
+
+Measured again after the usual answer of parallel calls (several calls on each side, no
+equivalent tools, every argument an object and every reference a key) got a path of its own:
+one function that does what the general path and the lazy assignment did together (the calls
+in golden order, the tools' names, the quick pairing and its proof, the full matrix when the
+proof fails), asking the same weights and bounds in the same order, so the same pairs. Answers
+whose call count differs, several calls a side, take it too (the rows of the assignment are
+then the side with fewer calls); one call on a side keeps its own path. Every verdict is the
+same (the 102,576 answers above, one hash; a test holds the new path to the general one on
+BFCL's parallel answers as given, shuffled, shortened and lengthened), and so are ``abt
+score``'s scores.jsonl, summary.json and what it prints on runs of both sets' pairs, keyed and
+against goldens, and on the perturbed τ-bench run.
+
+By answer shape, both versions of ``scoring/calls.py`` in one process, alternating, answer
+keys, the least of 9 passes, µs a pair (load average about 1.6; the same code as below but
+for two helpers shared with the general path):
+
+=================================================  ==========  ==========  ==========
+answer shape (pairs)                               before      after       ratio
+=================================================  ==========  ==========  ==========
+project, several calls, a tool twice (3,960)       19.5–27.4   16.9–24.3   0.87–0.89
+project, counts differ, several a side (627)       14.4        12.7        0.88
+project, several calls, no tool twice (1,793)      11.4–14.9   11.1–15.2   0.97–1.02
+fresh, several calls, a tool twice (327)           16.7–23.3   14.4–20.0   0.86–0.88
+fresh, counts differ, several a side (47)          12.0        10.1        0.84
+one call each, or one on a side                    unchanged
+=================================================  ==========  ==========  ==========
+
+This script's ratios (5 passes; each version in its own process, alternating, 3 of each at
+two moments; median of the three, range in brackets):
+
+================================  ===================  ===================  ===================
+matcher ÷ BFCL speed              before, load 1.8–2.2  after, load 1.7–2.1  after, load 4.9–8.4
+================================  ===================  ===================  ===================
+project pairs, answer keys        1.10 (1.09–1.13)     1.19 (1.16–1.20)     1.15 (1.14–1.15)
+project pairs, goldens            1.09 (1.06–1.10)     1.15 (1.15–1.20)     1.16 (1.15–1.17)
+fresh pairs, answer keys          1.36 (1.35–1.39)     1.36 (1.36–1.43)     1.34 (1.33–1.37)
+fresh pairs, goldens              1.39 (1.33–1.41)     1.42 (1.37–1.45)     1.36 (1.35–1.40)
+================================  ===================  ===================  ===================
+
+(before, alternating with the last column at load 4.0 to 7.6: 1.11, 1.09, 1.38, 1.37.) The
+project's pairs gain about 8%, the fresh ones, mostly one call each, nothing measurable. The
+target, 1.2 × BFCL on every set, is touched on the project's pairs at a quiet moment and not
+held. Tried and measured, not kept: the comparison written into the bound and weight functions
+themselves, one layer of calls fewer for every probe: no faster (three closures made per
+answer instead of one), the answers with distinct tools 2 to 11% slower. What is left on the
+project's pairs: an answer of four calls in another order asks about six comparisons, which
+take about half of its 15 µs (the rest is the verdict's objects and the lookups around them),
+and each pass over the pairs spends a tenth of its time rebuilding rules and keys (the passes
+empty the memos, as a fresh process would).
 """
 
 from __future__ import annotations

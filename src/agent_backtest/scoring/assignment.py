@@ -111,7 +111,7 @@ class _Cells:
 
 # Totals are sums of the same floats in different orders: compare them with this slack, far
 # below the smallest difference between two real totals.
-_SLACK = 1e-9
+SLACK = 1e-9
 
 
 def _quick_pairing(cells: _Cells) -> list[tuple[int, int]] | None:
@@ -153,17 +153,17 @@ def _quick_pairing(cells: _Cells) -> list[tuple[int, int]] | None:
         chosen.append((r, best_c))
         used.add(best_c)
     total = sum([get(r, c) for r, c in chosen])
-    if _within_row_bound(total, top * (rows - len(left_over)), left_over, cols, ceiling):
+    if within_row_bound(total, top * (rows - len(left_over)), left_over, cols, ceiling):
         return chosen
     top_cols = {cell % cols for cell, w in enumerate(cells.known) if w is not None and w >= top}
     col_max = [
         top if c in top_cols else max(ceiling(r, c) for r in range(rows)) for c in range(cols)
     ]
     col_bound = sum(sorted(col_max, reverse=True)[:rows])
-    return chosen if total >= col_bound - _SLACK else None
+    return chosen if total >= col_bound - SLACK else None
 
 
-def _within_row_bound(
+def within_row_bound(
     total: float,
     bound: float,
     rows: list[int],
@@ -176,7 +176,7 @@ def _within_row_bound(
         row_max = 0.0
         for c in range(cols):
             row_max = max(row_max, ceiling(r, c))
-            if bound + row_max > total + _SLACK:
+            if bound + row_max > total + SLACK:
                 return False
         bound += row_max
     return True

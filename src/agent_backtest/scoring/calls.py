@@ -29,7 +29,12 @@ from agent_backtest.scoring.arguments import (
     rules_for,
     tally_parameters,
 )
-from agent_backtest.scoring.assignment import lazy_best_assignment
+from agent_backtest.scoring.assignment import (
+    SLACK,
+    best_assignment,
+    lazy_best_assignment,
+    within_row_bound,
+)
 from agent_backtest.trace.models import ToolCall, ToolDef
 from agent_backtest.units.agent_config import AgentConfig
 from agent_backtest.units.answer_key import CallKey
@@ -130,6 +135,10 @@ def match_calls(
         return CallsMatch(
             [CallPair(0, 0, True, verdict)], [], [], verdict.exact, verdict.equal, verdict.score
         )
+    if len(golden) > 1 and len(candidate) > 1 and not agent.equivalent_tools:
+        verdict = _parallel(golden, candidate, references, tools, agent, exact_strings, recorded)
+        if verdict is not None:
+            return verdict
     return _several(golden, candidate, references, tools, agent, exact_strings, recorded)
 
 
@@ -261,15 +270,9 @@ def _several(
     # or a bound on the score (asked whether all was right, it was not).
     cells: list[Any] = [_UNSEEN] * (n_golden * n_candidate)
     if n_golden == n_candidate:
-        # Calls in the golden's order, each equal: list order is then optimal. Each is asked
-        # first whether it is all right, so a wrong one costs only its first wrong parameter.
-        for i in range(n_golden):
-            verdict = cells[i * n_candidate + i] = compare(i, i, True)
-            if verdict is None or type(verdict) is float or not verdict.equal:
-                break
-        else:
-            pairs = [CallPair(i, i, True, cells[i * n_candidate + i]) for i in range(n_golden)]
-            return _verdict(pairs, [], [], n_golden)
+        in_order = _all_right_in_order(n_golden, cells, compare)
+        if in_order is not None:
+            return in_order
 
     def verdict_of(i: int, j: int) -> ArgumentsMatch | None:
         cell = i * n_candidate + j
@@ -310,6 +313,156 @@ def _several(
 
     chosen = lazy_best_assignment(n_golden, n_candidate, weigh, 1.0 + _SAME_TOOL_BONUS)
     return _verdict_of_pairs(chosen, n_golden, n_candidate, verdict_of)
+
+
+def _parallel(
+    golden: Sequence[ToolCall],
+    candidate: Sequence[ToolCall],
+    references: list[Any],
+    tools: Mapping[str, ToolDef],
+    agent: AgentConfig,
+    exact_strings: bool,
+    recorded: bool,
+) -> CallsMatch | None:
+    """The verdict on the usual answer of parallel calls, or None for any other answer.
+
+    The usual one has several calls on each side, no equivalent tools, every candidate's
+    arguments an object and every reference a key. For it this is what :func:`_several` and
+    :func:`~agent_backtest.scoring.assignment.lazy_best_assignment` do together (with as many
+    calls as the golden, the calls in golden order first; then the tools' names, then the quick
+    pairing and its proof, then the full matrix), written as one function: the same weights and
+    bounds asked in the same order, so the same pairs, without the layers of calls around each
+    comparison that cost more than the comparisons on answers of a few calls.
+    """
+    arguments = [call.arguments for call in candidate]
+    for value in arguments:
+        if type(value) is not dict:
+            return None
+    for reference in references:
+        if type(reference) is not ArgumentsKey:
+            return None
+    n_golden, n_candidate = len(golden), len(candidate)
+    g_names = list(map(_NAME, golden))
+    c_names = list(map(_NAME, candidate))
+    rules_by_name: dict[str, MatchRules] = {}
+    # The assignment's rows are the side with fewer calls (the golden's, of equal sides).
+    flip = n_golden > n_candidate
+    cols = n_golden if flip else n_candidate
+    # What was found of row r and column c, at r * cols + c: a verdict, None (other tools), or
+    # a bound on the score (asked whether all was right, it was not).
+    cells: list[Any] = [_UNSEEN] * (n_golden * n_candidate)
+
+    def compare(r: int, c: int, bound: bool) -> ArgumentsMatch | float | None:
+        i, j = (c, r) if flip else (r, c)
+        name = g_names[i]
+        if name != c_names[j]:
+            return None
+        rules = rules_by_name.get(name)
+        if rules is None:
+            rules = rules_by_name[name] = _rules(tools, name, name, agent, exact_strings, recorded)
+        return tally_parameters(references[i], arguments[j], rules, False, bound)
+
+    if n_golden == n_candidate:
+        in_order = _all_right_in_order(n_golden, cells, compare)
+        if in_order is not None:
+            return in_order
+    chosen = _paired_by_name(g_names, c_names)
+    if chosen is None:
+        chosen = _quick_pairing(n_candidate if flip else n_golden, cols, cells, compare)
+        if flip:
+            chosen = sorted([(c, r) for r, c in chosen])
+    pairs = []
+    for i, j in chosen:
+        r, c = (j, i) if flip else (i, j)
+        verdict = cells[r * cols + c]
+        if verdict is _UNSEEN or type(verdict) is float:
+            verdict = cells[r * cols + c] = compare(r, c, False)
+        pairs.append(CallPair(i, j, verdict is not None, verdict))
+    return _verdict_with_unpaired(pairs, chosen, n_golden, n_candidate)
+
+
+def _quick_pairing(
+    rows: int,
+    cols: int,
+    cells: list[Any],
+    compare: Callable[[int, int, bool], ArgumentsMatch | float | None],
+) -> list[tuple[int, int]]:
+    """The pairs (row, column) of a ``rows`` × ``cols`` matrix (``rows <= cols``), in row
+    order, chosen as :func:`~agent_backtest.scoring.assignment.lazy_best_assignment` chooses
+    them with the weights of :func:`_several` (a verdict's score plus the same-tool bonus, 0
+    for other tools); ``cells`` holds what ``compare(r, c, bound)`` found so far and is filled
+    as pairs are asked.
+    """
+    top = 1.0 + _SAME_TOOL_BONUS
+    unseen = _UNSEEN
+
+    def ceiling(r: int, c: int) -> float:
+        # An upper bound on the weight, exact at the top: a bound is asked for when unseen.
+        cell = r * cols + c
+        verdict = cells[cell]
+        if verdict is unseen:
+            verdict = cells[cell] = compare(r, c, True)
+        if verdict is None:
+            return 0.0
+        if type(verdict) is float:
+            return verdict + _SAME_TOOL_BONUS
+        return verdict.score + _SAME_TOOL_BONUS
+
+    def weight(r: int, c: int) -> float:
+        cell = r * cols + c
+        verdict = cells[cell]
+        if verdict is unseen or type(verdict) is float:
+            verdict = cells[cell] = compare(r, c, False)
+        return 0.0 if verdict is None else verdict.score + _SAME_TOOL_BONUS
+
+    # Each row takes the first unused column at the top: the one after the previous row's,
+    # its own, then the rest in order.
+    chosen: list[tuple[int, int]] = []
+    used = [False] * cols
+    left_over: list[int] = []
+    follows = 0
+    for r in range(rows):
+        if follows < cols and not used[follows] and ceiling(r, follows) >= top:
+            c = follows
+        elif r != follows and not used[r] and ceiling(r, r) >= top:
+            c = r
+        else:
+            for c in range(cols):
+                if c != follows and c != r and not used[c] and ceiling(r, c) >= top:
+                    break
+            else:
+                left_over.append(r)
+                follows += 1
+                continue
+        chosen.append((r, c))
+        used[c] = True
+        follows = c + 1
+    if not left_over:
+        chosen.sort()
+        return chosen
+    for r in left_over:
+        best_c, best_w = -1, -1.0
+        for c in range(cols):
+            if not used[c]:
+                w = weight(r, c)
+                if w > best_w:
+                    best_c, best_w = c, w
+        chosen.append((r, best_c))
+        used[best_c] = True
+    total = sum([weight(r, c) for r, c in chosen])
+    if not within_row_bound(total, top * (rows - len(left_over)), left_over, cols, ceiling):
+        top_cols = set()
+        for cell, verdict in enumerate(cells):
+            if type(verdict) is ArgumentsMatch and verdict.score + _SAME_TOOL_BONUS >= top:
+                top_cols.add(cell % cols)
+        col_max = [
+            top if c in top_cols else max(ceiling(r, c) for r in range(rows)) for c in range(cols)
+        ]
+        if total < sum(sorted(col_max, reverse=True)[:rows]) - SLACK:
+            matrix = [[weight(r, c) for c in range(cols)] for r in range(rows)]
+            chosen = best_assignment(matrix)
+    chosen.sort()
+    return chosen
 
 
 def _paired_by_name(golden: list[str], candidate: list[str]) -> list[tuple[int, int]] | None:
@@ -355,6 +508,14 @@ def _verdict_of_pairs(
     for i, j in chosen:
         verdict = verdict_of(i, j)
         pairs.append(CallPair(i, j, verdict is not None, verdict))
+    return _verdict_with_unpaired(pairs, chosen, n_golden, n_candidate)
+
+
+def _verdict_with_unpaired(
+    pairs: list[CallPair], chosen: list[tuple[int, int]], n_golden: int, n_candidate: int
+) -> CallsMatch:
+    """The answer's verdict from its pairs (``chosen``, golden and candidate indexes, in golden
+    order); the calls left out are missing or extra."""
     if len(chosen) == n_golden == n_candidate:
         return _verdict(pairs, [], [], n_golden)
     missing = list(range(n_golden))
@@ -363,6 +524,22 @@ def _verdict_of_pairs(
         missing.remove(i)
         extra.remove(j)
     return _verdict(pairs, missing, extra, max(n_golden, n_candidate))
+
+
+def _all_right_in_order(
+    n: int, cells: list[Any], compare: Callable[[int, int, bool], ArgumentsMatch | float | None]
+) -> CallsMatch | None:
+    """The verdict on ``n`` calls a side when each is all right against the golden call in its
+    position (list order is then optimal), else None; what ``compare(i, i, True)`` found goes
+    to ``cells[i * n + i]``.
+
+    Each is asked whether it is all right, so a wrong one costs only its first wrong parameter.
+    """
+    for i in range(n):
+        verdict = cells[i * n + i] = compare(i, i, True)
+        if verdict is None or type(verdict) is float or not verdict.equal:
+            return None
+    return _verdict([CallPair(i, i, True, cells[i * n + i]) for i in range(n)], [], [], n)
 
 
 _UNSEEN: Any = object()
