@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import sqlite3
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import warnings
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -26,9 +28,10 @@ from agent_backtest.providers import (
 )
 from agent_backtest.providers.cache import FILE_NAME, CacheWarning
 from agent_backtest.providers.openai import OpenAIProvider
-from agent_backtest.trace import LLMRequest, Message
+from agent_backtest.trace import LLMRequest, Message, sha256_of
 from tests.conftest import ROOT, TAU_TOOLS, TAU_TRAJECTORIES
 from tests.fake_openai import FakeOpenAI
+from tests.servers import serving
 
 FAST = CallPolicy(timeout=1.0, max_retries=3, backoff_initial=0.0)
 
@@ -242,3 +245,45 @@ def test_replay_with_a_locked_cache_records_every_answer(
     assert len(results) == 6 and all("response" in r for r in results)
     counts = json.loads((out / "run.json").read_text())["counts"]["candidate"]
     assert counts["cache_write_errors"] == 6 and counts["calls"] == 6
+
+
+def test_the_bytes_posted_are_the_bytes_the_request_sha_hashes() -> None:
+    """One serialisation per call: the body a hosted provider posts is the canonical JSON of
+    the payload, so its sha256 is the request sha (and old caches' keys still match)."""
+    bodies: list[bytes] = []
+
+    class Recording(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            bodies.append(self.rfile.read(int(self.headers["content-length"])))
+            answer = json.dumps(
+                {
+                    "id": "c1",
+                    "model": "m",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": "ok"},
+                        }
+                    ],
+                }
+            ).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    with serving(Recording) as url:
+        settings = ProviderSettings(type="openai", base_url=url)
+        model_client = ModelClient(OpenAIProvider("openai", settings, "sk-test", 2), FAST)
+        [outcome] = ask(model_client, "where is my bag?")
+    payload, _, prepared_sha = model_client.prepare(request("where is my bag?"), "m", 0)
+    [body] = bodies
+    assert outcome.response is not None and outcome.response.message.text() == "ok"
+    assert json.loads(body) == payload
+    assert outcome.request_sha == prepared_sha == sha256_of(payload)
+    assert "sha256:" + hashlib.sha256(body).hexdigest() == outcome.request_sha

@@ -8,6 +8,7 @@ same retries, cache and counts. Nothing else calls a provider.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import random
 import time
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from agent_backtest.providers.base import Provider
 from agent_backtest.providers.cache import ResponseCache, cache_key
 from agent_backtest.providers.counters import CallCounters
 from agent_backtest.providers.errors import ErrorKind, ProviderError
-from agent_backtest.trace import LLMRequest, LLMResponse, sha256_of
+from agent_backtest.trace import LLMRequest, LLMResponse, canonical_json
 
 if TYPE_CHECKING:
     from aiolimiter import AsyncLimiter
@@ -148,17 +149,26 @@ class ModelClient:
         self, request: LLMRequest, model: str, seed: int | None
     ) -> tuple[dict[str, Any], list[str], str]:
         """(payload as sent, adjustments, request sha) without sending anything."""
+        payload, adjustments, _, request_sha = self._serialised(request, model, seed)
+        return payload, adjustments, request_sha
+
+    def _serialised(
+        self, request: LLMRequest, model: str, seed: int | None
+    ) -> tuple[dict[str, Any], list[str], bytes, str]:
+        """(payload, adjustments, its canonical JSON, request sha): the bytes hashed for the
+        request sha (and the cache key) are the bytes a hosted provider sends."""
         payload, adjustments = self.provider.payload(request, model, seed)
-        return payload, adjustments, sha256_of(payload)
+        body = canonical_json(payload)
+        return payload, adjustments, body, "sha256:" + hashlib.sha256(body).hexdigest()
 
     async def generate(self, request: LLMRequest, model: str, seed: int | None) -> CallOutcome:
         """Answer ``request`` on ``model``: from the cache, else by calling with retries."""
-        payload, adjustments, request_sha = self.prepare(request, model, seed)
+        payload, adjustments, body, request_sha = self._serialised(request, model, seed)
         key = cache_key(self.provider.name, self.provider.endpoint, request_sha)
         cached = self._from_cache(key, request_sha, adjustments)
         if cached is not None:
             return cached
-        call = _Call(self.counters)
+        call = _Call(self.counters, body)
         try:
             response = await self._send_with_retries(payload, call)
         except ProviderError as error:
@@ -239,8 +249,10 @@ class ModelClient:
 class _Call:
     """The requests of one logical call: how many were sent, and the answering one's time."""
 
-    def __init__(self, counters: CallCounters) -> None:
+    def __init__(self, counters: CallCounters, body: bytes) -> None:
         self.counters = counters
+        self.body = body
+        """The payload's canonical JSON, sent as it is by a provider that takes bytes."""
         self.sent = 0
         self.latency_ms: float | None = None
 
@@ -253,7 +265,12 @@ class _Call:
             self.counters.count_model_load(await load())
         self.sent += 1
         self.counters.count_call()
+        # A hosted provider posts the bytes already hashed; any other takes the payload.
+        send_body = getattr(provider, "send_body", None)
         started = time.perf_counter()
-        response = await provider.send(payload, timeout)
+        if send_body is not None:
+            response = await send_body(self.body, timeout)
+        else:
+            response = await provider.send(payload, timeout)
         self.latency_ms = (time.perf_counter() - started) * 1000
         return response

@@ -9,6 +9,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
+import orjson
+
 from agent_backtest.providers.config import ProviderSettings
 from agent_backtest.trace import LLMRequest, LLMResponse
 
@@ -66,10 +68,15 @@ class HostedProvider(ABC):
 
     async def send(self, payload: dict[str, Any], timeout: float) -> LLMResponse:
         """One POST; every failure becomes a classified ``ProviderError``."""
+        return await self.send_body(orjson.dumps(payload), timeout)
+
+    async def send_body(self, body: bytes, timeout: float) -> LLMResponse:
+        """One POST of a payload already serialised as JSON (the client hashes the bytes it
+        sends, so the payload is serialised once per call)."""
         if self._headers is None:  # built once per key, not per call
             self._headers = {"content-type": "application/json", **self.auth_headers()}
-        body = await self._http.post(self.path, payload, self._headers, timeout, self.secrets())
-        return self.answer(body)
+        answer = await self._http.post(self.path, body, self._headers, timeout, self.secrets())
+        return self.answer(answer)
 
     def secrets(self) -> tuple[str, ...]:
         """What error messages must never show."""

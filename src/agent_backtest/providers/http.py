@@ -104,16 +104,15 @@ class JsonEndpoint:
     async def post(
         self,
         path: str,
-        payload: dict[str, Any],
+        body: bytes,
         headers: dict[str, str],
         timeout: float,
         secrets: tuple[str, ...],
     ) -> Any:
-        """POST ``payload`` and return the decoded answer, or raise a classified error."""
+        """POST the JSON ``body`` and return the decoded answer, or raise a classified error."""
         gap = min(READ_GAP, timeout)
         try:
             async with asyncio.timeout(timeout):
-                body = orjson.dumps(payload)
                 attempt = _Attempt(timeout, gap, secrets)
                 if self._direct is not None:
                     return await self._post_direct(self._direct, path, body, headers, attempt)

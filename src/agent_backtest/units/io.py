@@ -68,15 +68,18 @@ def read_unit_lines(path: Path, stretch: Stretch | None = None) -> Iterator[tupl
 
 
 def read_placed_units(path: Path, skip: Container[int] = ()) -> Iterator[tuple[int, Unit]]:
-    """Each unit of ``path`` with its place among the file's units (from 0), leaving out the
-    places in ``skip`` without parsing their lines (units already dealt with)."""
+    """Each unit of a run's own units.jsonl with its place among the file's units (from 0),
+    leaving out the places in ``skip`` without parsing their lines (units already dealt with).
+
+    The run's units were read and checked as the run was planned, so their lines are not
+    looked through again for integers beyond 64 bits."""
     with open_binary(path, "units file", READ_BUFFER) as handle:
         place = 0
         for number, line in enumerate(handle, start=1):
             if line.isspace():
                 continue
             if place not in skip:
-                yield place, _unit(path, number, line)
+                yield place, _unit(path, number, line, checked=True)
             place += 1
 
 
@@ -130,8 +133,11 @@ def _line_offsets(path: Path, lines: list[int]) -> list[int]:
     return offsets + [size] * (len(lines) - len(offsets))
 
 
-def _unit(path: Path, number: int, line: bytes) -> Unit:
-    check_json_integers(line, path, f"line {number}")
+def _unit(path: Path, number: int, line: bytes, checked: bool = False) -> Unit:
+    """The unit on line ``number``; ``checked`` when the line is known to hold no integer
+    beyond 64 bits (one this program wrote after reading it once)."""
+    if not checked:
+        check_json_integers(line, path, f"line {number}")
     # orjson's parse and pydantic's validation of the object take three quarters of the time
     # of pydantic's own parse of the line. pydantic words its errors on JSON input in its own
     # way, so a line that is not a valid unit is read again its way to say what is wrong.
