@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.fake_openai import FakeOpenAI
+from tests.replaying.test_cost import flat
 from tests.replaying.test_replay_cli import abt, recorded_model_config, records, replay_args
 
 
@@ -64,14 +65,29 @@ def test_a_plan_that_fails_leaves_no_record_behind(
 ) -> None:
     abt(*replay_args(units_file, fake_openai, tmp_path / "runs" / "first"))
     refused = tmp_path / "runs" / "refused"
-    # Answered wholly from the cache, but the estimate (which prices every call) is over budget.
+    # Half answered from the cache (its first repeats), the other half over budget.
     price = '[prices."openai/candidate-1"]\ninput = 1000.0\noutput = 1000.0\n'
     (tmp_path / "abt.toml").write_text(price)
-    code, output = abt(*replay_args(units_file, fake_openai, refused, "--max-cost", "0.01"))
+    args = replay_args(units_file, fake_openai, refused, "--k", "2", "--max-cost", "0.01")
+    code, output = abt(*args)
     assert code == 2 and "over the budget" in output, output
     assert not refused.exists()
     assert list(private_tmp.iterdir()) == []
     assert fake_openai.total == 24
+
+
+def test_a_rerun_answered_from_the_cache_is_estimated_at_no_calls(
+    units_file: Path, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    abt(*replay_args(units_file, fake_openai, tmp_path / "runs" / "first"))
+    price = '[prices."openai/candidate-1"]\ninput = 1000.0\noutput = 1000.0\n'
+    (tmp_path / "abt.toml").write_text(price)
+    again = tmp_path / "runs" / "again"
+    code, output = abt(*replay_args(units_file, fake_openai, again, "--max-cost", "0.01"))
+    assert code == 0, output
+    assert "estimated cost, candidate: no calls · 24 answered from the cache" in flat(output)
+    assert fake_openai.total == 24
+    assert all(record["cache_hit"] for record in records(again))
 
 
 def test_a_rerun_of_the_recorded_models_is_answered_from_the_cache(

@@ -84,12 +84,12 @@ class CachedAnswers:
 
     def look_up(
         self, position: int, unit: Unit, model: ModelRef, patched: PatchedRequest | None
-    ) -> None:
+    ) -> int:
         """Answer each repeat of ``unit`` (at ``position`` in units.jsonl, sent to ``model``,
-        as ``patched``) that the cache can."""
+        as ``patched``) that the cache can; how many it answered."""
         client = self._client(model)
         if client is None:
-            return
+            return 0
         answered = []
         for repeat in range(self.k):
             job = Job(unit, repeat, self.seed + repeat, model, patched, position)
@@ -109,6 +109,7 @@ class CachedAnswers:
             self.whole.add(position)
         else:
             self.pairs.update((unit.unit_id, repeat) for repeat in answered)
+        return len(answered)
 
     def _client(self, model: ModelRef) -> ModelClient | None:
         """The client of ``model``, opened as the run opens it (the same payloads, so the same

@@ -1,6 +1,7 @@
 """What a replay will cost, estimated from its units before any call is made.
 
-The candidate is asked each unit ``k`` times. A unit's call is sized by the token counts
+The candidate is asked each unit ``k`` times, less the repeats the response cache already answers
+(counted apart: they are not sent, so they cost nothing). A unit's call is sized by the token counts
 production's own call reported (the same request, so the best guess there is), else by the
 request's and the answer's characters at four characters a token, and such units are counted as
 estimated. The judge grades every text answer once per repeat (and per judge repeat); its prompt
@@ -12,6 +13,7 @@ judge (asked only on an invalid verdict), are not in the estimate.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -41,6 +43,8 @@ class RoleEstimate:
     usd: Decimal = Decimal(0)
     unpriced: Counter[str] = field(default_factory=Counter)
     """Calls of models with no price, by model (not in ``usd``)."""
+    cached: int = 0
+    """Calls the response cache already answers: not sent, so not in the figures above."""
 
     @property
     def priced(self) -> bool:
@@ -75,14 +79,15 @@ class RoleEstimate:
     def text(self) -> str:
         """``$0.0123 for 40 calls, 12 sized from characters · 51,000 input and 900 output
         tokens``, with what is unpriced."""
+        cached = f" · {self.cached:,} answered from the cache" if self.cached else ""
         if not self.calls:
-            return "no calls"
+            return f"no calls{cached}"
         parts = [f"${usd(self.usd):.4f}"] if self.priced else []
         if self.unpriced:
             parts.append(f"unpriced ({', '.join(sorted(self.unpriced))})")
         sized = f", {self.estimated_calls:,} sized from characters" if self.estimated_calls else ""
         tokens = f"{self.input_tokens:,} input and {self.output_tokens:,} output tokens"
-        return f"{' + '.join(parts)} for {self.calls:,} calls{sized} · {tokens}"
+        return f"{' + '.join(parts)} for {self.calls:,} calls{sized} · {tokens}{cached}"
 
 
 class CostEstimate:
@@ -102,9 +107,12 @@ class CostEstimate:
         self.candidate = RoleEstimate()
         self._judge = RoleEstimate()
 
-    def add(self, unit: Unit, model: ModelRef, patched: LLMRequest | None = None) -> None:
+    def add(
+        self, unit: Unit, model: ModelRef, patched: LLMRequest | None = None, cached: int = 0
+    ) -> None:
         """One selected unit, to be sent to ``model`` (as ``patched``, when a patch changed
-        its request: then its input is sized from characters)."""
+        its request: then its input is sized from characters), of whose ``k`` repeats the
+        response cache answers ``cached``. Each answer is judged, cached or not."""
         request = patched or unit.request
         chars: list[int] = []  # the request's characters, counted only when needed
 
@@ -113,16 +121,33 @@ class CostEstimate:
                 chars.append(len(request.model_dump_json()))
             return chars[0]
 
+        self.candidate.cached += cached
+        if cached < self.k:
+            self._add_candidate(unit, model, patched is not None, request_chars, self.k - cached)
+        self._add_judge(unit, request_chars)
+
+    def _add_candidate(
+        self,
+        unit: Unit,
+        model: ModelRef,
+        patched: bool,
+        request_chars: Callable[[], int],
+        times: int,
+    ) -> None:
+        """``times`` calls of ``unit`` to ``model`` (``patched``: its request changed)."""
         recorded = unit.golden.usage
         if recorded is not None and recorded.input_tokens and recorded.output_tokens is not None:
-            size_in = recorded.input_tokens if patched is None else _tokens(request_chars())
+            size_in = _tokens(request_chars()) if patched else recorded.input_tokens
             tokens = Tokens(input=size_in, output=recorded.output_tokens)
-            sized = patched is not None
+            sized = patched
         else:
             answer_chars = len(unit.golden.message.model_dump_json())
             tokens = Tokens(input=_tokens(request_chars()), output=_tokens(answer_chars))
             sized = True
-        self.candidate.add(self.prices, str(model), tokens, self.k, sized, self.batch)
+        self.candidate.add(self.prices, str(model), tokens, times, sized, self.batch)
+
+    def _add_judge(self, unit: Unit, request_chars: Callable[[], int]) -> None:
+        """The judge's grading of each repeat's answer to ``unit`` (text answers only)."""
         if self.judge is None or unit.golden.message.tool_calls:
             return
         answer = min(len(unit.golden.message.text()), JUDGE_ANSWER_CHARS)

@@ -188,11 +188,11 @@ def _scan(
                 patched = patch.apply(unit) if patch is not None else None
                 model = model_of(unit, patched, settings.candidate.model, config)
                 candidates.add(model)
-                cost.add(unit, model, patched.request if patched and patched.changed else None)
+                cached = answers.look_up(count - 1, unit, model, patched) if answers else 0
+                sent_as = patched.request if patched and patched.changed else None
+                cost.add(unit, model, sent_as, cached)
                 if coverage is not None:
                     coverage.add(unit)
-                if answers is not None:
-                    answers.look_up(count - 1, unit, model, patched)
         if count == 0:
             raise InputError(
                 source.inputs[0],
