@@ -18,7 +18,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from child_process import time_command
+from child_process import installed_env, time_command
 
 
 def command_lines() -> list[str]:
@@ -53,11 +53,8 @@ def abt_command() -> list[str]:
 
 def timing_environment() -> dict[str, str]:
     """This process's environment, as the timed commands run in it: 100 columns unless set, and
-    compiled modules written and reused (the first run writes them), as a user's install does,
-    even where this shell forbids writing them (every source would be compiled at each run)."""
-    environment = {"COLUMNS": "100", **os.environ}
-    environment.pop("PYTHONDONTWRITEBYTECODE", None)
-    return environment
+    compiled modules reused (:func:`child_process.installed_env`)."""
+    return installed_env(**{"COLUMNS": os.environ.get("COLUMNS", "100")})
 
 
 def time_once(command: list[str]) -> tuple[float, float]:

@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from child_process import run_measured
+from child_process import installed_env, run_measured
 
 SYSTEM_PROMPT = (
     "You are the airline's booking agent. Follow the policy: confirm every change "
@@ -192,7 +192,8 @@ def measure(path: Path, out: Path) -> tuple[float, float, int]:
     child process (the CPU time includes the small process that starts it, a few ms)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     seconds, peak_kib = run_measured(
-        [sys.executable, "-m", "agent_backtest.cli", "ingest", str(path), "-o", str(out)]
+        [sys.executable, "-m", "agent_backtest.cli", "ingest", str(path), "-o", str(out)],
+        installed_env(),
     )
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -35,11 +34,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from child_process import run_measured  # noqa: E402
+from child_process import installed_env, run_measured  # noqa: E402
 from replay_throughput import tau_units_file  # noqa: E402
 
 ABT = str(Path(sys.executable).parent / "abt")
-ENV = {**os.environ, "OPENAI_API_KEY": "benchmark-key"}
+ENV = installed_env(OPENAI_API_KEY="benchmark-key")
 
 
 def make_units(work: Path, size: int) -> Path:

@@ -68,10 +68,10 @@ from agent_backtest.runs.call_log import CallLog  # noqa: E402
 from agent_backtest.trace import LLMRequest  # noqa: E402
 from agent_backtest.trace.openai_wire import chat_payload  # noqa: E402
 from agent_backtest.units import read_units_file  # noqa: E402
-from child_process import run_measured  # noqa: E402
+from child_process import installed_env, run_measured  # noqa: E402
 
 TAU = ROOT / "examples" / "tau_airline"
-ENV = {**os.environ, "OPENAI_API_KEY": "benchmark-key"}
+ENV = installed_env(OPENAI_API_KEY="benchmark-key")
 
 
 def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:

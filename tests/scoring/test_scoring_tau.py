@@ -119,7 +119,7 @@ def test_perturbed_answers_land_in_their_buckets(units_file: Path, tmp_path: Pat
         writer = ResultWriter(directory.results_path)
         try:
             await run_jobs(
-                iter_jobs(units, "mock/perturb", ModelConfig(), 1, 0),
+                iter_jobs(enumerate(units), "mock/perturb", ModelConfig(), 1, 0),
                 {ModelRef("mock", "perturb"): ModelClient(provider)},
                 writer,
                 16,
