@@ -384,10 +384,11 @@ same five runs:
 Each pass empties the memos, and the time went where they are refilled: rebuilding the rules
 of the 1,296 tool definitions a pass over the project's pairs looks up took 12 to 14 ms of its
 165 (13 to 17 before), compiling its 1,000 answer keys 5.3 to 5.8 ms (6.3 to 7.7). With the
-memos full, the passes take what they took: by answer shape, both versions in one process, no
-shape moved by more than the spread (0.96 to 1.06). This script's ratios, each version in its
-own process, alternating, 5 of each (5 passes each; CPU time; load average 2.4 to 3.2),
-median (range):
+memos full, by answer shape (both versions of ``scoring/calls.py`` in one process, alternating,
+the least of 7 passes): the parallel answers mostly settled in golden order (those neither
+reordered nor with a wrong value) 0.95 to 0.96 of before on the project's pairs, every other
+shape 0.98 to 1.01. This script's ratios, each version in its own process, alternating, 5 of
+each (5 passes each; CPU time; load average 2.4 to 3.2), median (range):
 
 ================================  ===================  ===================
 matcher ÷ BFCL speed              before               after
