@@ -104,6 +104,17 @@ class MatchRules:
         if self.defaults and _has_index(self.defaults):
             object.__setattr__(self, "defaults", {path_key(p): v for p, v in self.defaults.items()})
 
+    @classmethod
+    def _of(cls, fields: dict[str, Any]) -> MatchRules:
+        """Rules from a value for every field, as :func:`rules_for` makes them once per tool:
+        the instance's attributes set in one step, not one frozen assignment at a time (which
+        cost more than walking a small schema), then normalised as the dataclass's own init
+        does."""
+        rules = object.__new__(cls)
+        rules.__dict__.update(fields)
+        rules.__post_init__()
+        return rules
+
 
 @dataclass(slots=True)
 class Mismatch:
@@ -170,14 +181,16 @@ def rules_for(
         free_text = frozenset(agent.free_text_args.get(tool_name, ()))
     else:
         unordered, free_text = walk.unordered, frozenset()
-    return MatchRules(
-        exact_strings=exact_strings,
-        unordered_paths=frozenset(unordered),
-        defaults=defaults,
-        free_text=free_text,
-        required=frozenset(walk.required),
-        integer_paths=frozenset(walk.integers),
-        detect_prose=detect_prose,
+    return MatchRules._of(
+        {
+            "exact_strings": exact_strings,
+            "unordered_paths": frozenset(unordered),
+            "defaults": defaults,
+            "free_text": free_text,
+            "required": frozenset(walk.required),
+            "integer_paths": frozenset(walk.integers),
+            "detect_prose": detect_prose,
+        }
     )
 
 
@@ -325,7 +338,10 @@ def compile_key(arguments: Mapping[str, ArgumentKey]) -> ArgumentsKey:
     its listed values are acceptable as they are, never prose for the judge."""
     compiled = ArgumentsKey()
     for name, key in arguments.items():
-        compiled[name] = _options(key)
+        if key.fields is None and key.items is None:  # a list of values, the usual key
+            compiled[name] = (*key.values, OMIT) if key.optional else tuple(key.values)
+        else:
+            compiled[name] = _options(key)
     return compiled
 
 
@@ -446,6 +462,9 @@ def tally_parameters(
                 if cv in options:  # equal to one; a string is equal only to the same string
                     if tc is str:
                         continue
+                    first = options[0]
+                    if type(first) is tc and first == cv:  # the usual place
+                        continue
                     for option in options:  # 1 is in (1.0,) too
                         if type(option) is tc and option == cv:
                             break
@@ -495,6 +514,8 @@ def tally_parameters(
 def _score_bound(key: ArgumentsKey, candidate: dict) -> float:
     """The best score of arguments with a parameter wrong: every parameter either side names
     counted, and only one of them wrong."""
+    if candidate.keys() <= key.keys():  # the usual case, without building the union
+        return 1.0 - 1.0 / len(key)
     return 1.0 - 1.0 / len(key.keys() | candidate.keys())
 
 
