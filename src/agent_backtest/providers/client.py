@@ -164,10 +164,12 @@ class ModelClient:
     async def generate(self, request: LLMRequest, model: str, seed: int | None) -> CallOutcome:
         """Answer ``request`` on ``model``: from the cache, else by calling with retries."""
         payload, adjustments, body, request_sha = self._serialised(request, model, seed)
-        key = cache_key(self.provider.name, self.provider.endpoint, request_sha)
-        cached = self._from_cache(key, request_sha, adjustments)
-        if cached is not None:
-            return cached
+        key = ""  # the cache's key, made only when there is a cache
+        if self.cache is not None:
+            key = cache_key(self.provider.name, self.provider.endpoint, request_sha)
+            cached = self._from_cache(key, request_sha, adjustments)
+            if cached is not None:
+                return cached
         call = _Call(self.counters, body)
         try:
             response = await self._send_with_retries(payload, call)

@@ -139,6 +139,10 @@ class JsonEndpoint:
     ) -> Any:
         async with pool.connection(fresh) as connection:
             answer = await wire.exchange(connection, request, at.gap)
+            if answer.status < 300:
+                whole = await answer.whole(self.max_answer_bytes)
+                if whole is not None:
+                    return _json(whole, answer.status)
             return await self._answer(answer.status, answer.headers, answer.decoded(), at.secrets)
 
     async def _post_proxied(
@@ -186,13 +190,7 @@ class JsonEndpoint:
                 status=status,
                 retry_after=parse_retry_after(headers.get("retry-after")),
             )
-        data = await _read(body, status, self.max_answer_bytes)
-        try:
-            return orjson.loads(data)
-        except orjson.JSONDecodeError as exc:
-            raise ProviderError(
-                "malformed_response", f"answer is not JSON: {exc}", status=status
-            ) from None
+        return _json(await _read(body, status, self.max_answer_bytes), status)
 
     async def aclose(self) -> None:
         """Close every connection."""
@@ -200,6 +198,16 @@ class JsonEndpoint:
             self._direct.close()
         for client in self._lanes:
             await client.aclose()
+
+
+def _json(data: bytes, status: int) -> Any:
+    """An answer's body decoded as JSON; a ``malformed_response`` when it is not JSON."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise ProviderError(
+            "malformed_response", f"answer is not JSON: {exc}", status=status
+        ) from None
 
 
 def _httpx_error(exc: httpx.HTTPError, at: _Attempt) -> ProviderError:

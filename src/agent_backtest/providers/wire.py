@@ -29,7 +29,6 @@ import select
 import ssl
 import zlib
 from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -44,9 +43,11 @@ EARLY = 0.001  # seconds a loop may run a timer before its time (its clock's res
 # What the plain path reads: a final HTTP/1.1 status line and header lines as h11 parses them (a
 # name, a colon, a value without surrounding blanks); any other line goes to h11.
 STATUS_LINE = re.compile(rb"HTTP/1\.1 ([0-9]{3})(?: (?:[ \t]|[^\x00\s])*)?")
-HEADER_LINE = re.compile(
-    rb"([-!#$%&'*+.^_`|~0-9a-zA-Z]+):[ \t]*([^\x00\s]+(?:[ \t]+[^\x00\s]+)*)?[ \t]*"
+HEADER_LINES = re.compile(
+    rb"(?:[-!#$%&'*+.^_`|~0-9a-zA-Z]+:[ \t]*(?:[^\x00\s]+(?:[ \t]+[^\x00\s]+)*)?[ \t]*\r\n)*"
 )
+"""Header lines, each ended by CRLF (checked as a block with one match, not line by line: the
+name is then what comes before the first colon, the value what follows it, less blanks)."""
 HEAD_END = re.compile(rb"\n\r?\n")  # where h11 ends a head: a blank line, with or without CR
 DIGITS = re.compile(rb"[0-9]+")
 
@@ -236,18 +237,43 @@ class Answer:
             else:  # h11 has nothing else for a body it frames
                 raise ProtocolError(f"an answer's body broken by {type(event).__name__}")
 
-    async def _sized(self, length: int) -> AsyncIterator[bytes]:
-        """The body of the plain path, its ``length`` bytes as they arrive; marks the connection
-        reusable when both sides keep it and the server sent nothing past the body."""
-        connection = self.connection
+    async def whole(self, limit: int) -> bytes | None:
+        """The whole body in one piece, when the plain path reads it, it has no content
+        encoding and its length is at most ``limit`` (nearly every answer); None for any other,
+        which :meth:`decoded` reads. One coroutine instead of streamed pieces: this is every
+        call's answer, and each layer of streaming cost more than the bytes."""
+        length = self.length
+        if length is None or length > limit or self.headers.get("content-encoding"):
+            return None
+        pieces = []
         while length:
-            data = connection.unread or await connection.read(self.gap)
-            if not data:
-                raise ProtocolError("the server closed the connection before the answer's end")
-            piece, connection.unread = data[:length], data[length:]
+            piece = await self._piece(length)
+            length -= len(piece)
+            pieces.append(piece)
+        self._sized_end()
+        return b"".join(pieces)
+
+    async def _sized(self, length: int) -> AsyncIterator[bytes]:
+        """The body of the plain path, its ``length`` bytes as they arrive."""
+        while length:
+            piece = await self._piece(length)
             length -= len(piece)
             yield piece
-        connection.reusable = self.keep_alive and not connection.unread
+        self._sized_end()
+
+    async def _piece(self, left: int) -> bytes:
+        """The next bytes of a body the plain path reads, of which ``left`` are still to come."""
+        connection = self.connection
+        data = connection.unread or await connection.read(self.gap)
+        if not data:
+            raise ProtocolError("the server closed the connection before the answer's end")
+        piece, connection.unread = data[:left], data[left:]
+        return piece
+
+    def _sized_end(self) -> None:
+        """A body of the plain path read to its end: the connection is reusable when both
+        sides keep it and the server sent nothing past the body."""
+        self.connection.reusable = self.keep_alive and not self.connection.unread
 
     def _broken(self, exc: h11.RemoteProtocolError) -> str:
         """What went wrong in the body, in words."""
@@ -273,23 +299,35 @@ class Http11Pool:
         self._free = asyncio.Semaphore(max(1, size))
         self._heads: dict[tuple[str, tuple[tuple[str, str], ...]], _CheckedHead] = {}
 
-    @asynccontextmanager
-    async def connection(self, fresh: bool = False) -> AsyncIterator[Connection]:
-        """A connection for one request and answer: a free idle one (unless ``fresh``), else a
-        new one. It goes back to the idle ones only when its answer was read whole and it has
-        not ended; whether the server hung up since is asked of the socket when it is taken
-        again (once per call, not twice)."""
-        async with self._free:
+    def connection(self, fresh: bool = False) -> Lease:
+        """A connection for one request and answer (``async with``): a free idle one (unless
+        ``fresh``), else a new one. It goes back to the idle ones only when its answer was read
+        whole and it has not ended; whether the server hung up since is asked of the socket
+        when it is taken again (once per call, not twice)."""
+        return Lease(self, fresh)
+
+    async def take(self, fresh: bool) -> Connection:
+        """A connection, once one of the ``size`` is free."""
+        await self._free.acquire()
+        try:
             connection = (None if fresh else self._take_idle()) or await self._open()
-            connection.reusable = False
-            try:
-                yield connection
-            finally:
-                connection.end_exchange()
-                if connection.reusable and not connection.ended():
-                    self._idle.append(connection)
-                else:
-                    connection.close()
+        except BaseException:
+            self._free.release()
+            raise
+        connection.reusable = False
+        return connection
+
+    def give_back(self, connection: Connection) -> None:
+        """Keep ``connection`` among the idle ones if it may carry another request, else hang
+        it up; either way its place is free for the next call."""
+        try:
+            connection.end_exchange()
+            if connection.reusable and not connection.ended():
+                self._idle.append(connection)
+            else:
+                connection.close()
+        finally:
+            self._free.release()
 
     def _take_idle(self) -> Connection | None:
         while self._idle:
@@ -347,6 +385,28 @@ class Http11Pool:
         self._idle.clear()
 
 
+class Lease:
+    """One call's hold on a connection of a pool, as an ``async with`` block. A class of its own
+    rather than a generator-based context manager: it is entered for every call, and the
+    generator machinery cost more than the pool's own work."""
+
+    __slots__ = ("_connection", "_fresh", "_pool")
+
+    def __init__(self, pool: Http11Pool, fresh: bool) -> None:
+        self._pool = pool
+        self._fresh = fresh
+        self._connection: Connection | None = None
+
+    async def __aenter__(self) -> Connection:
+        self._connection = await self._pool.take(self._fresh)
+        return self._connection
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._connection is not None:
+            self._pool.give_back(self._connection)
+            self._connection = None
+
+
 @dataclass(frozen=True)
 class _CheckedHead:
     """A request head h11 accepted, as bytes up to its length."""
@@ -399,19 +459,19 @@ def plain_answer(
 ) -> Answer | None:
     """The answer of a plain head (see the module docstring), its body still to be read; None
     for any other head, which h11 reads instead."""
-    lines = head[:-4].split(b"\r\n")
-    status = STATUS_LINE.fullmatch(lines[0])
+    status_end = head.index(b"\r\n")
+    status = STATUS_LINE.fullmatch(head, 0, status_end)
     if status is None:
         return None
     code = int(status[1])
     if code < 200 or code in (204, 304):  # informational, or a body h11 knows is empty
         return None
+    if HEADER_LINES.fullmatch(head, status_end + 2, len(head) - 2) is None:
+        return None
     fields = []
-    for line in lines[1:]:
-        match = HEADER_LINE.fullmatch(line)
-        if match is None:
-            return None
-        fields.append((match[1].lower(), match[2] or b""))
+    for line in head[status_end + 2 : -4].split(b"\r\n") if len(head) > status_end + 4 else ():
+        name, _, value = line.partition(b":")
+        fields.append((name.lower(), value.strip(b" \t")))
     lengths = [value for name, value in fields if name == b"content-length"]
     framed = any(name == b"transfer-encoding" for name, _ in fields)
     if framed or len(lengths) != 1 or DIGITS.fullmatch(lengths[0]) is None:
