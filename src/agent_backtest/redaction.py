@@ -91,8 +91,10 @@ def mask_secrets(text: str) -> str:
 
 
 @lru_cache(maxsize=4096)
+@lru_cache(maxsize=4096)
 def is_secret_name(name: str) -> bool:
-    """True for a field or attribute name that names a credential."""
+    """True for a field or attribute name that names a credential (memoised: readers ask it of
+    every attribute of every span, and spans of a kind repeat the same few names)."""
     return bool(_SECRET_NAME.search(name))
 
 

@@ -18,7 +18,6 @@ has a version only when all its steps agree on one.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import lru_cache
 from typing import Any
 
 from pydantic import ValidationError
@@ -28,7 +27,7 @@ from agent_backtest.formats import dialects, genai_current, vercel_ai
 from agent_backtest.formats.base import SkipLog, SpanReading
 from agent_backtest.formats.call_checks import finish_call
 from agent_backtest.formats.span_model import Span
-from agent_backtest.redaction import is_credential, is_secret_name
+from agent_backtest.redaction import is_secret
 from agent_backtest.trace import (
     AgentInfo,
     LLMCall,
@@ -178,17 +177,8 @@ def clean_attributes(attributes: dict[str, Any], drop: Iterable[str] = ()) -> di
     return {
         key: value
         for key, value in attributes.items()
-        if key not in dropped
-        and not _secret_name(key)
-        and not (isinstance(value, str) and is_credential(value))
+        if key not in dropped and not is_secret(key, value)
     }
-
-
-@lru_cache(maxsize=4096)
-def _secret_name(key: str) -> bool:
-    """:func:`is_secret_name`, asked once per distinct attribute name: every span of a kind
-    repeats the same few names."""
-    return is_secret_name(key)
 
 
 # --- steps ------------------------------------------------------------------------------------
