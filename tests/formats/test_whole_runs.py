@@ -135,6 +135,18 @@ def test_a_log_without_model_events_says_so(tmp_path: Path) -> None:
     assert stream.summaries[0].skips.counts == {"no_model_events": 1}
 
 
+@pytest.mark.parametrize("transcript", [0, 7, "events", ["x"], True])
+def test_a_transcript_not_an_object_is_read_as_none(tmp_path: Path, transcript: Any) -> None:
+    log = json.loads((CORPUS / "inspect" / "transcript-ollama-0.3.41.json").read_text())
+    log["samples"][0]["transcript"] = transcript
+    path = tmp_path / "odd_transcript.json"
+    path.write_text(json.dumps(log))
+    stream = SessionStream([path], ReadOptions())
+    sessions = list(stream)
+    assert len(sessions) == 1 and not list(sessions[0].steps())
+    assert stream.summaries[0].skips.counts == {"no_model_events": 1}
+
+
 def test_units_on_an_eval_archive_gives_one_unit_per_model_event(tmp_path: Path) -> None:
     recording = CORPUS / "inspect" / "message-pool-tools-0.3.135.eval"
     out = tmp_path / "units.jsonl"

@@ -168,7 +168,7 @@ def sample_session(
 def resolve_attachments(sample: dict[str, Any]) -> dict[str, Any]:
     """The sample with every ``attachment://`` or ``tc://`` reference replaced by its text."""
     stored: dict[str, Any] = {}
-    for holder in (sample.get("attachments"), (sample.get("transcript") or {}).get("content")):
+    for holder in (sample.get("attachments"), _transcript(sample).get("content")):
         if isinstance(holder, dict):
             stored.update(holder)
     if not stored:
@@ -192,12 +192,19 @@ def _message_pool(sample: dict[str, Any]) -> list[Any]:
     return pool if isinstance(pool, list) else []
 
 
+def _transcript(sample: dict[str, Any]) -> dict[str, Any]:
+    """The sample's ``transcript`` (where older logs keep events and attachments), or an empty
+    one when it is missing or not an object."""
+    transcript = sample.get("transcript")
+    return transcript if isinstance(transcript, dict) else {}
+
+
 def _events(sample: dict[str, Any], location: str) -> Iterator[tuple[str, dict[str, Any]]]:
     """The sample's events in order, with the events recorded inside a tool or subtask after
     the event that holds them. Older logs keep the events in ``transcript``."""
     events = sample.get("events")
     if events is None:
-        events = (sample.get("transcript") or {}).get("events")
+        events = _transcript(sample).get("events")
         location = location.replace(".events", ".transcript.events")
     yield from _flattened(events if isinstance(events, list) else [], location)
 
