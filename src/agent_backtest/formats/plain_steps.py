@@ -19,19 +19,20 @@ from typing import Any
 import orjson
 
 from agent_backtest.errors import RecordError
-from agent_backtest.formats import genai_current
+from agent_backtest.formats import genai_current, vercel_ai
 from agent_backtest.formats.messages import (
     CALL_TYPES,
     PLAIN_KEYS,
     PLAIN_ROLES,
     TEXT_TYPES,
     _call,
+    _first_str,
     decoded,
     finish_reason_name,
 )
 from agent_backtest.formats.span_model import Span
 from agent_backtest.redaction import is_secret
-from agent_backtest.trace import dump_record
+from agent_backtest.trace import dump_record, parse_arguments
 
 # Attributes a GenAI span may hold and still be read here: the ones only the current GenAI
 # dialect reads (no other dialect recognises a span by them), and a few no dialect reads.
@@ -169,7 +170,7 @@ def _message(raw: Any) -> dict[str, Any]:
                 raise _Other
             texts.append(text)
         elif kind in CALL_TYPES:
-            calls.append(_fields(_call(item)))
+            calls.append(_tool_call(item))
         else:
             raise _Other
     if len(texts) == 1:
@@ -179,6 +180,25 @@ def _message(raw: Any) -> dict[str, Any]:
     if calls:
         message["tool_calls"] = calls
     return message
+
+
+def _tool_call(item: dict[str, Any]) -> dict[str, Any]:
+    """A GenAI tool-call part (``{type, id, name, arguments}``) as a plain tool call, as
+    :func:`~agent_backtest.formats.messages._call` reads it (which reads the other shapes)."""
+    name = item.get("name")
+    if "function" in item or item.get("type") == "function_call" or type(name) is not str:
+        return _fields(_call(item))
+    if not name:
+        return _fields(_call(item))
+    arguments = next((item[key] for key in ("arguments", "args", "input") if key in item), None)
+    value, raw, error = parse_arguments(arguments)
+    call: dict[str, Any] = {}
+    _put(call, "id", _first_str(item, "id", "call_id", "toolCallId", "tool_call_id"))
+    call["name"] = name
+    _put(call, "arguments", value)
+    _put(call, "arguments_raw", raw)
+    _put(call, "arguments_error", error)
+    return call
 
 
 def _answer(value: Any) -> tuple[dict[str, Any], str | None]:
@@ -227,11 +247,34 @@ def _tools_of_text(text: str) -> tuple[dict[str, Any], ...]:
     return tuple(orjson.loads(dump_record(tool)) for tool in found)
 
 
+def genai_tool(span: Span, error: str | None) -> dict[str, Any] | None:
+    """The execution of a GenAI ``execute_tool`` span as the plain values of its JSON, as
+    :func:`~agent_backtest.formats.dialects.read_tool` reads it, with the span's ``error``;
+    None for a span another dialect reads, or one with a mistyped call id."""
+    attributes = span.attributes
+    if vercel_ai.operation(attributes) == "ai.toolCall":
+        return None
+    if attributes.get("gen_ai.operation.name") != "execute_tool" and (
+        "gen_ai.tool.name" not in attributes
+    ):
+        return None
+    call_id = attributes.get("gen_ai.tool.call.id")
+    if call_id is not None and type(call_id) is not str:
+        return None
+    name = attributes.get("gen_ai.tool.name")
+    if type(name) is not str or not name:
+        name = span.name.removeprefix("execute_tool").strip() or span.name
+    value, raw, parse_error = parse_arguments(attributes.get("gen_ai.tool.call.arguments"))
+    tool = {"name": name}
+    _put(tool, "call_id", call_id)
+    _put(tool, "arguments", value)
+    _put(tool, "arguments_raw", raw)
+    _put(tool, "arguments_error", parse_error)
+    _put(tool, "result", attributes.get("gen_ai.tool.call.result"))
+    _put(tool, "error", error)
+    return tool
+
+
 def _fields(record: Any) -> dict[str, Any]:
     """A flat record's fields that are not None, in field order (a tool call or execution)."""
     return {key: value for key, value in record.__dict__.items() if value is not None}
-
-
-def tool_fields(record: Any) -> dict[str, Any]:
-    """A tool execution as the plain values of its JSON."""
-    return _fields(record)

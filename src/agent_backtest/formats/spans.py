@@ -311,13 +311,12 @@ def _plain_step(
         consumed = consumed | genai_current.content_keys(span.attributes)
         name = _enclosing_agent_name(span, by_id, kinds) or span.name
     elif kind == "tool":
-        try:
-            tool, keys = _tool_execution(span)
-        except (RecordError, ValidationError):
-            return None  # read again by _step, which logs it
-        payload["tool"] = plain_steps.tool_fields(tool)
-        consumed = consumed | keys
-        name = tool.name
+        tool = plain_steps.genai_tool(span, _error_text(span))
+        if tool is None:
+            return None
+        payload["tool"] = tool
+        consumed = consumed | genai_current.content_keys(span.attributes)
+        name = tool["name"]
     elif kind == "agent":
         name = _first_str(span.attributes, AGENT_NAME_KEYS) or span.name
     step = {"id": span.span_id, "trace_id": span.trace_id, "kind": kind}
