@@ -122,7 +122,8 @@ _ESCAPED_ASCII = re.compile(rb"\\u00[2-7]")
 
 
 def _line_traces(line: bytes) -> list[tuple[str, str | None]]:
-    """(trace id, session id or None) of each span of a line, in order.
+    """(trace id, session id or None) of each span of a line, in order (spans whose bytes
+    name their trace alike given once).
 
     Read from the bytes when they cannot differ from the parsed line: no span links (they name
     other traces), no session attribute (it groups traces), no key or id spelled with escapes.
@@ -135,7 +136,7 @@ def _line_traces(line: bytes) -> list[tuple[str, str | None]]:
     if any(b"\\" in raw for raw in found):
         return _parsed_line_traces(line)
     traces = []
-    for raw in found:
+    for raw in dict.fromkeys(found):  # a trace's spans share a line: each id read once
         trace_id = _id_or_none(raw.decode("utf-8", "replace"), 16)
         if trace_id is not None:
             traces.append((trace_id, None))
@@ -243,12 +244,17 @@ def _decode_spans(data: dict[str, Any], line: int | None, skips: SkipLog) -> Ite
             scope_info = scope.get("scope", scope.get("instrumentationLibrary")) or {}
             scope_name = scope_info.get("name") if isinstance(scope_info, dict) else None
             for k, raw in enumerate(scope.get("spans", [])):
-                location = _location(raw, line, (i, scope_key, j, k))
+                place = (i, scope_key, j, k)
                 try:
-                    span = decode_span(raw, location)
+                    span = decode_span(raw, "")
                 except RecordError as exc:
-                    skips.record_error(exc, location)
+                    skips.record_error(exc, _location(raw, line, place))
                     continue
+                # A decoded span's id is the one _location reads: said without reading it again.
+                if line is not None:
+                    span.location = f"line {line}, span {span.span_id}"
+                else:
+                    span.location = _location(raw, line, place)
                 span.resource_attributes = resource_attributes
                 span.scope = scope_name if isinstance(scope_name, str) else None
                 yield span

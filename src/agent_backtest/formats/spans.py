@@ -190,9 +190,12 @@ def agent_version(span: Span, by_id: dict[str, Span]) -> str | None:
     that emitted it.
     """
     for candidate in (span, *_ancestors(span, by_id)):
-        version = _declared_agent_version(candidate.attributes)
-        if version is not None:
-            return version
+        attributes = candidate.attributes
+        # Most spans record neither key: those are passed over without a call.
+        if AGENT_VERSION_KEY in attributes or TRACELOOP_KIND_KEY in attributes:
+            version = _declared_agent_version(attributes)
+            if version is not None:
+                return version
     return span.version or version_text(span.resource_attributes.get("service.version"))
 
 
@@ -215,7 +218,7 @@ def version_text(value: Any) -> str | None:
 
 def clean_attributes(attributes: dict[str, Any], drop: Iterable[str] = ()) -> dict[str, Any]:
     """Attributes safe to keep: credentials removed, and the keys in ``drop`` left out."""
-    dropped = set(drop)
+    dropped = drop if isinstance(drop, set | frozenset) else set(drop)
     return {
         key: value
         for key, value in attributes.items()
@@ -308,14 +311,17 @@ def _plain_step(
         if call is None:
             return None
         payload["llm"] = call
-        consumed = consumed | genai_current.content_keys(span.attributes)
+        # Keys the span does not hold drop nothing, so the dialect's whole set serves (a span
+        # read by genai_call consumed none itself).
+        consumed = genai_current.CONTENT_KEYS
         name = _enclosing_agent_name(span, by_id, kinds) or span.name
     elif kind == "tool":
         tool = plain_steps.genai_tool(span, _error_text(span))
         if tool is None:
             return None
         payload["tool"] = tool
-        consumed = consumed | genai_current.content_keys(span.attributes)
+        keys = genai_current.CONTENT_KEYS
+        consumed = (consumed | keys) if consumed else keys
         name = tool["name"]
     elif kind == "agent":
         name = _first_str(span.attributes, AGENT_NAME_KEYS) or span.name
