@@ -11,9 +11,10 @@ import pytest
 
 from agent_backtest.formats import dialects, genai_current, otlp, plain_steps, spans
 from agent_backtest.formats.base import ReadOptions, SkipLog
+from agent_backtest.formats.collection import SessionStream
 from agent_backtest.formats.registry import detect
 from agent_backtest.formats.span_model import Span
-from agent_backtest.trace import dump_record
+from agent_backtest.trace import ToolDef, dump_record
 from tests.conftest import FIXTURES
 from tests.formats.otlp_json import span, traces_data, write_lines
 
@@ -309,3 +310,36 @@ def test_no_other_dialect_reads_the_attributes_taken_as_plain_values() -> None:
     attributes["gen_ai.tool.definitions"] = json.dumps(TOOLS)
     readings, _ = dialects.call_readings(Span(TRACE, CHAT, "chat", "here", attributes=attributes))
     assert [reading.dialect for reading in readings] == ["genai"]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ReadOptions(recorded_model="gpt-4o-mini"),
+        ReadOptions(tools=[ToolDef(name="lookup")]),
+    ],
+    ids=["recorded model", "tools"],
+)
+def test_reading_options_that_change_a_session_are_in_what_is_written(
+    options: ReadOptions, tmp_path: Path
+) -> None:
+    changes = {"gen_ai.request.model": None, "gen_ai.response.model": None}
+    path = trace_file(tmp_path, chat_attributes({**changes, "gen_ai.tool.definitions": None}))
+    stream = SessionStream([path], options)
+    (session,) = list(stream)
+    call = json.loads(stream.line)["turns"][0]["steps"][1]["llm"]
+    assert call == json.loads(dump_record(session))["turns"][0]["steps"][1]["llm"]
+    if options.recorded_model:
+        assert call["request"]["model"] == "gpt-4o-mini"
+        assert call["notes"] == ["model from --recorded-model"]
+    else:
+        assert call["request"]["tools"] == [{"name": "lookup"}]
+        assert call["tools_supplied"] is True
+
+
+def test_a_session_changed_after_it_is_written_is_written_as_it_is_then(tmp_path: Path) -> None:
+    path = trace_file(tmp_path, chat_attributes())
+    (session,) = list(otlp.read(path, ReadOptions(), SkipLog(str(path))))
+    first = dump_record(session)
+    session.id = "renamed"
+    assert json.loads(dump_record(session)) == {**json.loads(first), "id": "renamed"}
