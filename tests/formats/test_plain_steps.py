@@ -151,6 +151,66 @@ VARIANTS: dict[str, dict[str, Any]] = {
             ]
         )
     },
+    "a tool result without its call id": {
+        "gen_ai.input.messages": json.dumps(
+            [
+                {"role": "user", "content": "Go."},
+                {"role": "assistant", "parts": [{"type": "tool_call", "name": "search_flights"}]},
+                {"role": "tool", "parts": [{"type": "tool_call_response", "response": "none"}]},
+            ]
+        )
+    },
+    "tool results of every shape": {
+        "gen_ai.input.messages": json.dumps(
+            [
+                {"role": "user", "content": "Go."},
+                {
+                    "role": "tool",
+                    "parts": [
+                        {"type": "tool_call_response", "id": "a", "response": {"seats": 2}},
+                        {"type": "tool_call_response", "id": "b", "result": None},
+                        {
+                            "type": "tool-result",
+                            "toolCallId": "c",
+                            "toolName": "f",
+                            "output": {"type": "text", "value": "ok"},
+                        },
+                        {
+                            "type": "tool_call_response",
+                            "id": "d",
+                            "response": [{"type": "text", "text": "x"}, {"type": "image"}],
+                        },
+                    ],
+                },
+            ]
+        )
+    },
+    "a tool message with text beside its result": {
+        "gen_ai.input.messages": json.dumps(
+            [
+                {"role": "user", "content": "Go."},
+                {
+                    "role": "tool",
+                    "parts": [
+                        {"type": "text", "content": "note"},
+                        {"type": "tool_call_response", "id": "a", "response": "ok"},
+                    ],
+                },
+            ]
+        )
+    },
+    "a tool message with a name": {
+        "gen_ai.input.messages": json.dumps(
+            [
+                {"role": "user", "content": "Go."},
+                {
+                    "role": "tool",
+                    "name": "f",
+                    "parts": [{"type": "tool_call_response", "id": "a", "response": "ok"}],
+                },
+            ]
+        )
+    },
     "several text parts": {
         "gen_ai.input.messages": json.dumps(
             [
@@ -343,3 +403,9 @@ def test_a_session_changed_after_it_is_written_is_written_as_it_is_then(tmp_path
     first = dump_record(session)
     session.id = "renamed"
     assert json.loads(dump_record(session)) == {**json.loads(first), "id": "renamed"}
+
+
+def test_a_history_of_calls_and_results_is_read_as_plain_values(tmp_path: Path) -> None:
+    path = trace_file(tmp_path, chat_attributes(VARIANTS["history with calls and results"]))
+    _, rendered, _ = read_lines(path)
+    assert rendered == [True]

@@ -24,9 +24,11 @@ from agent_backtest.formats.messages import (
     CALL_TYPES,
     PLAIN_KEYS,
     PLAIN_ROLES,
+    RESULT_TYPES,
     TEXT_TYPES,
     _call,
     _first_str,
+    _result,
     decoded,
     finish_reason_name,
 )
@@ -64,6 +66,10 @@ GENAI_KEYS = frozenset(
         ),
     }
 )
+
+
+# The keys of a GenAI tool message read here: its results are its parts.
+TOOL_KEYS = frozenset({"role", "parts"})
 
 
 class _Other(Exception):
@@ -142,7 +148,32 @@ def _input_messages(value: Any) -> list[dict[str, Any]]:
         return []
     if type(value) is not list:
         raise _Other
-    return [_message(raw) for raw in value]
+    messages = []
+    for raw in value:
+        if type(raw) is dict and raw.get("role") == "tool":
+            messages.extend(_tool_results(raw))
+        else:
+            messages.append(_message(raw))
+    return messages
+
+
+def _tool_results(raw: dict[str, Any]) -> list[dict[str, Any]]:
+    """A GenAI tool message (``{role: tool, parts: [tool_call_response, …]}``) as one plain
+    tool message per result, as :func:`~agent_backtest.formats.messages.read_message` reads
+    it; each must name the call it answers (else the call is matched to it later) and hold
+    text."""
+    parts = raw.get("parts")
+    if not TOOL_KEYS.issuperset(raw) or type(parts) is not list or not parts:
+        raise _Other
+    results = []
+    for item in parts:
+        if type(item) is not dict or item.get("type") not in RESULT_TYPES:
+            raise _Other
+        message = _fields(_result(item))
+        if "tool_call_id" not in message or type(message.get("content", "")) is not str:
+            raise _Other
+        results.append(message)
+    return results
 
 
 def _message(raw: Any) -> dict[str, Any]:
