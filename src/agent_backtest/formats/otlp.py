@@ -48,31 +48,27 @@ def sniff(head: str, path: Path) -> bool:
 
 def read(path: Path, options: ReadOptions, skips: SkipLog) -> Iterator[Session]:
     """Yield the file's sessions; JSON Lines in bounded memory, one document whole."""
-    # The options that change a session after it is read leave its line to be written then.
-    render = options.tools is None and not options.recorded_model
     if is_json_lines(path):
-        yield from _read_lines(path, skips, render)
+        yield from _read_lines(path, skips)
     else:
-        yield from _read_document(path, skips, render)
+        yield from _read_document(path, skips)
 
 
 # --- whole document and JSON Lines ------------------------------------------------------------
 
 
-def _read_document(path: Path, skips: SkipLog, render: bool) -> Iterator[Session]:
+def _read_document(path: Path, skips: SkipLog) -> Iterator[Session]:
     """Sessions of a single TracesData document, loaded whole."""
     data = load_json(path)
     _check_shape(data, path, None)
     spans = list(_decode_all(data, None, skips, path))
     for key, group in group_spans(spans).items():
-        session = build_session(
-            key, group, file=str(path), format=FORMAT, skips=skips, render=render
-        )
+        session = build_session(key, group, file=str(path), format=FORMAT, skips=skips)
         if session is not None:
             yield session
 
 
-def _read_lines(path: Path, skips: SkipLog, render: bool) -> Iterator[Session]:
+def _read_lines(path: Path, skips: SkipLog) -> Iterator[Session]:
     """Buffer spans per session line by line, and emit each session after its last line."""
     trace_session, ends_at = _last_lines(path)
     closing: dict[int, list[str]] = {}
@@ -87,9 +83,7 @@ def _read_lines(path: Path, skips: SkipLog, render: bool) -> Iterator[Session]:
         for key in closing.pop(number, ()):
             group = open_groups.pop(key, None)
             if group:
-                session = build_session(
-                    key, group, file=str(path), format=FORMAT, skips=skips, render=render
-                )
+                session = build_session(key, group, file=str(path), format=FORMAT, skips=skips)
                 if session is not None:
                     yield session
 

@@ -3,12 +3,12 @@ holds them, without a model per message.
 
 Most chat spans an agent exports say everything in the current GenAI attributes: messages of
 text and tool-call parts, tool results that name their calls, instructions as text, the tools
-as one JSON text shared by every call, an answer of one message. :func:`genai_call` reads such a span's call as the dict the
-canonical JSON writes (fields that are None left out, in the model's field order), so a step is
-validated once from it and written from it as is. Any other span gives None, and the general
-readers (:mod:`~agent_backtest.formats.dialects`) read it: the shapes taken here are the ones
-whose reading is known to be the same either way, and a value of an unexpected type anywhere
-sends the span back to them.
+as one JSON text shared by every call, an answer of one message. :func:`genai_call` reads such
+a span's call as the dict the canonical JSON writes (fields that are None left out), so its
+step is validated once from plain values instead of being built model by model. Any other span
+gives None, and the general readers (:mod:`~agent_backtest.formats.dialects`) read it: the
+shapes taken here are the ones whose reading is known to be the same either way, and a value
+of an unexpected type anywhere sends the span back to them.
 """
 
 from __future__ import annotations

@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import orjson
 from pydantic import ValidationError
 
 from agent_backtest.errors import RecordError
@@ -76,20 +75,11 @@ def group_spans(spans: Iterable[Span]) -> dict[str, list[Span]]:
 
 
 def build_session(
-    key: str,
-    spans: list[Span],
-    *,
-    file: str,
-    format: str,
-    skips: SkipLog,
-    render: bool = False,
+    key: str, spans: list[Span], *, file: str, format: str, skips: SkipLog
 ) -> Session | None:
     """The session of one group of spans; None when no span could be used.
 
-    Spans that cannot become steps are logged in ``skips`` under their reason. With ``render``
-    the session's JSON line is written from the steps' plain values when every step has them
-    (see :func:`~agent_backtest.trace.serialize.dump_record`): for a caller that writes the
-    session before changing anything in it.
+    Spans that cannot become steps are logged in ``skips`` under their reason.
     """
     traces: dict[str, list[Span]] = {}
     for span in unique_spans(spans, skips):
@@ -97,51 +87,19 @@ def build_session(
     ordered = sorted(traces.values(), key=lambda trace: min(map(_start_key, trace)))
     history = _History()
     turns = []
-    plain_turns: list[list[dict[str, Any] | None]] = []
     for trace in ordered:
-        steps, plain = _trace_steps(trace, history, skips)
+        steps = _trace_steps(trace, history, skips)
         if steps:
             turns.append(_turn(len(turns), steps))
-            plain_turns.append(plain)
     if not turns:
         return None
-    session = Session(
+    return Session(
         id=key,
         source=SourceRef(file=file, format=format, location=spans[0].location),
         agent=_agent_info(spans, [step for turn in turns for step in turn.steps]),
         turns=turns,
         metadata=_metadata(ordered),
     )
-    if render:
-        session._written = _rendered(session, plain_turns)
-    return session
-
-
-def _rendered(session: Session, plain_turns: list[list[dict[str, Any] | None]]) -> bytes | None:
-    """The session's JSON line written from its steps' plain values, the same bytes its model
-    gives; None when a step has none, or a value is one orjson does not write (an integer past
-    64 bits, a lone surrogate): the model writes those."""
-    if any(plain is None for steps in plain_turns for plain in steps):
-        return None
-    fields: dict[str, Any] = {"schema": session.schema_, "id": session.id}
-    if session.source is not None:
-        fields["source"] = _set_fields(session.source)
-    if session.agent is not None:
-        fields["agent"] = _set_fields(session.agent)
-    fields["turns"] = [
-        {**_set_fields(turn, exclude="steps"), "steps": steps}
-        for turn, steps in zip(session.turns, plain_turns, strict=True)
-    ]
-    fields["metadata"] = session.metadata
-    try:
-        return orjson.dumps(fields, option=orjson.OPT_UTC_Z)
-    except orjson.JSONEncodeError:
-        return None
-
-
-def _set_fields(record: Any, exclude: str = "") -> dict[str, Any]:
-    """A record's plain fields that are not None, in field order."""
-    return {k: v for k, v in record.__dict__.items() if v is not None and k != exclude}
 
 
 def unique_spans(spans: list[Span], skips: SkipLog) -> list[Span]:
@@ -255,28 +213,23 @@ def _start_key(span: Span) -> tuple[bool, float]:
     )
 
 
-def _trace_steps(
-    trace: list[Span], history: _History, skips: SkipLog
-) -> tuple[list[Step], list[dict[str, Any] | None]]:
-    """The steps of one trace in time order, and each one's plain values when it was read
-    from them (else None); unusable spans are logged as skips."""
+def _trace_steps(trace: list[Span], history: _History, skips: SkipLog) -> list[Step]:
+    """The steps of one trace in time order; unusable spans are logged as skips."""
     by_id = {span.span_id: span for span in trace}
     kinds: dict[str, StepKind] = {}
     explain = skips.readings is not None
     steps = []
-    plain_steps = []
     for span in sorted(trace, key=_start_key):
         plain = None if explain else _plain_step(span, by_id, kinds)
         if plain is not None:
             try:
                 step = Step.model_validate(plain)
             except ValidationError:
-                plain = None  # the general readers name the value of the wrong type
+                pass  # read again by the general readers, which name the value of the wrong type
             else:
                 if step.llm is not None:
                     history.remember(span.span_id, step.llm)
                 steps.append(step)
-                plain_steps.append(plain)
                 continue
         try:
             step, found = _step(span, by_id, kinds, history, explain)
@@ -290,10 +243,9 @@ def _trace_steps(
             skips.skip("mistyped_field", span.location, f"{where}: {error['msg']}")
             continue
         steps.append(step)
-        plain_steps.append(None)
         if explain:  # a reading asks the tool dialects again: only worth it when kept
             skips.read(_reading(span, step, found))
-    return steps, plain_steps
+    return steps
 
 
 def _plain_step(

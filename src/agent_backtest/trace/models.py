@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent_backtest.trace.arguments import parse_arguments
 
@@ -279,9 +279,6 @@ class Session(Record):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    _written: bytes | None = PrivateAttr(default=None)
-    """The session's JSON line, when its reader wrote it already (see ``dump_record``)."""
 
     def steps(self) -> list[Step]:
         """Every step of every turn, in order."""

@@ -8,19 +8,9 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 
-from agent_backtest.trace.models import Session
-
 
 def dump_record(record: BaseModel) -> bytes:
-    """One record as a compact JSON line (no newline), fields that are None left out.
-
-    A session whose reader wrote its line from the plain values it was built from gives that
-    line, the first time only: the reader writes it only for a caller that writes the session
-    before changing it, and a later write serialises the model as it is then.
-    """
-    if type(record) is Session and record._written is not None:
-        written, record._written = record._written, None
-        return written
+    """One record as a compact JSON line (no newline), fields that are None left out."""
     # The model's serialiser gives the bytes themselves: model_dump_json's str would be
     # encoded again, a fifth of the time of every record written.
     return record.__pydantic_serializer__.to_json(record, by_alias=True, exclude_none=True)
