@@ -116,7 +116,8 @@ _ESCAPED_ASCII = re.compile(rb"\\u00[2-7]")
 
 
 def _line_traces(line: bytes) -> list[tuple[str, str | None]]:
-    """(trace id, session id or None) of each span of a line, in order.
+    """(trace id, session id or None) of each span of a line, in order (spans whose bytes
+    name their trace alike given once).
 
     Read from the bytes when they cannot differ from the parsed line: no span links (they name
     other traces), no session attribute (it groups traces), no key or id spelled with escapes.
@@ -129,7 +130,7 @@ def _line_traces(line: bytes) -> list[tuple[str, str | None]]:
     if any(b"\\" in raw for raw in found):
         return _parsed_line_traces(line)
     traces = []
-    for raw in found:
+    for raw in dict.fromkeys(found):  # a trace's spans share a line: each id read once
         trace_id = _id_or_none(raw.decode("utf-8", "replace"), 16)
         if trace_id is not None:
             traces.append((trace_id, None))
@@ -237,12 +238,17 @@ def _decode_spans(data: dict[str, Any], line: int | None, skips: SkipLog) -> Ite
             scope_info = scope.get("scope", scope.get("instrumentationLibrary")) or {}
             scope_name = scope_info.get("name") if isinstance(scope_info, dict) else None
             for k, raw in enumerate(scope.get("spans", [])):
-                location = _location(raw, line, (i, scope_key, j, k))
+                place = (i, scope_key, j, k)
                 try:
-                    span = decode_span(raw, location)
+                    span = decode_span(raw, "")
                 except RecordError as exc:
-                    skips.record_error(exc, location)
+                    skips.record_error(exc, _location(raw, line, place))
                     continue
+                # A decoded span's id is the one _location reads: said without reading it again.
+                if line is not None:
+                    span.location = f"line {line}, span {span.span_id}"
+                else:
+                    span.location = _location(raw, line, place)
                 span.resource_attributes = resource_attributes
                 span.scope = scope_name if isinstance(scope_name, str) else None
                 yield span
@@ -265,9 +271,11 @@ def decode_span(raw: Any, location: str) -> Span:
     """One OTLP/JSON span as a :class:`Span`; a missing or mistyped field is a RecordError."""
     if not isinstance(raw, dict):
         raise RecordError("malformed_span", "a span must be an object")
-    for key in ("traceId", "spanId"):
-        if not raw.get(key):
-            raise RecordError("missing_field", f"span has no {key}")
+    trace_id, span_id = raw.get("traceId"), raw.get("spanId")
+    if not trace_id:
+        raise RecordError("missing_field", "span has no traceId")
+    if not span_id:
+        raise RecordError("missing_field", "span has no spanId")
     name = raw.get("name", "")
     if not isinstance(name, str):
         raise RecordError("mistyped_field", f"name must be a string, got {type(name).__name__}")
@@ -275,26 +283,34 @@ def decode_span(raw: Any, location: str) -> Span:
     if not isinstance(status, dict):
         raise RecordError("mistyped_field", "status must be an object")
     message = status.get("message")
+    parent_id = raw.get("parentSpanId")
+    events = raw.get("events")
     return Span(
-        trace_id=decode_id(raw["traceId"], 16, "traceId"),
-        span_id=decode_id(raw["spanId"], 8, "spanId"),
-        parent_id=decode_id(raw["parentSpanId"], 8, "parentSpanId")
-        if raw.get("parentSpanId")
-        else None,
+        trace_id=decode_id(trace_id, 16, "traceId"),
+        span_id=decode_id(span_id, 8, "spanId"),
+        parent_id=decode_id(parent_id, 8, "parentSpanId") if parent_id else None,
         name=name,
         location=location,
-        kind=_enum(raw.get("kind"), SPAN_KINDS, "SPAN_KIND_", "kind"),
+        kind=_named(raw.get("kind"), _SPAN_KIND_NAMES, SPAN_KINDS, "SPAN_KIND_", "kind"),
         started_at=decode_time(raw.get("startTimeUnixNano"), "startTimeUnixNano"),
         ended_at=decode_time(raw.get("endTimeUnixNano"), "endTimeUnixNano"),
-        status=_enum(status.get("code"), STATUS_CODES, "STATUS_CODE_", "status.code"),
+        status=_named(
+            status.get("code"), _STATUS_NAMES, STATUS_CODES, "STATUS_CODE_", "status.code"
+        ),
         status_message=message if isinstance(message, str) and message else None,
         attributes=attributes_of(raw.get("attributes")),
-        events=[_event(event) for event in _list(raw.get("events"), "events")],
+        events=[] if events is None else [_event(event) for event in _list(events, "events")],
     )
 
 
 def decode_id(value: Any, size: int, what: str) -> str:
     """A trace id (16 bytes) or span id (8 bytes), hex or base64, as lowercase hex."""
+    if type(value) is str and len(value) == 2 * size and value.isalnum():
+        try:  # the usual spelling, hex, taken without a call
+            bytes.fromhex(value)
+            return value.lower()
+        except ValueError:
+            pass
     found = _id_or_none(value, size)
     if found is None:
         raise RecordError(
@@ -307,7 +323,9 @@ def decode_time(value: Any, what: str) -> datetime | None:
     """Nanoseconds since the epoch (number or string) as UTC; 0 or missing is None."""
     if value is None:
         return None
-    if isinstance(value, str) and value.strip().isdigit():
+    if type(value) is str and value.isdigit() and value.isascii():
+        value = int(value)  # the usual spelling, taken without a strip
+    elif isinstance(value, str) and value.strip().isdigit():
         value = int(value)
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise RecordError("mistyped_field", f"{what} must be nanoseconds, got {value!r}")
@@ -418,6 +436,33 @@ def _enum(value: Any, names: tuple[str | None, ...], prefix: str, what: str) -> 
         if name in names:
             return name
     raise RecordError("mistyped_field", f"{what} {value!r} is not a known value")
+
+
+# Every spelling of the span kinds and status codes, by name and number, with what it means.
+_SPAN_KIND_NAMES: dict[Any, str | None] = {
+    **{number: name for number, name in enumerate(SPAN_KINDS)},
+    **{f"SPAN_KIND_{name.upper()}": name for name in SPAN_KINDS},
+}
+_STATUS_NAMES: dict[Any, str | None] = {
+    **{number: name for number, name in enumerate(STATUS_CODES)},
+    **{f"STATUS_CODE_{(name or 'unset').upper()}": name for name in STATUS_CODES},
+}
+
+
+def _named(
+    value: Any,
+    table: dict[Any, str | None],
+    names: tuple[str | None, ...],
+    prefix: str,
+    what: str,
+) -> str | None:
+    """:func:`_enum` of a value, looked up in ``table`` first (a boolean is not a number)."""
+    if value is None:
+        return None
+    kind = type(value)
+    if (kind is str or kind is int) and value in table:
+        return table[value]
+    return _enum(value, names, prefix, what)
 
 
 def _int_value(value: Any) -> int:

@@ -21,7 +21,7 @@ class SpanEvent(NamedTuple):
     attributes: dict[str, Any]
 
 
-@dataclass
+@dataclass(slots=True)
 class Span:
     """One span in a format-neutral shape; ids are lowercase hex, times UTC or None."""
 

@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agent_backtest.errors import RecordError
-from agent_backtest.formats import dialects, genai_current, vercel_ai
+from agent_backtest.formats import dialects, genai_current, plain_steps, vercel_ai
 from agent_backtest.formats.base import SkipLog, SpanReading
 from agent_backtest.formats.call_checks import finish_call
 from agent_backtest.formats.span_model import Span
@@ -148,9 +148,12 @@ def agent_version(span: Span, by_id: dict[str, Span]) -> str | None:
     that emitted it.
     """
     for candidate in (span, *_ancestors(span, by_id)):
-        version = _declared_agent_version(candidate.attributes)
-        if version is not None:
-            return version
+        attributes = candidate.attributes
+        # Most spans record neither key: those are passed over without a call.
+        if AGENT_VERSION_KEY in attributes or TRACELOOP_KIND_KEY in attributes:
+            version = _declared_agent_version(attributes)
+            if version is not None:
+                return version
     return span.version or version_text(span.resource_attributes.get("service.version"))
 
 
@@ -173,7 +176,7 @@ def version_text(value: Any) -> str | None:
 
 def clean_attributes(attributes: dict[str, Any], drop: Iterable[str] = ()) -> dict[str, Any]:
     """Attributes safe to keep: credentials removed, and the keys in ``drop`` left out."""
-    dropped = set(drop)
+    dropped = drop if isinstance(drop, set | frozenset) else set(drop)
     return {
         key: value
         for key, value in attributes.items()
@@ -217,6 +220,17 @@ def _trace_steps(trace: list[Span], history: _History, skips: SkipLog) -> list[S
     explain = skips.readings is not None
     steps = []
     for span in sorted(trace, key=_start_key):
+        plain = None if explain else _plain_step(span, by_id, kinds)
+        if plain is not None:
+            try:
+                step = Step.model_validate(plain)
+            except ValidationError:
+                pass  # read again by the general readers, which name the value of the wrong type
+            else:
+                if step.llm is not None:
+                    history.remember(span.span_id, step.llm)
+                steps.append(step)
+                continue
         try:
             step, found = _step(span, by_id, kinds, history, explain)
         except RecordError as exc:
@@ -232,6 +246,52 @@ def _trace_steps(trace: list[Span], history: _History, skips: SkipLog) -> list[S
         if explain:  # a reading asks the tool dialects again: only worth it when kept
             skips.read(_reading(span, step, found))
     return steps
+
+
+def _plain_step(
+    span: Span, by_id: dict[str, Span], kinds: dict[str, StepKind]
+) -> dict[str, Any] | None:
+    """The step of a span as the plain values of its JSON (what :func:`_step` makes of it,
+    field by field), when its call or tool execution is of a shape read as plain values;
+    else None."""
+    kind = _kind(span, kinds)
+    payload: dict[str, Any] = {}
+    consumed = span.consumed
+    name: str | None = span.name
+    if kind == "llm":
+        call = plain_steps.genai_call(span)
+        if call is None:
+            return None
+        payload["llm"] = call
+        # Keys the span does not hold drop nothing, so the dialect's whole set serves (a span
+        # read by genai_call consumed none itself).
+        consumed = genai_current.CONTENT_KEYS
+        name = _enclosing_agent_name(span, by_id, kinds) or span.name
+    elif kind == "tool":
+        tool = plain_steps.genai_tool(span, _error_text(span))
+        if tool is None:
+            return None
+        payload["tool"] = tool
+        keys = genai_current.CONTENT_KEYS
+        consumed = (consumed | keys) if consumed else keys
+        name = tool["name"]
+    elif kind == "agent":
+        name = _first_str(span.attributes, AGENT_NAME_KEYS) or span.name
+    step = {"id": span.span_id, "trace_id": span.trace_id, "kind": kind}
+    for key, value in (
+        ("name", name),
+        ("parent_id", span.parent_id),
+        ("started_at", span.started_at),
+        ("ended_at", span.ended_at),
+        ("status", span.status if span.status in ("ok", "error") else None),
+        ("error", _error_text(span)),
+        ("agent_version", agent_version(span, by_id)),
+    ):
+        if value is not None:
+            step[key] = value
+    step.update(payload)
+    step["attributes"] = clean_attributes(span.attributes, consumed)
+    return step
 
 
 def _reading(span: Span, step: Step, found: list[str]) -> SpanReading:
