@@ -23,13 +23,12 @@ from agent_backtest.api.options import (
     SelectionOptions,
 )
 from agent_backtest.api.roles import JUDGES, Roles, given_roles, judges
-from agent_backtest.api.scoring import run_cache, score_locked, score_settings
+from agent_backtest.api.scoring import score_settings
 from agent_backtest.errors import UserError, bounded
 from agent_backtest.providers import ModelConfig, load_model_config
 from agent_backtest.providers.config import RoleName
 from agent_backtest.providers.prices import PriceTable
 from agent_backtest.providers.roles import RoleModel, check_judges
-from agent_backtest.replaying.batch import check_batch
 from agent_backtest.replaying.budget import Budget, check_estimate
 from agent_backtest.replaying.jobs import Job
 from agent_backtest.replaying.plan import JUDGE_ROLES, plan_replay
@@ -45,6 +44,9 @@ from agent_backtest.runs.lock import run_lock
 from agent_backtest.runs.manifest import BatchSettings, ReplaySettings, RunManifest
 from agent_backtest.runs.run import Run
 from agent_backtest.scoring.run import LiveScoring
+
+# Loaded where they are used, not before a replay's first call: the batch API's checks and
+# scoring a run after its replay (with judges, or on resume).
 
 MAX_REPEATS = 1000
 """The most repeats of a unit a replay asks for (pass^k is read at k of a few to a few dozen)."""
@@ -146,6 +148,8 @@ def replay(
     )
     try:
         if settings.batch is not None:
+            from agent_backtest.replaying.batch import check_batch
+
             check_batch(settings.candidate, plan.candidates, config)
         if max_cost is not None:
             check_estimate(plan.cost, max_cost)
@@ -229,9 +233,13 @@ def resume(
         if batch is not None:
             manifest.config.batch = batch
         if manifest.config.batch is not None:
+            from agent_backtest.replaying.batch import check_batch
+
             check_batch(manifest.config.candidate, refs, config)
         _one_way_of_sending(manifest.config.batch, execution)
         if score:  # the judges are checked before anything is sent again
+            from agent_backtest.api.scoring import run_cache
+
             named = list(judges(judge_models, config, *run_cache(manifest)).values())
             check_judges(named, [str(ref) for ref in refs], config)
         budget = _budget(max_cost, directory, manifest, config)
@@ -319,6 +327,8 @@ def _score_after(
         recorded = {
             name: role for name, role in result.manifest.config.roles.items() if name in JUDGE_ROLES
         }
+        from agent_backtest.api.scoring import score_locked
+
         outcome = score_locked(directory, judge_models, judging, agent, config_file, recorded)
         if hooks is not None:
             hooks.on_scored(directory.path, outcome)
