@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent_backtest.api.backends import PHOENIX_SCHEME, phoenix_input
 from agent_backtest.api.events import RunEvents
@@ -23,7 +24,6 @@ from agent_backtest.api.options import (
     SelectionOptions,
 )
 from agent_backtest.api.roles import JUDGES, Roles, given_roles, judges
-from agent_backtest.api.scoring import score_settings
 from agent_backtest.errors import UserError, bounded
 from agent_backtest.providers import ModelConfig, load_model_config
 from agent_backtest.providers.config import RoleName
@@ -43,10 +43,13 @@ from agent_backtest.runs import ResultRecord, RunDirectory
 from agent_backtest.runs.lock import run_lock
 from agent_backtest.runs.manifest import BatchSettings, ReplaySettings, RunManifest
 from agent_backtest.runs.run import Run
-from agent_backtest.scoring.run import LiveScoring
 
-# Loaded where they are used, not before a replay's first call: the batch API's checks and
-# scoring a run after its replay (with judges, or on resume).
+if TYPE_CHECKING:
+    from agent_backtest.scoring.run import LiveScoring, ScoreOutcome
+    from agent_backtest.units import Unit
+
+# Loaded where they are used, not before a replay's first call: the batch API's checks, the
+# scorers, and scoring a run after its replay (with judges, or on resume).
 
 MAX_REPEATS = 1000
 """The most repeats of a unit a replay asks for (pass^k is read at k of a few to a few dozen)."""
@@ -177,12 +180,13 @@ def replay(
         if live is not None:
 
             async def on_answer(job: Job, record: ResultRecord) -> None:
-                await live.add(job.position, job.unit, record)
+                await live.scoring().add(job.position, job.unit, record)
 
         budget = _budget(max_cost, directory, manifest, config)
         result = replay_run(
             directory, manifest, config, plan.candidates, set(), credential_command, hooks,
             on_answer, execution.executor, execution.ray_address, budget, plan.answers,
+            on_idle=live.scoring if live is not None else None,
         )  # fmt: skip
         if live is not None and result.status != "failed":
             outcome = live.finish(directory)
@@ -296,12 +300,41 @@ def _keeps_its_endpoint_and_cache(calls: CallOptions) -> None:
             )
 
 
-def _live_scoring(settings: ReplaySettings, judging: JudgeOptions) -> LiveScoring | None:
+def _live_scoring(settings: ReplaySettings, judging: JudgeOptions) -> _LiveScoring | None:
     """Scoring as the answers land, for a run without a judge (nothing to wait for): its
     scores are ready with its last answer. A judged run is scored after the replay."""
     if any(name in JUDGE_ROLES for name in settings.roles):
         return None
-    return LiveScoring(score_settings(judging, settings.agent, {}), settings.k)
+    return _LiveScoring(settings, judging)
+
+
+class _LiveScoring:
+    """A run's live scoring, made the first time it is needed: for an answer the plan found in
+    the cache, once the first calls are in flight (the engine's first idle moment), or for the
+    first answer, whichever comes first. The scorers and the summary then load while the calls
+    are out, not on the way to the first one."""
+
+    def __init__(self, settings: ReplaySettings, judging: JudgeOptions) -> None:
+        self.settings, self.judging = settings, judging
+        self._live: LiveScoring | None = None
+
+    def scoring(self) -> LiveScoring:
+        """The live scoring, made on the first call."""
+        if self._live is None:
+            from agent_backtest.api.scoring import score_settings
+            from agent_backtest.scoring.run import LiveScoring
+
+            settings = score_settings(self.judging, self.settings.agent, {})
+            self._live = LiveScoring(settings, self.settings.k)
+        return self._live
+
+    def add_now(self, position: int, unit: Unit, result: ResultRecord) -> None:
+        """Score an answer the plan found in the cache."""
+        self.scoring().add_now(position, unit, result)
+
+    def finish(self, directory: RunDirectory) -> ScoreOutcome:
+        """Write the run's scores and summary."""
+        return self.scoring().finish(directory)
 
 
 def _existing(directory: RunDirectory) -> Path:
