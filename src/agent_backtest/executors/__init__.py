@@ -3,13 +3,10 @@
 An engine hands each call to an :class:`Executor` and writes the record itself: the driver is
 the single writer of the run directory and the cache, whichever executor calls. Replay's jobs,
 bench's episodes and simulate's conversations (agent and user) go through the same executors.
-Ray is imported only when a Ray executor is opened; the role calls of bench and simulate (and the
-episode machinery they bring) only when a job asks for them.
+Ray is imported only when a Ray executor is opened.
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 from agent_backtest.executors.executor import (
     Call,
@@ -22,10 +19,7 @@ from agent_backtest.executors.executor import (
     check_executor,
     open_executor,
 )
-from agent_backtest.exports import lazy_exports
-
-if TYPE_CHECKING:
-    from agent_backtest.executors.role_calls import ExecutorCaller, RoleCalls, role_calls
+from agent_backtest.executors.role_calls import ExecutorCaller, RoleCalls, role_calls
 
 __all__ = [
     "Call",
@@ -41,11 +35,3 @@ __all__ = [
     "open_executor",
     "role_calls",
 ]
-
-__getattr__ = lazy_exports(
-    {
-        name: "agent_backtest.executors.role_calls"
-        for name in ("ExecutorCaller", "RoleCalls", "role_calls")
-    },
-    globals(),
-)
