@@ -186,7 +186,6 @@ def replay(
         result = replay_run(
             directory, manifest, config, plan.candidates, set(), credential_command, hooks,
             on_answer, execution.executor, execution.ray_address, budget, plan.answers,
-            on_idle=live.scoring if live is not None else None,
         )  # fmt: skip
         if live is not None and result.status != "failed":
             outcome = live.finish(directory)
@@ -310,9 +309,8 @@ def _live_scoring(settings: ReplaySettings, judging: JudgeOptions) -> _LiveScori
 
 class _LiveScoring:
     """A run's live scoring, made the first time it is needed: for an answer the plan found in
-    the cache, once the first calls are in flight (the engine's first idle moment), or for the
-    first answer, whichever comes first. The scorers and the summary then load while the calls
-    are out, not on the way to the first one."""
+    the cache, or for the first answer. The scorers and the summary then load while the first
+    calls are out, not on the way to them."""
 
     def __init__(self, settings: ReplaySettings, judging: JudgeOptions) -> None:
         self.settings, self.judging = settings, judging

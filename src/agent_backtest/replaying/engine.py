@@ -16,9 +16,6 @@ from agent_backtest.providers import CallOutcome, ModelClient, ModelRef
 from agent_backtest.replaying.jobs import Job
 from agent_backtest.runs import CallError, ResultRecord, ResultWriter
 
-# The loop counts as idle when a sleep this long ends within twice its length.
-IDLE_PROBE_SECONDS = 0.002
-
 
 @dataclass
 class ReplayOutcome:
@@ -41,16 +38,13 @@ async def run_jobs(
     on_result: Callable[[ResultRecord], None] = lambda record: None,
     on_answer: Callable[[Job, ResultRecord], Awaitable[None]] | None = None,
     executor: Executor | None = None,
-    on_idle: Callable[[], object] | None = None,
 ) -> ReplayOutcome:
     """Send every job (at most ``concurrency`` at once) until done or ``stop`` is set.
 
     Jobs are taken from the iterable one at a time, so units stream from disk. Each call is
     made by ``executor`` (by default, from this process through ``clients``); the records are
     written here. ``on_answer`` is awaited with each job and its record once the record is
-    written (to score it there). ``on_idle`` is called once, at the first moment the loop
-    has nothing to do (the first calls are on the wire): work the answers will need is done
-    there rather than on the way to the first call or while answers wait.
+    written (to score it there).
     """
     executor = executor or LocalExecutor(clients)
     pending: Iterator[Job] = iter(jobs)
@@ -83,29 +77,14 @@ async def run_jobs(
                 await on_answer(job, record)
 
     workers = [asyncio.create_task(worker()) for _ in range(max(1, concurrency))]
-    idle = asyncio.create_task(_when_idle(on_idle)) if on_idle is not None else None
     try:
         await asyncio.gather(*workers)
     finally:
         for task in workers:
             task.cancel()
-        if idle is not None:
-            idle.cancel()
     # Stopped with jobs left: interrupted (a peek settles the case where none were left).
     left = unsent > 0 or (not exhausted and next(pending, None) is not None)
     return ReplayOutcome(finished, interrupted=stop.is_set() and left, workers_lost=unsent > 0)
-
-
-async def _when_idle(action: Callable[[], object]) -> None:
-    """Call ``action`` once the event loop wakes from a short sleep on time: nothing else was
-    ready to run, so the calls sent so far are waiting on the network."""
-    loop = asyncio.get_running_loop()
-    while True:
-        asked = loop.time()
-        await asyncio.sleep(IDLE_PROBE_SECONDS)
-        if loop.time() - asked < 2 * IDLE_PROBE_SECONDS:
-            break
-    action()
 
 
 def result_record(

@@ -110,15 +110,13 @@ def replay_run(
     ray_address: str | None = None,
     budget: Budget | None = None,
     answers: CachedAnswers | None = None,
-    on_idle: Callable[[], object] | None = None,
 ) -> ReplayResult:
     """Send every (unit, repeat) of the run not in ``done`` to the models ``refs`` (as the plan
     or :func:`prepare_resume` found them), then settle the run's status; ``on_answer`` is
     awaited with each job and its record as it is written. The calls are made by ``executor``
     (``ray``: on the Ray cluster at ``ray_address``, or one started here). With a ``budget``,
     no call is sent once the run's spend reaches it (see :mod:`.budget`). The ``answers`` the
-    plan found in the cache are recorded first, and their units not read again. ``on_idle`` is
-    called once the first calls are on the wire (see :func:`.engine.run_jobs`)."""
+    plan found in the cache are recorded first, and their units not read again."""
     hooks = hooks or ReplayHooks()
     settings = manifest.config
     patch = load_run_patch(directory, settings.patch) if settings.patch else None
@@ -167,7 +165,7 @@ def replay_run(
     else:
         recorded = _recording(answers, directory, on_result, counters)
         sending = _send(
-            jobs, clients, pool, settings, writer, on_result, on_answer, budget, recorded, on_idle
+            jobs, clients, pool, settings, writer, on_result, on_answer, budget, recorded
         )
     try:
         outcome = asyncio.run(sending)
@@ -309,7 +307,6 @@ async def _send(
     on_answer: Callable[[Job, ResultRecord], Awaitable[None]] | None,
     budget: Budget | None = None,
     recorded: Callable[[], int] = lambda: 0,
-    on_idle: Callable[[], object] | None = None,
 ) -> ReplayOutcome:
     """The answers the plan found in the cache recorded (``recorded``), then every job sent."""
     with stop_on_signals() as stop:
@@ -319,9 +316,8 @@ async def _send(
             already = recorded()
             concurrency = settings.candidate.concurrency
             outcome = await run_jobs(
-                jobs, clients, writer, concurrency, stop.asked, on_result, on_answer, executor,
-                on_idle,
-            )  # fmt: skip
+                jobs, clients, writer, concurrency, stop.asked, on_result, on_answer, executor
+            )
             outcome.finished += already
             outcome.terminated = stop.terminated
             return outcome
