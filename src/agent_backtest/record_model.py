@@ -18,14 +18,14 @@ from pydantic import BaseModel, ConfigDict, Field
 class StrictModel(BaseModel):
     """A record whose unknown fields are an error."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class TaggedRecord(BaseModel):
     """A strict record that carries its schema tag as ``schema`` (declare ``schema_`` with
     :func:`schema_tag`)."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
 
 def schema_tag(tag: str) -> Any:

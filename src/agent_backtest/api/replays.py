@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent_backtest.api.backends import PHOENIX_SCHEME, phoenix_input
 from agent_backtest.api.events import RunEvents
@@ -23,13 +24,11 @@ from agent_backtest.api.options import (
     SelectionOptions,
 )
 from agent_backtest.api.roles import JUDGES, Roles, given_roles, judges
-from agent_backtest.api.scoring import run_cache, score_locked, score_settings
 from agent_backtest.errors import UserError, bounded
 from agent_backtest.providers import ModelConfig, load_model_config
 from agent_backtest.providers.config import RoleName
 from agent_backtest.providers.prices import PriceTable
 from agent_backtest.providers.roles import RoleModel, check_judges
-from agent_backtest.replaying.batch import check_batch
 from agent_backtest.replaying.budget import Budget, check_estimate
 from agent_backtest.replaying.jobs import Job
 from agent_backtest.replaying.plan import JUDGE_ROLES, plan_replay
@@ -44,7 +43,13 @@ from agent_backtest.runs import ResultRecord, RunDirectory
 from agent_backtest.runs.lock import run_lock
 from agent_backtest.runs.manifest import BatchSettings, ReplaySettings, RunManifest
 from agent_backtest.runs.run import Run
-from agent_backtest.scoring.run import LiveScoring
+
+if TYPE_CHECKING:
+    from agent_backtest.scoring.run import LiveScoring, ScoreOutcome
+    from agent_backtest.units import Unit
+
+# Loaded where they are used, not before a replay's first call: the batch API's checks, the
+# scorers, and scoring a run after its replay (with judges, or on resume).
 
 MAX_REPEATS = 1000
 """The most repeats of a unit a replay asks for (pass^k is read at k of a few to a few dozen)."""
@@ -146,6 +151,8 @@ def replay(
     )
     try:
         if settings.batch is not None:
+            from agent_backtest.replaying.batch import check_batch
+
             check_batch(settings.candidate, plan.candidates, config)
         if max_cost is not None:
             check_estimate(plan.cost, max_cost)
@@ -173,7 +180,7 @@ def replay(
         if live is not None:
 
             async def on_answer(job: Job, record: ResultRecord) -> None:
-                await live.add(job.position, job.unit, record)
+                await live.scoring().add(job.position, job.unit, record)
 
         budget = _budget(max_cost, directory, manifest, config)
         result = replay_run(
@@ -229,9 +236,13 @@ def resume(
         if batch is not None:
             manifest.config.batch = batch
         if manifest.config.batch is not None:
+            from agent_backtest.replaying.batch import check_batch
+
             check_batch(manifest.config.candidate, refs, config)
         _one_way_of_sending(manifest.config.batch, execution)
         if score:  # the judges are checked before anything is sent again
+            from agent_backtest.api.scoring import run_cache
+
             named = list(judges(judge_models, config, *run_cache(manifest)).values())
             check_judges(named, [str(ref) for ref in refs], config)
         budget = _budget(max_cost, directory, manifest, config)
@@ -288,12 +299,40 @@ def _keeps_its_endpoint_and_cache(calls: CallOptions) -> None:
             )
 
 
-def _live_scoring(settings: ReplaySettings, judging: JudgeOptions) -> LiveScoring | None:
+def _live_scoring(settings: ReplaySettings, judging: JudgeOptions) -> _LiveScoring | None:
     """Scoring as the answers land, for a run without a judge (nothing to wait for): its
     scores are ready with its last answer. A judged run is scored after the replay."""
     if any(name in JUDGE_ROLES for name in settings.roles):
         return None
-    return LiveScoring(score_settings(judging, settings.agent, {}), settings.k)
+    return _LiveScoring(settings, judging)
+
+
+class _LiveScoring:
+    """A run's live scoring, made the first time it is needed: for an answer the plan found in
+    the cache, or for the first answer. The scorers and the summary then load while the first
+    calls are out, not on the way to them."""
+
+    def __init__(self, settings: ReplaySettings, judging: JudgeOptions) -> None:
+        self.settings, self.judging = settings, judging
+        self._live: LiveScoring | None = None
+
+    def scoring(self) -> LiveScoring:
+        """The live scoring, made on the first call."""
+        if self._live is None:
+            from agent_backtest.api.scoring import score_settings
+            from agent_backtest.scoring.run import LiveScoring
+
+            settings = score_settings(self.judging, self.settings.agent, {})
+            self._live = LiveScoring(settings, self.settings.k)
+        return self._live
+
+    def add_now(self, position: int, unit: Unit, result: ResultRecord) -> None:
+        """Score an answer the plan found in the cache."""
+        self.scoring().add_now(position, unit, result)
+
+    def finish(self, directory: RunDirectory) -> ScoreOutcome:
+        """Write the run's scores and summary."""
+        return self.scoring().finish(directory)
 
 
 def _existing(directory: RunDirectory) -> Path:
@@ -319,6 +358,8 @@ def _score_after(
         recorded = {
             name: role for name, role in result.manifest.config.roles.items() if name in JUDGE_ROLES
         }
+        from agent_backtest.api.scoring import score_locked
+
         outcome = score_locked(directory, judge_models, judging, agent, config_file, recorded)
         if hooks is not None:
             hooks.on_scored(directory.path, outcome)

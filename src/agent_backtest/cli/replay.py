@@ -32,10 +32,8 @@ from agent_backtest.cli.options import (
     SCORING,
     ReplayInputs,
 )
-from agent_backtest.cli.patch import print_coverage
 from agent_backtest.cli.roles import JudgeFlags
 from agent_backtest.cli.run_output import RunOutput
-from agent_backtest.cli.score import print_outcome
 from agent_backtest.cli.status import PhaseStatus
 from agent_backtest.cli.terminal import SafeConsole, one_line, print_warnings
 from agent_backtest.errors import UserError
@@ -333,6 +331,8 @@ class ReplayEvents(RunEvents):
                 markup=False,
             )
         if plan.coverage is not None:
+            from agent_backtest.cli.patch import print_coverage  # a patched run's only
+
             print_coverage(self.console, plan.coverage)
         print_estimate(self.console, plan.cost)
 
@@ -466,6 +466,9 @@ class ReplayEvents(RunEvents):
             self.console.print(f"  batch API: {manifest.batches.problem}", markup=False)
 
     def scored(self, path: Path, outcome: ScoreOutcome) -> None:
+        # Loaded once the run is scored: its figures are not needed before the first call.
+        from agent_backtest.cli.score import print_outcome
+
         print_outcome(SafeConsole(highlight=False), path, outcome)
 
 

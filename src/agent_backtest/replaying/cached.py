@@ -19,10 +19,9 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from agent_backtest.errors import UserError
-from agent_backtest.patch.ops import PatchedRequest
 from agent_backtest.providers import CallCounters, ModelClient, ModelConfig, ModelRef
 from agent_backtest.providers.cache import ResponseCache
 from agent_backtest.providers.config import ModelRole
@@ -33,6 +32,9 @@ from agent_backtest.replaying.jobs import Job
 from agent_backtest.runs import ResultRecord
 from agent_backtest.trace import dump_record
 from agent_backtest.units import Unit
+
+if TYPE_CHECKING:  # the patch types, for annotations: a patch loads only for a patched run
+    from agent_backtest.patch.ops import PatchedRequest
 
 WRITE_BUFFER = 1 << 16  # bytes of records gathered before each write, and copied at a time
 

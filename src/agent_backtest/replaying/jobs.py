@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from agent_backtest.errors import UserError
-from agent_backtest.patch.ops import Patch, PatchedRequest
 from agent_backtest.providers import TRACE, ModelConfig, ModelRef, parse_model_ref
 from agent_backtest.trace import LLMRequest
 from agent_backtest.units import Unit
+
+if TYPE_CHECKING:  # the patch types, for annotations: a patch loads only for a patched run
+    from agent_backtest.patch.ops import Patch, PatchedRequest
 
 
 @dataclass(frozen=True)

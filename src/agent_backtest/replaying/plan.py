@@ -17,9 +17,9 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent_backtest.errors import InputError, UserError
-from agent_backtest.patch import CoverageReport, Patch, PatchCoverage, load_patch
 from agent_backtest.providers import ModelConfig, ModelRef, parse_model_ref
 from agent_backtest.providers.prices import PriceTable
 from agent_backtest.providers.roles import check_judges, check_role
@@ -40,6 +40,9 @@ from agent_backtest.trace import dump_record
 from agent_backtest.units import Selection, Unit
 from agent_backtest.units.gold import UNSATISFIABLE, GoldCheck
 from agent_backtest.units.source import UnitSource
+
+if TYPE_CHECKING:  # a patched run's only: loaded when --patch is given
+    from agent_backtest.patch import CoverageReport, Patch, PatchCoverage
 
 JUDGE_ROLES = ("judge", "fallback_judge")
 WRITE_BUFFER = 1 << 20
@@ -114,7 +117,7 @@ def plan_replay(
     check_output(directory, overwrite)
     candidate = settings.candidate
     judges = [role for name, role in settings.roles.items() if name in JUDGE_ROLES]
-    patch = load_patch(patch_file) if patch_file is not None else None
+    patch = _load_patch(patch_file) if patch_file is not None else None
     if patch is not None and patch_file is not None:
         settings.patch = PatchSettings(
             file=patch_file.name,
@@ -162,7 +165,7 @@ def _scan(
 ) -> ReplayPlan:
     """Select the units into a private temporary file, noting each unit's model and patch,
     and looking up the ``answers`` the cache holds."""
-    coverage = PatchCoverage(patch) if patch is not None else None
+    coverage = _coverage_of(patch) if patch is not None else None
     gold = settings.agent.answer_keys
     check = GoldCheck(Path(gold), settings.reading.strict) if gold else None
     candidates: set[ModelRef] = set()
@@ -300,3 +303,17 @@ def move_units_into(plan: ReplayPlan) -> None:
     """Put the planned units in the run directory as units.jsonl (0600)."""
     shutil.move(plan.units_file, plan.directory.units_path)
     os.chmod(plan.directory.units_path, 0o600)
+
+
+def _load_patch(path: Path) -> Patch:
+    """The patch in ``path`` (its module loads only for a patched run)."""
+    from agent_backtest.patch import load_patch
+
+    return load_patch(path)
+
+
+def _coverage_of(patch: Patch) -> PatchCoverage:
+    """An empty tally of which units each of ``patch``'s ops matched."""
+    from agent_backtest.patch import PatchCoverage
+
+    return PatchCoverage(patch)

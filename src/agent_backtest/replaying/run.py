@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_backtest.errors import InputError, Terminated
 from agent_backtest.executors import (
@@ -21,7 +21,6 @@ from agent_backtest.executors import (
     ExecutorKind,
     open_executor,
 )
-from agent_backtest.patch import Patch, load_patch
 from agent_backtest.providers import (
     CallCounters,
     CredentialCommand,
@@ -32,7 +31,6 @@ from agent_backtest.providers import (
 )
 from agent_backtest.providers.roles import check_role, close_clients, open_clients
 from agent_backtest.redaction import redact
-from agent_backtest.replaying.batch import send_batches
 from agent_backtest.replaying.budget import Budget
 from agent_backtest.replaying.cached import CachedAnswers, record_answers
 from agent_backtest.replaying.engine import ReplayOutcome, run_jobs
@@ -53,6 +51,9 @@ from agent_backtest.runs.provenance import collect_provenance
 from agent_backtest.runs.settle import settle
 from agent_backtest.runs.signals import stop_on_signals
 from agent_backtest.units.io import read_placed_units
+
+if TYPE_CHECKING:
+    from agent_backtest.patch import Patch
 
 # How often run.json takes the live call counts while the run goes, so a killed run keeps them.
 COUNTS_EVERY_SECONDS = 1.0
@@ -158,6 +159,8 @@ def replay_run(
     )
     writer = ResultWriter(directory.results_path)
     if settings.batch is not None:
+        from agent_backtest.replaying.batch import send_batches  # a batch run's only
+
         sending = send_batches(directory, manifest, clients, jobs, writer, on_result, on_answer)
     else:
         recorded = _recording(answers, directory, on_result, counters)
@@ -230,6 +233,8 @@ def load_run_patch(directory: RunDirectory, settings: PatchSettings) -> Patch:
             f"missing: run.json says the run applies the patch {settings.file}, and its ops "
             "are kept in this file",
         )
+    from agent_backtest.patch import load_patch  # a patched run's only
+
     patch = load_patch(path)
     if patch.op_ids() != settings.ops:
         raise InputError(

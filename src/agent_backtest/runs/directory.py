@@ -19,13 +19,13 @@ from agent_backtest.runs.layout import KEPT_BY_SCORING, LAYOUT, RunFile
 from agent_backtest.runs.manifest import RunManifest
 from agent_backtest.runs.manifest_base import run_kind
 from agent_backtest.runs.records import ResultRecord, read_results, results_log
-from agent_backtest.runs.scores import ScoreRecord, read_scores
-from agent_backtest.runs.summary import Summary
 from agent_backtest.trace import dump_record
 from agent_backtest.units import Unit, read_units_file
 
 if TYPE_CHECKING:
     from agent_backtest.runs.comparison import Comparison
+    from agent_backtest.runs.scores import ScoreRecord
+    from agent_backtest.runs.summary import Summary
 
 
 class RunDirectory:
@@ -218,10 +218,14 @@ class RunDirectory:
 
     def read_scores(self) -> Iterator[ScoreRecord]:
         """The run's score records, in order."""
+        from agent_backtest.runs.scores import read_scores  # a replay writes, never reads, them
+
         return read_scores(self.scores_path)
 
     def read_summary(self) -> Summary:
         """The run's summary; one this version cannot read sends the user to score again."""
+        from agent_backtest.runs.summary import Summary  # loaded once a run is scored
+
         return read_document(
             self.summary_path, Summary, "summary", f"score the run again: abt score {self.path}"
         )

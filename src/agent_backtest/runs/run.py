@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent_backtest.errors import InputError
 from agent_backtest.runs.directory import RunDirectory
 from agent_backtest.runs.manifest import RunManifest
 from agent_backtest.runs.records import ResultRecord, read_results
-from agent_backtest.runs.scores import ScoreRecord
-from agent_backtest.runs.summary import Summary
 from agent_backtest.units import Unit
+
+if TYPE_CHECKING:  # the scores' records load when a run's scores are read
+    from agent_backtest.runs.scores import ScoreRecord
+    from agent_backtest.runs.summary import Summary
 
 
 class Run:

@@ -17,7 +17,6 @@ parent, which stops the workers; nothing is written, and scoring again costs not
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 import signal
 import sys
@@ -26,14 +25,16 @@ import threading
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
-from multiprocessing.process import BaseProcess
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from agent_backtest.errors import UserError
 from agent_backtest.runs.scores import ScoreRecord
 from agent_backtest.trace import dump_record
 from agent_backtest.units.io import Stretch
+
+if TYPE_CHECKING:  # multiprocessing loads when a worker starts: most scoring needs none
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
 
 MIN_ANSWERS_PER_WORKER = 2_500  # below this a worker costs more to start and merge than it saves
 MAX_WORKERS = 8  # past this the parent's copying of their records is what takes the time
@@ -135,6 +136,8 @@ class _Worker:
     @classmethod
     def start(cls, number: int, chunks: list[tuple[int, Stretch]], score: ScoreChunk) -> _Worker:
         """A worker scoring ``chunks`` (each with its index), started."""
+        import multiprocessing
+
         context = multiprocessing.get_context("fork")
         receiver, sender = context.Pipe(duplex=False)
         records = tempfile.TemporaryFile()  # noqa: SIM115 -- closed by stop()
