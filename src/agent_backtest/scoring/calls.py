@@ -168,12 +168,18 @@ class _Golden:
             else:
                 references = [compile_key(key.arguments) for key in source]
         self.references = references
-        self.names: list[str] = list(map(_NAME, golden))
-        self.all_keys = all(type(reference) is ArgumentsKey for reference in self.references)
-        # Each name's call, for pairing by names; None when a tool is called twice (the names
-        # then cannot settle a pairing).
-        at = dict(zip(self.names, range(len(self.names)), strict=True))
-        self.at: dict[str, int] | None = at if len(at) == len(self.names) else None
+        # What the pairing of parallel calls reads, made only for a golden of several calls
+        # (most goldens have one, and one call each goes straight to its comparison).
+        self.names: list[str] = []
+        self.all_keys = False
+        self.at: dict[str, int] | None = None
+        if len(golden) > 1:
+            self.names = list(map(_NAME, golden))
+            self.all_keys = all(type(reference) is ArgumentsKey for reference in references)
+            # Each name's call, for pairing by names; None when a tool is called twice (the
+            # names then cannot settle a pairing).
+            at = dict(zip(self.names, range(len(self.names)), strict=True))
+            self.at = at if len(at) == len(self.names) else None
 
 
 # The golden side is memoised by the identity of the unit's key or golden calls, held so the id
