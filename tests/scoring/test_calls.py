@@ -289,3 +289,22 @@ def test_lazy_assignment_computes_few_weights_for_reordered_calls() -> None:
     pairs = lazy_best_assignment(4, 4, weight, 1.0)
     assert pairs == [(0, 1), (1, 3), (2, 0), (3, 2)]
     assert len(seen) == len(set(seen)) < 16
+
+
+def test_a_key_met_again_takes_the_names_of_the_golden_calls_it_comes_with() -> None:
+    """The golden side is memoised per answer key, but the calls' names are the golden's: the
+    same key with another list of golden calls (here the tools of its two calls swapped) pairs
+    by the new names, not by those of the first list."""
+    key = [
+        CallKey(name="f", arguments={"q": ArgumentKey(values=["x"])}),
+        CallKey(name="g", arguments={"q": ArgumentKey(values=["y"])}),
+    ]
+    candidate = [call("g", q="x"), call("f", q="y")]
+    first = match_calls(
+        [call("f", q="x"), call("g", q="y")], candidate, {}, AgentConfig(), answer_key=key
+    )
+    assert not first.equal
+    swapped = [call("g", q="x"), call("f", q="y")]
+    again = match_calls(swapped, candidate, {}, AgentConfig(), answer_key=key)
+    assert again.equal
+    assert [(p.golden, p.candidate) for p in again.pairs] == [(0, 0), (1, 1)]

@@ -57,7 +57,7 @@ def _variants(calls: list[ToolCall], rng: random.Random) -> list[list[ToolCall]]
 def _general(pair: Pair, calls: list[ToolCall], exact: bool, keyed: bool) -> CallsMatch:
     """The general path's verdict on the same answer."""
     source = pair.key if keyed else pair.golden
-    references = calls_module._references(source, not keyed)
+    references = calls_module._references(source, pair.golden, not keyed, None).references
     return calls_module._several(
         pair.golden, calls, references, pair.tools, AGENT, exact, not keyed
     )

@@ -36,6 +36,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 import orjson
@@ -112,7 +113,11 @@ class MatchRules:
         does."""
         rules = object.__new__(cls)
         rules.__dict__.update(fields)
-        rules.__post_init__()
+        # Paths of schemas hold no list index unless a property's name does (or the config
+        # writes one): one look over every path, not one per field (each is a frozenset).
+        paths = ("unordered_paths", "required", "integer_paths", "free_text", "defaults")
+        if _has_index(chain.from_iterable(map(fields.__getitem__, paths))):
+            rules.__post_init__()
         return rules
 
 
@@ -174,13 +179,20 @@ def rules_for(
     schema = tool.parameters if tool is not None and tool.parameters else {}
     walk = _SchemaWalk()
     walk.visit(schema, "")
-    defaults = dict(walk.defaults)
+    defaults = walk.defaults  # the walk's own, not kept
+    unordered = walk.unordered
+    free_text: frozenset[str] = frozenset()
     if tool_name is not None:
-        defaults.update(agent.arg_defaults.get(tool_name, {}))
-        unordered = walk.unordered | set(agent.unordered_args.get(tool_name, ()))
-        free_text = frozenset(agent.free_text_args.get(tool_name, ()))
-    else:
-        unordered, free_text = walk.unordered, frozenset()
+        # (most configs set nothing for most tools)
+        configured_defaults = agent.arg_defaults.get(tool_name)
+        if configured_defaults:
+            defaults.update(configured_defaults)
+        configured_unordered = agent.unordered_args.get(tool_name)
+        if configured_unordered:
+            unordered = unordered | set(configured_unordered)
+        configured_free = agent.free_text_args.get(tool_name)
+        if configured_free:
+            free_text = frozenset(configured_free)
     return MatchRules._of(
         {
             "exact_strings": exact_strings,

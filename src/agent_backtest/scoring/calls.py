@@ -118,8 +118,10 @@ def match_calls(
     recorded = answer_key is None
     # Each golden call's reference and rules are made once, not once per candidate call.
     source = golden if recorded else answer_key
-    hit = _KEYS.get(id(source))
-    references = hit[1] if hit is not None and hit[0] is source else _references(source, recorded)
+    known = _KEYS.get(id(source))
+    if known is None or known.source is not source or known.golden is not golden:
+        known = _references(source, golden, recorded, known)
+    references = known.references
     if len(golden) == 1 and len(candidate) == 1 and golden[0].name == candidate[0].name:
         # One call each, to the same tool (most answers): straight to its verdict.
         call = candidate[0]
@@ -136,27 +138,66 @@ def match_calls(
             [CallPair(0, 0, True, verdict)], [], [], verdict.exact, verdict.equal, verdict.score
         )
     if len(golden) > 1 and len(candidate) > 1 and not agent.equivalent_tools:
-        verdict = _parallel(golden, candidate, references, tools, agent, exact_strings, recorded)
+        verdict = _parallel(known, candidate, tools, agent, exact_strings, recorded)
         if verdict is not None:
             return verdict
     return _several(golden, candidate, references, tools, agent, exact_strings, recorded)
 
 
-# References are memoised by the identity of the unit's key or golden calls, held so the id is
-# not reused (neither is changed once loaded): a unit's reference is scored against every
+class _Golden:
+    """What one answer's golden side gives every candidate it is matched with: each golden
+    call's reference and name, made once per unit rather than once per answer."""
+
+    __slots__ = ("all_keys", "at", "golden", "names", "references", "source")
+
+    def __init__(
+        self,
+        source: Sequence[Any],
+        golden: Sequence[ToolCall],
+        recorded: bool,
+        references: list[Any] | None = None,
+    ) -> None:
+        """The references of ``source`` (:func:`golden_key_of` each ``recorded`` golden call,
+        else :func:`compile_key` of each call's key), unless given, and the names of
+        ``golden``'s calls."""
+        self.source = source  # held, with golden, so their ids are not reused
+        self.golden = golden
+        if references is None:
+            if recorded:
+                references = [golden_key_of(call) for call in source]
+            else:
+                references = [compile_key(key.arguments) for key in source]
+        self.references = references
+        # What the pairing of parallel calls reads, made only for a golden of several calls
+        # (most goldens have one, and one call each goes straight to its comparison).
+        self.names: list[str] = []
+        self.all_keys = False
+        self.at: dict[str, int] | None = None
+        if len(golden) > 1:
+            self.names = list(map(_NAME, golden))
+            self.all_keys = all(type(reference) is ArgumentsKey for reference in references)
+            # Each name's call, for pairing by names; None when a tool is called twice (the
+            # names then cannot settle a pairing).
+            at = dict(zip(self.names, range(len(self.names)), strict=True))
+            self.at = at if len(at) == len(self.names) else None
+
+
+# The golden side is memoised by the identity of the unit's key or golden calls, held so the id
+# is not reused (neither is changed once loaded): a unit's reference is scored against every
 # repeat of its unit.
-_KEYS: dict[int, tuple[Sequence[Any], list[Any]]] = {}
+_KEYS: dict[int, _Golden] = {}
 
 
-def _references(source: Sequence[Any], recorded: bool) -> list[Any]:
-    """Each golden call's reference, memoised: :func:`golden_key_of` each ``recorded`` golden
-    call, else :func:`compile_key` of each call's key."""
-    if recorded:
-        references = [golden_key_of(call) for call in source]
-    else:
-        references = [compile_key(key.arguments) for key in source]
-    _remember(_KEYS, id(source), (source, references))
-    return references
+def _references(
+    source: Sequence[Any], golden: Sequence[ToolCall], recorded: bool, before: _Golden | None
+) -> _Golden:
+    """The golden side of ``source`` and ``golden``, made and memoised; the references of
+    ``before`` are kept when it was made from the same ``source`` (an answer key met again
+    with another list of golden calls)."""
+    same = before is not None and before.source is source
+    known = _Golden(source, golden, recorded, before.references if same else None)
+    _remember(_KEYS, id(source), known)
+    return known
 
 
 # Rules are memoised twice. By the identity of the tool definition, with the agent config and
@@ -316,9 +357,8 @@ def _several(
 
 
 def _parallel(
-    golden: Sequence[ToolCall],
+    known: _Golden,
     candidate: Sequence[ToolCall],
-    references: list[Any],
     tools: Mapping[str, ToolDef],
     agent: AgentConfig,
     exact_strings: bool,
@@ -334,15 +374,15 @@ def _parallel(
     bounds asked in the same order, so the same pairs, without the layers of calls around each
     comparison that cost more than the comparisons on answers of a few calls.
     """
-    arguments = [call.arguments for call in candidate]
+    if not known.all_keys:
+        return None
+    arguments = list(map(_ARGUMENTS, candidate))
     for value in arguments:
         if type(value) is not dict:
             return None
-    for reference in references:
-        if type(reference) is not ArgumentsKey:
-            return None
-    n_golden, n_candidate = len(golden), len(candidate)
-    g_names = list(map(_NAME, golden))
+    references = known.references
+    g_names = known.names
+    n_golden, n_candidate = len(g_names), len(candidate)
     c_names = list(map(_NAME, candidate))
     rules_by_name: dict[str, MatchRules] = {}
     # The assignment's rows are the side with fewer calls (the golden's, of equal sides).
@@ -384,7 +424,7 @@ def _parallel(
             in_order.append(CallPair(i, i, True, verdict))
         else:
             return _verdict(in_order, [], [], n_golden)
-    chosen = _paired_by_name(g_names, c_names)
+    chosen = None if known.at is None else _paired_by_name(g_names, c_names, known.at)
     if chosen is None:
         chosen = _quick_pairing(n_candidate if flip else n_golden, cols, cells, compare)
         if flip:
@@ -483,17 +523,20 @@ def _quick_pairing(
     return chosen
 
 
-def _paired_by_name(golden: list[str], candidate: list[str]) -> list[tuple[int, int]] | None:
+def _paired_by_name(
+    golden: list[str], candidate: list[str], g_at: dict[str, int] | None = None
+) -> list[tuple[int, int]] | None:
     """The calls of each tool paired (golden, candidate), in golden order, when the names
-    alone make the optimal pairing, else None.
+    alone make the optimal pairing, else None; ``g_at`` is each golden name's index, when known.
 
     They do when no side calls a tool twice and every call of the side with fewer calls has a
     namesake on the other: each such pair is then its call's only pair above 0, so any other
     pairing scores less.
     """
-    g_at = dict(zip(golden, range(len(golden)), strict=True))
-    if len(g_at) != len(golden):
-        return None
+    if g_at is None:
+        g_at = dict(zip(golden, range(len(golden)), strict=True))
+        if len(g_at) != len(golden):
+            return None
     c_at = dict(zip(candidate, range(len(candidate)), strict=True))
     if len(c_at) != len(candidate):
         return None
@@ -562,6 +605,7 @@ def _all_right_in_order(
 
 _UNSEEN: Any = object()
 _NAME = attrgetter("name")
+_ARGUMENTS = attrgetter("arguments")
 
 
 def _one_to_many(n_golden: int, n_candidate: int, compare: Any) -> CallsMatch:
