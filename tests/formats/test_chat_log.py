@@ -503,3 +503,18 @@ def test_shipped_example_mixes_both_apis_into_three_sessions() -> None:
         True,
         True,
     ]
+
+
+@pytest.mark.parametrize("kind", [[], {"name": "function"}, 7])
+def test_a_responses_tool_whose_type_is_not_a_string_is_skipped_as_malformed(
+    tmp_path: Path, kind: object
+) -> None:
+    first = responses_lines()[0]
+    tool = {"type": kind, "name": "lookup", "parameters": {}}
+    odd = {**first, "request": {**first["request"], "tools": [tool]}}
+    sessions, skips = read(write_lines(tmp_path / "log.jsonl", [odd]))
+    assert dict(skips.counts) == {"malformed_tool_definition": 1}
+    assert [(skip.reason, skip.location) for skip in skips.examples] == [
+        ("malformed_tool_definition", "line 1")
+    ]
+    assert sessions == []

@@ -12,8 +12,9 @@ in the same way: a shape it does not know is a named :class:`RecordError`, never
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -79,7 +80,10 @@ def split_tools(raw: Any, client_types: frozenset[str | None]) -> tuple[list[Too
     client: list[ToolDef] = []
     hosted: list[Any] = []
     for tool in raw:
-        if isinstance(tool, dict) and tool.get("type") not in client_types:
+        kind = tool.get("type") if isinstance(tool, dict) else None
+        if kind is not None and not isinstance(kind, str):
+            raise RecordError("malformed_tool_definition", "a tool's type must be a string")
+        if kind not in client_types:
             hosted.append(tool)
         else:
             client.append(tool_def_from_openai(tool))
@@ -212,6 +216,30 @@ PLAIN_ROLES = frozenset({"system", "developer", "user", "assistant"})
 PLAIN_KEYS = frozenset({"role", "parts", "content", "finish_reason"})
 
 
+CallT = TypeVar("CallT")
+
+
+def texts_and_calls(
+    parts: list[Any], call: Callable[[dict[str, Any]], CallT]
+) -> tuple[list[str], list[CallT]] | None:
+    """The texts and the tool calls (each made by ``call``) of a message's parts, in order;
+    None when a part is neither text nor a tool call, or a text part holds no string."""
+    texts: list[str] = []
+    calls: list[CallT] = []
+    for item in parts:
+        kind = item.get("type") if type(item) is dict else None
+        if kind in TEXT_TYPES:
+            text = item.get("text", item.get("content"))
+            if not isinstance(text, str):
+                return None
+            texts.append(text)
+        elif kind in CALL_TYPES:
+            calls.append(call(item))
+        else:
+            return None
+    return texts, calls
+
+
 def _plain_message(raw: dict[str, Any]) -> Message | None:
     """A system, user or assistant message whose content (``parts`` or ``content``) is text or
     text and tool-call parts, read without the general reader's shape checks; None for any
@@ -224,19 +252,10 @@ def _plain_message(raw: dict[str, Any]) -> Message | None:
         return Message(role=role, content=value)
     if type(value) is not list:
         return None
-    texts: list[str] = []
-    calls: list[ToolCall] = []
-    for item in value:
-        kind = item.get("type") if type(item) is dict else None
-        if kind in TEXT_TYPES:
-            text = item.get("text", item.get("content"))
-            if not isinstance(text, str):
-                return None
-            texts.append(text)
-        elif kind in CALL_TYPES:
-            calls.append(_call(item))
-        else:
-            return None
+    parts = texts_and_calls(value, _call)
+    if parts is None:
+        return None
+    texts, calls = parts
     content: str | list[ContentPart] | None = None
     if len(texts) == 1:
         content = texts[0]

@@ -21,16 +21,15 @@ import orjson
 from agent_backtest.errors import RecordError
 from agent_backtest.formats import genai_current, vercel_ai
 from agent_backtest.formats.messages import (
-    CALL_TYPES,
     PLAIN_KEYS,
     PLAIN_ROLES,
     RESULT_TYPES,
-    TEXT_TYPES,
     _call,
     _first_str,
     _result,
     decoded,
     finish_reason_name,
+    texts_and_calls,
 )
 from agent_backtest.formats.span_model import Span
 from agent_backtest.redaction import is_secret
@@ -191,19 +190,10 @@ def _message(raw: Any) -> dict[str, Any]:
         return message
     if type(value) is not list:
         raise _Other
-    texts: list[str] = []
-    calls: list[dict[str, Any]] = []
-    for item in value:
-        kind = item.get("type") if type(item) is dict else None
-        if kind in TEXT_TYPES:
-            text = item.get("text", item.get("content"))
-            if type(text) is not str:
-                raise _Other
-            texts.append(text)
-        elif kind in CALL_TYPES:
-            calls.append(_tool_call(item))
-        else:
-            raise _Other
+    parts = texts_and_calls(value, _tool_call)
+    if parts is None:
+        raise _Other
+    texts, calls = parts
     if len(texts) == 1:
         message["content"] = texts[0]
     elif texts:
