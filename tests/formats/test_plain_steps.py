@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agent_backtest.formats import dialects, genai_current, otlp, plain_steps, spans
+from agent_backtest.formats import dialects, genai_current, plain_steps, spans
 from agent_backtest.formats.base import ReadOptions, SkipLog
 from agent_backtest.formats.collection import SessionStream
 from agent_backtest.formats.registry import detect
@@ -116,9 +116,10 @@ def read_general(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list[byte
 
 
 def written(path: Path) -> tuple[list[bytes], dict[str, int]]:
-    """The sessions of a file as written, and the skips by reason."""
+    """The sessions of a file (read by the reader its content names) as written, and the
+    skips by reason."""
     skips = SkipLog(str(path))
-    sessions = list(otlp.read(path, ReadOptions(), skips))
+    sessions = list(detect(path).read(path, ReadOptions(), skips))
     return [dump_record(session) for session in sessions], dict(skips.counts)
 
 
@@ -354,21 +355,39 @@ def test_a_failed_tool_keeps_its_error(tmp_path: Path, monkeypatch: pytest.Monke
     assert (lines, skips) == read_general(path, monkeypatch)
 
 
-def otlp_fixtures() -> list[Path]:
-    """Every OTLP file among the fixtures."""
+def span_fixtures() -> list[Path]:
+    """Every fixture whose reader builds its sessions from spans (OTLP, Langfuse's exports)."""
     found = []
     for path in sorted(FIXTURES.rglob("*.json*")):
         try:
-            if detect(path).FORMAT == "otlp":
+            if detect(path).FORMAT in ("otlp", "langfuse"):
                 found.append(path)
-        except Exception:  # files of no format are not OTLP
+        except Exception:  # files of no format are read by neither
             continue
     return found
 
 
-@pytest.mark.parametrize("path", otlp_fixtures(), ids=lambda path: path.name)
+@pytest.mark.parametrize("path", span_fixtures(), ids=lambda path: path.name)
 def test_fixtures_read_the_same(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     lines, _, skips = read_lines(path, monkeypatch)
+    assert (lines, skips) == read_general(path, monkeypatch)
+
+
+@pytest.mark.parametrize(
+    ("recording", "plain"),
+    [
+        ("frameworks/langfuse/beeai-2025-08-01.trace.json", 21),
+        ("frameworks/langfuse/langgraph-js-2025-10-30.trace.json", 18),
+        ("frameworks/langfuse/koog-2025-08-26.trace.json", 9),
+        ("frameworks/otlp/litellm-otel-callback.trace.json", 1),
+    ],
+)
+def test_other_projects_recordings_take_the_plain_path(
+    recording: str, plain: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = FIXTURES / recording
+    lines, taken, skips = read_lines(path, monkeypatch)
+    assert taken == plain
     assert (lines, skips) == read_general(path, monkeypatch)
 
 
