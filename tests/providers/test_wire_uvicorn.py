@@ -5,7 +5,6 @@ keep-alive connection carries every call."""
 
 from __future__ import annotations
 
-import asyncio
 import gzip
 import json
 import threading
@@ -14,10 +13,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from agent_backtest.providers import CallPolicy, ModelClient, wire
-from agent_backtest.providers.config import ProviderSettings
-from agent_backtest.providers.openai import OpenAIProvider
-from agent_backtest.trace import LLMRequest, Message
+from agent_backtest.providers import wire
 
 uvicorn = pytest.importorskip("uvicorn", reason="pip install 'agent-backtest[demo]'")
 starlette = pytest.importorskip("starlette", reason="pip install 'agent-backtest[demo]'")
@@ -26,6 +22,8 @@ from starlette.applications import Starlette  # noqa: E402
 from starlette.requests import Request  # noqa: E402
 from starlette.responses import Response, StreamingResponse  # noqa: E402
 from starlette.routing import Route  # noqa: E402
+
+from tests.providers.test_wire import ask as ask_counted  # noqa: E402
 
 PEERS: list[int] = []
 
@@ -106,21 +104,7 @@ def server() -> Iterator[str]:
 
 def ask(url: str, *texts: str) -> list[tuple[str | None, str | None]]:
     """(answer text, error kind) of each text asked in turn over one provider."""
-
-    async def run() -> list[tuple[str | None, str | None]]:
-        settings = ProviderSettings(type="openai", base_url=url)
-        provider = OpenAIProvider("openai", settings, "sk-test-key", 2)
-        client = ModelClient(provider, CallPolicy(timeout=5.0, max_retries=0))
-        found = []
-        for text in texts:
-            request = LLMRequest(messages=[Message(role="user", content=text)])
-            outcome = await client.generate(request, "m", 0)
-            reply = outcome.response.message.text() if outcome.response else None
-            found.append((reply, outcome.error.kind if outcome.error else None))
-        await provider.aclose()
-        return found
-
-    return asyncio.run(run())
+    return [(text, kind) for text, kind, _ in ask_counted(url, *texts)]
 
 
 @pytest.fixture

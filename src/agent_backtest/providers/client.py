@@ -8,7 +8,6 @@ same retries, cache and counts. Nothing else calls a provider.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import random
 import time
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from agent_backtest.providers.cache import ResponseCache, cache_key
 from agent_backtest.providers.counters import CallCounters
 from agent_backtest.providers.errors import ErrorKind, ProviderError
 from agent_backtest.trace import LLMRequest, LLMResponse, canonical_json
+from agent_backtest.trace.serialize import sha256_of_bytes
 
 if TYPE_CHECKING:
     from aiolimiter import AsyncLimiter
@@ -159,7 +159,7 @@ class ModelClient:
         request sha (and the cache key) are the bytes a hosted provider sends."""
         payload, adjustments = self.provider.payload(request, model, seed)
         body = canonical_json(payload)
-        return payload, adjustments, body, "sha256:" + hashlib.sha256(body).hexdigest()
+        return payload, adjustments, body, sha256_of_bytes(body)
 
     async def generate(self, request: LLMRequest, model: str, seed: int | None) -> CallOutcome:
         """Answer ``request`` on ``model``: from the cache, else by calling with retries."""
@@ -167,7 +167,7 @@ class ModelClient:
         key = ""  # the cache's key, made only when there is a cache
         if self.cache is not None:
             key = cache_key(self.provider.name, self.provider.endpoint, request_sha)
-            cached = self._from_cache(key, request_sha, adjustments)
+            cached = self._from_cache(self.cache, key, request_sha, adjustments)
             if cached is not None:
                 return cached
         call = _Call(self.counters, body)
@@ -190,13 +190,13 @@ class ModelClient:
             return None
         _, adjustments, request_sha = self.prepare(request, model, seed)
         key = cache_key(self.provider.name, self.provider.endpoint, request_sha)
-        return self._from_cache(key, request_sha, adjustments)
+        return self._from_cache(self.cache, key, request_sha, adjustments)
 
-    def _from_cache(self, key: str, request_sha: str, adjustments: list[str]) -> CallOutcome | None:
-        """The outcome of a call answered from the cache under ``key``, counted as a hit."""
-        if self.cache is None:
-            return None
-        cached = self.cache.get(key)
+    def _from_cache(
+        self, cache: ResponseCache, key: str, request_sha: str, adjustments: list[str]
+    ) -> CallOutcome | None:
+        """The outcome of a call answered from ``cache`` under ``key``, counted as a hit."""
+        cached = cache.get(key)
         if cached is None:
             return None
         self.counters.count_cache_hit()

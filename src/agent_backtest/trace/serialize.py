@@ -25,4 +25,9 @@ def canonical_json(value: Any) -> bytes:
 
 def sha256_of(value: Any) -> str:
     """``sha256:<hex>`` of the canonical JSON of a value."""
-    return "sha256:" + hashlib.sha256(canonical_json(value)).hexdigest()
+    return sha256_of_bytes(canonical_json(value))
+
+
+def sha256_of_bytes(data: bytes) -> str:
+    """``sha256:<hex>`` of bytes already serialised (a canonical JSON body, say)."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
