@@ -333,21 +333,7 @@ def _several(
         cell = i * n_candidate + j
         verdict = cells[cell]
         if verdict is _UNSEEN or (not bound and type(verdict) is float):
-            arguments = candidate[j].arguments
-            reference = references[i]
-            g_name = g_names[i]
-            if (
-                g_name == c_names[j]
-                and type(arguments) is dict
-                and type(reference) is ArgumentsKey
-                and g_name in same_tool_rules
-            ):  # the usual case, compare's written out
-                verdict = tally_parameters(
-                    reference, arguments, same_tool_rules[g_name], False, bound
-                )
-            else:
-                verdict = compare(i, j, bound)
-            cells[cell] = verdict
+            verdict = cells[cell] = compare(i, j, bound)
         if type(verdict) is float:
             return verdict + _SAME_TOOL_BONUS
         return 0.0 if verdict is None else verdict.score + _SAME_TOOL_BONUS
@@ -403,27 +389,9 @@ def _parallel(
         return tally_parameters(references[i], arguments[j], rules, False, bound)
 
     if n_golden == n_candidate:
-        # What _all_right_in_order does, written out: most answers of parallel calls are
-        # settled here, where the layers of calls cost more than the comparisons.
-        in_order = []
-        for i in range(n_golden):
-            name = g_names[i]
-            if name != c_names[i]:
-                cells[i * n_golden + i] = None
-                break
-            rules = rules_by_name.get(name)
-            if rules is None:
-                rules = rules_by_name[name] = _rules(
-                    tools, name, name, agent, exact_strings, recorded
-                )
-            verdict = cells[i * n_golden + i] = tally_parameters(
-                references[i], arguments[i], rules, False, True
-            )
-            if type(verdict) is float or not verdict.equal:
-                break
-            in_order.append(CallPair(i, i, True, verdict))
-        else:
-            return _verdict(in_order, [], [], n_golden)
+        in_order = _all_right_in_order(n_golden, cells, compare)
+        if in_order is not None:
+            return in_order
     chosen = None if known.at is None else _paired_by_name(g_names, c_names, known.at)
     if chosen is None:
         chosen = _quick_pairing(n_candidate if flip else n_golden, cols, cells, compare)
