@@ -99,15 +99,33 @@ class McpTools:
             raise InputError(
                 self.file, KEY, f"the MCP server did not list its tools within {START_SECONDS:g} s"
             ) from None
+        except asyncio.CancelledError:
+            # A server gone at once fails the stdio client's own tasks (writing to a closed
+            # pipe), which reaches this task as a cancellation: closing raises that failure.
+            # A cancellation from outside closes quietly and goes on.
+            try:
+                await self.aclose()
+            except Exception as exc:
+                raise self._not_started(exc) from None
+            raise
         except Exception as exc:  # the server's own failure to start, in its words
             await self.aclose()
-            raise InputError(
-                self.file, KEY, f"the MCP server did not start: {type(exc).__name__}: {exc}"
-            ) from None
+            raise self._not_started(exc) from None
         return [
             ToolDef(name=tool.name, description=tool.description, parameters=tool.inputSchema)
             for tool in listed.tools
         ]
+
+    def _not_started(self, exc: BaseException) -> InputError:
+        """The target file's error for a server that failed to start with ``exc`` (the first
+        failure of a group, and the cause of a failure that says nothing itself)."""
+        while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+            exc = exc.exceptions[0]
+        if not str(exc) and exc.__cause__ is not None:
+            exc = exc.__cause__
+        return InputError(
+            self.file, KEY, f"the MCP server did not start: {type(exc).__name__}: {exc}"
+        )
 
     async def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         """One ``tools/call``; a result the server marks as an error is the tool's error."""
